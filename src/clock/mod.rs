@@ -1,0 +1,164 @@
+//! A model of a DGT 3000 keeping time: counting down the running side, lever
+//! presses, flag fall. Pure: the caller passes the time (microseconds on any
+//! monotonic scale) with every call.
+
+use crate::protocol::{ClockSide, ClockStatus, ClockTime};
+
+/// A chess clock as the DGT 3000 behaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClockModel {
+    left: ClockTime,
+    right: ClockTime,
+    running: Option<ClockSide>,
+    right_lever_high: bool,
+    /// When `left`/`right` were last brought up to date.
+    at_us: u64,
+}
+
+impl ClockModel {
+    /// A stopped clock showing the given times.
+    pub fn new(left: ClockTime, right: ClockTime, at_us: u64) -> ClockModel {
+        ClockModel {
+            left,
+            right,
+            running: None,
+            right_lever_high: false,
+            at_us,
+        }
+    }
+
+    /// Takes a status as reported (or as a log's `clock` record sets it).
+    pub fn from_status(status: &ClockStatus, at_us: u64) -> ClockModel {
+        ClockModel {
+            left: status.left,
+            right: status.right,
+            running: status.running_side(),
+            right_lever_high: status.right_lever_high,
+            at_us,
+        }
+    }
+
+    /// Brings the running side's time up to `now_us` (times never go below zero).
+    pub fn advance(&mut self, now_us: u64) {
+        let elapsed_us = now_us.saturating_sub(self.at_us);
+        let Some(side) = self.running else {
+            self.at_us = self.at_us.max(now_us);
+            return;
+        };
+        // Whole milliseconds only; the remainder stays for the next call so that many
+        // small steps lose nothing.
+        let elapsed_ms = elapsed_us / 1000;
+        match side {
+            ClockSide::Left => self.left = self.left.saturating_sub_millis(elapsed_ms),
+            ClockSide::Right => self.right = self.right.saturating_sub_millis(elapsed_ms),
+        }
+        self.at_us += elapsed_ms * 1000;
+    }
+
+    /// The player on `side` presses the lever: their time stops, the other side's runs.
+    /// A press on a lever that is already down changes nothing.
+    pub fn press(&mut self, side: ClockSide, now_us: u64) {
+        self.advance(now_us);
+        let lever_down_on = if self.right_lever_high {
+            ClockSide::Left
+        } else {
+            ClockSide::Right
+        };
+        if lever_down_on == side && self.running.is_some() {
+            return;
+        }
+        self.running = Some(side.other());
+        self.right_lever_high = side == ClockSide::Left;
+    }
+
+    /// Sets times and which side runs (set-and-run).
+    pub fn set(&mut self, left: ClockTime, right: ClockTime, running: Option<ClockSide>, now_us: u64) {
+        self.left = left;
+        self.right = right;
+        self.running = running;
+        if let Some(side) = running {
+            self.right_lever_high = side == ClockSide::Right;
+        }
+        self.at_us = now_us;
+    }
+
+    /// Stops the clock, keeping the times.
+    pub fn stop(&mut self, now_us: u64) {
+        self.advance(now_us);
+        self.running = None;
+    }
+
+    pub fn running(&self) -> Option<ClockSide> {
+        self.running
+    }
+
+    /// The status the clock would report at `now_us`.
+    pub fn status(&self, now_us: u64) -> ClockStatus {
+        let mut c = *self;
+        c.advance(now_us);
+        let mut s = ClockStatus::new(c.left, c.right, c.running, c.right_lever_high);
+        s.left_flags.fallen = c.left == ClockTime::from_millis(0) && c.running == Some(ClockSide::Left);
+        s.right_flags.fallen = c.right == ClockTime::from_millis(0) && c.running == Some(ClockSide::Right);
+        s
+    }
+
+    /// When the displayed (whole-second) time next changes, if the clock runs.
+    pub fn next_change_us(&self, now_us: u64) -> Option<u64> {
+        let side = self.running?;
+        let mut c = *self;
+        c.advance(now_us);
+        let t = match side {
+            ClockSide::Left => c.left,
+            ClockSide::Right => c.right,
+        };
+        if t.millis() == 0 {
+            return None;
+        }
+        // The display shows whole seconds, so it changes when the time crosses one.
+        let to_next = match t.millis() % 1000 {
+            0 => 1000,
+            r => r,
+        };
+        Some(c.at_us + u64::from(to_next) * 1000)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: u32) -> ClockTime {
+        ClockTime::from_millis(s * 1000)
+    }
+
+    #[test]
+    fn counts_down_the_running_side_and_presses_switch() {
+        let mut c = ClockModel::new(t(300), t(300), 0);
+        c.press(ClockSide::Right, 0); // black presses: left (white) runs
+        assert_eq!(c.running(), Some(ClockSide::Left));
+        let s = c.status(2_500_000);
+        assert_eq!((s.left.millis(), s.right.millis()), (297_500, 300_000));
+        assert!(!s.right_lever_high);
+        c.press(ClockSide::Left, 2_500_000);
+        let s = c.status(4_000_000);
+        assert_eq!((s.left.millis(), s.right.millis()), (297_500, 298_500));
+        assert!(s.right_lever_high);
+        assert_eq!(s.running_side(), Some(ClockSide::Right));
+        // Pressing the lever that is already down does nothing.
+        c.press(ClockSide::Left, 4_000_000);
+        assert_eq!(c.running(), Some(ClockSide::Right));
+    }
+
+    #[test]
+    fn flag_falls_at_zero_and_ticks_on_seconds() {
+        let mut c = ClockModel::new(t(2), t(2), 0);
+        c.press(ClockSide::Right, 0);
+        assert_eq!(c.next_change_us(0), Some(1_000_000));
+        assert_eq!(c.next_change_us(400_000), Some(1_000_000));
+        let s = c.status(5_000_000);
+        assert_eq!(s.left.millis(), 0);
+        assert!(s.left_flags.fallen && !s.right_flags.fallen);
+        c.advance(5_000_000);
+        assert_eq!(c.next_change_us(5_000_000), None);
+    }
+}

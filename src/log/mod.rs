@@ -1,0 +1,12 @@
+//! The sensor log (`shared/spec/sensor-log.md`): reading, writing, and playing a log
+//! through the protocol decoder as a board would have sent it.
+
+mod play;
+mod read;
+mod record;
+mod write;
+
+pub use play::{Played, Player, Step};
+pub use read::{LogError, parse_log, parse_record, read_log};
+pub use record::{Header, LogTime, MAGIC, Record, RecordKind, Running, SensorLog};
+pub use write::{LogWriter, to_string};

@@ -1,0 +1,249 @@
+//! Playing a sensor log: every decoded record is turned into the bytes a DGT board
+//! (with a DGT 3000 on it) would have sent, and every byte, recorded or made, goes
+//! through the same [`Decoder`] that reads a real board.
+
+use crate::board::{BoardEvent, BoardState};
+use crate::clock::ClockModel;
+use crate::protocol::{
+    BoardMessage, ClockAck, ClockTime, CommandParser, Decoded, Decoder, Field, HostInput, PieceCode, Skipped,
+};
+
+use super::read::LogError;
+use super::record::{LogTime, Record, RecordKind, SensorLog};
+
+/// What one step of a log amounts to at board level.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Played {
+    Board(BoardEvent),
+    /// Bytes from the board the decoder could not read.
+    Skipped(Skipped),
+    /// A command the host sent (`tx`).
+    Host(HostInput),
+    Note(String),
+}
+
+/// A board-level step with the time and line of the record it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    pub time: LogTime,
+    pub line: Option<usize>,
+    pub what: Played,
+}
+
+/// The bytes a board sends for a decoded record, given the board and clock as they
+/// stand; `None` for records that are not board output (`tx`, `note`).
+///
+/// `clock` is advanced for `clock` and `press` records.
+pub fn board_bytes(
+    kind: &RecordKind,
+    board: &BoardState,
+    clock: &mut ClockModel,
+    now_us: u64,
+) -> Result<Option<Vec<u8>>, String> {
+    let bytes = match kind {
+        RecordKind::Rx(b) => b.clone(),
+        RecordKind::Tx(_) | RecordKind::Note(_) => return Ok(None),
+        RecordKind::Board(p) => BoardMessage::BoardDump(p.clone()).encode(),
+        RecordKind::Lift { square, piece } => {
+            let there = board.piece_at(*square);
+            match (there, piece) {
+                (PieceCode::Empty, _) => {
+                    return Err(format!("lift {square}, but the board has no piece there"));
+                }
+                (PieceCode::Piece(have), Some(want)) if have != *want => {
+                    return Err(format!(
+                        "lift {square} {}, but the board has {} there",
+                        want.char(),
+                        have.char()
+                    ));
+                }
+                _ => {}
+            }
+            let field = Field::from_square(*square);
+            BoardMessage::FieldUpdate {
+                field,
+                piece: PieceCode::Empty,
+            }
+            .encode()
+        }
+        RecordKind::Place { square, piece } => {
+            if board.piece_at(*square) == PieceCode::Piece(*piece) {
+                return Err(format!(
+                    "place {square} {}, but that piece already stands there",
+                    piece.char()
+                ));
+            }
+            BoardMessage::FieldUpdate {
+                field: Field::from_square(*square),
+                piece: PieceCode::Piece(*piece),
+            }
+            .encode()
+        }
+        RecordKind::Clock { left, right, running } => {
+            clock.set(*left, *right, running.side(), now_us);
+            BoardMessage::Clock(clock.status(now_us)).encode()
+        }
+        RecordKind::Press(side) => {
+            clock.press(*side, now_us);
+            BoardMessage::Clock(clock.status(now_us)).encode()
+        }
+        RecordKind::Button(b) => BoardMessage::ClockAck(ClockAck::button(*b)).encode(),
+    };
+    Ok(Some(bytes))
+}
+
+/// Plays records one at a time into board-level steps.
+#[derive(Debug)]
+pub struct Player {
+    file: String,
+    decoder: Decoder,
+    host: CommandParser,
+    board: BoardState,
+    clock: ClockModel,
+    last_time: LogTime,
+}
+
+impl Player {
+    /// A player for records of `file` (named in errors).
+    pub fn new(file: &str) -> Player {
+        let zero = ClockTime::from_millis(0);
+        Player {
+            file: file.to_string(),
+            decoder: Decoder::new(),
+            host: CommandParser::new(),
+            board: BoardState::new(),
+            clock: ClockModel::new(zero, zero, 0),
+            last_time: LogTime::default(),
+        }
+    }
+
+    /// The board as the steps so far left it.
+    pub fn board(&self) -> &BoardState {
+        &self.board
+    }
+
+    /// Plays one record. `line` is its line in the file, for errors and steps.
+    pub fn play(&mut self, record: &Record, line: Option<usize>) -> Result<Vec<Step>, LogError> {
+        let now = record.time.micros();
+        self.last_time = record.time;
+        let mut steps = Vec::new();
+        let step = |what| Step {
+            time: record.time,
+            line,
+            what,
+        };
+        match &record.kind {
+            RecordKind::Tx(bytes) => {
+                steps.extend(self.host.feed(bytes).into_iter().map(|h| step(Played::Host(h))));
+            }
+            RecordKind::Note(text) => steps.push(step(Played::Note(text.clone()))),
+            kind => {
+                let bytes = board_bytes(kind, &self.board, &mut self.clock, now)
+                    .map_err(|problem| LogError {
+                        file: self.file.clone(),
+                        line: line.unwrap_or(0),
+                        problem,
+                    })?
+                    .unwrap_or_default();
+                for decoded in self.decoder.feed(&bytes) {
+                    steps.extend(self.decoded(decoded, now).into_iter().map(step));
+                }
+            }
+        }
+        Ok(steps)
+    }
+
+    /// Ends the log: reports bytes left inside an unfinished message.
+    pub fn finish(&mut self) -> Vec<Step> {
+        let now = self.last_time.micros();
+        let time = self.last_time;
+        let mut steps = Vec::new();
+        for d in self.decoder.finish() {
+            steps.extend(self.decoded(d, now).into_iter().map(|what| Step {
+                time,
+                line: None,
+                what,
+            }));
+        }
+        steps
+    }
+
+    /// Plays a whole log.
+    pub fn play_log(log: &SensorLog, file: &str) -> Result<Vec<Step>, LogError> {
+        let mut player = Player::new(file);
+        let mut steps = Vec::new();
+        for (i, record) in log.records.iter().enumerate() {
+            steps.extend(player.play(record, log.line_of(i))?);
+        }
+        steps.extend(player.finish());
+        Ok(steps)
+    }
+
+    fn decoded(&mut self, d: Decoded, now: u64) -> Vec<Played> {
+        match d {
+            Decoded::Skipped(s) => vec![Played::Skipped(s)],
+            Decoded::Message(m) => {
+                if let BoardMessage::Clock(status) = &m {
+                    self.clock = ClockModel::from_status(status, now);
+                }
+                self.board.apply(&m).into_iter().map(Played::Board).collect()
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::parse_log;
+    use crate::protocol::ClockSide;
+    use shakmaty::Square;
+
+    #[test]
+    fn decoded_records_go_through_the_decoder() {
+        let text = "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n0 clock left=0:05:00 right=0:05:00 running=none\n1 press right\n1.2 lift e2 P\n1.6 place e4 P\n3.5 press left\n4 button 4\n";
+        let log = parse_log(text, "t.esl").unwrap();
+        let steps = Player::play_log(&log, "t.esl").unwrap();
+        let events: Vec<&Played> = steps.iter().map(|s| &s.what).collect();
+        assert!(matches!(events[0], Played::Board(BoardEvent::Dump(_))));
+        assert!(matches!(events[1], Played::Board(BoardEvent::Clock(c)) if !c.running));
+        // press right on a stopped clock starts the left side (the lever was already
+        // low on the right, so no lever change is seen).
+        assert!(
+            matches!(events[2], Played::Board(BoardEvent::Clock(c)) if c.running_side() == Some(ClockSide::Left))
+        );
+        assert!(matches!(
+            events[3],
+            Played::Board(BoardEvent::Lift {
+                square: Square::E2,
+                ..
+            })
+        ));
+        assert!(matches!(
+            events[4],
+            Played::Board(BoardEvent::Place {
+                square: Square::E4,
+                ..
+            })
+        ));
+        assert_eq!(events[5], &Played::Board(BoardEvent::Press(ClockSide::Left)));
+        let Played::Board(BoardEvent::Clock(c)) = events[6] else {
+            panic!("{:?}", events[6])
+        };
+        // 2.5 s ran off the left side; the wire carries whole seconds.
+        assert_eq!((c.left.millis(), c.right.millis()), (297_000, 300_000));
+        assert_eq!(c.running_side(), Some(ClockSide::Right));
+        assert!(matches!(events[7], Played::Board(BoardEvent::Button(_))));
+        assert_eq!(steps[4].line, Some(6));
+    }
+
+    #[test]
+    fn lifts_must_match_the_board() {
+        let text = "# eboard-sensor-log 1\n0 board 8/8/8/8/8/8/4P3/8\n1 lift e2 p\n";
+        let e = Player::play_log(&parse_log(text, "t.esl").unwrap(), "t.esl").unwrap_err();
+        assert_eq!(e.to_string(), "t.esl:3: lift e2 p, but the board has P there");
+        let text = "# eboard-sensor-log 1\n0 board 8/8/8/8/8/8/4P3/8\n1 lift e3\n";
+        let e = Player::play_log(&parse_log(text, "t.esl").unwrap(), "t.esl").unwrap_err();
+        assert_eq!(e.line, 3);
+    }
+}

@@ -1,0 +1,309 @@
+//! Reading sensor logs: strict, with errors that name the file, the line and the
+//! problem.
+
+use std::path::Path;
+
+use shakmaty::{Piece, Square};
+
+use super::record::{LogTime, MAGIC, Record, RecordKind, Running, SensorLog};
+use crate::protocol::{ClockButton, ClockSide, ClockTime, Placement};
+
+/// A sensor log that cannot be read: where and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}: {problem}")]
+pub struct LogError {
+    pub file: String,
+    /// 1-based; 0 when the problem is the file as a whole.
+    pub line: usize,
+    pub problem: String,
+}
+
+/// Reads and parses a sensor log file.
+pub fn read_log(path: &Path) -> Result<SensorLog, LogError> {
+    let file = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| LogError {
+        file: file.clone(),
+        line: 0,
+        problem: format!("cannot read: {e}"),
+    })?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        LogError {
+            file: file.clone(),
+            line,
+            problem: "not UTF-8 text".into(),
+        }
+    })?;
+    parse_log(&text, &file)
+}
+
+/// Parses the text of a sensor log; `file` names it in errors.
+pub fn parse_log(text: &str, file: &str) -> Result<SensorLog, LogError> {
+    let err = |line: usize, problem: String| LogError {
+        file: file.to_string(),
+        line,
+        problem,
+    };
+    let mut log = SensorLog::default();
+    let mut lines = text
+        .split('\n')
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.strip_suffix('\r').unwrap_or(l)));
+    match lines.next() {
+        Some((_, first)) if first == MAGIC => {}
+        Some((_, first)) => {
+            return Err(err(
+                1,
+                format!(
+                    "missing header: the first line must be `{MAGIC}`, found `{}`",
+                    clip(first)
+                ),
+            ));
+        }
+        None => return Err(err(1, format!("missing header: empty file, expected `{MAGIC}`"))),
+    }
+    let mut last = LogTime::default();
+    for (n, line) in lines {
+        let trimmed = line.trim_start();
+        if trimmed.is_empty() {
+            continue;
+        }
+        if let Some(comment) = trimmed.strip_prefix('#') {
+            if log.records.is_empty() {
+                if let Some((k, v)) = comment.trim().split_once(':') {
+                    let key = k.trim();
+                    if !key.is_empty() && !key.contains(char::is_whitespace) {
+                        log.header.fields.push((key.to_string(), v.trim().to_string()));
+                    }
+                }
+            }
+            continue;
+        }
+        let record = parse_record(trimmed).map_err(|p| err(n, p))?;
+        if record.time < last {
+            return Err(err(n, format!("time goes back: {} after {}", record.time, last)));
+        }
+        last = record.time;
+        log.records.push(record);
+        log.lines.push(n);
+    }
+    Ok(log)
+}
+
+/// Parses one record line (not blank, not a comment).
+pub fn parse_record(line: &str) -> Result<Record, String> {
+    let mut words = line.split([' ', '\t']).filter(|w| !w.is_empty());
+    let time_word = words.next().ok_or("empty record")?;
+    let time = LogTime::parse(time_word).ok_or_else(|| {
+        format!(
+            "bad time `{}`: expected seconds such as 12 or 12.345678",
+            clip(time_word)
+        )
+    })?;
+    let verb = words.next().ok_or("record has a time but no verb")?;
+    let args: Vec<&str> = words.collect();
+    let kind = match verb {
+        "rx" => RecordKind::Rx(parse_hex(&args)?),
+        "tx" => RecordKind::Tx(parse_hex(&args)?),
+        "board" => {
+            let [fen] = exact::<1>(verb, &args)?;
+            let board = shakmaty::Board::from_ascii_board_fen(fen.as_bytes())
+                .map_err(|e| format!("bad board placement `{}`: {e}", clip(fen)))?;
+            RecordKind::Board(Box::new(Placement::from_board(&board)))
+        }
+        "lift" => match args.as_slice() {
+            [sq] => RecordKind::Lift {
+                square: square(sq)?,
+                piece: None,
+            },
+            [sq, p] => RecordKind::Lift {
+                square: square(sq)?,
+                piece: Some(piece(p)?),
+            },
+            _ => {
+                return Err(format!(
+                    "lift takes SQUARE [PIECE], got {} argument(s)",
+                    args.len()
+                ));
+            }
+        },
+        "place" => {
+            let [sq, p] = exact::<2>(verb, &args)?;
+            RecordKind::Place {
+                square: square(sq)?,
+                piece: piece(p)?,
+            }
+        }
+        "clock" => {
+            let [a, b, c] = exact::<3>(verb, &args)?;
+            let left = clock_time(key_value(a, "left")?)?;
+            let right = clock_time(key_value(b, "right")?)?;
+            let running = match key_value(c, "running")? {
+                "left" => Running::Left,
+                "right" => Running::Right,
+                "none" => Running::None,
+                other => {
+                    return Err(format!(
+                        "running must be left, right or none, not `{}`",
+                        clip(other)
+                    ));
+                }
+            };
+            RecordKind::Clock { left, right, running }
+        }
+        "press" => {
+            let [side] = exact::<1>(verb, &args)?;
+            RecordKind::Press(match side {
+                "left" => ClockSide::Left,
+                "right" => ClockSide::Right,
+                other => return Err(format!("press takes left or right, not `{}`", clip(other))),
+            })
+        }
+        "button" => {
+            let [n] = exact::<1>(verb, &args)?;
+            let b = n.parse::<u8>().ok().and_then(ClockButton::from_number);
+            RecordKind::Button(b.ok_or_else(|| format!("button must be 0 to 4, not `{}`", clip(n)))?)
+        }
+        "note" => {
+            // The note is the rest of the line after the verb, as written (the time
+            // before it is digits and a point, so the first `note` is the verb).
+            let after_verb = line.find("note").map_or("", |i| &line[i + 4..]);
+            RecordKind::Note(after_verb.trim().to_string())
+        }
+        other => {
+            return Err(format!(
+                "unknown verb `{}` (expected rx, tx, board, lift, place, clock, press, button or note)",
+                clip(other)
+            ));
+        }
+    };
+    Ok(Record { time, kind })
+}
+
+fn exact<'a, const N: usize>(verb: &str, args: &[&'a str]) -> Result<[&'a str; N], String> {
+    <[&str; N]>::try_from(args).map_err(|_| format!("{verb} takes {N} argument(s), got {}", args.len()))
+}
+
+fn parse_hex(args: &[&str]) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    for word in args {
+        if word.len() % 2 != 0 {
+            return Err(format!("bad hex `{}`: odd number of digits", clip(word)));
+        }
+        for pair in word.as_bytes().chunks(2) {
+            let s = std::str::from_utf8(pair).unwrap_or("");
+            let b = u8::from_str_radix(s, 16)
+                .ok()
+                .filter(|_| pair.iter().all(u8::is_ascii_hexdigit))
+                .ok_or_else(|| format!("bad hex `{}`", clip(word)))?;
+            out.push(b);
+        }
+    }
+    if out.is_empty() {
+        return Err("no bytes given".into());
+    }
+    Ok(out)
+}
+
+fn square(s: &str) -> Result<Square, String> {
+    s.parse::<Square>()
+        .map_err(|_| format!("bad square `{}`: expected a1 to h8", clip(s)))
+}
+
+fn piece(s: &str) -> Result<Piece, String> {
+    let mut chars = s.chars();
+    match (chars.next().and_then(Piece::from_char), chars.next()) {
+        (Some(p), None) => Ok(p),
+        _ => Err(format!("bad piece `{}`: expected one of PNBRQK pnbrqk", clip(s))),
+    }
+}
+
+fn key_value<'a>(word: &'a str, key: &str) -> Result<&'a str, String> {
+    word.strip_prefix(key)
+        .and_then(|r| r.strip_prefix('='))
+        .ok_or_else(|| format!("expected {key}=..., found `{}`", clip(word)))
+}
+
+fn clock_time(s: &str) -> Result<ClockTime, String> {
+    ClockTime::parse(s).ok_or_else(|| format!("bad clock time `{}`: expected H:MM:SS or H:MM:SS.f", clip(s)))
+}
+
+/// At most 40 characters of user input, for error messages.
+fn clip(s: &str) -> String {
+    if s.chars().count() <= 40 {
+        s.to_string()
+    } else {
+        format!("{}...", s.chars().take(40).collect::<String>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EXAMPLE: &str = "# eboard-sensor-log 1\n# board: DGT e-Board USB\n# serial: 12345\n\n0.000 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n0.000 clock left=0:05:00 right=0:05:00 running=left\n1.200 lift e2 P\n1.600\tplace  e4 P\n1.900 press left\n# a comment\n2.0 rx 8e00053400\n2.1 tx 42\n2.2 button 4\n3 note arbiter stops  the clocks\n";
+
+    #[test]
+    fn reads_every_verb_and_header() {
+        let log = parse_log(EXAMPLE, "ex.esl").unwrap();
+        assert_eq!(log.header.get("board"), Some("DGT e-Board USB"));
+        assert_eq!(log.header.get("serial"), Some("12345"));
+        assert_eq!(log.records.len(), 9);
+        assert_eq!(log.lines, vec![5, 6, 7, 8, 9, 11, 12, 13, 14]);
+        assert_eq!(
+            log.records[2].kind,
+            RecordKind::Lift {
+                square: Square::E2,
+                piece: Piece::from_char('P')
+            }
+        );
+        assert_eq!(log.records[5].kind, RecordKind::Rx(vec![0x8e, 0, 5, 0x34, 0]));
+        assert_eq!(
+            log.records[8].kind,
+            RecordKind::Note("arbiter stops  the clocks".into())
+        );
+    }
+
+    #[test]
+    fn errors_name_file_line_and_problem() {
+        let cases = [
+            ("0 board 8/8/8/8/8/8/8/8\n", 1, "missing header"),
+            ("# eboard-sensor-log 1\n0 jump e2\n", 2, "unknown verb `jump`"),
+            ("# eboard-sensor-log 1\n0 rx 8g\n", 2, "bad hex `8g`"),
+            ("# eboard-sensor-log 1\n0 rx 8e0\n", 2, "odd number"),
+            ("# eboard-sensor-log 1\n0 lift i9\n", 2, "bad square `i9`"),
+            (
+                "# eboard-sensor-log 1\n1 lift e2\n0.5 place e4 P\n",
+                3,
+                "time goes back",
+            ),
+            ("# eboard-sensor-log 1\n0 place e4 X\n", 2, "bad piece `X`"),
+            (
+                "# eboard-sensor-log 1\n0 clock left=0:61:00 right=0:05:00 running=left\n",
+                2,
+                "bad clock time",
+            ),
+            (
+                "# eboard-sensor-log 1\n0 press up\n",
+                2,
+                "press takes left or right",
+            ),
+            ("# eboard-sensor-log 1\n0 button 7\n", 2, "button must be 0 to 4"),
+            ("# eboard-sensor-log 1\nsoon lift e2\n", 2, "bad time"),
+            (
+                "# eboard-sensor-log 1\n0 board rnbqkbnr/ppp\n",
+                2,
+                "bad board placement",
+            ),
+        ];
+        for (text, line, what) in cases {
+            let e = parse_log(text, "t.esl").unwrap_err();
+            assert_eq!((e.file.as_str(), e.line), ("t.esl", line), "{text}");
+            assert!(e.problem.contains(what), "{e} should say {what}");
+            assert!(e.to_string().starts_with(&format!("t.esl:{line}: ")));
+        }
+    }
+}

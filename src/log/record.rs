@@ -1,0 +1,222 @@
+//! Sensor log records (`shared/spec/sensor-log.md`, version 1).
+
+use std::fmt;
+
+use shakmaty::{Piece, Square};
+
+use crate::protocol::{ClockButton, ClockSide, ClockTime, Placement};
+
+/// The first line of every sensor log.
+pub const MAGIC: &str = "# eboard-sensor-log 1";
+
+/// A time in a log: microseconds since the start of the log (the format allows at
+/// most 6 fractional digits of seconds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct LogTime(u64);
+
+impl LogTime {
+    /// The largest time accepted (about 11.5 days), far beyond any session.
+    pub const MAX: LogTime = LogTime(999_999 * 1_000_000);
+
+    pub const fn from_micros(us: u64) -> LogTime {
+        LogTime(us)
+    }
+
+    pub const fn micros(self) -> u64 {
+        self.0
+    }
+
+    pub fn seconds(self) -> f64 {
+        self.0 as f64 / 1e6
+    }
+
+    /// Parses `12`, `12.5`, `301.250000`: digits, optionally a point and 1 to 6 digits.
+    pub fn parse(s: &str) -> Option<LogTime> {
+        let (int, frac) = match s.split_once('.') {
+            Some((i, f)) => (i, f),
+            None => (s, ""),
+        };
+        if int.is_empty() || int.len() > 6 || !int.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        if s.contains('.') && (frac.is_empty() || frac.len() > 6) || !frac.bytes().all(|b| b.is_ascii_digit())
+        {
+            return None;
+        }
+        let secs: u64 = int.parse().ok()?;
+        let mut us = 0u64;
+        if !frac.is_empty() {
+            us = frac.parse::<u64>().ok()? * 10u64.pow(6 - frac.len() as u32);
+        }
+        Some(LogTime(secs * 1_000_000 + us))
+    }
+}
+
+impl fmt::Display for LogTime {
+    /// Seconds with 3 decimals, or 6 when the time is not a whole millisecond.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (s, us) = (self.0 / 1_000_000, self.0 % 1_000_000);
+        if us % 1000 == 0 {
+            write!(f, "{s}.{:03}", us / 1000)
+        } else {
+            write!(f, "{s}.{us:06}")
+        }
+    }
+}
+
+/// What a `clock` record says is running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Running {
+    Left,
+    Right,
+    None,
+}
+
+impl Running {
+    pub fn side(self) -> Option<ClockSide> {
+        match self {
+            Running::Left => Some(ClockSide::Left),
+            Running::Right => Some(ClockSide::Right),
+            Running::None => None,
+        }
+    }
+
+    pub fn from_side(side: Option<ClockSide>) -> Running {
+        match side {
+            Some(ClockSide::Left) => Running::Left,
+            Some(ClockSide::Right) => Running::Right,
+            None => Running::None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Running::Left => "left",
+            Running::Right => "right",
+            Running::None => "none",
+        }
+    }
+}
+
+/// One record: a verb and its arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum RecordKind {
+    /// Bytes read from the board, as one read returned them.
+    Rx(Vec<u8>),
+    /// Bytes written to the board.
+    Tx(Vec<u8>),
+    /// The whole board, in board numbering.
+    Board(Box<Placement>),
+    /// The piece on `square` left it; `piece`, when given, is what stood there.
+    Lift {
+        square: Square,
+        piece: Option<Piece>,
+    },
+    /// `piece` arrived on `square`.
+    Place {
+        square: Square,
+        piece: Piece,
+    },
+    Clock {
+        left: ClockTime,
+        right: ClockTime,
+        running: Running,
+    },
+    Press(ClockSide),
+    Button(ClockButton),
+    Note(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Record {
+    pub time: LogTime,
+    pub kind: RecordKind,
+}
+
+impl fmt::Display for Record {
+    /// The record as one line of a sensor log (without the line end).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ", self.time)?;
+        let hex = |f: &mut fmt::Formatter<'_>, verb: &str, bytes: &[u8]| {
+            f.write_str(verb)?;
+            for b in bytes {
+                write!(f, " {b:02x}")?;
+            }
+            Ok(())
+        };
+        match &self.kind {
+            RecordKind::Rx(b) => hex(f, "rx", b),
+            RecordKind::Tx(b) => hex(f, "tx", b),
+            RecordKind::Board(p) => write!(f, "board {p}"),
+            RecordKind::Lift {
+                square,
+                piece: Some(p),
+            } => write!(f, "lift {square} {}", p.char()),
+            RecordKind::Lift { square, piece: None } => write!(f, "lift {square}"),
+            RecordKind::Place { square, piece } => write!(f, "place {square} {}", piece.char()),
+            RecordKind::Clock { left, right, running } => {
+                write!(f, "clock left={left} right={right} running={}", running.name())
+            }
+            RecordKind::Press(side) => write!(f, "press {side}"),
+            RecordKind::Button(b) => write!(f, "button {}", b.number()),
+            RecordKind::Note(text) => write!(f, "note {text}"),
+        }
+    }
+}
+
+/// Header fields (`# key: value` comments before the first record), in file order.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Header {
+    pub fields: Vec<(String, String)>,
+}
+
+impl Header {
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn set(&mut self, key: &str, value: &str) {
+        match self.fields.iter_mut().find(|(k, _)| k == key) {
+            Some(slot) => slot.1 = value.to_string(),
+            None => self.fields.push((key.to_string(), value.to_string())),
+        }
+    }
+}
+
+/// A whole sensor log: its header and its records with their line numbers.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SensorLog {
+    pub header: Header,
+    pub records: Vec<Record>,
+    /// The 1-based line of each record in the file it was read from (empty for a
+    /// log built in memory).
+    pub lines: Vec<usize>,
+}
+
+impl SensorLog {
+    /// The line of record `index`, when known.
+    pub fn line_of(&self, index: usize) -> Option<usize> {
+        self.lines.get(index).copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_parse_and_print() {
+        assert_eq!(LogTime::parse("0"), Some(LogTime(0)));
+        assert_eq!(LogTime::parse("12.5"), Some(LogTime(12_500_000)));
+        assert_eq!(LogTime::parse("301.250000"), Some(LogTime(301_250_000)));
+        assert_eq!(LogTime::parse("0.000001"), Some(LogTime(1)));
+        for bad in ["", ".5", "5.", "1.1234567", "-1", "1e3", "1,5", "+1", "1234567"] {
+            assert_eq!(LogTime::parse(bad), None, "{bad}");
+        }
+        assert_eq!(LogTime(12_500_000).to_string(), "12.500");
+        assert_eq!(LogTime(1).to_string(), "0.000001");
+    }
+}

@@ -1,0 +1,17 @@
+//! The DGT board and DGT 3000 clock wire protocol, sans IO: bytes in, messages out;
+//! commands in, bytes out. See `shared/spec/dgt-protocol.md` for the facts.
+
+mod command;
+mod decode;
+mod message;
+mod types;
+
+pub use command::{
+    ClockCommand, CommandParser, Hms, HostCommand, HostInput, LedCommand, RunFlags, clock_code, code,
+};
+pub use decode::{Decoded, Decoder, MAX_EEPROM, SkipReason, Skipped};
+pub use message::{AckKind, BoardMessage, ClockAck, ClockButton, ClockStatus, Placement, SideFlags, id};
+pub use types::{ClockSide, ClockTime, Field, PieceCode};
+
+/// Serial line settings of wired boards.
+pub const BAUD_RATE: u32 = 9600;
