@@ -1,9 +1,14 @@
 //! eboard-bridge: electronic chessboards at real events.
 //!
 //! The flow: serial bytes ([`protocol`]) become board events ([`board`]); sensor logs
-//! ([`log`]) record and replay them.
+//! ([`log`]) record and replay them; [`device`] holds the virtual board.
 
 pub mod board;
+pub mod cli;
 pub mod clock;
+pub mod demo;
+pub mod device;
 pub mod log;
+pub mod output;
 pub mod protocol;
+pub mod sim;

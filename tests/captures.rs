@@ -44,9 +44,22 @@ fn captures_decode_with_no_byte_skipped() {
         let msgs = messages(reads.into_iter());
         let framed: usize = msgs.iter().map(|m| m.encode().len()).sum();
         assert_eq!(framed, total, "capture {name}: every byte belongs to a message");
-        assert!(matches!(msgs[0], BoardMessage::BoardDump(_)), "capture {name} starts with a dump");
-        assert!(msgs.iter().filter(|m| matches!(m, BoardMessage::FieldUpdate { .. })).count() > 50);
-        assert!(msgs.iter().filter(|m| matches!(m, BoardMessage::Clock(_))).count() > 50);
+        assert!(
+            matches!(msgs[0], BoardMessage::BoardDump(_)),
+            "capture {name} starts with a dump"
+        );
+        assert!(
+            msgs.iter()
+                .filter(|m| matches!(m, BoardMessage::FieldUpdate { .. }))
+                .count()
+                > 50
+        );
+        assert!(
+            msgs.iter()
+                .filter(|m| matches!(m, BoardMessage::Clock(_)))
+                .count()
+                > 50
+        );
     }
 }
 
@@ -69,7 +82,11 @@ fn chunking_never_changes_the_message_stream() {
                 chunks.push(rest[..n].to_vec());
                 rest = &rest[n..];
             }
-            assert_eq!(messages(chunks.into_iter()), as_read, "capture {name}, seed {seed}");
+            assert_eq!(
+                messages(chunks.into_iter()),
+                as_read,
+                "capture {name}, seed {seed}"
+            );
         }
     }
 }

@@ -114,11 +114,10 @@ impl ClockModel {
         if t.millis() == 0 {
             return None;
         }
-        // The display shows whole seconds, so it changes when the time crosses one.
-        let to_next = match t.millis() % 1000 {
-            0 => 1000,
-            r => r,
-        };
+        // The display shows whole seconds rounded down (5:00 becomes 4:59 as soon as
+        // the clock starts), so it changes one millisecond after the time reaches a
+        // whole second.
+        let to_next = t.millis() % 1000 + 1;
         Some(c.at_us + u64::from(to_next) * 1000)
     }
 }
@@ -153,8 +152,9 @@ mod tests {
     fn flag_falls_at_zero_and_ticks_on_seconds() {
         let mut c = ClockModel::new(t(2), t(2), 0);
         c.press(ClockSide::Right, 0);
-        assert_eq!(c.next_change_us(0), Some(1_000_000));
-        assert_eq!(c.next_change_us(400_000), Some(1_000_000));
+        // 0:00:02 shows 0:00:01 after one millisecond, then 0:00:00 after 1.001 s.
+        assert_eq!(c.next_change_us(0), Some(1_000));
+        assert_eq!(c.next_change_us(400_000), Some(1_001_000));
         let s = c.status(5_000_000);
         assert_eq!(s.left.millis(), 0);
         assert!(s.left_flags.fallen && !s.right_flags.fallen);

@@ -1,7 +1,7 @@
 //! The sensor log (`shared/spec/sensor-log.md`): reading, writing, and playing a log
 //! through the protocol decoder as a board would have sent it.
 
-mod play;
+pub mod play;
 mod read;
 mod record;
 mod write;

@@ -6,12 +6,18 @@ use std::path::PathBuf;
 
 /// `../shared` beside the checkout (it is there in CI too).
 pub fn shared(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("shared").join(rel)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("shared")
+        .join(rel)
 }
 
 /// A fixture of this crate.
 pub fn fixture(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests").join("fixtures").join(rel)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("fixtures")
+        .join(rel)
 }
 
 /// The UCI moves of a `captures/N.uci` file (`1. e2e4 e7e5` per line).

@@ -1,0 +1,3 @@
+//! Output formats of `replay` (and later of the daemon).
+
+pub mod sensors;

@@ -1,0 +1,318 @@
+//! Hands on a sensor board: turns legal moves into the lift and place records a
+//! person's hands produce, with a seeded choice of physical order, slides over the
+//! squares a piece crosses, touches that are put back, and clock presses.
+//!
+//! Used to build sensor-level test sequences from real games, and the demo.
+
+use shakmaty::{CastlingSide, Chess, Move, Piece, Position, Role, Square};
+
+use crate::board::Orientation;
+use crate::log::{LogTime, Record, RecordKind};
+use crate::protocol::ClockSide;
+
+/// A small seeded generator (SplitMix64): the same seed, the same hands.
+#[derive(Debug, Clone)]
+pub struct Seeded(u64);
+
+impl Seeded {
+    pub fn new(seed: u64) -> Seeded {
+        Seeded(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `lo..=hi`.
+    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.next_u64() % (hi - lo + 1)
+    }
+
+    /// True with probability `percent` / 100.
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.next_u64() % 100 < percent
+    }
+}
+
+/// How the hands behave.
+#[derive(Debug, Clone)]
+pub struct Style {
+    /// Percent of quiet slider moves played as a slide over the crossed squares.
+    pub slide: u64,
+    /// Percent of moves preceded by touching the moving piece and putting it back
+    /// (a lift and return: an adjustment, no touch-move obligation beyond the piece
+    /// itself, which is then moved).
+    pub retouch: u64,
+    /// Percent of moves after which the clock is pressed (when `clock` is true).
+    pub press: u64,
+    pub clock: bool,
+    /// Milliseconds between steps of one move (inclusive range).
+    pub step_ms: (u64, u64),
+    /// Milliseconds a player thinks before a move (inclusive range).
+    pub think_ms: (u64, u64),
+    /// All records at time 0 (timing must not matter to the game).
+    pub zero_time: bool,
+}
+
+impl Default for Style {
+    fn default() -> Self {
+        Style {
+            slide: 20,
+            retouch: 10,
+            press: 100,
+            clock: true,
+            step_ms: (120, 500),
+            think_ms: (800, 3000),
+            zero_time: false,
+        }
+    }
+}
+
+/// Writes records for moves as hands make them.
+#[derive(Debug)]
+pub struct Hands {
+    pub rng: Seeded,
+    pub style: Style,
+    pub orientation: Orientation,
+    /// Which clock side is white's.
+    pub white_side: ClockSide,
+    now_us: u64,
+    pub records: Vec<Record>,
+}
+
+impl Hands {
+    pub fn new(seed: u64, style: Style, orientation: Orientation) -> Hands {
+        Hands {
+            rng: Seeded::new(seed),
+            style,
+            orientation,
+            white_side: ClockSide::Left,
+            now_us: 0,
+            records: Vec::new(),
+        }
+    }
+
+    /// The current time of the recording.
+    pub fn now(&self) -> LogTime {
+        LogTime::from_micros(self.now_us)
+    }
+
+    /// Lets `ms` milliseconds pass.
+    pub fn wait(&mut self, ms: u64) {
+        if !self.style.zero_time {
+            self.now_us += ms * 1000;
+        }
+    }
+
+    fn step(&mut self) {
+        let (lo, hi) = self.style.step_ms;
+        let ms = self.rng.range(lo, hi);
+        self.wait(ms);
+    }
+
+    /// Adds a record at the current time.
+    pub fn push(&mut self, kind: RecordKind) {
+        self.records.push(Record {
+            time: self.now(),
+            kind,
+        });
+    }
+
+    /// Records a lift of `piece` from real square `sq`.
+    pub fn lift(&mut self, sq: Square, piece: Piece) {
+        let square = self.orientation.board(sq);
+        self.push(RecordKind::Lift {
+            square,
+            piece: Some(piece),
+        });
+        self.step();
+    }
+
+    /// Records a placement of `piece` on real square `sq`.
+    pub fn place(&mut self, sq: Square, piece: Piece) {
+        let square = self.orientation.board(sq);
+        self.push(RecordKind::Place { square, piece });
+        self.step();
+    }
+
+    /// The whole board (real placement) as a `board` record.
+    pub fn board(&mut self, real: &shakmaty::Board) {
+        let b = self.orientation.real_board(real);
+        self.push(RecordKind::Board(Box::new(
+            crate::protocol::Placement::from_board(&b),
+        )));
+    }
+
+    /// Presses the clock for `mover`.
+    pub fn press(&mut self, mover: shakmaty::Color) {
+        let side = if mover.is_white() {
+            self.white_side
+        } else {
+            self.white_side.other()
+        };
+        self.push(RecordKind::Press(side));
+    }
+
+    /// Plays `mv` (legal in `pos`) with a random physical order; then the player
+    /// thinks, and presses the clock when the style says so.
+    pub fn play(&mut self, pos: &Chess, mv: &Move) {
+        let (lo, hi) = self.style.think_ms;
+        let think = self.rng.range(lo, hi);
+        self.wait(think);
+        let us = pos.turn();
+        if self.rng.chance(self.style.retouch) {
+            if let Some(from) = mv.from() {
+                let piece = pos
+                    .board()
+                    .piece_at(from)
+                    .expect("a legal move's piece stands on its square");
+                self.lift(from, piece);
+                self.place(from, piece);
+                self.wait(400);
+            }
+        }
+        self.hands(pos, mv);
+        // Let the last placement be released.
+        self.wait(400);
+        if self.style.clock && self.rng.chance(self.style.press) {
+            self.press(us);
+            self.step();
+        }
+    }
+
+    /// Only the physical steps of `mv`, in a random valid order.
+    pub fn hands(&mut self, pos: &Chess, mv: &Move) {
+        let us = pos.turn();
+        match *mv {
+            Move::Normal {
+                role,
+                from,
+                capture,
+                to,
+                promotion,
+            } => {
+                let piece = Piece { color: us, role };
+                let arriving = Piece {
+                    color: us,
+                    role: promotion.unwrap_or(role),
+                };
+                let captured = capture.map(|r| Piece { color: !us, role: r });
+                let order = self.rng.range(0, 2);
+                match (captured, order) {
+                    // Captured piece off first.
+                    (Some(c), 0) => {
+                        self.lift(to, c);
+                        self.lift(from, piece);
+                        self.arrive(to, piece, arriving);
+                    }
+                    // Both in the air: mover up, captured off, mover down.
+                    (Some(c), 1) => {
+                        self.lift(from, piece);
+                        self.lift(to, c);
+                        self.arrive(to, piece, arriving);
+                    }
+                    // Direct replacement: the sensors see the square change piece.
+                    (Some(_), _) => {
+                        self.lift(from, piece);
+                        self.arrive(to, piece, arriving);
+                    }
+                    (None, _) => {
+                        self.lift(from, piece);
+                        if promotion.is_none() && self.rng.chance(self.style.slide) {
+                            self.slide(from, to, piece);
+                        }
+                        self.arrive(to, piece, arriving);
+                    }
+                }
+            }
+            Move::EnPassant { from, to } => {
+                let pawn = Piece {
+                    color: us,
+                    role: Role::Pawn,
+                };
+                let victim_sq = Square::from_coords(to.file(), from.rank());
+                let victim = Piece {
+                    color: !us,
+                    role: Role::Pawn,
+                };
+                if self.rng.chance(50) {
+                    self.lift(from, pawn);
+                    self.place(to, pawn);
+                    self.lift(victim_sq, victim);
+                } else {
+                    self.lift(victim_sq, victim);
+                    self.lift(from, pawn);
+                    self.place(to, pawn);
+                }
+            }
+            Move::Castle { king, rook } => {
+                let side = CastlingSide::from_queen_side(rook < king);
+                let k_to = Square::from_coords(side.king_to_file(), king.rank());
+                let r_to = Square::from_coords(side.rook_to_file(), king.rank());
+                let kp = Piece {
+                    color: us,
+                    role: Role::King,
+                };
+                let rp = Piece {
+                    color: us,
+                    role: Role::Rook,
+                };
+                let standard = king.file() == shakmaty::File::E
+                    && (rook.file() == shakmaty::File::A || rook.file() == shakmaty::File::H);
+                if standard && self.rng.chance(70) {
+                    // King first, as the Laws ask (4.4.2).
+                    self.lift(king, kp);
+                    self.place(k_to, kp);
+                    self.lift(rook, rp);
+                    self.place(r_to, rp);
+                } else {
+                    // Both in the air (works also when the squares overlap, as
+                    // they may in Chess960).
+                    self.lift(king, kp);
+                    self.lift(rook, rp);
+                    self.place(k_to, kp);
+                    self.place(r_to, rp);
+                }
+            }
+            Move::Put { .. } => {}
+        }
+    }
+
+    /// The moving piece arrives on `to`: for a promotion, with the pawn first put on
+    /// the last rank (4.6) or the new piece placed straight away.
+    fn arrive(&mut self, to: Square, piece: Piece, arriving: Piece) {
+        if piece != arriving && self.rng.chance(50) {
+            self.place(to, piece);
+            self.wait(200);
+            self.lift(to, piece);
+            self.place(to, arriving);
+        } else {
+            self.place(to, arriving);
+        }
+    }
+
+    /// Short placements on the squares between `from` and `to` (a slide). Only for
+    /// straight lines and diagonals, over empty squares.
+    fn slide(&mut self, from: Square, to: Square, piece: Piece) {
+        let between = shakmaty::attacks::between(from, to);
+        for sq in between {
+            let board_sq = self.orientation.board(sq);
+            self.push(RecordKind::Place {
+                square: board_sq,
+                piece,
+            });
+            let on = self.rng.range(30, 90);
+            self.wait(on);
+            self.push(RecordKind::Lift {
+                square: board_sq,
+                piece: Some(piece),
+            });
+            let off = self.rng.range(20, 60);
+            self.wait(off);
+        }
+    }
+}
