@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::device::{Emulator, EmulatorConfig};
 use crate::log::{LogError, Player, read_log};
-use crate::output::sensors;
+use crate::output::{replay, sensors};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -113,35 +113,63 @@ fn report(e: &LogError) -> ExitCode {
 }
 
 fn replay(format: Format, fen: Option<&str>, logs: &[PathBuf]) -> ExitCode {
-    if format != Format::Sensors {
-        return not_yet(
-            &format!("replay --format {format:?}").to_lowercase(),
-            "the rules core (issue 3)",
-        );
-    }
-    if fen.is_some() {
-        eprintln!(
-            "eboard-bridge: --fen has no effect with --format sensors (it sets the rules core's start)"
-        );
-    }
+    let start = match fen.map(parse_start).transpose() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("eboard-bridge: --fen: {e}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     for path in logs {
         let file = path.display().to_string();
-        let steps = match read_log(path).and_then(|log| Player::play_log(&log, &file)) {
-            Ok(s) => s,
+        let log = match read_log(path) {
+            Ok(l) => l,
             Err(e) => return report(&e),
         };
-        if logs.len() > 1 && writeln!(out, "# log {file}").is_err() {
+        let text = if format == Format::Sensors {
+            match Player::play_log(&log, &file) {
+                Ok(steps) => steps.iter().map(|s| sensors::format_step(s) + "\n").collect(),
+                Err(e) => return report(&e),
+            }
+        } else {
+            let r = match replay::run(&log, &file, crate::rules::Config::default(), start.clone()) {
+                Ok(r) => r,
+                Err(e) => return report(&e),
+            };
+            let date = log
+                .header
+                .get("started")
+                .and_then(|s| s.get(..10))
+                .map_or_else(|| "????.??.??".to_string(), |d| d.replace('-', "."));
+            match format {
+                Format::Jsonl => replay::jsonl(&r.events),
+                Format::Uci => replay::uci(r.core.games()),
+                Format::Pgn => replay::pgn(r.core.games(), &date),
+                _ => replay::text(&r.events),
+            }
+        };
+        if logs.len() > 1 && format != Format::Jsonl && writeln!(out, "# log {file}").is_err() {
             return ExitCode::SUCCESS; // stdout closed (a pager quit): nothing more to say
         }
-        for step in &steps {
-            if writeln!(out, "{}", sensors::format_step(step)).is_err() {
-                return ExitCode::SUCCESS;
-            }
+        if out.write_all(text.as_bytes()).is_err() {
+            return ExitCode::SUCCESS;
         }
     }
     ExitCode::SUCCESS
+}
+
+/// A start position from a FEN (standard castling, or Chess960 when the FEN says so).
+fn parse_start(fen: &str) -> Result<(shakmaty::Chess, shakmaty::CastlingMode), String> {
+    let parsed: shakmaty::fen::Fen = fen.parse().map_err(|e| format!("`{fen}`: {e}"))?;
+    match parsed.clone().into_position(shakmaty::CastlingMode::Standard) {
+        Ok(p) => Ok((p, shakmaty::CastlingMode::Standard)),
+        Err(_) => parsed
+            .into_position(shakmaty::CastlingMode::Chess960)
+            .map(|p| (p, shakmaty::CastlingMode::Chess960))
+            .map_err(|e| format!("`{fen}` is not a legal position: {e}")),
+    }
 }
 
 fn emulate(path: &Path, speed: f64, link: Option<&Path>) -> ExitCode {

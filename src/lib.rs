@@ -11,4 +11,5 @@ pub mod device;
 pub mod log;
 pub mod output;
 pub mod protocol;
+pub mod rules;
 pub mod sim;

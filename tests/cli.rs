@@ -52,7 +52,7 @@ fn malformed_logs_exit_2_naming_file_line_and_problem() {
     for (name, text, line, problem) in cases {
         let path = dir.path().join(name);
         std::fs::write(&path, text).unwrap();
-        for format in ["sensors", "uci"] {
+        for format in ["sensors", "uci", "jsonl"] {
             let out = bin()
                 .args(["replay", "--format", format])
                 .arg(&path)
@@ -60,7 +60,7 @@ fn malformed_logs_exit_2_naming_file_line_and_problem() {
                 .unwrap();
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(2), "{name} {format}: {stderr}");
-            if format == "sensors" {
+            {
                 let at = format!("{}:{line}: ", path.display());
                 assert!(
                     stderr.contains(&at) && stderr.contains(problem),

@@ -1,0 +1,222 @@
+//! `replay --format text|jsonl|uci|pgn`: sensor logs through the rules core.
+
+use std::fmt::Write;
+
+use shakmaty::{CastlingMode, Chess, Position};
+
+use crate::log::{LogError, Played, Player, SensorLog};
+use crate::rules::{Config, Core, Event, EventKind, Game};
+
+/// The result of replaying logs: the events and the games.
+pub struct Replay {
+    pub events: Vec<Event>,
+    pub core: Core,
+}
+
+/// Runs one log through the decoder and the rules core.
+pub fn run(
+    log: &SensorLog,
+    file: &str,
+    cfg: Config,
+    start: Option<(Chess, CastlingMode)>,
+) -> Result<Replay, LogError> {
+    let mut core = match start {
+        Some((pos, mode)) => Core::with_start(cfg, pos, mode),
+        None => Core::new(cfg),
+    };
+    let mut player = Player::new(file);
+    let mut events = Vec::new();
+    let feed = |core: &mut Core, steps: Vec<crate::log::Step>| {
+        for step in steps {
+            if let Played::Board(ev) = &step.what {
+                core.input(ev, step.time.micros());
+            }
+        }
+    };
+    for (i, record) in log.records.iter().enumerate() {
+        let steps = player.play(record, log.line_of(i))?;
+        feed(&mut core, steps);
+        events.extend(core.take_events());
+    }
+    let steps = player.finish();
+    feed(&mut core, steps);
+    core.finish();
+    events.extend(core.take_events());
+    Ok(Replay { events, core })
+}
+
+pub fn jsonl(events: &[Event]) -> String {
+    let mut s = String::new();
+    for e in events {
+        // Serialising plain data to a string cannot fail.
+        let _ = writeln!(s, "{}", serde_json::to_string(e).unwrap_or_default());
+    }
+    s
+}
+
+pub fn uci<'a>(games: impl Iterator<Item = &'a Game>) -> String {
+    let mut s = String::new();
+    for g in games {
+        let _ = writeln!(s, "# game {}", g.number);
+        for m in &g.moves {
+            let _ = writeln!(s, "{}", m.uci);
+        }
+    }
+    s
+}
+
+fn clk(ms: u64) -> String {
+    let secs = ms / 1000;
+    format!("{}:{:02}:{:02}", secs / 3600, (secs / 60) % 60, secs % 60)
+}
+
+/// Standard PGN: the seven tag roster, `[%clk]` comments when a clock reported.
+pub fn pgn<'a>(games: impl Iterator<Item = &'a Game>, date: &str) -> String {
+    let mut s = String::new();
+    for g in games {
+        let result = g.result.map_or("*", |(r, _)| r);
+        for (tag, value) in [
+            ("Event", "?"),
+            ("Site", "?"),
+            ("Date", date),
+            ("Round", "?"),
+            ("White", "?"),
+            ("Black", "?"),
+            ("Result", result),
+        ] {
+            let _ = writeln!(s, "[{tag} \"{value}\"]");
+        }
+        if g.mode == CastlingMode::Chess960 {
+            let _ = writeln!(s, "[Variant \"Chess960\"]");
+        }
+        let standard_start = g.start_fen == crate::rules::game_fen(&Chess::default());
+        if !standard_start {
+            let _ = writeln!(s, "[SetUp \"1\"]\n[FEN \"{}\"]", g.start_fen);
+        }
+        if let Some((_, termination)) = g.result {
+            let _ = writeln!(s, "[Termination \"{termination}\"]");
+        }
+        s.push('\n');
+        let mut line = String::new();
+        let start = &g.positions[0];
+        let first_black = start.turn().is_black();
+        let mut number = u32::from(start.fullmoves());
+        for (i, m) in g.moves.iter().enumerate() {
+            let white_to_move = (i % 2 == 0) != first_black;
+            let mut token = String::new();
+            if white_to_move {
+                let _ = write!(token, "{number}. ");
+            } else if i == 0 {
+                let _ = write!(token, "{number}... ");
+            }
+            token.push_str(&m.san);
+            if let Some(ms) = m.clk_ms {
+                let _ = write!(token, " {{ [%clk {}] }}", clk(ms));
+            }
+            if !white_to_move {
+                number += 1;
+            }
+            if !line.is_empty() && line.len() + token.len() + 1 > 79 {
+                let _ = writeln!(s, "{line}");
+                line.clear();
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(&token);
+        }
+        if !line.is_empty() && line.len() + result.len() + 1 > 79 {
+            let _ = writeln!(s, "{line}");
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(result);
+        let _ = writeln!(s, "{line}\n");
+    }
+    s
+}
+
+/// For a person: what happens, with times.
+pub fn text(events: &[Event]) -> String {
+    let mut s = String::new();
+    for e in events {
+        let what = match &e.kind {
+            EventKind::GameStart {
+                game,
+                fen,
+                variant,
+                orientation,
+            } => {
+                format!("game {game} starts ({variant}, board {orientation}): {fen}")
+            }
+            EventKind::Touch {
+                side,
+                square,
+                piece,
+                first,
+                returned,
+            } => format!(
+                "{} touches {piece} on {square}{}{}",
+                side.name(),
+                if *first { " (first)" } else { "" },
+                if *returned { ", puts it back" } else { "" }
+            ),
+            EventKind::Move { ply, san, side, .. } => {
+                let n = ply.div_ceil(2);
+                if side.name() == "white" {
+                    format!("{n}. {san}")
+                } else {
+                    format!("{n}... {san}")
+                }
+            }
+            EventKind::MoveAmended { ply, was, san, .. } => format!("ply {ply} amended: {was} becomes {san}"),
+            EventKind::MoveCompleted { ply, side } => format!("{} completes ply {ply}", side.name()),
+            EventKind::Takeback { to_ply, fen } => format!("take-back to ply {to_ply}: {fen}"),
+            EventKind::TouchMove {
+                article,
+                side,
+                touched,
+                played,
+            } => format!(
+                "touch-move (Art. {article}): {} touched {} and played {played}",
+                side.name(),
+                touched.join(" ")
+            ),
+            EventKind::Irregular {
+                kind,
+                side,
+                squares,
+                completed,
+                count,
+            } => format!(
+                "irregular: {} by {} on {}{}",
+                kind.name(),
+                side.name(),
+                squares.join(" "),
+                if *completed {
+                    format!(", completed (violation {count} of {})", side.name())
+                } else {
+                    String::new()
+                }
+            ),
+            EventKind::Resolved { fen } => format!("resolved: {fen}"),
+            EventKind::Clock {
+                white_ms,
+                black_ms,
+                running,
+            } => {
+                format!(
+                    "clock white {} black {} ({running} running)",
+                    clk(*white_ms),
+                    clk(*black_ms)
+                )
+            }
+            EventKind::DrawClaimable { reason } => format!("draw claimable: {reason}"),
+            EventKind::GameEnd { result, termination } => format!("game ends {result} ({termination})"),
+        };
+        let _ = writeln!(s, "{:>9.3}  {what}", e.t);
+    }
+    s
+}

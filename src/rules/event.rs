@@ -1,0 +1,179 @@
+//! What the rules core reports (`shared/spec/interfaces.md`, replay `jsonl`).
+
+use serde::Serialize;
+
+/// Which player.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    White,
+    Black,
+}
+
+impl From<shakmaty::Color> for Side {
+    fn from(c: shakmaty::Color) -> Side {
+        if c.is_white() { Side::White } else { Side::Black }
+    }
+}
+
+impl Side {
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::White => "white",
+            Side::Black => "black",
+        }
+    }
+}
+
+/// Kinds of irregular position (Art. 7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IrregularKind {
+    IllegalMove,
+    Displaced,
+    PromotionIncomplete,
+    ClockWithoutMove,
+}
+
+impl IrregularKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            IrregularKind::IllegalMove => "illegal_move",
+            IrregularKind::Displaced => "displaced",
+            IrregularKind::PromotionIncomplete => "promotion_incomplete",
+            IrregularKind::ClockWithoutMove => "clock_without_move",
+        }
+    }
+}
+
+/// One event, with the time (log seconds) it happened.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Event {
+    /// Seconds since the start of the log.
+    pub t: f64,
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+/// The events of the rules core.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventKind {
+    GameStart {
+        game: u32,
+        fen: String,
+        variant: &'static str,
+        orientation: &'static str,
+    },
+    Touch {
+        side: Side,
+        square: String,
+        piece: String,
+        first: bool,
+        returned: bool,
+    },
+    Move {
+        ply: u32,
+        san: String,
+        uci: String,
+        fen: String,
+        side: Side,
+    },
+    MoveAmended {
+        ply: u32,
+        was: String,
+        san: String,
+        uci: String,
+        fen: String,
+    },
+    MoveCompleted {
+        ply: u32,
+        side: Side,
+    },
+    Takeback {
+        to_ply: u32,
+        fen: String,
+    },
+    TouchMove {
+        article: &'static str,
+        side: Side,
+        touched: Vec<String>,
+        played: String,
+    },
+    Irregular {
+        kind: IrregularKind,
+        side: Side,
+        squares: Vec<String>,
+        completed: bool,
+        count: u32,
+    },
+    Resolved {
+        fen: String,
+    },
+    Clock {
+        white_ms: u64,
+        black_ms: u64,
+        running: &'static str,
+    },
+    DrawClaimable {
+        reason: &'static str,
+    },
+    GameEnd {
+        result: &'static str,
+        termination: &'static str,
+    },
+}
+
+impl EventKind {
+    /// The `type` name of the event.
+    pub fn name(&self) -> &'static str {
+        match self {
+            EventKind::GameStart { .. } => "game_start",
+            EventKind::Touch { .. } => "touch",
+            EventKind::Move { .. } => "move",
+            EventKind::MoveAmended { .. } => "move_amended",
+            EventKind::MoveCompleted { .. } => "move_completed",
+            EventKind::Takeback { .. } => "takeback",
+            EventKind::TouchMove { .. } => "touch_move",
+            EventKind::Irregular { .. } => "irregular",
+            EventKind::Resolved { .. } => "resolved",
+            EventKind::Clock { .. } => "clock",
+            EventKind::DrawClaimable { .. } => "draw_claimable",
+            EventKind::GameEnd { .. } => "game_end",
+        }
+    }
+}
+
+/// The rules profile: which FIDE penalties apply (standard, rapid or blitz play).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    #[default]
+    Standard,
+    Rapid,
+    Blitz,
+}
+
+/// Thresholds and profile; the defaults follow FIDE 2023 and `rules.md`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// A placement that stays this long is a release (ms).
+    pub release_ms: u64,
+    /// A lift whose piece is back within this time is sensor noise (ms).
+    pub flicker_ms: u64,
+    /// A board that stays this long in an unexplained state is irregular (ms).
+    pub irregular_ms: u64,
+    pub profile: Profile,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            release_ms: 300,
+            flicker_ms: 150,
+            irregular_ms: 2000,
+            profile: Profile::Standard,
+        }
+    }
+}

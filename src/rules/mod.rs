@@ -1,0 +1,1015 @@
+//! The rules core: sensor events in, the game as an arbiter sees it out
+//! (`shared/spec/rules.md`). Pure: no I/O, no wall clock; time comes with each input.
+//!
+//! How it decides, in one paragraph: every change of the board is matched against
+//! (1) the expected position, (2) the results of the legal moves from it, (3) for a
+//! move not yet completed, the results of the other legal moves from the position
+//! before it (an amendment), and (4) earlier positions and the legal moves from them
+//! (a take-back). The record follows these matches, so it depends only on the
+//! sequence of board states, never on timing. Timing decides only *when* a move is
+//! reported as made (its last placement released, the clock pressed, or the opponent
+//! starting their turn), whether a lift was sensor flicker, and when an unexplained
+//! board has stood long enough to be irregular. Touches are tracked separately and
+//! judged against the move played (Art. 4).
+
+mod event;
+mod game;
+mod touch;
+
+use shakmaty::{Bitboard, Board, CastlingMode, Chess, Color, Move, Piece, Position, Role, Square};
+
+pub use event::{Config, Event, EventKind, IrregularKind, Profile, Side};
+pub use game::{Game, Played, fen as game_fen};
+
+use crate::board::{BoardEvent, Orientation};
+use crate::protocol::{ClockSide, ClockStatus, PieceCode};
+use touch::{Touch, TouchLog};
+
+/// A move the board shows but that is not yet reported as made.
+#[derive(Debug, Clone, Copy)]
+struct Tentative {
+    /// The ply it is played from: the current ply (a new move), one less (an
+    /// amendment of a move not completed), or earlier (a take-back and a new move).
+    base: usize,
+    mv: Move,
+    /// A king stepping onto a centre square may be the start of a result by kings:
+    /// it waits for the irregular threshold instead of the release threshold.
+    kings_hold: bool,
+}
+
+/// An unexplained board that has been reported.
+#[derive(Debug, Clone)]
+struct Irregular {
+    board: Board,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct PendingLift {
+    square: Square,
+    piece: Piece,
+    at: u64,
+}
+
+/// The rules core of one board.
+#[derive(Debug)]
+pub struct Core {
+    cfg: Config,
+    /// The sensors' placement in board numbering.
+    sensors: Board,
+    game: Option<Game>,
+    /// Games before the current one, in order.
+    finished: Vec<Game>,
+    games: u32,
+    /// A game to start from a given position once the board is seen (`--fen`).
+    start_at: Option<(Chess, CastlingMode)>,
+    last_change: u64,
+    pending: Vec<PendingLift>,
+    /// The last placement (real square, piece, time), to tell slides from touches.
+    last_place: Option<(Square, Piece, u64)>,
+    touches: TouchLog,
+    tentative: Option<Tentative>,
+    /// An earlier ply the board shows (a take-back under way).
+    takeback: Option<usize>,
+    irregular: Option<Irregular>,
+    /// Completed violations per side (white, black).
+    violations: [u32; 2],
+    white_side: Option<ClockSide>,
+    clock: Option<ClockStatus>,
+    clock_said: Option<(u64, u64, &'static str)>,
+    clock_seen: bool,
+    /// The ply whose mover's time the next clock report gives (after a press).
+    clk_for: Option<usize>,
+    out: Vec<Event>,
+}
+
+const CENTRE: [Square; 4] = [Square::D4, Square::D5, Square::E4, Square::E5];
+
+impl Core {
+    pub fn new(cfg: Config) -> Core {
+        Core {
+            cfg,
+            sensors: Board::empty(),
+            game: None,
+            finished: Vec::new(),
+            games: 0,
+            start_at: None,
+            last_change: 0,
+            pending: Vec::new(),
+            last_place: None,
+            touches: TouchLog::default(),
+            tentative: None,
+            takeback: None,
+            irregular: None,
+            violations: [0, 0],
+            white_side: None,
+            clock: None,
+            clock_said: None,
+            clock_seen: false,
+            clk_for: None,
+            out: Vec::new(),
+        }
+    }
+
+    /// A core whose first game starts from `pos` when the board first reports.
+    pub fn with_start(cfg: Config, pos: Chess, mode: CastlingMode) -> Core {
+        let mut c = Core::new(cfg);
+        c.start_at = Some((pos, mode));
+        c
+    }
+
+    pub fn game(&self) -> Option<&Game> {
+        self.game.as_ref()
+    }
+
+    /// Every game seen, in order, the current one last.
+    pub fn games(&self) -> impl Iterator<Item = &Game> {
+        self.finished.iter().chain(self.game.as_ref())
+    }
+
+    /// Events produced so far and not yet taken.
+    pub fn take_events(&mut self) -> Vec<Event> {
+        std::mem::take(&mut self.out)
+    }
+
+    /// When the core next needs to be told the time (a release, flicker or
+    /// irregularity deadline), in microseconds; `None` when nothing waits.
+    pub fn next_deadline(&self) -> Option<u64> {
+        let mut d: Vec<u64> = self
+            .pending
+            .iter()
+            .map(|p| p.at + self.cfg.flicker_ms * 1000)
+            .collect();
+        if let Some(t) = &self.tentative {
+            let wait = if t.kings_hold {
+                self.cfg.irregular_ms
+            } else {
+                self.cfg.release_ms
+            };
+            d.push(self.last_change + wait * 1000);
+        }
+        if self.game.as_ref().is_some_and(|g| !g.is_over()) && self.needs_irregular_check() {
+            d.push(self.last_change + self.cfg.irregular_ms * 1000);
+        }
+        d.into_iter().min()
+    }
+
+    /// Time passes: handles every deadline up to `now_us`.
+    pub fn advance(&mut self, now_us: u64) {
+        while let Some(d) = self.next_deadline() {
+            if d > now_us {
+                break;
+            }
+            self.deadline(d);
+        }
+    }
+
+    /// Ends the input: every deadline is handled.
+    pub fn finish(&mut self) {
+        let mut guard = 0;
+        while let Some(d) = self.next_deadline() {
+            self.deadline(d);
+            guard += 1;
+            if guard > 64 {
+                break;
+            }
+        }
+        self.flush_touches(self.last_change);
+    }
+
+    /// One board-level event at `t_us`.
+    pub fn input(&mut self, ev: &BoardEvent, t_us: u64) {
+        self.advance(t_us);
+        match ev {
+            BoardEvent::Dump(p) => {
+                let board = p.to_board();
+                if board != self.sensors {
+                    self.sensors = board;
+                    self.last_change = t_us;
+                    self.pending.clear();
+                    self.changed(t_us, None, true);
+                }
+            }
+            BoardEvent::Lift { square, piece } => {
+                self.sensors.discard_piece_at(*square);
+                self.last_change = t_us;
+                let lifted = piece.piece();
+                self.changed(t_us, lifted.map(|p| (*square, p, true)), false);
+            }
+            BoardEvent::Place { square, piece, .. } => {
+                match piece {
+                    PieceCode::Piece(p) => self.sensors.set_piece_at(*square, *p),
+                    _ => self.sensors.discard_piece_at(*square),
+                }
+                self.last_change = t_us;
+                self.changed(t_us, piece.piece().map(|p| (*square, p, false)), false);
+            }
+            BoardEvent::Press(side) => self.press(*side, t_us),
+            BoardEvent::Clock(status) => self.clock_report(status, t_us),
+            BoardEvent::Button(_) | BoardEvent::ClockAck(_) | BoardEvent::Info(_) => {}
+        }
+    }
+
+    fn emit(&mut self, t_us: u64, kind: EventKind) {
+        self.out.push(Event {
+            t: t_us as f64 / 1e6,
+            kind,
+        });
+    }
+
+    fn real_board(&self) -> Board {
+        let o = self.game.as_ref().map_or(Orientation::Normal, |g| g.orientation);
+        o.real_board(&self.sensors)
+    }
+
+    /// A board change. `change` is (board square, piece, is a lift).
+    fn changed(&mut self, t: u64, change: Option<(Square, Piece, bool)>, dump: bool) {
+        if self.try_new_game(t) {
+            return;
+        }
+        let Some(game) = &self.game else { return };
+        if game.is_over() {
+            return;
+        }
+        let orientation = game.orientation;
+        if let Some((sq, piece, lift)) = change {
+            let real = orientation.real(sq);
+            if lift {
+                // The opponent starting their turn makes the move the board shows.
+                self.opponent_lift(piece, t);
+                // A lift from a square the piece slid onto a moment ago continues
+                // the same touch.
+                let sliding = self.last_place.is_some_and(|(sq, p, at)| {
+                    sq == real && p == piece && t.saturating_sub(at) < self.cfg.release_ms * 1000
+                });
+                if !sliding {
+                    self.pending.push(PendingLift {
+                        square: real,
+                        piece,
+                        at: t,
+                    });
+                }
+            } else {
+                self.last_place = Some((real, piece, t));
+                self.touches.placed(real, piece);
+                // The piece back where it was lifted within the flicker threshold:
+                // sensor noise, not a touch.
+                let flicker = self.cfg.flicker_ms * 1000;
+                if let Some(i) = self
+                    .pending
+                    .iter()
+                    .rposition(|p| p.square == real && p.piece == piece && t - p.at <= flicker)
+                {
+                    self.pending.remove(i);
+                } else {
+                    self.flush_touches(t);
+                }
+            }
+        }
+        self.evaluate(t, dump);
+    }
+
+    /// Turns the lifts waiting out the flicker threshold into touches.
+    fn flush_touches(&mut self, t: u64) {
+        let board = self.real_board();
+        for p in std::mem::take(&mut self.pending) {
+            let returned = board.piece_at(p.square) == Some(p.piece) && t > p.at;
+            self.touch(p, returned);
+        }
+    }
+
+    fn touch(&mut self, p: PendingLift, returned: bool) {
+        let Some(game) = &self.game else { return };
+        // A touch belongs to the player having the move; while a move is not yet
+        // completed, its mover's own pieces are still theirs to touch.
+        let side = match (&self.tentative, game.moves.last()) {
+            (Some(t), _) if game.positions[t.base].turn() == p.piece.color => p.piece.color,
+            (_, Some(last)) if !last.completed && game.positions[game.ply() - 1].turn() == p.piece.color => {
+                p.piece.color
+            }
+            _ => game.current().turn(),
+        };
+        let first = self.touches.push(Touch {
+            side,
+            square: p.square,
+            piece: p.piece,
+            returned,
+        });
+        self.emit(
+            p.at,
+            EventKind::Touch {
+                side: side.into(),
+                square: p.square.to_string(),
+                piece: p.piece.char().to_string(),
+                first,
+                returned,
+            },
+        );
+    }
+
+    /// The opponent of a move the board shows lifts a piece of their own: that move
+    /// is made (the opponent starts their turn), and completed if there is no clock.
+    fn opponent_lift(&mut self, piece: Piece, t: u64) {
+        let Some(game) = &self.game else { return };
+        if let Some(tent) = self.tentative {
+            let mover = game.positions[tent.base].turn();
+            if piece.color != mover && !(tent.kings_hold && piece.role == Role::King) {
+                self.commit(t);
+            }
+        }
+        let Some(game) = &self.game else { return };
+        if let Some(last) = game.moves.last() {
+            let mover = game.positions[game.ply() - 1].turn();
+            if !last.completed && piece.color != mover && !self.clock_seen {
+                let ply = game.ply();
+                self.complete(ply, t);
+            }
+        }
+    }
+
+    fn try_new_game(&mut self, t: u64) -> bool {
+        if let Some((pos, mode)) = self.start_at.take() {
+            let placement = pos.board().clone();
+            let orientation = if Orientation::Rotated.real_board(&self.sensors) == placement {
+                Orientation::Rotated
+            } else {
+                Orientation::Normal
+            };
+            self.start_game(pos, mode, orientation, t);
+            return true;
+        }
+        let Some((pos, mode, orientation)) = start_position(&self.sensors) else {
+            return false;
+        };
+        let fresh = self.game.as_ref().is_some_and(|g| {
+            g.ply() == 0 && !g.is_over() && g.orientation == orientation && g.current() == &pos
+        });
+        if fresh {
+            return false;
+        }
+        if let Some(g) = &self.game {
+            if !g.is_over() && g.ply() > 0 {
+                self.end_game(t, "*", "abandoned");
+            }
+        }
+        self.start_game(pos, mode, orientation, t);
+        true
+    }
+
+    fn start_game(&mut self, pos: Chess, mode: CastlingMode, orientation: Orientation, t: u64) {
+        self.games += 1;
+        let g = Game::new(self.games, pos, mode, orientation);
+        if let Some(prev) = self.game.take() {
+            self.finished.push(prev);
+        }
+        self.emit(
+            t,
+            EventKind::GameStart {
+                game: g.number,
+                fen: g.start_fen.clone(),
+                variant: g.variant(),
+                orientation: orientation.name(),
+            },
+        );
+        self.game = Some(g);
+        self.pending.clear();
+        self.touches = TouchLog::default();
+        self.tentative = None;
+        self.takeback = None;
+        self.irregular = None;
+        self.violations = [0, 0];
+        self.clk_for = None;
+    }
+
+    fn end_game(&mut self, t: u64, result: &'static str, termination: &'static str) {
+        if let Some(g) = &mut self.game {
+            if g.result.is_none() {
+                g.result = Some((result, termination));
+                self.tentative = None;
+                self.emit(t, EventKind::GameEnd { result, termination });
+            }
+        }
+    }
+
+    /// Matches the board against what the game allows.
+    fn evaluate(&mut self, t: u64, dump: bool) {
+        let board = self.real_board();
+        let Some(game) = &self.game else { return };
+        if let Some((result, _)) = kings_result(&board) {
+            // Never a move: drop a king step onto the centre that is not completed.
+            self.tentative = None;
+            let g = self.game.as_ref().expect("game");
+            if let Some(last) = g.moves.last() {
+                if !last.completed && last.mv.role() == Role::King && CENTRE.contains(&last.mv.to()) {
+                    let ply = g.ply() - 1;
+                    self.take_back(ply, t);
+                }
+            }
+            self.end_game(t, result, "result_kings");
+            return;
+        }
+        let n = game.ply();
+        let current = game.current().clone();
+        self.takeback = None;
+        if current.board() == &board {
+            self.tentative = None;
+            self.resolve(t);
+            return;
+        }
+        if let Some(mv) = game::move_to(&current, &board) {
+            let kings_hold = mv.role() == Role::King && CENTRE.contains(&mv.to());
+            self.tentative = Some(Tentative {
+                base: n,
+                mv,
+                kings_hold,
+            });
+            self.resolve(t);
+            return;
+        }
+        if n > 0 && !game.moves[n - 1].completed {
+            if let Some(mv) = game::move_to(&game.positions[n - 1], &board) {
+                self.tentative = Some(Tentative {
+                    base: n - 1,
+                    mv,
+                    kings_hold: false,
+                });
+                self.resolve(t);
+                return;
+            }
+        }
+        // An earlier position, or a legal move from one: a take-back.
+        for k in (n.saturating_sub(8)..n).rev() {
+            if game.positions[k].board() == &board {
+                self.tentative = None;
+                self.takeback = Some(k);
+                return;
+            }
+            if let Some(mv) = game::move_to(&game.positions[k], &board) {
+                self.tentative = Some(Tentative {
+                    base: k,
+                    mv,
+                    kings_hold: false,
+                });
+                return;
+            }
+        }
+        self.tentative = None;
+        if dump {
+            // A whole-board report after a gap: the game may be some plies further.
+            if let Some(path) = game::moves_to(&current, &board, 3) {
+                let last = path.len() - 1;
+                for (i, mv) in path.into_iter().enumerate() {
+                    self.tentative = Some(Tentative {
+                        base: self.game.as_ref().map_or(0, Game::ply),
+                        mv,
+                        kings_hold: false,
+                    });
+                    self.commit(t);
+                    if i < last {
+                        let ply = self.game.as_ref().map_or(0, Game::ply);
+                        self.complete(ply, t);
+                    }
+                }
+            }
+        }
+    }
+
+    fn resolve(&mut self, t: u64) {
+        if self.irregular.take().is_some() {
+            let fen = self.game.as_ref().map(Game::fen).unwrap_or_default();
+            self.emit(t, EventKind::Resolved { fen });
+        }
+    }
+
+    fn needs_irregular_check(&self) -> bool {
+        if self.tentative.is_some() {
+            return false;
+        }
+        let board = self.real_board();
+        match &self.irregular {
+            Some(irr) if irr.board == board => false,
+            _ => self.game.as_ref().is_some_and(|g| g.current().board() != &board),
+        }
+    }
+
+    fn deadline(&mut self, d: u64) {
+        // Lifts past the flicker threshold become touches.
+        let flicker = self.cfg.flicker_ms * 1000;
+        if self.pending.iter().any(|p| p.at + flicker <= d) {
+            let board = self.real_board();
+            let (due, keep): (Vec<_>, Vec<_>) = self.pending.iter().partition(|p| p.at + flicker <= d);
+            self.pending = keep;
+            for p in due {
+                let returned = board.piece_at(p.square) == Some(p.piece);
+                // Still in the air or put back later: not known as returned yet.
+                let _ = returned;
+                self.touch(p, false);
+            }
+            return;
+        }
+        if let Some(tent) = self.tentative {
+            let wait = if tent.kings_hold {
+                self.cfg.irregular_ms
+            } else {
+                self.cfg.release_ms
+            };
+            if self.last_change + wait * 1000 <= d {
+                self.commit(d);
+                return;
+            }
+        }
+        if self.last_change + self.cfg.irregular_ms * 1000 <= d {
+            if let Some(k) = self.takeback.take() {
+                self.take_back(k, d);
+                self.resolve(d);
+                return;
+            }
+            self.report_irregular(d, false);
+        }
+    }
+
+    /// The board shows a move (or an amendment, or a take-back and a move): record it.
+    fn commit(&mut self, t: u64) {
+        let Some(tent) = self.tentative.take() else { return };
+        self.flush_touches(t);
+        let game = self.game.as_mut().expect("a tentative move belongs to a game");
+        let n = game.ply();
+        if tent.base + 1 == n && !game.moves[n - 1].completed {
+            if game.moves[n - 1].mv == tent.mv {
+                return;
+            }
+            // Amendment of a move made but not completed.
+            let was = game.moves[n - 1].clone();
+            let mover = game.positions[n - 1].turn();
+            game.truncate(n - 1);
+            let played = game.push(tent.mv).clone();
+            let fen = game.fen();
+            self.emit(
+                t,
+                EventKind::MoveAmended {
+                    ply: n as u32,
+                    was: was.san.clone(),
+                    san: played.san.clone(),
+                    uci: played.uci,
+                    fen,
+                },
+            );
+            let base = self.game.as_ref().expect("game").positions[n - 1].clone();
+            if let Some(article) = touch::amendment_article(&base, &was.mv, &tent.mv) {
+                let touched = self.touches.squares(mover);
+                self.emit(
+                    t,
+                    EventKind::TouchMove {
+                        article,
+                        side: mover.into(),
+                        touched,
+                        played: played.san,
+                    },
+                );
+            }
+            self.after_move(t);
+            return;
+        }
+        if tent.base < n {
+            self.take_back(tent.base, t);
+        }
+        let game = self.game.as_mut().expect("game");
+        let n = game.ply();
+        // The previous move (the opponent's) is completed by this one at the latest.
+        if n > 0 && !game.moves[n - 1].completed {
+            self.complete(n, t);
+        }
+        let game = self.game.as_mut().expect("game");
+        let pos = game.current().clone();
+        let mover = pos.turn();
+        let played = game.push(tent.mv).clone();
+        let fen = game.fen();
+        let ply = game.ply() as u32;
+        for (article, touched) in self.touches.flags(&pos, &tent.mv, mover) {
+            self.emit(
+                t,
+                EventKind::TouchMove {
+                    article,
+                    side: mover.into(),
+                    touched,
+                    played: played.san.clone(),
+                },
+            );
+        }
+        self.emit(
+            t,
+            EventKind::Move {
+                ply,
+                san: played.san,
+                uci: played.uci,
+                fen,
+                side: mover.into(),
+            },
+        );
+        self.touches.next_turn(!mover);
+        self.after_move(t);
+    }
+
+    fn after_move(&mut self, t: u64) {
+        let game = self.game.as_mut().expect("game");
+        if let Some((result, termination)) = game.forced_end() {
+            self.end_game(t, result, termination);
+            return;
+        }
+        let ply = game.ply();
+        let fresh: Vec<&'static str> = game
+            .claimable()
+            .into_iter()
+            .filter(|r| !game.claimed.contains(&(ply, *r)))
+            .collect();
+        game.claimed.extend(fresh.iter().map(|r| (ply, *r)));
+        for reason in fresh {
+            self.emit(t, EventKind::DrawClaimable { reason });
+        }
+    }
+
+    fn take_back(&mut self, to_ply: usize, t: u64) {
+        let game = self.game.as_mut().expect("game");
+        if to_ply >= game.ply() {
+            return;
+        }
+        game.truncate(to_ply);
+        let fen = game.fen();
+        let turn = game.current().turn();
+        self.emit(
+            t,
+            EventKind::Takeback {
+                to_ply: to_ply as u32,
+                fen,
+            },
+        );
+        self.touches.retract(turn);
+    }
+
+    fn complete(&mut self, ply: usize, t: u64) {
+        let game = self.game.as_mut().expect("game");
+        if ply == 0 || ply > game.ply() || game.moves[ply - 1].completed {
+            return;
+        }
+        game.moves[ply - 1].completed = true;
+        let side = game.positions[ply - 1].turn();
+        self.emit(
+            t,
+            EventKind::MoveCompleted {
+                ply: ply as u32,
+                side: side.into(),
+            },
+        );
+    }
+
+    fn press(&mut self, side: ClockSide, t: u64) {
+        self.clock_seen = true;
+        let Some(game) = &self.game else { return };
+        if game.is_over() {
+            return;
+        }
+        // Who pressed: the mover of a move the board shows or that is not completed.
+        let presser = match (&self.tentative, game.moves.last()) {
+            (Some(tent), _) => Some(game.positions[tent.base].turn()),
+            (None, Some(last)) if !last.completed => Some(game.positions[game.ply() - 1].turn()),
+            _ => None,
+        };
+        if let (Some(color), None) = (presser, self.white_side) {
+            self.white_side = Some(if color.is_white() { side } else { side.other() });
+        }
+        let color = presser.or_else(|| {
+            self.white_side
+                .map(|w| if w == side { Color::White } else { Color::Black })
+        });
+        if self.tentative.is_some() {
+            self.commit(t);
+        }
+        let Some(game) = &self.game else { return };
+        let n = game.ply();
+        if n > 0 && !game.moves[n - 1].completed && Some(game.positions[n - 1].turn()) == color {
+            self.complete(n, t);
+            self.clk_for = Some(n);
+            return;
+        }
+        // A press with no move made: a completed violation (7.5), except before the
+        // first move, when pressing starts the game's clock.
+        if n == 0 {
+            return;
+        }
+        let Some(color) = color else { return };
+        if color != game.current().turn() {
+            return;
+        }
+        self.flush_touches(t);
+        self.report_completed(t, color);
+    }
+
+    fn clock_report(&mut self, status: &ClockStatus, t: u64) {
+        self.clock_seen = true;
+        self.clock = Some(*status);
+        let white_side = self.white_side.unwrap_or(ClockSide::Left);
+        let white = u64::from(status.time(white_side).millis());
+        let black = u64::from(status.time(white_side.other()).millis());
+        let running = match status.running_side() {
+            None => "none",
+            Some(s) if s == white_side => "white",
+            Some(_) => "black",
+        };
+        if let (Some(ply), Some(game)) = (self.clk_for.take(), self.game.as_mut()) {
+            if ply <= game.ply() {
+                let mover = game.positions[ply - 1].turn();
+                game.moves[ply - 1].clk_ms = Some(if mover.is_white() { white } else { black });
+            }
+        }
+        if self.clock_said != Some((white, black, running)) {
+            self.clock_said = Some((white, black, running));
+            self.emit(
+                t,
+                EventKind::Clock {
+                    white_ms: white,
+                    black_ms: black,
+                    running,
+                },
+            );
+        }
+        // A flag fall (6.9): lost, unless the opponent cannot mate at all.
+        let fallen = [
+            (status.left_flags.fallen, ClockSide::Left),
+            (status.right_flags.fallen, ClockSide::Right),
+        ];
+        for (fell, side) in fallen {
+            if !fell || self.white_side.is_none() {
+                continue;
+            }
+            let Some(game) = &self.game else { return };
+            if game.is_over() || game.ply() == 0 {
+                continue;
+            }
+            let loser = if Some(side) == self.white_side {
+                Color::White
+            } else {
+                Color::Black
+            };
+            let result = if game.current().has_insufficient_material(!loser) {
+                "1/2-1/2"
+            } else if loser.is_white() {
+                "0-1"
+            } else {
+                "1-0"
+            };
+            self.end_game(t, result, "time_forfeit");
+        }
+    }
+
+    /// Classifies the board against the expected position.
+    fn classify(&self) -> Option<(IrregularKind, Vec<String>)> {
+        let game = self.game.as_ref()?;
+        let board = self.real_board();
+        let pos = game.current();
+        if pos.board() == &board {
+            return None;
+        }
+        if is_partial(pos, &board) {
+            return None;
+        }
+        let us = pos.turn();
+        let diff = diff_squares(pos.board(), &board);
+        // Pawn released on the last rank: a promotion under way.
+        let promo = diff.iter().any(|sq| {
+            board.piece_at(*sq)
+                == Some(Piece {
+                    color: us,
+                    role: Role::Pawn,
+                })
+                && sq.rank() == shakmaty::Rank::new(if us.is_white() { 7 } else { 0 })
+        });
+        if promo {
+            return Some((
+                IrregularKind::PromotionIncomplete,
+                diff.iter().map(Square::to_string).collect(),
+            ));
+        }
+        if let Some((from, to)) = one_piece_moved(pos.board(), &board, us) {
+            return Some((IrregularKind::IllegalMove, vec![from.to_string(), to.to_string()]));
+        }
+        Some((
+            IrregularKind::Displaced,
+            diff.iter().map(Square::to_string).collect(),
+        ))
+    }
+
+    fn report_irregular(&mut self, t: u64, completed: bool) {
+        let board = self.real_board();
+        if !completed && self.irregular.as_ref().is_some_and(|i| i.board == board) {
+            return;
+        }
+        let Some(game) = &self.game else { return };
+        // Pieces only lifted (in the air) or a move under way are not irregular;
+        // neither is an earlier position (handled as a take-back).
+        let Some((kind, squares)) = self.classify() else {
+            self.irregular = Some(Irregular { board });
+            return;
+        };
+        // Promotion under way without a press is not yet a violation.
+        if kind == IrregularKind::PromotionIncomplete && !completed {
+            self.irregular = Some(Irregular { board });
+            return;
+        }
+        let side: Side = game.current().turn().into();
+        self.irregular = Some(Irregular { board });
+        self.emit(
+            t,
+            EventKind::Irregular {
+                kind,
+                side,
+                squares,
+                completed: false,
+                count: self.violations[side_index(side)],
+            },
+        );
+    }
+
+    fn report_completed(&mut self, t: u64, color: Color) {
+        let (kind, squares) = self
+            .classify()
+            .unwrap_or((IrregularKind::ClockWithoutMove, Vec::new()));
+        let side: Side = color.into();
+        self.violations[side_index(side)] += 1;
+        let count = self.violations[side_index(side)];
+        self.irregular = Some(Irregular {
+            board: self.real_board(),
+        });
+        self.emit(
+            t,
+            EventKind::Irregular {
+                kind,
+                side,
+                squares,
+                completed: true,
+                count,
+            },
+        );
+    }
+}
+
+fn side_index(s: Side) -> usize {
+    match s {
+        Side::White => 0,
+        Side::Black => 1,
+    }
+}
+
+/// The start position the board shows, if any: standard or Chess960, either way round.
+fn start_position(sensors: &Board) -> Option<(Chess, CastlingMode, Orientation)> {
+    for orientation in [Orientation::Normal, Orientation::Rotated] {
+        let board = orientation.real_board(sensors);
+        if board == Board::new() {
+            return Some((Chess::default(), CastlingMode::Standard, orientation));
+        }
+        if let Some(pos) = chess960_start(&board) {
+            return Some((pos, CastlingMode::Chess960, orientation));
+        }
+    }
+    None
+}
+
+fn chess960_start(board: &Board) -> Option<Chess> {
+    use shakmaty::{File, Rank};
+    let mut back = Vec::with_capacity(8);
+    for f in 0..8 {
+        let file = File::new(f);
+        let w = board.piece_at(Square::from_coords(file, Rank::First))?;
+        let b = board.piece_at(Square::from_coords(file, Rank::Eighth))?;
+        if w.color != Color::White || b.color != Color::Black || w.role != b.role || w.role == Role::Pawn {
+            return None;
+        }
+        back.push(w.role);
+    }
+    let mut expected = Board::empty();
+    for f in 0..8 {
+        let file = File::new(f);
+        expected.set_piece_at(
+            Square::from_coords(file, Rank::First),
+            Piece {
+                color: Color::White,
+                role: back[f as usize],
+            },
+        );
+        expected.set_piece_at(
+            Square::from_coords(file, Rank::Second),
+            Piece {
+                color: Color::White,
+                role: Role::Pawn,
+            },
+        );
+        expected.set_piece_at(
+            Square::from_coords(file, Rank::Seventh),
+            Piece {
+                color: Color::Black,
+                role: Role::Pawn,
+            },
+        );
+        expected.set_piece_at(
+            Square::from_coords(file, Rank::Eighth),
+            Piece {
+                color: Color::Black,
+                role: back[f as usize],
+            },
+        );
+    }
+    if &expected != board {
+        return None;
+    }
+    let count = |r: Role| back.iter().filter(|x| **x == r).count();
+    if count(Role::King) != 1 || count(Role::Queen) != 1 || count(Role::Rook) != 2 || count(Role::Bishop) != 2
+    {
+        return None;
+    }
+    let bishops: Vec<usize> = (0..8).filter(|i| back[*i] == Role::Bishop).collect();
+    let rooks: Vec<usize> = (0..8).filter(|i| back[*i] == Role::Rook).collect();
+    let king = back.iter().position(|r| *r == Role::King)?;
+    if bishops[0] % 2 == bishops[1] % 2 || !(rooks[0] < king && king < rooks[1]) {
+        return None;
+    }
+    let fen = format!("{} w KQkq - 0 1", board.board_fen());
+    let fen: shakmaty::fen::Fen = fen.parse().ok()?;
+    fen.into_position(CastlingMode::Chess960).ok()
+}
+
+/// Both kings on the centre squares: the DGT convention for a result.
+fn kings_result(board: &Board) -> Option<(&'static str, ())> {
+    let kings = board.kings();
+    if kings.count() != 2 || !kings.into_iter().all(|sq| CENTRE.contains(&sq)) {
+        return None;
+    }
+    let light = kings.into_iter().filter(|sq| sq.is_light()).count();
+    Some((
+        match light {
+            2 => "1-0",
+            0 => "0-1",
+            _ => "1/2-1/2",
+        },
+        (),
+    ))
+}
+
+fn diff_squares(a: &Board, b: &Board) -> Vec<Square> {
+    Square::ALL
+        .into_iter()
+        .filter(|sq| a.piece_at(*sq) != b.piece_at(*sq))
+        .collect()
+}
+
+/// A board on the way from `pos` to a legal move's result: only the move's squares
+/// differ, each showing what it had, what it will have, nothing, or the moving
+/// piece; or pieces only lifted from the expected position.
+fn is_partial(pos: &Chess, board: &Board) -> bool {
+    let expected = pos.board();
+    let diff = diff_squares(expected, board);
+    if diff.iter().all(|sq| board.piece_at(*sq).is_none()) {
+        return true;
+    }
+    pos.legal_moves().into_iter().any(|m| {
+        let mut after = pos.clone();
+        after.play_unchecked(m);
+        let result = after.board();
+        let mut touched = Bitboard::EMPTY;
+        for sq in Square::ALL {
+            if expected.piece_at(sq) != result.piece_at(sq) {
+                touched.add(sq);
+            }
+        }
+        let mover = m.from().and_then(|f| expected.piece_at(f));
+        diff.iter().all(|sq| {
+            touched.contains(*sq) && {
+                let now = board.piece_at(*sq);
+                now.is_none() || now == expected.piece_at(*sq) || now == result.piece_at(*sq) || now == mover
+            }
+        })
+    })
+}
+
+/// Exactly one piece of `us` left its square and stands on another (maybe on an
+/// opponent's piece): an attempted move.
+fn one_piece_moved(expected: &Board, board: &Board, us: Color) -> Option<(Square, Square)> {
+    let diff = diff_squares(expected, board);
+    let vacated: Vec<Square> = diff
+        .iter()
+        .copied()
+        .filter(|sq| board.piece_at(*sq).is_none())
+        .collect();
+    let arrived: Vec<Square> = diff
+        .iter()
+        .copied()
+        .filter(|sq| board.piece_at(*sq).is_some())
+        .collect();
+    match (vacated.as_slice(), arrived.as_slice()) {
+        ([from], [to]) => {
+            let p = expected.piece_at(*from)?;
+            (p.color == us
+                && board.piece_at(*to) == Some(p)
+                && expected.piece_at(*to).is_none_or(|q| q.color != us))
+            .then_some((*from, *to))
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,193 @@
+//! Touches in a turn and what the Laws make of them (Art. 4.3, 4.4, 4.7).
+//!
+//! The core never rejects a legal move because of touch-move: it records the move
+//! and raises a flag that the opponent could claim.
+
+use shakmaty::{Chess, Color, Move, Piece, Position, Role, Square};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Touch {
+    pub side: Color,
+    pub square: Square,
+    pub piece: Piece,
+    pub returned: bool,
+}
+
+/// The touches of the turn under way, and the placements seen in it.
+#[derive(Debug, Clone, Default)]
+pub struct TouchLog {
+    touches: Vec<Touch>,
+    placed: Vec<(Square, Piece)>,
+}
+
+impl TouchLog {
+    /// Adds a touch; true when it is that side's first in this turn.
+    pub fn push(&mut self, t: Touch) -> bool {
+        let first = !self.touches.iter().any(|x| x.side == t.side);
+        self.touches.push(t);
+        first
+    }
+
+    pub fn placed(&mut self, square: Square, piece: Piece) {
+        self.placed.push((square, piece));
+    }
+
+    /// The squares `side` touched, in order.
+    pub fn squares(&self, side: Color) -> Vec<String> {
+        self.touches
+            .iter()
+            .filter(|t| t.side == side)
+            .map(|t| t.square.to_string())
+            .collect()
+    }
+
+    /// A move was made: the next turn starts (touches of `next` already made stay).
+    pub fn next_turn(&mut self, next: Color) {
+        self.touches.retain(|t| t.side == next);
+        self.placed.clear();
+    }
+
+    /// A take-back: the side now to move keeps their touches (7.5.1: the touches of
+    /// an illegal attempt still count for the move that replaces it).
+    pub fn retract(&mut self, turn: Color) {
+        self.touches.retain(|t| t.side == turn);
+    }
+
+    /// The flags the move `mv` by `mover` from `pos` raises.
+    pub fn flags(&self, pos: &Chess, mv: &Move, mover: Color) -> Vec<(&'static str, Vec<String>)> {
+        let mine: Vec<&Touch> = self.touches.iter().filter(|t| t.side == mover).collect();
+        let touched: Vec<String> = mine.iter().map(|t| t.square.to_string()).collect();
+        let own: Vec<&Touch> = mine.iter().copied().filter(|t| t.piece.color == mover).collect();
+        let opp: Vec<&Touch> = mine.iter().copied().filter(|t| t.piece.color != mover).collect();
+        let legal = pos.legal_moves();
+        let moved = moved_squares(mv);
+        let mut flags = Vec::new();
+
+        // 4.4.2: the rook touched before the king, then castled with it.
+        if let Move::Castle { king, rook } = *mv {
+            let first_rook = own.iter().position(|t| t.square == rook);
+            let first_king = own.iter().position(|t| t.square == king);
+            if let Some(r) = first_rook {
+                if first_king.is_none_or(|k| r < k) {
+                    flags.push(("4.4.2", touched.clone()));
+                }
+            }
+        }
+        // 4.4.1: king and rook touched, castling with that rook legal, not played.
+        if let Some(k) = own.iter().find(|t| t.piece.role == Role::King) {
+            for r in own.iter().filter(|t| t.piece.role == Role::Rook) {
+                let castle = Move::Castle {
+                    king: k.square,
+                    rook: r.square,
+                };
+                if legal.contains(&castle) && *mv != castle {
+                    flags.push(("4.4.1", touched.clone()));
+                }
+            }
+        }
+        if !flags.is_empty() {
+            return flags;
+        }
+        // 4.4.4: a promotion piece stood on the promotion square, then another.
+        if let Some(promoted) = mv.promotion() {
+            let to = mv.to();
+            if self.placed.iter().any(|(sq, p)| {
+                *sq == to
+                    && p.color == mover
+                    && !matches!(p.role, Role::Pawn | Role::King)
+                    && p.role != promoted
+            }) {
+                flags.push(("4.4.4", touched.clone()));
+            }
+        }
+        let first_own = own.first();
+        let first_opp = opp.first();
+        // 4.3.3: pieces of both colours touched: capture the touched piece with the
+        // touched piece if that is legal.
+        if let (Some(a), Some(b)) = (first_own, first_opp) {
+            let required: Vec<&Move> = legal
+                .iter()
+                .filter(|m| m.from() == Some(a.square) && captured_square(m) == Some(b.square))
+                .collect();
+            if !required.is_empty() {
+                if !required.contains(&mv) {
+                    flags.push(("4.3.3", touched.clone()));
+                }
+                return flags;
+            }
+        }
+        // 4.3.1: the first own piece touched could have been moved, another was.
+        if let Some(a) = first_own {
+            if !moved.contains(&a.square) && legal.iter().any(|m| moved_squares(m).first() == Some(&a.square))
+            {
+                flags.push(("4.3.1", touched.clone()));
+            }
+        }
+        // 4.3.2: the first opponent's piece touched could have been captured.
+        if let Some(b) = first_opp {
+            if captured_square(mv) != Some(b.square)
+                && legal.iter().any(|m| captured_square(m) == Some(b.square))
+            {
+                flags.push(("4.3.2", touched.clone()));
+            }
+        }
+        flags
+    }
+}
+
+/// The article an amendment (a made move changed into another) raises.
+pub fn amendment_article(_base: &Chess, was: &Move, now: &Move) -> Option<&'static str> {
+    match (*was, *now) {
+        // Rook first, then castled: 4.4.2 (the rook move was a legal move on its own).
+        (
+            Move::Normal {
+                role: Role::Rook,
+                from,
+                ..
+            },
+            Move::Castle { rook, .. },
+        ) if from == rook => Some("4.4.2"),
+        // King on its castling square first (Chess960), then castled: part of one move.
+        (
+            Move::Normal {
+                role: Role::King,
+                from,
+                ..
+            },
+            Move::Castle { king, .. },
+        ) if from == king => None,
+        // Another promotion piece on the same square.
+        (
+            Move::Normal {
+                promotion: Some(_),
+                to: a,
+                ..
+            },
+            Move::Normal {
+                promotion: Some(_),
+                to: b,
+                ..
+            },
+        ) if a == b => Some("4.4.4"),
+        _ => Some("4.7"),
+    }
+}
+
+/// The squares a move lifts pieces from (its piece first).
+fn moved_squares(m: &Move) -> Vec<Square> {
+    match *m {
+        Move::Castle { king, rook } => vec![king, rook],
+        _ => m.from().into_iter().collect(),
+    }
+}
+
+/// The square of the piece a move captures.
+fn captured_square(m: &Move) -> Option<Square> {
+    match *m {
+        Move::Normal {
+            capture: Some(_), to, ..
+        } => Some(to),
+        Move::EnPassant { from, to } => Some(Square::from_coords(to.file(), from.rank())),
+        _ => None,
+    }
+}
