@@ -128,7 +128,7 @@ async fn demo(speed: f64) -> Result<(), Box<dyn std::error::Error>> {
         path.display()
     );
     println!(
-        "(the rules core and the D-Bus service are not in this build yet: shown here is the board as the host reads it)"
+        "(the daemon and its D-Bus service are not wired in yet: shown here is the board as the host reads it; `eboard-bridge replay` runs the rules core)"
     );
     let cfg = EmulatorConfig {
         speed,

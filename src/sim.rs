@@ -147,6 +147,15 @@ impl Hands {
         )));
     }
 
+    /// Sets the clock, stopped, as an arbiter does before the game.
+    pub fn set_clock(&mut self, time: crate::protocol::ClockTime) {
+        self.push(RecordKind::Clock {
+            left: time,
+            right: time,
+            running: crate::log::Running::None,
+        });
+    }
+
     /// Presses the clock for `mover`.
     pub fn press(&mut self, mover: shakmaty::Color) {
         let side = if mover.is_white() {

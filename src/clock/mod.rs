@@ -11,6 +11,8 @@ pub struct ClockModel {
     right: ClockTime,
     running: Option<ClockSide>,
     right_lever_high: bool,
+    /// A side whose time ran out while it was running (the flag fell).
+    fallen: Option<ClockSide>,
     /// When `left`/`right` were last brought up to date.
     at_us: u64,
 }
@@ -23,6 +25,7 @@ impl ClockModel {
             right,
             running: None,
             right_lever_high: false,
+            fallen: None,
             at_us,
         }
     }
@@ -34,6 +37,13 @@ impl ClockModel {
             right: status.right,
             running: status.running_side(),
             right_lever_high: status.right_lever_high,
+            fallen: if status.left_flags.fallen {
+                Some(ClockSide::Left)
+            } else if status.right_flags.fallen {
+                Some(ClockSide::Right)
+            } else {
+                None
+            },
             at_us,
         }
     }
@@ -48,9 +58,16 @@ impl ClockModel {
         // Whole milliseconds only; the remainder stays for the next call so that many
         // small steps lose nothing.
         let elapsed_ms = elapsed_us / 1000;
-        match side {
-            ClockSide::Left => self.left = self.left.saturating_sub_millis(elapsed_ms),
-            ClockSide::Right => self.right = self.right.saturating_sub_millis(elapsed_ms),
+        let time = match side {
+            ClockSide::Left => &mut self.left,
+            ClockSide::Right => &mut self.right,
+        };
+        let before = *time;
+        *time = time.saturating_sub_millis(elapsed_ms);
+        // The flag falls when a running time reaches zero (a clock never set, showing
+        // 0:00:00, has no flag to fall).
+        if before.millis() > 0 && time.millis() == 0 && self.fallen.is_none() {
+            self.fallen = Some(side);
         }
         self.at_us += elapsed_ms * 1000;
     }
@@ -76,6 +93,7 @@ impl ClockModel {
         self.left = left;
         self.right = right;
         self.running = running;
+        self.fallen = None;
         if let Some(side) = running {
             self.right_lever_high = side == ClockSide::Right;
         }
@@ -97,8 +115,8 @@ impl ClockModel {
         let mut c = *self;
         c.advance(now_us);
         let mut s = ClockStatus::new(c.left, c.right, c.running, c.right_lever_high);
-        s.left_flags.fallen = c.left == ClockTime::from_millis(0) && c.running == Some(ClockSide::Left);
-        s.right_flags.fallen = c.right == ClockTime::from_millis(0) && c.running == Some(ClockSide::Right);
+        s.left_flags.fallen = c.fallen == Some(ClockSide::Left);
+        s.right_flags.fallen = c.fallen == Some(ClockSide::Right);
         s
     }
 
@@ -146,6 +164,14 @@ mod tests {
         // Pressing the lever that is already down does nothing.
         c.press(ClockSide::Left, 4_000_000);
         assert_eq!(c.running(), Some(ClockSide::Right));
+    }
+
+    #[test]
+    fn a_clock_never_set_has_no_flag_to_fall() {
+        let mut c = ClockModel::new(t(0), t(0), 0);
+        c.press(ClockSide::Left, 0);
+        let s = c.status(5_000_000);
+        assert!(!s.left_flags.fallen && !s.right_flags.fallen);
     }
 
     #[test]

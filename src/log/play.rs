@@ -84,8 +84,15 @@ pub fn board_bytes(
             BoardMessage::Clock(clock.status(now_us)).encode()
         }
         RecordKind::Press(side) => {
+            // A press is seen as the lever changing side: a board that has not yet
+            // reported its clock first says where the lever stood.
+            let mut bytes = Vec::new();
+            if board.clock().is_none() {
+                bytes.extend(BoardMessage::Clock(clock.status(now_us)).encode());
+            }
             clock.press(*side, now_us);
-            BoardMessage::Clock(clock.status(now_us)).encode()
+            bytes.extend(BoardMessage::Clock(clock.status(now_us)).encode());
+            bytes
         }
         RecordKind::Button(b) => BoardMessage::ClockAck(ClockAck::button(*b)).encode(),
     };

@@ -131,14 +131,10 @@ impl Core {
         std::mem::take(&mut self.out)
     }
 
-    /// When the core next needs to be told the time (a release, flicker or
-    /// irregularity deadline), in microseconds; `None` when nothing waits.
+    /// When the core next needs to be told the time (a release or irregularity
+    /// deadline), in microseconds; `None` when nothing waits.
     pub fn next_deadline(&self) -> Option<u64> {
-        let mut d: Vec<u64> = self
-            .pending
-            .iter()
-            .map(|p| p.at + self.cfg.flicker_ms * 1000)
-            .collect();
+        let mut d: Vec<u64> = Vec::new();
         if let Some(t) = &self.tentative {
             let wait = if t.kings_hold {
                 self.cfg.irregular_ms
@@ -492,20 +488,6 @@ impl Core {
     }
 
     fn deadline(&mut self, d: u64) {
-        // Lifts past the flicker threshold become touches.
-        let flicker = self.cfg.flicker_ms * 1000;
-        if self.pending.iter().any(|p| p.at + flicker <= d) {
-            let board = self.real_board();
-            let (due, keep): (Vec<_>, Vec<_>) = self.pending.iter().partition(|p| p.at + flicker <= d);
-            self.pending = keep;
-            for p in due {
-                let returned = board.piece_at(p.square) == Some(p.piece);
-                // Still in the air or put back later: not known as returned yet.
-                let _ = returned;
-                self.touch(p, false);
-            }
-            return;
-        }
         if let Some(tent) = self.tentative {
             let wait = if tent.kings_hold {
                 self.cfg.irregular_ms

@@ -67,3 +67,104 @@ impl Rng {
         self.next_u64() % 100 < percent
     }
 }
+
+/// A game from a PGN file: its tags and SAN moves (up to the first that does not
+/// parse or is not legal).
+pub struct PgnGame {
+    pub tags: Vec<(String, String)>,
+    pub start: shakmaty::Chess,
+    pub mode: shakmaty::CastlingMode,
+    pub moves: Vec<shakmaty::Move>,
+}
+
+impl PgnGame {
+    pub fn tag(&self, key: &str) -> Option<&str> {
+        self.tags.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
+}
+
+/// Reads every game of a PGN file (tags, comments, variations and NAGs handled).
+pub fn pgn_games(rel: &str) -> Vec<PgnGame> {
+    use shakmaty::{CastlingMode, Chess, Position, fen::Fen, san::San};
+    let text = String::from_utf8_lossy(&std::fs::read(shared(rel)).expect("read pgn")).into_owned();
+    let mut games = Vec::new();
+    let mut tags: Vec<(String, String)> = Vec::new();
+    let mut movetext = String::new();
+    let mut flush = |tags: &mut Vec<(String, String)>, movetext: &mut String| {
+        if tags.is_empty() && movetext.trim().is_empty() {
+            return;
+        }
+        let tag = |k: &str| tags.iter().find(|(t, _)| t == k).map(|(_, v)| v.clone());
+        let chess960 = tag("Variant").is_some_and(|v| v.to_lowercase().contains("960"));
+        let mode = if chess960 {
+            CastlingMode::Chess960
+        } else {
+            CastlingMode::Standard
+        };
+        let start = match tag("FEN") {
+            Some(f) => match f
+                .parse::<Fen>()
+                .ok()
+                .and_then(|f| f.into_position::<Chess>(mode).ok())
+            {
+                Some(p) => p,
+                None => {
+                    tags.clear();
+                    movetext.clear();
+                    return;
+                }
+            },
+            None => Chess::default(),
+        };
+        // Strip comments, variations and NAGs.
+        let mut clean = String::new();
+        let (mut brace, mut paren) = (false, 0);
+        for c in movetext.chars() {
+            match c {
+                '{' => brace = true,
+                '}' => brace = false,
+                '(' if !brace => paren += 1,
+                ')' if !brace => paren -= 1,
+                _ if brace || paren > 0 => {}
+                _ => clean.push(c),
+            }
+        }
+        let mut pos = start.clone();
+        let mut moves = Vec::new();
+        for word in clean.split_whitespace() {
+            let w = word.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+            let w = w.trim_end_matches(['!', '?']);
+            if w.is_empty() || w.starts_with('$') || matches!(w, "*" | "1-0" | "0-1" | "1/2-1/2") {
+                continue;
+            }
+            let Some(mv) = w.parse::<San>().ok().and_then(|s| s.to_move(&pos).ok()) else {
+                break;
+            };
+            pos.play_unchecked(mv);
+            moves.push(mv);
+        }
+        games.push(PgnGame {
+            tags: std::mem::take(tags),
+            start,
+            mode,
+            moves,
+        });
+        movetext.clear();
+    };
+    for line in text.lines() {
+        let l = line.trim();
+        if l.starts_with('[') && l.ends_with(']') {
+            if !movetext.trim().is_empty() {
+                flush(&mut tags, &mut movetext);
+            }
+            if let Some((k, v)) = l[1..l.len() - 1].split_once(' ') {
+                tags.push((k.to_string(), v.trim().trim_matches('"').to_string()));
+            }
+        } else if !l.starts_with('%') {
+            movetext.push_str(line);
+            movetext.push('\n');
+        }
+    }
+    flush(&mut tags, &mut movetext);
+    games
+}
