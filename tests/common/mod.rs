@@ -41,32 +41,9 @@ pub fn play_uci(moves: &[String]) -> shakmaty::Chess {
     pos
 }
 
-/// A small seeded generator (SplitMix64) so that generated tests are repeatable.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `lo..=hi`.
-    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next_u64() % (hi - lo + 1)
-    }
-
-    /// True with probability `percent` / 100.
-    pub fn chance(&mut self, percent: u64) -> bool {
-        self.next_u64() % 100 < percent
-    }
-}
+/// The library's seeded generator, so that generated tests are repeatable.
+#[allow(unused_imports)]
+pub use eboard_bridge::sim::Seeded as Rng;
 
 /// A game from a PGN file: its tags and SAN moves (up to the first that does not
 /// parse or is not legal).
