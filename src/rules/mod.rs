@@ -253,7 +253,7 @@ impl Core {
                 if let Some(i) = self
                     .pending
                     .iter()
-                    .rposition(|p| p.square == real && p.piece == piece && t - p.at <= flicker)
+                    .rposition(|p| p.square == real && p.piece == piece && t.saturating_sub(p.at) <= flicker)
                 {
                     self.pending.remove(i);
                 } else {
@@ -505,7 +505,7 @@ impl Core {
                 self.resolve(d);
                 return;
             }
-            self.report_irregular(d, false);
+            self.report_irregular(d);
         }
     }
 
@@ -779,9 +779,9 @@ impl Core {
         ))
     }
 
-    fn report_irregular(&mut self, t: u64, completed: bool) {
+    fn report_irregular(&mut self, t: u64) {
         let board = self.real_board();
-        if !completed && self.irregular.as_ref().is_some_and(|i| i.board == board) {
+        if self.irregular.as_ref().is_some_and(|i| i.board == board) {
             return;
         }
         let Some(game) = &self.game else { return };
@@ -792,7 +792,7 @@ impl Core {
             return;
         };
         // Promotion under way without a press is not yet a violation.
-        if kind == IrregularKind::PromotionIncomplete && !completed {
+        if kind == IrregularKind::PromotionIncomplete {
             self.irregular = Some(Irregular { board });
             return;
         }
