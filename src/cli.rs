@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use crate::device::{Emulator, EmulatorConfig};
 use crate::log::{LogError, Player, read_log};
 use crate::output::{replay, sensors};
+use crate::rules::Config;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -57,9 +58,12 @@ pub enum Command {
     Replay {
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
-        /// Start from this position instead of the board's start position.
+        /// Start from this position instead of the board's start position (a log's
+        /// `# fen:` header field does the same when this is not given).
         #[arg(long)]
         fen: Option<String>,
+        #[command(flatten)]
+        rules: RulesArgs,
         #[arg(required = true, value_name = "LOG")]
         logs: Vec<PathBuf>,
     },
@@ -88,6 +92,35 @@ pub enum Command {
     },
 }
 
+/// The rules core's thresholds and profile (defaults: FIDE 2023, `rules.md`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct RulesArgs {
+    /// A placement that stays this long is a release (ms).
+    #[arg(long, value_name = "MS", default_value_t = Config::default().release_ms)]
+    pub release_ms: u64,
+    /// A lift whose piece is back within this time is sensor noise (ms).
+    #[arg(long, value_name = "MS", default_value_t = Config::default().flicker_ms)]
+    pub flicker_ms: u64,
+    /// A board that stays this long in an unexplained state is irregular (ms).
+    #[arg(long, value_name = "MS", default_value_t = Config::default().irregular_ms)]
+    pub irregular_ms: u64,
+    /// Which FIDE penalties apply.
+    #[arg(long, default_value = "standard", value_parser = ["standard", "rapid", "blitz"])]
+    pub profile: String,
+}
+
+impl RulesArgs {
+    pub fn config(&self) -> Config {
+        Config {
+            release_ms: self.release_ms,
+            flicker_ms: self.flicker_ms,
+            irregular_ms: self.irregular_ms,
+            // clap has checked the value against the three names.
+            profile: self.profile.parse().unwrap_or_default(),
+        }
+    }
+}
+
 /// Exit status for input that is malformed or a job that cannot run.
 pub const EXIT_BAD_INPUT: u8 = 2;
 
@@ -102,7 +135,12 @@ pub fn main(cli: Cli) -> ExitCode {
         Command::Run { .. } => not_yet("`run` (the daemon)", "the daemon work (issue 4)"),
         Command::Record { .. } => not_yet("`record`", "the daemon work (issue 4)"),
         Command::Demo { speed } => crate::demo::run(speed),
-        Command::Replay { format, fen, logs } => replay(format, fen.as_deref(), &logs),
+        Command::Replay {
+            format,
+            fen,
+            rules,
+            logs,
+        } => replay(format, fen.as_deref(), rules.config(), &logs),
         Command::Emulate { log, speed, link } => emulate(&log, speed, link.as_deref()),
     }
 }
@@ -112,8 +150,8 @@ fn report(e: &LogError) -> ExitCode {
     ExitCode::from(EXIT_BAD_INPUT)
 }
 
-fn replay(format: Format, fen: Option<&str>, logs: &[PathBuf]) -> ExitCode {
-    let start = match fen.map(parse_start).transpose() {
+fn replay(format: Format, fen: Option<&str>, cfg: Config, logs: &[PathBuf]) -> ExitCode {
+    let given = match fen.map(replay::parse_start).transpose() {
         Ok(s) => s,
         Err(e) => {
             eprintln!("eboard-bridge: --fen: {e}");
@@ -134,7 +172,18 @@ fn replay(format: Format, fen: Option<&str>, logs: &[PathBuf]) -> ExitCode {
                 Err(e) => return report(&e),
             }
         } else {
-            let r = match replay::run(&log, &file, crate::rules::Config::default(), start.clone()) {
+            let start = match (&given, log.header.get("fen")) {
+                (Some(s), _) => Some(s.clone()),
+                (None, Some(f)) => match replay::parse_start(f) {
+                    Ok(s) => Some(s),
+                    Err(e) => {
+                        eprintln!("eboard-bridge: {file}: header field `fen`: {e}");
+                        return ExitCode::from(EXIT_BAD_INPUT);
+                    }
+                },
+                (None, None) => None,
+            };
+            let r = match replay::run(&log, &file, cfg, start) {
                 Ok(r) => r,
                 Err(e) => return report(&e),
             };
@@ -158,18 +207,6 @@ fn replay(format: Format, fen: Option<&str>, logs: &[PathBuf]) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
-}
-
-/// A start position from a FEN (standard castling, or Chess960 when the FEN says so).
-fn parse_start(fen: &str) -> Result<(shakmaty::Chess, shakmaty::CastlingMode), String> {
-    let parsed: shakmaty::fen::Fen = fen.parse().map_err(|e| format!("`{fen}`: {e}"))?;
-    match parsed.clone().into_position(shakmaty::CastlingMode::Standard) {
-        Ok(p) => Ok((p, shakmaty::CastlingMode::Standard)),
-        Err(_) => parsed
-            .into_position(shakmaty::CastlingMode::Chess960)
-            .map(|p| (p, shakmaty::CastlingMode::Chess960))
-            .map_err(|e| format!("`{fen}` is not a legal position: {e}")),
-    }
 }
 
 fn emulate(path: &Path, speed: f64, link: Option<&Path>) -> ExitCode {

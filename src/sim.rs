@@ -166,6 +166,25 @@ impl Hands {
         self.push(RecordKind::Press(side));
     }
 
+    /// A fault: `piece` knocked off real square `sq`, left lying `ms`, put back.
+    pub fn knock(&mut self, sq: Square, piece: Piece, ms: u64) {
+        self.lift(sq, piece);
+        self.wait(ms);
+        self.place(sq, piece);
+        self.wait(400);
+    }
+
+    /// A fault: `piece` moved from `from` to the empty square `to` (not a legal
+    /// move), left there `ms`, then taken back to `from`.
+    pub fn illegal_attempt(&mut self, from: Square, to: Square, piece: Piece, ms: u64) {
+        self.lift(from, piece);
+        self.place(to, piece);
+        self.wait(ms);
+        self.lift(to, piece);
+        self.place(from, piece);
+        self.wait(400);
+    }
+
     /// Plays `mv` (legal in `pos`) with a random physical order; then the player
     /// thinks, and presses the clock when the style says so.
     pub fn play(&mut self, pos: &Chess, mv: &Move) {

@@ -163,3 +163,32 @@ fn commands_of_later_work_say_so_and_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not available yet"));
 }
+
+#[test]
+fn replay_takes_thresholds_and_the_fen_header() {
+    let illegal = common::fixture("scenarios/illegal_move.esl");
+    let run = |args: &[&str]| {
+        let out = bin().arg("replay").args(args).arg(&illegal).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // The wrong pawn stands 2.6 s: irregular with the default 2 s threshold, not with 3 s.
+    assert!(run(&["--format", "jsonl"]).contains(r#""kind":"illegal_move""#));
+    let patient = run(&["--format", "jsonl", "--irregular-ms", "3000"]);
+    assert!(!patient.contains(r#""type":"irregular""#), "{patient}");
+    assert!(patient.contains(r#""uci":"e2e4""#));
+    // A log's `# fen:` header is its start position.
+    let out = bin()
+        .args(["replay", "--format", "uci"])
+        .arg(common::fixture("scenarios/touch_4_4_4.esl"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "# game 1\nb7b8n\ne8f7\n");
+    // A bad profile is refused by the command line.
+    let out = bin()
+        .args(["replay", "--profile", "bullet"])
+        .arg(&illegal)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

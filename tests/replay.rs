@@ -11,7 +11,7 @@ use eboard_bridge::log::{Header, SensorLog};
 use eboard_bridge::output::replay;
 use eboard_bridge::rules::{Config, EventKind};
 use eboard_bridge::sim::{Hands, Style};
-use shakmaty::Position;
+use shakmaty::{Chess, Move, Position, Role, Square};
 
 #[test]
 fn captures_replay_to_exactly_their_moves() {
@@ -34,20 +34,117 @@ fn captures_replay_to_exactly_their_moves() {
     }
 }
 
-/// Plays a game as hands would and replays it; returns the events.
+/// A fault the hands made on purpose, and what the rules core must report for it.
+#[derive(Debug, Clone, PartialEq)]
+struct Injected {
+    kind: &'static str,
+    side: &'static str,
+    squares: Vec<String>,
+}
+
+/// A fault for the move `mv` from `pos` (the game's earlier positions in `seen`),
+/// chosen so that the Laws predict exactly one irregularity and no touch-move flag:
+/// a piece no legal move lifts, knocked off and put back; or the moving piece first
+/// set on a square it cannot go to, then taken back.
+fn inject(hands: &mut Hands, pos: &Chess, mv: &Move, seen: &[Chess]) -> Option<Injected> {
+    let legal = pos.legal_moves();
+    let side = if pos.turn().is_white() { "white" } else { "black" };
+    let lifted_by_a_move = |sq: Square| {
+        legal.iter().any(|m| match *m {
+            Move::Castle { king, rook } => king == sq || rook == sq,
+            Move::EnPassant { from, to } => from == sq || Square::from_coords(to.file(), from.rank()) == sq,
+            _ => m.from() == Some(sq) || (m.is_capture() && m.to() == sq),
+        })
+    };
+    if hands.rng.chance(50) {
+        let candidates: Vec<Square> = pos
+            .board()
+            .occupied()
+            .into_iter()
+            .filter(|sq| pos.board().role_at(*sq) != Some(Role::King) && !lifted_by_a_move(*sq))
+            .collect();
+        if candidates.is_empty() {
+            return None;
+        }
+        let sq = candidates[hands.rng.range(0, candidates.len() as u64 - 1) as usize];
+        let piece = pos.board().piece_at(sq)?;
+        hands.wait(500);
+        hands.knock(sq, piece, 2600);
+        return Some(Injected {
+            kind: "displaced",
+            side,
+            squares: vec![sq.to_string()],
+        });
+    }
+    let Move::Normal {
+        role,
+        from,
+        promotion: None,
+        ..
+    } = *mv
+    else {
+        return None;
+    };
+    if role == Role::King {
+        return None;
+    }
+    let piece = pos.board().piece_at(from)?;
+    let candidates: Vec<Square> = (!pos.board().occupied())
+        .into_iter()
+        .filter(|to| {
+            let mut board = pos.board().clone();
+            board.discard_piece_at(from);
+            board.set_piece_at(*to, piece);
+            !legal.iter().any(|m| m.from() == Some(from) && m.to() == *to)
+                && !seen.iter().any(|p| p.board() == &board)
+                && !(role == Role::Pawn
+                    && (to.rank() == shakmaty::Rank::First || to.rank() == shakmaty::Rank::Eighth))
+        })
+        .collect();
+    if candidates.is_empty() {
+        return None;
+    }
+    let to = candidates[hands.rng.range(0, candidates.len() as u64 - 1) as usize];
+    hands.wait(500);
+    hands.illegal_attempt(from, to, piece, 2600);
+    Some(Injected {
+        kind: "illegal_move",
+        side,
+        squares: vec![from.to_string(), to.to_string()],
+    })
+}
+
+/// Plays a game as hands would and replays it; returns the events. With `faults`
+/// (percent of plies), the hands also make the faults of `inject`, returned too.
 fn hands_replay(
     game: &common::PgnGame,
     seed: u64,
     style: Style,
     orientation: Orientation,
 ) -> Vec<eboard_bridge::rules::Event> {
+    hands_replay_faults(game, seed, style, orientation, 0).0
+}
+
+fn hands_replay_faults(
+    game: &common::PgnGame,
+    seed: u64,
+    style: Style,
+    orientation: Orientation,
+    faults: u64,
+) -> (Vec<eboard_bridge::rules::Event>, Vec<Injected>) {
     let mut hands = Hands::new(seed, style, orientation);
     hands.board(game.start.board());
     hands.set_clock(eboard_bridge::protocol::ClockTime::from_hms(1, 30, 0).unwrap());
     let mut pos = game.start.clone();
+    let mut seen = vec![pos.clone()];
+    let mut injected = Vec::new();
     for mv in &game.moves {
+        if faults > 0 && hands.rng.chance(faults) {
+            injected.extend(inject(&mut hands, &pos, mv, &seen));
+        }
         hands.play(&pos, mv);
         pos.play_unchecked(*mv);
+        seen.push(pos.clone());
     }
     let log = SensorLog {
         header: Header::default(),
@@ -75,7 +172,7 @@ fn hands_replay(
         game.tag("White"),
         game.tag("Black")
     );
-    r.events
+    (r.events, injected)
 }
 
 #[test]
@@ -123,4 +220,68 @@ fn every_shared_game_played_by_hands_replays_exactly() {
     }
     eprintln!("generated suite: {played} games, {total_moves} moves, each replayed three ways");
     assert!(played >= 40, "only {played} games played");
+}
+
+#[test]
+fn injected_faults_are_reported_with_their_kind() {
+    let files = [
+        "games/immortal-games.pgn",
+        "games/kasparov-deep-blue-1997.pgn",
+        "games/nepomniachtchi-liren-game1.pgn",
+        "games/cutechess-fischerrandom.pgn",
+    ];
+    let mut count = [0, 0];
+    for file in files {
+        for (i, game) in pgn_games(file).iter().enumerate() {
+            if game.moves.is_empty() {
+                continue;
+            }
+            let (events, injected) =
+                hands_replay_faults(game, 500 + i as u64, Style::default(), Orientation::Normal, 8);
+            let reported: Vec<Injected> = events
+                .iter()
+                .filter_map(|e| match &e.kind {
+                    EventKind::Irregular {
+                        kind,
+                        side,
+                        squares,
+                        completed: false,
+                        ..
+                    } => Some(Injected {
+                        kind: kind.name(),
+                        side: side.name(),
+                        squares: squares.clone(),
+                    }),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(reported, injected, "{file} game {i}");
+            let resolved = events
+                .iter()
+                .filter(|e| matches!(e.kind, EventKind::Resolved { .. }))
+                .count();
+            assert_eq!(
+                resolved,
+                injected.len(),
+                "{file} game {i}: every fault put right is resolved"
+            );
+            for e in &events {
+                assert!(
+                    !matches!(e.kind, EventKind::TouchMove { .. } | EventKind::Takeback { .. }),
+                    "{file} game {i}: {e:?}"
+                );
+            }
+            for f in &injected {
+                count[usize::from(f.kind == "illegal_move")] += 1;
+            }
+        }
+    }
+    eprintln!(
+        "injected: {} knocked pieces, {} illegal moves",
+        count[0], count[1]
+    );
+    assert!(
+        count[0] >= 20 && count[1] >= 20,
+        "too few faults injected: {count:?}"
+    );
 }

@@ -190,16 +190,25 @@ pub fn text(events: &[Event]) -> String {
                 squares,
                 completed,
                 count,
+                penalty,
             } => format!(
-                "irregular: {} by {} on {}{}",
+                "irregular: {} by {}{}{}{}",
                 kind.name(),
                 side.name(),
-                squares.join(" "),
+                if squares.is_empty() {
+                    String::new()
+                } else {
+                    format!(" on {}", squares.join(" "))
+                },
                 if *completed {
                     format!(", completed (violation {count} of {})", side.name())
                 } else {
                     String::new()
-                }
+                },
+                penalty
+                    .as_deref()
+                    .map(|p| format!("\n        penalty: {p}"))
+                    .unwrap_or_default()
             ),
             EventKind::Resolved { fen } => format!("resolved: {fen}"),
             EventKind::Clock {
@@ -219,4 +228,16 @@ pub fn text(events: &[Event]) -> String {
         let _ = writeln!(s, "{:>9.3}  {what}", e.t);
     }
     s
+}
+
+/// A start position from a FEN (standard castling, or Chess960 when the FEN says so).
+pub fn parse_start(fen: &str) -> Result<(shakmaty::Chess, shakmaty::CastlingMode), String> {
+    let parsed: shakmaty::fen::Fen = fen.parse().map_err(|e| format!("`{fen}`: {e}"))?;
+    match parsed.clone().into_position(shakmaty::CastlingMode::Standard) {
+        Ok(p) => Ok((p, shakmaty::CastlingMode::Standard)),
+        Err(_) => parsed
+            .into_position(shakmaty::CastlingMode::Chess960)
+            .map(|p| (p, shakmaty::CastlingMode::Chess960))
+            .map_err(|e| format!("`{fen}` is not a legal position: {e}")),
+    }
 }

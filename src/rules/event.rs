@@ -106,6 +106,10 @@ pub enum EventKind {
         squares: Vec<String>,
         completed: bool,
         count: u32,
+        /// For a completed violation: the penalty FIDE prescribes for this count
+        /// under the rules profile (applying it is the arbiter's call).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        penalty: Option<String>,
     },
     Resolved {
         fen: String,
@@ -152,6 +156,58 @@ pub enum Profile {
     Standard,
     Rapid,
     Blitz,
+}
+
+impl Profile {
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Standard => "standard",
+            Profile::Rapid => "rapid",
+            Profile::Blitz => "blitz",
+        }
+    }
+}
+
+impl Profile {
+    /// The penalty for a player's `count`-th completed violation (Art. 7.5.5; rapid
+    /// and blitz: Appendices A.4.2 and B.3, one minute since 2023).
+    pub fn penalty(self, offender: Side, count: u32) -> String {
+        let opponent = match offender {
+            Side::White => Side::Black,
+            Side::Black => Side::White,
+        };
+        let (minutes, article) = match self {
+            Profile::Standard => ("2 minutes", "7.5.5"),
+            Profile::Rapid => ("1 minute", "A.4.2, 7.5.5"),
+            Profile::Blitz => ("1 minute", "B.3, A.4.2, 7.5.5"),
+        };
+        if count <= 1 {
+            format!(
+                "first completed violation by {}: {minutes} extra time to {} (Art. {article})",
+                offender.name(),
+                opponent.name()
+            )
+        } else {
+            format!(
+                "completed violation number {count} by {}: the game is lost for {}, or drawn if {} cannot checkmate by any series of legal moves (Art. {article})",
+                offender.name(),
+                offender.name(),
+                opponent.name()
+            )
+        }
+    }
+}
+
+impl std::str::FromStr for Profile {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Profile, String> {
+        match s {
+            "standard" => Ok(Profile::Standard),
+            "rapid" => Ok(Profile::Rapid),
+            "blitz" => Ok(Profile::Blitz),
+            _ => Err(format!("unknown rules profile `{s}` (standard, rapid or blitz)")),
+        }
+    }
 }
 
 /// Thresholds and profile; the defaults follow FIDE 2023 and `rules.md`.

@@ -68,6 +68,10 @@ pub struct Core {
     last_place: Option<(Square, Piece, u64)>,
     touches: TouchLog,
     tentative: Option<Tentative>,
+    /// A move the board showed when the opponent lifted a piece it could have
+    /// captured: made only once the board goes on from it (it may yet become the
+    /// capture).
+    held: Option<Tentative>,
     /// An earlier ply the board shows (a take-back under way).
     takeback: Option<usize>,
     irregular: Option<Irregular>,
@@ -98,6 +102,7 @@ impl Core {
             last_place: None,
             touches: TouchLog::default(),
             tentative: None,
+            held: None,
             takeback: None,
             irregular: None,
             violations: [0, 0],
@@ -231,7 +236,7 @@ impl Core {
             let real = orientation.real(sq);
             if lift {
                 // The opponent starting their turn makes the move the board shows.
-                self.opponent_lift(piece, t);
+                self.opponent_lift(real, piece, t);
                 // A lift from a square the piece slid onto a moment ago continues
                 // the same touch.
                 let sliding = self.last_place.is_some_and(|(sq, p, at)| {
@@ -275,13 +280,13 @@ impl Core {
 
     fn touch(&mut self, p: PendingLift, returned: bool) {
         let Some(game) = &self.game else { return };
-        // A touch belongs to the player having the move; while a move is not yet
-        // completed, its mover's own pieces are still theirs to touch.
-        let side = match (&self.tentative, game.moves.last()) {
-            (Some(t), _) if game.positions[t.base].turn() == p.piece.color => p.piece.color,
-            (_, Some(last)) if !last.completed && game.positions[game.ply() - 1].turn() == p.piece.color => {
-                p.piece.color
-            }
+        // A touch belongs to the player having the move: once a move is made, that
+        // is the opponent (an amendment later gives the mover's pieces back to the
+        // mover); while the board shows a move not yet made, its mover's pieces are
+        // still theirs.
+        let side = match &self.tentative {
+            Some(t) if game.positions[t.base].turn() == p.piece.color => p.piece.color,
+            _ if self.amending(p.piece.color) => p.piece.color,
             _ => game.current().turn(),
         };
         let first = self.touches.push(Touch {
@@ -302,14 +307,31 @@ impl Core {
         );
     }
 
+    /// The board shows the last move, not yet completed, changed by its mover
+    /// `color` into another legal move.
+    fn amending(&self, color: Color) -> bool {
+        let Some(game) = &self.game else { return false };
+        let n = game.ply();
+        if n == 0 || game.moves[n - 1].completed || game.positions[n - 1].turn() != color {
+            return false;
+        }
+        let board = self.real_board();
+        &board != game.current().board() && game::move_to(&game.positions[n - 1], &board).is_some()
+    }
+
     /// The opponent of a move the board shows lifts a piece of their own: that move
     /// is made (the opponent starts their turn), and completed if there is no clock.
-    fn opponent_lift(&mut self, piece: Piece, t: u64) {
+    fn opponent_lift(&mut self, square: Square, piece: Piece, t: u64) {
         let Some(game) = &self.game else { return };
         if let Some(tent) = self.tentative {
-            let mover = game.positions[tent.base].turn();
+            let base = &game.positions[tent.base];
+            let mover = base.turn();
             if piece.color != mover && !(tent.kings_hold && piece.role == Role::King) {
-                self.commit(t);
+                if capture_target(base, square) {
+                    self.held = Some(tent);
+                } else {
+                    self.commit(t);
+                }
             }
         }
         let Some(game) = &self.game else { return };
@@ -339,7 +361,7 @@ impl Core {
         let fresh = self.game.as_ref().is_some_and(|g| {
             g.ply() == 0 && !g.is_over() && g.orientation == orientation && g.current() == &pos
         });
-        if fresh {
+        if fresh || self.continues_game() {
             return false;
         }
         if let Some(g) = &self.game {
@@ -349,6 +371,19 @@ impl Core {
         }
         self.start_game(pos, mode, orientation, t);
         true
+    }
+
+    /// The board shows a legal move of the game under way (knights back home can
+    /// bring the start position back): that is a move, not a new game.
+    fn continues_game(&self) -> bool {
+        let Some(g) = &self.game else { return false };
+        if g.is_over() || g.ply() == 0 {
+            return false;
+        }
+        let board = self.real_board();
+        let n = g.ply();
+        game::move_to(g.current(), &board).is_some()
+            || (!g.moves[n - 1].completed && game::move_to(&g.positions[n - 1], &board).is_some())
     }
 
     fn start_game(&mut self, pos: Chess, mode: CastlingMode, orientation: Orientation, t: u64) {
@@ -408,6 +443,7 @@ impl Core {
         self.takeback = None;
         if current.board() == &board {
             self.tentative = None;
+            self.held = None;
             self.resolve(t);
             return;
         }
@@ -449,6 +485,24 @@ impl Core {
             }
         }
         self.tentative = None;
+        // The opponent lifted a piece the held move could have captured, and the
+        // board goes on from that move: it was made after all.
+        if let Some(h) = self.held {
+            let mut after = game.positions[h.base].clone();
+            after.play_unchecked(h.mv);
+            // Something set down beyond the held move, on the way to a reply.
+            let placed = diff_squares(after.board(), &board)
+                .iter()
+                .any(|sq| board.piece_at(*sq).is_some());
+            if h.base == n
+                && (game::move_to(&after, &board).is_some() || (placed && is_partial(&after, &board)))
+            {
+                self.tentative = Some(h);
+                self.commit(t);
+                self.evaluate(t, dump);
+                return;
+            }
+        }
         if dump {
             // A whole-board report after a gap: the game may be some plies further.
             if let Some(path) = game::moves_to(&current, &board, 3) {
@@ -512,6 +566,7 @@ impl Core {
     /// The board shows a move (or an amendment, or a take-back and a move): record it.
     fn commit(&mut self, t: u64) {
         let Some(tent) = self.tentative.take() else { return };
+        self.held = None;
         self.flush_touches(t);
         let game = self.game.as_mut().expect("a tentative move belongs to a game");
         let n = game.ply();
@@ -536,8 +591,8 @@ impl Core {
                 },
             );
             let base = self.game.as_ref().expect("game").positions[n - 1].clone();
+            let touched = self.touches.amend(mover);
             if let Some(article) = touch::amendment_article(&base, &was.mv, &tent.mv) {
-                let touched = self.touches.squares(mover);
                 self.emit(
                     t,
                     EventKind::TouchMove {
@@ -662,6 +717,15 @@ impl Core {
             self.white_side
                 .map(|w| if w == side { Color::White } else { Color::Black })
         });
+        // Before the first move, a press with the board changed is the side to move's.
+        let color = match color {
+            None if game.ply() == 0 && game.current().board() != &self.real_board() => {
+                let us = game.current().turn();
+                self.white_side = Some(if us.is_white() { side } else { side.other() });
+                Some(us)
+            }
+            c => c,
+        };
         if self.tentative.is_some() {
             self.commit(t);
         }
@@ -673,8 +737,8 @@ impl Core {
             return;
         }
         // A press with no move made: a completed violation (7.5), except before the
-        // first move, when pressing starts the game's clock.
-        if n == 0 {
+        // first move with the board untouched, when pressing starts the game's clock.
+        if n == 0 && game.current().board() == &self.real_board() {
             return;
         }
         let Some(color) = color else { return };
@@ -714,9 +778,14 @@ impl Core {
             );
         }
         // A flag fall (6.9): lost, unless the opponent cannot mate at all.
+        // The clock's flag, or its running side showing zero.
+        let zero = |side: ClockSide| status.running_side() == Some(side) && status.time(side).millis() == 0;
         let fallen = [
-            (status.left_flags.fallen, ClockSide::Left),
-            (status.right_flags.fallen, ClockSide::Right),
+            (status.left_flags.fallen || zero(ClockSide::Left), ClockSide::Left),
+            (
+                status.right_flags.fallen || zero(ClockSide::Right),
+                ClockSide::Right,
+            ),
         ];
         for (fell, side) in fallen {
             if !fell || self.white_side.is_none() {
@@ -750,9 +819,6 @@ impl Core {
         if pos.board() == &board {
             return None;
         }
-        if is_partial(pos, &board) {
-            return None;
-        }
         let us = pos.turn();
         let diff = diff_squares(pos.board(), &board);
         // Pawn released on the last rank: a promotion under way.
@@ -770,7 +836,12 @@ impl Core {
                 diff.iter().map(Square::to_string).collect(),
             ));
         }
-        if let Some((from, to)) = one_piece_moved(pos.board(), &board, us) {
+        if is_partial(pos, &board) {
+            return None;
+        }
+        if let Some((from, to)) =
+            one_piece_moved(pos.board(), &board, us).or_else(|| castling_attempt(pos.board(), &board, us))
+        {
             return Some((IrregularKind::IllegalMove, vec![from.to_string(), to.to_string()]));
         }
         Some((
@@ -806,6 +877,7 @@ impl Core {
                 squares,
                 completed: false,
                 count: self.violations[side_index(side)],
+                penalty: None,
             },
         );
     }
@@ -828,6 +900,7 @@ impl Core {
                 squares,
                 completed: true,
                 count,
+                penalty: Some(self.cfg.profile.penalty(side, count)),
             },
         );
     }
@@ -948,7 +1021,19 @@ fn is_partial(pos: &Chess, board: &Board) -> bool {
     let expected = pos.board();
     let diff = diff_squares(expected, board);
     if diff.iter().all(|sq| board.piece_at(*sq).is_none()) {
-        return true;
+        // Pieces in the air: each must be one a legal move lifts (its own piece, a
+        // castling rook, or the piece it captures); a piece off the board that no
+        // legal move touches was knocked off or taken away.
+        let legal = pos.legal_moves();
+        return diff.iter().all(|sq| {
+            legal.iter().any(|m| match *m {
+                Move::Castle { king, rook } => king == *sq || rook == *sq,
+                Move::EnPassant { from, to } => {
+                    from == *sq || Square::from_coords(to.file(), from.rank()) == *sq
+                }
+                _ => m.from() == Some(*sq) || (m.is_capture() && m.to() == *sq),
+            })
+        });
     }
     pos.legal_moves().into_iter().any(|m| {
         let mut after = pos.clone();
@@ -968,6 +1053,43 @@ fn is_partial(pos: &Chess, board: &Board) -> bool {
             }
         })
     })
+}
+
+/// A piece on `square` that a legal move from `pos` captures.
+fn capture_target(pos: &Chess, square: Square) -> bool {
+    pos.legal_moves().iter().any(|m| match *m {
+        Move::EnPassant { from, to } => Square::from_coords(to.file(), from.rank()) == square,
+        _ => m.is_capture() && m.to() == square,
+    })
+}
+
+/// The board shows `us` castling (king two or more squares along the back rank and
+/// a rook of `us` jumped over it) from `expected`, whether legal or not.
+fn castling_attempt(expected: &Board, board: &Board, us: Color) -> Option<(Square, Square)> {
+    let diff = diff_squares(expected, board);
+    if diff.len() != 4 {
+        return None;
+    }
+    let king = Piece {
+        color: us,
+        role: Role::King,
+    };
+    let rook = Piece {
+        color: us,
+        role: Role::Rook,
+    };
+    let from = *diff
+        .iter()
+        .find(|sq| expected.piece_at(**sq) == Some(king) && board.piece_at(**sq).is_none())?;
+    let to = *diff.iter().find(|sq| board.piece_at(**sq) == Some(king))?;
+    let rook_from = *diff
+        .iter()
+        .find(|sq| expected.piece_at(**sq) == Some(rook) && board.piece_at(**sq).is_none())?;
+    let rook_to = *diff.iter().find(|sq| board.piece_at(**sq) == Some(rook))?;
+    let same_rank = [to, rook_from, rook_to].iter().all(|sq| sq.rank() == from.rank());
+    // The rook ends between the king's squares (or on the king's first square).
+    let between = from.min(to) <= rook_to && rook_to <= from.max(to);
+    (same_rank && between && from != to).then_some((from, to))
 }
 
 /// Exactly one piece of `us` left its square and stands on another (maybe on an

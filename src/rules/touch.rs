@@ -18,12 +18,14 @@ pub struct Touch {
 pub struct TouchLog {
     touches: Vec<Touch>,
     placed: Vec<(Square, Piece)>,
+    /// The touches of the last move made, kept until it can no longer be amended.
+    made: Vec<Touch>,
 }
 
 impl TouchLog {
     /// Adds a touch; true when it is that side's first in this turn.
     pub fn push(&mut self, t: Touch) -> bool {
-        let first = !self.touches.iter().any(|x| x.side == t.side);
+        let first = !self.touches.iter().chain(&self.made).any(|x| x.side == t.side);
         self.touches.push(t);
         first
     }
@@ -32,19 +34,29 @@ impl TouchLog {
         self.placed.push((square, piece));
     }
 
-    /// The squares `side` touched, in order.
-    pub fn squares(&self, side: Color) -> Vec<String> {
-        self.touches
-            .iter()
-            .filter(|t| t.side == side)
-            .map(|t| t.square.to_string())
-            .collect()
-    }
-
     /// A move was made: the next turn starts (touches of `next` already made stay).
     pub fn next_turn(&mut self, next: Color) {
+        self.made = self.touches.iter().copied().filter(|t| t.side != next).collect();
         self.touches.retain(|t| t.side == next);
         self.placed.clear();
+    }
+
+    /// The move made by `mover` was amended: the touches of that move, and the
+    /// touches of `mover`'s pieces since it was made (taken for the opponent's then,
+    /// shown now to be the mover's), are the mover's. Returns the squares, in order.
+    pub fn amend(&mut self, mover: Color) -> Vec<String> {
+        let mut all = std::mem::take(&mut self.made);
+        all.extend(
+            self.touches
+                .iter()
+                .filter(|t| t.piece.color == mover)
+                .map(|t| Touch { side: mover, ..*t }),
+        );
+        self.touches.retain(|t| t.piece.color != mover);
+        let squares = all.iter().map(|t| t.square.to_string()).collect();
+        self.made = all;
+        self.placed.clear();
+        squares
     }
 
     /// A take-back: the side now to move keeps their touches (7.5.1: the touches of
