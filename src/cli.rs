@@ -124,16 +124,11 @@ impl RulesArgs {
 /// Exit status for input that is malformed or a job that cannot run.
 pub const EXIT_BAD_INPUT: u8 = 2;
 
-fn not_yet(what: &str, issue: &str) -> ExitCode {
-    eprintln!("eboard-bridge: {what} is not available yet: it arrives with {issue}");
-    ExitCode::from(EXIT_BAD_INPUT)
-}
-
 /// Runs the command line; returns the process exit status.
 pub fn main(cli: Cli) -> ExitCode {
     match cli.command {
-        Command::Run { .. } => not_yet("`run` (the daemon)", "the daemon work (issue 4)"),
-        Command::Record { .. } => not_yet("`record`", "the daemon work (issue 4)"),
+        Command::Run { devices, config, bus } => run(&devices, config.as_deref(), bus),
+        Command::Record { device, out } => record(&device, &out),
         Command::Demo { speed } => crate::demo::run(speed),
         Command::Replay {
             format,
@@ -142,6 +137,61 @@ pub fn main(cli: Cli) -> ExitCode {
             logs,
         } => replay(format, fen.as_deref(), rules.config(), &logs),
         Command::Emulate { log, speed, link } => emulate(&log, speed, link.as_deref()),
+    }
+}
+
+fn runtime() -> Option<tokio::runtime::Runtime> {
+    match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => Some(rt),
+        Err(e) => {
+            eprintln!("eboard-bridge: cannot start the runtime: {e}");
+            None
+        }
+    }
+}
+
+fn run(devices: &[PathBuf], config: Option<&Path>, bus: Option<Bus>) -> ExitCode {
+    use crate::daemon::{self, BusChoice};
+    let config = match daemon::Config::load(config) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("eboard-bridge: configuration: {e}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let bus = match bus {
+        Some(Bus::System) => BusChoice::System,
+        Some(Bus::Session) => BusChoice::Session,
+        Some(Bus::None) => BusChoice::None,
+        None => BusChoice::default_for_environment(),
+    };
+    let devices = daemon::devices(devices, &config);
+    let Some(rt) = runtime() else {
+        return ExitCode::FAILURE;
+    };
+    match rt.block_on(daemon::run(devices, config, bus)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("eboard-bridge: {e}");
+            ExitCode::from(EXIT_BAD_INPUT)
+        }
+    }
+}
+
+fn record(device: &Path, out: &Path) -> ExitCode {
+    let Some(rt) = runtime() else {
+        return ExitCode::FAILURE;
+    };
+    match rt.block_on(crate::daemon::record(device, out)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("eboard-bridge: {e}");
+            ExitCode::FAILURE
+        }
     }
 }
 

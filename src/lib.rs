@@ -4,8 +4,10 @@
 //! ([`log`]) record and replay them; [`device`] holds the virtual board.
 
 pub mod board;
+pub mod bus;
 pub mod cli;
 pub mod clock;
+pub mod daemon;
 pub mod demo;
 pub mod device;
 pub mod log;

@@ -27,6 +27,12 @@ impl<W: Write> LogWriter<W> {
         })
     }
 
+    /// Goes on writing an existing log (opened for appending) whose last record is
+    /// at `last`: no first line, no header.
+    pub fn append(out: W, last: LogTime) -> LogWriter<W> {
+        LogWriter { out, last }
+    }
+
     /// Writes one record.
     pub fn write(&mut self, record: &Record) -> io::Result<()> {
         if record.time < self.last {

@@ -70,21 +70,55 @@ fn clk(ms: u64) -> String {
     format!("{}:{:02}:{:02}", secs / 3600, (secs / 60) % 60, secs % 60)
 }
 
+/// The seven tag roster's values for one game (the rest of the tags come from it).
+#[derive(Debug, Clone)]
+pub struct Tags {
+    pub event: String,
+    pub site: String,
+    pub date: String,
+    pub round: String,
+    pub white: String,
+    pub black: String,
+}
+
+impl Tags {
+    pub fn unknown(date: &str) -> Tags {
+        Tags {
+            event: "?".into(),
+            site: "?".into(),
+            date: date.into(),
+            round: "?".into(),
+            white: "?".into(),
+            black: "?".into(),
+        }
+    }
+}
+
+/// A PGN tag value: backslashes and quotes escaped (PGN standard 8.1.1).
+fn tag_value(v: &str) -> String {
+    v.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
 /// Standard PGN: the seven tag roster, `[%clk]` comments when a clock reported.
 pub fn pgn<'a>(games: impl Iterator<Item = &'a Game>, date: &str) -> String {
+    games.map(|g| game_pgn(g, &Tags::unknown(date))).collect()
+}
+
+/// One game in PGN with the given tags.
+pub fn game_pgn(g: &Game, tags: &Tags) -> String {
     let mut s = String::new();
-    for g in games {
+    {
         let result = g.result.map_or("*", |(r, _)| r);
         for (tag, value) in [
-            ("Event", "?"),
-            ("Site", "?"),
-            ("Date", date),
-            ("Round", "?"),
-            ("White", "?"),
-            ("Black", "?"),
+            ("Event", tags.event.as_str()),
+            ("Site", tags.site.as_str()),
+            ("Date", tags.date.as_str()),
+            ("Round", tags.round.as_str()),
+            ("White", tags.white.as_str()),
+            ("Black", tags.black.as_str()),
             ("Result", result),
         ] {
-            let _ = writeln!(s, "[{tag} \"{value}\"]");
+            let _ = writeln!(s, "[{tag} \"{}\"]", tag_value(value));
         }
         if g.mode == CastlingMode::Chess960 {
             let _ = writeln!(s, "[Variant \"Chess960\"]");

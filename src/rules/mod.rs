@@ -41,6 +41,8 @@ struct Tentative {
 #[derive(Debug, Clone)]
 struct Irregular {
     board: Board,
+    /// The kind reported, `None` while the board is only unexplained.
+    kind: Option<IrregularKind>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -120,6 +122,82 @@ impl Core {
         let mut c = Core::new(cfg);
         c.start_at = Some((pos, mode));
         c
+    }
+
+    /// The board as the sensors report it, in board numbering.
+    pub fn sensors(&self) -> &Board {
+        &self.sensors
+    }
+
+    /// The irregularity reported and not yet resolved, if any.
+    pub fn irregularity(&self) -> Option<IrregularKind> {
+        self.irregular.as_ref().and_then(|i| i.kind)
+    }
+
+    /// The last clock figures: (white ms, black ms, running side name).
+    pub fn clock(&self) -> Option<(u64, u64, &'static str)> {
+        self.clock_said
+    }
+
+    /// Which clock side is white's, when known (configured or learnt).
+    pub fn white_side(&self) -> Option<ClockSide> {
+        self.white_side
+    }
+
+    /// Fixes which clock side is white's (from the configuration).
+    pub fn set_white_side(&mut self, side: ClockSide) {
+        self.white_side = Some(side);
+    }
+
+    /// Arbiter: a new game from `pos` (the game under way, if unfinished, ends
+    /// `*` / `arbiter`). The board's orientation is kept.
+    pub fn arbiter_new_game(&mut self, pos: Chess, mode: CastlingMode, t_us: u64) {
+        self.advance(t_us);
+        let orientation = self.game.as_ref().map_or(Orientation::Normal, |g| g.orientation);
+        if self.game.as_ref().is_some_and(|g| !g.is_over()) {
+            self.end_game(t_us, "*", "arbiter");
+        }
+        self.start_game(pos, mode, orientation, t_us);
+        self.last_change = t_us;
+        self.evaluate(t_us, false);
+    }
+
+    /// Arbiter: back to ply `ply` of the game (7.5.1 reinstatement).
+    pub fn arbiter_reinstate(&mut self, ply: usize, t_us: u64) -> Result<(), String> {
+        self.advance(t_us);
+        let Some(g) = &mut self.game else {
+            return Err("no game under way".into());
+        };
+        if ply > g.ply() {
+            return Err(format!("ply {ply} is beyond the game's {} plies", g.ply()));
+        }
+        g.result = None;
+        self.tentative = None;
+        self.held = None;
+        self.take_back(ply, t_us);
+        self.last_change = t_us;
+        self.evaluate(t_us, false);
+        Ok(())
+    }
+
+    /// Arbiter: the game's result (`1-0`, `0-1`, `1/2-1/2`, `*`).
+    pub fn arbiter_result(&mut self, result: &str, t_us: u64) -> Result<(), String> {
+        self.advance(t_us);
+        let result: &'static str = match result {
+            "1-0" => "1-0",
+            "0-1" => "0-1",
+            "1/2-1/2" => "1/2-1/2",
+            "*" => "*",
+            other => return Err(format!("`{other}` is not a result (1-0, 0-1, 1/2-1/2 or *)")),
+        };
+        if self.game.is_none() {
+            return Err("no game under way".into());
+        }
+        if let Some(g) = &mut self.game {
+            g.result = None;
+        }
+        self.end_game(t_us, result, "arbiter");
+        Ok(())
     }
 
     pub fn game(&self) -> Option<&Game> {
@@ -859,16 +937,19 @@ impl Core {
         // Pieces only lifted (in the air) or a move under way are not irregular;
         // neither is an earlier position (handled as a take-back).
         let Some((kind, squares)) = self.classify() else {
-            self.irregular = Some(Irregular { board });
+            self.irregular = Some(Irregular { board, kind: None });
             return;
         };
         // Promotion under way without a press is not yet a violation.
         if kind == IrregularKind::PromotionIncomplete {
-            self.irregular = Some(Irregular { board });
+            self.irregular = Some(Irregular { board, kind: None });
             return;
         }
         let side: Side = game.current().turn().into();
-        self.irregular = Some(Irregular { board });
+        self.irregular = Some(Irregular {
+            board,
+            kind: Some(kind),
+        });
         self.emit(
             t,
             EventKind::Irregular {
@@ -891,6 +972,7 @@ impl Core {
         let count = self.violations[side_index(side)];
         self.irregular = Some(Irregular {
             board: self.real_board(),
+            kind: Some(kind),
         });
         self.emit(
             t,

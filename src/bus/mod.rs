@@ -1,0 +1,363 @@
+//! The D-Bus service (`shared/spec/interfaces.md`): `org.eboardbridge`, an
+//! `ObjectManager` at `/org/eboardbridge`, one `org.eboardbridge.Board1` object per
+//! board.
+//!
+//! A board's object holds only a sender to the board's task and a read-only
+//! snapshot (a `watch` channel): the task owns the state, publishes a new snapshot
+//! after every change, and emits the signals.
+
+use tokio::sync::{mpsc, oneshot, watch};
+use zbus::object_server::SignalEmitter;
+use zbus::zvariant::OwnedObjectPath;
+
+use crate::rules::{Event, EventKind};
+
+/// The well-known name.
+pub const BUS_NAME: &str = "org.eboardbridge";
+/// Where the `ObjectManager` is served.
+pub const ROOT_PATH: &str = "/org/eboardbridge";
+/// The boards' objects are `BOARD_PATH_PREFIX<id>`.
+pub const BOARD_PATH_PREFIX: &str = "/org/eboardbridge/board/";
+/// The board interface.
+pub const BOARD_INTERFACE: &str = "org.eboardbridge.Board1";
+/// Prefix of the typed errors.
+pub const ERROR_PREFIX: &str = "org.eboardbridge.Error";
+/// The methods that change a game (the policy lets only root and `eboard` call them).
+pub const CHANGING_METHODS: [&str; 6] = [
+    "NewGame",
+    "SetPosition",
+    "Reinstate",
+    "SetResult",
+    "SetTimeControl",
+    "ShowText",
+];
+
+/// A board id for an object path: `[A-Za-z0-9_]+`, anything else becomes `_`.
+pub fn board_id(name: &str) -> String {
+    let id: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if id.is_empty() { "_".into() } else { id }
+}
+
+pub fn board_path(id: &str) -> String {
+    format!("{BOARD_PATH_PREFIX}{}", board_id(id))
+}
+
+/// Typed errors, `org.eboardbridge.Error.*`.
+#[derive(Debug, zbus::DBusError)]
+#[zbus(prefix = "org.eboardbridge.Error")]
+pub enum BusError {
+    #[zbus(error)]
+    ZBus(zbus::Error),
+    /// An argument is malformed (a FEN, a result, a time control).
+    InvalidArgument(String),
+    /// There is no game to act on, or the ply does not exist.
+    NoGame(String),
+    /// The board is not connected (clock commands).
+    NotConnected(String),
+    /// The board's task has stopped (the daemon is shutting down).
+    Unavailable(String),
+}
+
+/// What an arbiter (or a tool) asks of a board.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    NewGame(String),
+    SetPosition(String),
+    Reinstate(u32),
+    SetResult(String),
+    SetTimeControl(String),
+    ShowText(String, u32),
+}
+
+/// A command and where its answer goes.
+pub type Request = (Command, oneshot::Sender<Result<(), BusError>>);
+
+/// Everything the `Board1` properties show.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Snapshot {
+    pub connected: bool,
+    pub device: String,
+    pub serial_number: String,
+    pub orientation: String,
+    pub status: String,
+    pub fen: String,
+    pub moves: Vec<String>,
+    pub pgn: String,
+    pub last_move: String,
+    pub white_clock_ms: i64,
+    pub black_clock_ms: i64,
+    pub clock_running: String,
+    pub result: String,
+    pub termination: String,
+    pub irregularity: String,
+}
+
+/// The `org.eboardbridge.Board1` object of one board.
+pub struct Board1 {
+    snapshot: watch::Receiver<Snapshot>,
+    commands: mpsc::Sender<Request>,
+}
+
+impl Board1 {
+    pub fn new(snapshot: watch::Receiver<Snapshot>, commands: mpsc::Sender<Request>) -> Board1 {
+        Board1 { snapshot, commands }
+    }
+
+    async fn ask(&self, cmd: Command) -> Result<(), BusError> {
+        let (tx, rx) = oneshot::channel();
+        let gone = || BusError::Unavailable("the board's task has stopped".into());
+        self.commands.send((cmd, tx)).await.map_err(|_| gone())?;
+        rx.await.map_err(|_| gone())?
+    }
+
+    fn snap(&self) -> watch::Ref<'_, Snapshot> {
+        self.snapshot.borrow()
+    }
+}
+
+#[zbus::interface(name = "org.eboardbridge.Board1")]
+impl Board1 {
+    #[zbus(property)]
+    fn connected(&self) -> bool {
+        self.snap().connected
+    }
+    #[zbus(property)]
+    fn device(&self) -> String {
+        self.snap().device.clone()
+    }
+    #[zbus(property)]
+    fn serial_number(&self) -> String {
+        self.snap().serial_number.clone()
+    }
+    #[zbus(property)]
+    fn orientation(&self) -> String {
+        self.snap().orientation.clone()
+    }
+    #[zbus(property)]
+    fn status(&self) -> String {
+        self.snap().status.clone()
+    }
+    #[zbus(property)]
+    fn fen(&self) -> String {
+        self.snap().fen.clone()
+    }
+    #[zbus(property)]
+    fn moves(&self) -> Vec<String> {
+        self.snap().moves.clone()
+    }
+    #[zbus(property)]
+    fn pgn(&self) -> String {
+        self.snap().pgn.clone()
+    }
+    #[zbus(property)]
+    fn last_move(&self) -> String {
+        self.snap().last_move.clone()
+    }
+    #[zbus(property)]
+    fn white_clock_ms(&self) -> i64 {
+        self.snap().white_clock_ms
+    }
+    #[zbus(property)]
+    fn black_clock_ms(&self) -> i64 {
+        self.snap().black_clock_ms
+    }
+    #[zbus(property)]
+    fn clock_running(&self) -> String {
+        self.snap().clock_running.clone()
+    }
+    #[zbus(property)]
+    fn result(&self) -> String {
+        self.snap().result.clone()
+    }
+    #[zbus(property)]
+    fn termination(&self) -> String {
+        self.snap().termination.clone()
+    }
+    #[zbus(property)]
+    fn irregularity(&self) -> String {
+        self.snap().irregularity.clone()
+    }
+
+    /// A new game from `fen` (empty: the standard start).
+    async fn new_game(&self, fen: String) -> Result<(), BusError> {
+        self.ask(Command::NewGame(fen)).await
+    }
+    /// The arbiter sets the position: the game goes on from `fen`.
+    async fn set_position(&self, fen: String) -> Result<(), BusError> {
+        self.ask(Command::SetPosition(fen)).await
+    }
+    /// Back to ply `ply` of the game (7.5.1).
+    async fn reinstate(&self, ply: u32) -> Result<(), BusError> {
+        self.ask(Command::Reinstate(ply)).await
+    }
+    /// The result (`1-0`, `0-1`, `1/2-1/2`, `*`).
+    async fn set_result(&self, result: String) -> Result<(), BusError> {
+        self.ask(Command::SetResult(result)).await
+    }
+    /// Sets and starts the clock: `MINUTES[+INCREMENT]`, for example `90+30`.
+    async fn set_time_control(&self, spec: String) -> Result<(), BusError> {
+        self.ask(Command::SetTimeControl(spec)).await
+    }
+    /// Shows `text` (up to 8 characters) on the clock for `seconds`.
+    async fn show_text(&self, text: String, seconds: u32) -> Result<(), BusError> {
+        self.ask(Command::ShowText(text, seconds)).await
+    }
+
+    #[zbus(signal)]
+    async fn game_started(e: &SignalEmitter<'_>, fen: &str) -> zbus::Result<()>;
+    #[zbus(signal)]
+    async fn piece_touched(
+        e: &SignalEmitter<'_>,
+        side: &str,
+        square: &str,
+        piece: &str,
+        first: bool,
+    ) -> zbus::Result<()>;
+    #[zbus(signal)]
+    async fn move_made(e: &SignalEmitter<'_>, ply: u32, san: &str, uci: &str, fen: &str) -> zbus::Result<()>;
+    #[zbus(signal)]
+    async fn move_amended(
+        e: &SignalEmitter<'_>,
+        ply: u32,
+        was: &str,
+        san: &str,
+        uci: &str,
+        fen: &str,
+    ) -> zbus::Result<()>;
+    #[zbus(signal)]
+    async fn move_completed(e: &SignalEmitter<'_>, ply: u32) -> zbus::Result<()>;
+    #[zbus(signal)]
+    async fn take_back(e: &SignalEmitter<'_>, to_ply: u32, fen: &str) -> zbus::Result<()>;
+    #[zbus(signal)]
+    async fn touch_move(
+        e: &SignalEmitter<'_>,
+        article: &str,
+        side: &str,
+        touched: Vec<String>,
+        played: &str,
+    ) -> zbus::Result<()>;
+    #[zbus(signal)]
+    async fn irregular(
+        e: &SignalEmitter<'_>,
+        kind: &str,
+        side: &str,
+        squares: Vec<String>,
+        completed: bool,
+        count: u32,
+    ) -> zbus::Result<()>;
+    #[zbus(signal)]
+    async fn resolved(e: &SignalEmitter<'_>, fen: &str) -> zbus::Result<()>;
+    #[zbus(signal)]
+    async fn draw_claimable(e: &SignalEmitter<'_>, reason: &str) -> zbus::Result<()>;
+    #[zbus(signal)]
+    async fn game_ended(e: &SignalEmitter<'_>, result: &str, termination: &str) -> zbus::Result<()>;
+}
+
+/// The board task's side: publishes snapshots, property changes and signals.
+pub struct Publisher {
+    snapshot: watch::Sender<Snapshot>,
+    bus: Option<(zbus::Connection, OwnedObjectPath)>,
+}
+
+impl Publisher {
+    pub fn new(
+        snapshot: watch::Sender<Snapshot>,
+        bus: Option<(zbus::Connection, OwnedObjectPath)>,
+    ) -> Publisher {
+        Publisher { snapshot, bus }
+    }
+
+    pub fn current(&self) -> Snapshot {
+        self.snapshot.borrow().clone()
+    }
+
+    /// Publishes a new snapshot and the events that led to it. Bus errors are
+    /// logged: a listener going away must not stop the board.
+    pub async fn publish(&self, snap: Snapshot, events: &[Event]) {
+        let old = self.snapshot.send_replace(snap.clone());
+        let Some((conn, path)) = &self.bus else { return };
+        if let Err(e) = emit(conn, path, &old, &snap, events).await {
+            tracing::warn!("D-Bus: cannot publish on {}: {e}", path.as_str());
+        }
+    }
+}
+
+async fn emit(
+    conn: &zbus::Connection,
+    path: &OwnedObjectPath,
+    old: &Snapshot,
+    new: &Snapshot,
+    events: &[Event],
+) -> zbus::Result<()> {
+    let iface = conn.object_server().interface::<_, Board1>(path.as_ref()).await?;
+    let e = iface.signal_emitter();
+    for ev in events {
+        match &ev.kind {
+            EventKind::GameStart { fen, .. } => Board1::game_started(e, fen).await?,
+            EventKind::Touch {
+                side,
+                square,
+                piece,
+                first,
+                ..
+            } => Board1::piece_touched(e, side.name(), square, piece, *first).await?,
+            EventKind::Move {
+                ply, san, uci, fen, ..
+            } => Board1::move_made(e, *ply, san, uci, fen).await?,
+            EventKind::MoveAmended {
+                ply,
+                was,
+                san,
+                uci,
+                fen,
+            } => Board1::move_amended(e, *ply, was, san, uci, fen).await?,
+            EventKind::MoveCompleted { ply, .. } => Board1::move_completed(e, *ply).await?,
+            EventKind::Takeback { to_ply, fen } => Board1::take_back(e, *to_ply, fen).await?,
+            EventKind::TouchMove {
+                article,
+                side,
+                touched,
+                played,
+            } => Board1::touch_move(e, article, side.name(), touched.clone(), played).await?,
+            EventKind::Irregular {
+                kind,
+                side,
+                squares,
+                completed,
+                count,
+                ..
+            } => Board1::irregular(e, kind.name(), side.name(), squares.clone(), *completed, *count).await?,
+            EventKind::Resolved { fen } => Board1::resolved(e, fen).await?,
+            EventKind::DrawClaimable { reason } => Board1::draw_claimable(e, reason).await?,
+            EventKind::GameEnd { result, termination } => Board1::game_ended(e, result, termination).await?,
+            EventKind::Clock { .. } => {}
+        }
+    }
+    let b = iface.get().await;
+    macro_rules! changed {
+        ($($field:ident => $method:ident),* $(,)?) => {
+            $(if old.$field != new.$field { b.$method(e).await?; })*
+        };
+    }
+    changed!(
+        connected => connected_changed,
+        device => device_changed,
+        serial_number => serial_number_changed,
+        orientation => orientation_changed,
+        status => status_changed,
+        fen => fen_changed,
+        moves => moves_changed,
+        pgn => pgn_changed,
+        last_move => last_move_changed,
+        white_clock_ms => white_clock_ms_changed,
+        black_clock_ms => black_clock_ms_changed,
+        clock_running => clock_running_changed,
+        result => result_changed,
+        termination => termination_changed,
+        irregularity => irregularity_changed,
+    );
+    Ok(())
+}

@@ -1,0 +1,433 @@
+//! One board's task: it owns the board's decoder, board model, rules core, recording
+//! and outputs outright, and handles one channel of inputs (the serial line's events
+//! and D-Bus commands) plus the rules core's deadlines. Nothing else holds its state:
+//! D-Bus reads a snapshot the task publishes.
+
+use std::fs::OpenOptions;
+use std::io::BufWriter;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use tokio::sync::{mpsc, watch};
+
+use super::device::DeviceEvent;
+use super::{Input, civil_date, rfc3339_now};
+use crate::board::{BoardEvent, BoardInfo, BoardState};
+use crate::bus::{BusError, Command, Publisher, Snapshot};
+use crate::log::{Header, LogTime, LogWriter, Played, Player, Record, RecordKind, read_log};
+use crate::output::live::LiveGame;
+use crate::output::replay::{Tags, game_pgn, parse_start};
+use crate::protocol::{ClockCommand, ClockSide, ClockTime, Decoded, Decoder, Hms, HostCommand, RunFlags};
+use crate::rules::{Config, Core, Event, EventKind};
+
+/// What a board's task is set up with.
+#[derive(Debug, Clone)]
+pub struct BoardSetup {
+    pub id: String,
+    pub device: PathBuf,
+    /// Board number in the round.
+    pub number: u32,
+    pub tags: Tags,
+    pub rules: Config,
+    pub white_side: Option<ClockSide>,
+    /// The board's sensor log: every byte both ways; also the journal it resumes from.
+    pub recording: PathBuf,
+}
+
+pub struct BoardTask {
+    setup: BoardSetup,
+    core: Core,
+    decoder: Decoder,
+    board: BoardState,
+    writer: LogWriter<BufWriter<std::fs::File>>,
+    /// Microseconds of log time at `started`.
+    offset_us: u64,
+    started: Instant,
+    connected: bool,
+    serial: String,
+    outgoing: mpsc::Sender<Vec<u8>>,
+    publisher: Publisher,
+    live: Option<mpsc::Sender<LiveGame>>,
+    last_pgn: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BoardError {
+    #[error("{0}: cannot open the recording: {1}")]
+    Recording(String, std::io::Error),
+    #[error("{0}")]
+    Journal(String),
+}
+
+impl BoardTask {
+    /// Sets the board up: resumes from its recording when one exists (every move
+    /// recorded before a crash or a restart comes back), else starts a new one.
+    pub fn new(
+        setup: BoardSetup,
+        outgoing: mpsc::Sender<Vec<u8>>,
+        publisher: Publisher,
+        live: Option<mpsc::Sender<LiveGame>>,
+    ) -> Result<BoardTask, BoardError> {
+        let mut core = Core::new(setup.rules);
+        if let Some(side) = setup.white_side {
+            core.set_white_side(side);
+        }
+        let path = &setup.recording;
+        let file_name = path.display().to_string();
+        let io = |e| BoardError::Recording(file_name.clone(), e);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        let mut serial = String::new();
+        let (writer, offset_us) = if path.exists() {
+            let log = read_log(path).map_err(|e| BoardError::Journal(format!("cannot resume: {e}")))?;
+            let mut player = Player::new(&file_name);
+            let mut last = LogTime::default();
+            for (i, record) in log.records.iter().enumerate() {
+                last = record.time;
+                // A damaged tail (a crash in the middle of a line) is skipped, not fatal.
+                let Ok(steps) = player.play(record, log.line_of(i)) else {
+                    continue;
+                };
+                for step in steps {
+                    if let Played::Board(ev) = &step.what {
+                        if let BoardEvent::Info(BoardInfo::SerialNumber(s)) = ev {
+                            serial = s.clone();
+                        }
+                        core.input(ev, step.time.micros());
+                    }
+                }
+            }
+            core.take_events();
+            let f = OpenOptions::new().append(true).open(path).map_err(io)?;
+            let mut w = LogWriter::append(BufWriter::new(f), last);
+            let _ = w.comment(&format!("resumed {}", rfc3339_now()));
+            // Restarted: the time since the last record is unknown; go on a second later.
+            (w, last.micros() + 1_000_000)
+        } else {
+            let mut header = Header::default();
+            header.set("board", &setup.id);
+            header.set("device", &setup.device.display().to_string());
+            header.set("started", &rfc3339_now());
+            header.set("source", "eboard-bridge run");
+            let f = OpenOptions::new()
+                .create_new(true)
+                .write(true)
+                .open(path)
+                .map_err(io)?;
+            (LogWriter::new(BufWriter::new(f), &header).map_err(io)?, 0)
+        };
+        let mut task = BoardTask {
+            setup,
+            core,
+            decoder: Decoder::new(),
+            board: BoardState::new(),
+            writer,
+            offset_us,
+            started: Instant::now(),
+            connected: false,
+            serial,
+            outgoing,
+            publisher,
+            live,
+            last_pgn: String::new(),
+        };
+        task.flush();
+        Ok(task)
+    }
+
+    fn now_us(&self) -> u64 {
+        self.offset_us + self.started.elapsed().as_micros() as u64
+    }
+
+    fn record(&mut self, t: u64, kind: RecordKind) {
+        let r = Record {
+            time: LogTime::from_micros(t),
+            kind,
+        };
+        if let Err(e) = self.writer.write(&r) {
+            tracing::error!("{}: cannot record: {e}", self.setup.recording.display());
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Err(e) = self.writer.flush() {
+            tracing::error!("{}: cannot write: {e}", self.setup.recording.display());
+        }
+    }
+
+    async fn send(&mut self, cmd: HostCommand) {
+        let bytes = cmd.encode();
+        let t = self.now_us();
+        self.record(t, RecordKind::Tx(bytes.clone()));
+        let _ = self.outgoing.send(bytes).await;
+    }
+
+    /// The snapshot D-Bus shows.
+    pub fn snapshot(&self) -> Snapshot {
+        let game = self.core.game();
+        let (white, black, running) = self.core.clock().unwrap_or((0, 0, "none"));
+        let status = match game {
+            _ if !self.connected => "disconnected",
+            None => "waiting",
+            Some(g) if g.is_over() => "finished",
+            Some(_) if self.core.irregularity().is_some() => "irregular",
+            Some(_) => "playing",
+        };
+        Snapshot {
+            connected: self.connected,
+            device: self.setup.device.display().to_string(),
+            serial_number: self.serial.clone(),
+            orientation: game.map(|g| g.orientation.name().to_string()).unwrap_or_default(),
+            status: status.into(),
+            fen: game.map(|g| g.fen()).unwrap_or_default(),
+            moves: game
+                .map(|g| g.moves.iter().map(|m| m.san.clone()).collect())
+                .unwrap_or_default(),
+            pgn: game.map(|g| game_pgn(g, &self.setup.tags)).unwrap_or_default(),
+            last_move: game
+                .and_then(|g| g.moves.last())
+                .map(|m| m.uci.clone())
+                .unwrap_or_default(),
+            white_clock_ms: white as i64,
+            black_clock_ms: black as i64,
+            clock_running: running.into(),
+            result: game
+                .and_then(|g| g.result)
+                .map(|(r, _)| r.to_string())
+                .unwrap_or_default(),
+            termination: game
+                .and_then(|g| g.result)
+                .map(|(_, t)| t.to_string())
+                .unwrap_or_default(),
+            irregularity: self
+                .core
+                .irregularity()
+                .map(|k| k.name().to_string())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Publishes what changed: snapshot, signals, and the broadcast files.
+    async fn publish(&mut self, events: Vec<Event>) {
+        for e in &events {
+            if !matches!(e.kind, EventKind::Touch { .. } | EventKind::Clock { .. }) {
+                tracing::info!(board = %self.setup.id, "{}", serde_json::to_string(e).unwrap_or_default());
+            }
+        }
+        let snap = self.snapshot();
+        if snap != self.publisher.current() || !events.is_empty() {
+            self.publisher.publish(snap.clone(), &events).await;
+        }
+        if snap.pgn != self.last_pgn && !snap.pgn.is_empty() {
+            self.last_pgn = snap.pgn.clone();
+            if let Some(live) = &self.live {
+                let _ = live
+                    .send(LiveGame {
+                        board: self.setup.number,
+                        pgn: snap.pgn,
+                    })
+                    .await;
+            }
+        }
+    }
+
+    fn bytes(&mut self, bytes: &[u8], t: u64) {
+        self.record(t, RecordKind::Rx(bytes.to_vec()));
+        for d in self.decoder.feed(bytes) {
+            match d {
+                Decoded::Message(m) => {
+                    for ev in self.board.apply(&m) {
+                        if let BoardEvent::Info(BoardInfo::SerialNumber(s)) = &ev {
+                            self.serial = s.clone();
+                        }
+                        self.core.input(&ev, t);
+                    }
+                }
+                Decoded::Skipped(s) => {
+                    tracing::warn!(board = %self.setup.id, "skipped {} bytes: {:?}", s.count, s.reason);
+                }
+            }
+        }
+    }
+
+    async fn command(&mut self, cmd: Command) -> Result<(), BusError> {
+        let t = self.now_us();
+        self.record(t, RecordKind::Note(format!("command {cmd:?}")));
+        match cmd {
+            Command::NewGame(fen) | Command::SetPosition(fen) => {
+                let (pos, mode) = if fen.trim().is_empty() {
+                    (shakmaty::Chess::default(), shakmaty::CastlingMode::Standard)
+                } else {
+                    parse_start(fen.trim()).map_err(BusError::InvalidArgument)?
+                };
+                self.core.arbiter_new_game(pos, mode, t);
+                Ok(())
+            }
+            Command::Reinstate(ply) => self
+                .core
+                .arbiter_reinstate(ply as usize, t)
+                .map_err(BusError::NoGame),
+            Command::SetResult(r) => self.core.arbiter_result(&r, t).map_err(|e| {
+                if e.contains("no game") {
+                    BusError::NoGame(e)
+                } else {
+                    BusError::InvalidArgument(e)
+                }
+            }),
+            Command::SetTimeControl(spec) => {
+                let time = parse_time_control(&spec).map_err(BusError::InvalidArgument)?;
+                self.connected_or()?;
+                let hms = Hms::from_time(time);
+                let flags = RunFlags {
+                    left_runs: false,
+                    right_runs: false,
+                    paused: false,
+                    switch_on_lever: true,
+                };
+                self.send(HostCommand::Clock(ClockCommand::SetAndRun {
+                    left: hms,
+                    right: hms,
+                    flags,
+                }))
+                .await;
+                Ok(())
+            }
+            Command::ShowText(text, seconds) => {
+                if !text.is_ascii() || text.len() > 8 {
+                    return Err(BusError::InvalidArgument(format!(
+                        "`{text}`: the clock shows up to 8 ASCII characters"
+                    )));
+                }
+                self.connected_or()?;
+                self.send(HostCommand::Clock(ClockCommand::text(&text, false)))
+                    .await;
+                let out = self.outgoing.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(std::time::Duration::from_secs(u64::from(seconds.max(1)))).await;
+                    let _ = out.send(HostCommand::Clock(ClockCommand::End).encode()).await;
+                });
+                Ok(())
+            }
+        }
+    }
+
+    fn connected_or(&self) -> Result<(), BusError> {
+        if self.connected {
+            Ok(())
+        } else {
+            Err(BusError::NotConnected(format!(
+                "{} is not connected",
+                self.setup.device.display()
+            )))
+        }
+    }
+
+    /// Runs until `stop` turns true or every sender is gone; then flushes.
+    pub async fn run(mut self, mut input: mpsc::Receiver<Input>, mut stop: watch::Receiver<bool>) {
+        self.publish(Vec::new()).await;
+        loop {
+            let deadline = self.core.next_deadline().map(|d| {
+                let now = self.now_us();
+                tokio::time::Instant::now() + std::time::Duration::from_micros(d.saturating_sub(now))
+            });
+            let sleep = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                msg = input.recv() => {
+                    let Some(msg) = msg else { break };
+                    let t = self.now_us();
+                    match msg {
+                        Input::Device(DeviceEvent::Connected) => {
+                            tracing::info!("{}: connected", self.setup.device.display());
+                            self.connected = true;
+                            self.record(t, RecordKind::Note("connected".into()));
+                            for cmd in [
+                                HostCommand::SendUpdatesNice,
+                                HostCommand::SendVersion,
+                                HostCommand::SendBoard,
+                                HostCommand::SendSerialNumber,
+                                HostCommand::Clock(ClockCommand::Version),
+                            ] {
+                                self.send(cmd).await;
+                            }
+                            // A fresh decoder: bytes of the old connection are gone.
+                            self.decoder = Decoder::new();
+                        }
+                        Input::Device(DeviceEvent::Bytes(b)) => self.bytes(&b, t),
+                        Input::Device(DeviceEvent::Disconnected(why)) => {
+                            tracing::warn!("{}: disconnected ({why}); the game is kept", self.setup.device.display());
+                            self.connected = false;
+                            self.record(t, RecordKind::Note(format!("disconnected: {why}")));
+                        }
+                        Input::Command((cmd, reply)) => {
+                            let r = self.command(cmd).await;
+                            let _ = reply.send(r);
+                        }
+                    }
+                }
+                _ = sleep => {
+                    let t = self.now_us();
+                    self.core.advance(t);
+                }
+                _ = stop.changed() => break,
+            }
+            self.flush();
+            let events = self.core.take_events();
+            self.publish(events).await;
+        }
+        let t = self.now_us();
+        self.record(t, RecordKind::Note("stopped".into()));
+        self.flush();
+        let events = self.core.take_events();
+        self.publish(events).await;
+    }
+}
+
+/// A time control for the clock: minutes (`90`), or `H:MM:SS`.
+fn parse_time_control(spec: &str) -> Result<ClockTime, String> {
+    let spec = spec.trim();
+    if spec.contains('+') {
+        return Err(format!(
+            "`{spec}`: the DGT 3000's set-and-run command carries no increment; give the base time and set the increment mode on the clock"
+        ));
+    }
+    let bad = || format!("`{spec}` is not a time control (minutes, or H:MM:SS)");
+    let t = if let Ok(min) = spec.parse::<u32>() {
+        let (h, m) = (min / 60, min % 60);
+        ClockTime::from_hms(u8::try_from(h).map_err(|_| bad())?, m as u8, 0)
+    } else {
+        let parts: Vec<u8> = spec
+            .split(':')
+            .map(|p| p.parse().map_err(|_| bad()))
+            .collect::<Result<_, _>>()?;
+        match parts.as_slice() {
+            [h, m, s] => ClockTime::from_hms(*h, *m, *s),
+            _ => None,
+        }
+    };
+    t.ok_or_else(bad)
+}
+
+/// Today's date for PGN (`YYYY.MM.DD`).
+pub fn pgn_date() -> String {
+    let (y, m, d) = civil_date();
+    format!("{y:04}.{m:02}.{d:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_controls() {
+        assert_eq!(parse_time_control("90").unwrap().millis(), 90 * 60_000);
+        assert_eq!(parse_time_control("0:05:30").unwrap().millis(), 330_000);
+        assert!(parse_time_control("90+30").unwrap_err().contains("increment"));
+        assert!(parse_time_control("soon").is_err());
+    }
+}

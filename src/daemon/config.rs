@@ -1,0 +1,232 @@
+//! The daemon's configuration: a TOML file (`--config`, default
+//! `/etc/eboard-bridge/config.toml`). Unknown keys are rejected with the file, line
+//! and key, so that a typo never silently falls back to a default.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::rules::Profile;
+
+/// Where the configuration is read from when `--config` is not given.
+pub const DEFAULT_CONFIG: &str = "/etc/eboard-bridge/config.toml";
+
+#[derive(Debug, Clone, Deserialize, Default, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// PGN `Event`.
+    #[serde(default)]
+    pub event: Option<String>,
+    /// PGN `Site`.
+    #[serde(default)]
+    pub site: Option<String>,
+    /// The round number: `<output>/round-N/`.
+    #[serde(default)]
+    pub round: Option<u32>,
+    /// The broadcast folder (default: `<state>/live`).
+    #[serde(default)]
+    pub output: Option<PathBuf>,
+    /// Recordings (the per-board sensor logs, which are also the journal) (default:
+    /// `$STATE_DIRECTORY`, else `$XDG_STATE_HOME/eboard-bridge`).
+    #[serde(default)]
+    pub state: Option<PathBuf>,
+    /// Devices to open, besides those given with `--device`.
+    #[serde(default)]
+    pub devices: Vec<PathBuf>,
+    #[serde(default)]
+    pub rules: Rules,
+    #[serde(default)]
+    pub clock: Clock,
+    /// Board numbers and players, by serial number or device.
+    #[serde(default, rename = "board")]
+    pub boards: Vec<Board>,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Rules {
+    pub release_ms: u64,
+    pub flicker_ms: u64,
+    pub irregular_ms: u64,
+    pub profile: Profile,
+}
+
+impl Default for Rules {
+    fn default() -> Self {
+        let d = crate::rules::Config::default();
+        Rules {
+            release_ms: d.release_ms,
+            flicker_ms: d.flicker_ms,
+            irregular_ms: d.irregular_ms,
+            profile: d.profile,
+        }
+    }
+}
+
+impl Rules {
+    pub fn core_config(&self) -> crate::rules::Config {
+        crate::rules::Config {
+            release_ms: self.release_ms,
+            flicker_ms: self.flicker_ms,
+            irregular_ms: self.irregular_ms,
+            profile: self.profile,
+        }
+    }
+}
+
+/// Which clock side is white's: fixed, or learnt from the first press (`auto`).
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum WhiteSide {
+    #[default]
+    Auto,
+    Left,
+    Right,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Clock {
+    #[serde(default)]
+    pub white: WhiteSide,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Board {
+    /// The board's serial number (as it reports it).
+    #[serde(default)]
+    pub serial: Option<String>,
+    /// Or the device path.
+    #[serde(default)]
+    pub device: Option<PathBuf>,
+    /// The board number in the round (`game-M.pgn`, `Round "N.M"`).
+    pub number: u32,
+    #[serde(default)]
+    pub white: Option<String>,
+    #[serde(default)]
+    pub black: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{file}: cannot read: {source}")]
+    Read { file: String, source: std::io::Error },
+    #[error("{file}: {message}")]
+    Parse { file: String, message: String },
+}
+
+impl Config {
+    /// Parses `text` (from `file`, for messages).
+    pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
+        toml::from_str(text).map_err(|e| {
+            let at = e
+                .span()
+                .map(|s| {
+                    let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
+                    format!("line {line}: ")
+                })
+                .unwrap_or_default();
+            ConfigError::Parse {
+                file: file.to_string(),
+                message: format!("{at}{}", e.message()),
+            }
+        })
+    }
+
+    /// Reads the file given, or the default file when it exists (else defaults).
+    pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
+        let (path, required) = match path {
+            Some(p) => (p.to_path_buf(), true),
+            None => (PathBuf::from(DEFAULT_CONFIG), false),
+        };
+        let file = path.display().to_string();
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Config::parse(&text, &file),
+            Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
+            Err(source) => Err(ConfigError::Read { file, source }),
+        }
+    }
+
+    /// The entry for a board, by serial number first, then by device.
+    pub fn board(&self, serial: Option<&str>, device: &Path) -> Option<&Board> {
+        serial
+            .and_then(|s| self.boards.iter().find(|b| b.serial.as_deref() == Some(s)))
+            .or_else(|| self.boards.iter().find(|b| b.device.as_deref() == Some(device)))
+    }
+
+    pub fn state_dir(&self) -> PathBuf {
+        if let Some(s) = &self.state {
+            return s.clone();
+        }
+        if let Some(s) = std::env::var_os("STATE_DIRECTORY") {
+            // systemd may give several, separated by colons: the first is ours.
+            let s = s
+                .to_string_lossy()
+                .split(':')
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            return PathBuf::from(s);
+        }
+        let base = std::env::var_os("XDG_STATE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+            .unwrap_or_else(|| PathBuf::from("."));
+        base.join("eboard-bridge")
+    }
+
+    pub fn output_dir(&self) -> PathBuf {
+        self.output
+            .clone()
+            .unwrap_or_else(|| self.state_dir().join("live"))
+    }
+
+    pub fn round(&self) -> u32 {
+        self.round.unwrap_or(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_file_parses() {
+        let c = Config::parse(
+            r#"
+event = "Club Championship"
+round = 3
+output = "/srv/live"
+[rules]
+irregular_ms = 3000
+profile = "rapid"
+[clock]
+white = "left"
+[[board]]
+serial = "12345"
+number = 2
+white = "Carlsen, Magnus"
+black = "Nepomniachtchi, Ian"
+"#,
+            "c.toml",
+        )
+        .unwrap();
+        assert_eq!(c.round(), 3);
+        assert_eq!(c.rules.irregular_ms, 3000);
+        assert_eq!(c.rules.release_ms, 300);
+        assert_eq!(c.rules.profile, Profile::Rapid);
+        assert_eq!(c.clock.white, WhiteSide::Left);
+        assert_eq!(c.board(Some("12345"), Path::new("/dev/x")).unwrap().number, 2);
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected_with_file_and_line() {
+        let e = Config::parse("event = \"x\"\n[rules]\nrelease = 300\n", "c.toml").unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.starts_with("c.toml: line 3: "), "{msg}");
+        assert!(msg.contains("unknown field `release`"), "{msg}");
+        let e = Config::parse("[rules]\nprofile = \"bullet\"\n", "c.toml").unwrap_err();
+        assert!(e.to_string().contains("line 2"), "{e}");
+    }
+}

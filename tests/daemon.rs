@@ -1,0 +1,349 @@
+//! The daemon end to end: a private D-Bus broker (busd, in process), virtual boards
+//! on real pseudo-terminals, the broadcast folder on disk, and the real binary killed
+//! with SIGKILL.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use common::pgn_games;
+use eboard_bridge::board::Orientation;
+use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME, ROOT_PATH};
+use eboard_bridge::daemon::{BusChoice, Config, Daemon};
+use eboard_bridge::device::{Emulator, EmulatorConfig};
+use eboard_bridge::log::{Header, SensorLog};
+use eboard_bridge::protocol::ClockTime;
+use eboard_bridge::sim::{Hands, Style};
+use futures_util::StreamExt;
+use shakmaty::{Chess, Move, Position};
+
+/// Quick hands: the game is played in a few seconds of log time.
+fn quick() -> Style {
+    Style {
+        think_ms: (150, 300),
+        step_ms: (60, 120),
+        retouch: 0,
+        ..Style::default()
+    }
+}
+
+/// A sensor log of `moves` from `start` played by simulated hands.
+fn game_log(start: &Chess, moves: &[Move], seed: u64) -> SensorLog {
+    let mut hands = Hands::new(seed, quick(), Orientation::Normal);
+    hands.board(start.board());
+    hands.set_clock(ClockTime::from_hms(1, 30, 0).unwrap());
+    let mut pos = start.clone();
+    for mv in moves {
+        hands.play(&pos, mv);
+        pos.play_unchecked(*mv);
+    }
+    hands.wait(1500);
+    SensorLog {
+        header: Header::default(),
+        records: hands.records,
+        lines: Vec::new(),
+    }
+}
+
+fn sans(moves: &[Move]) -> Vec<String> {
+    let mut pos = Chess::default();
+    moves
+        .iter()
+        .map(|m| shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut pos, *m).to_string())
+        .collect()
+}
+
+/// Starts an emulator playing `log` and points `link` at it.
+fn emulate(log: SensorLog, link: &Path, speed: f64) -> tokio::task::JoinHandle<()> {
+    let emulator = Emulator::open().unwrap();
+    let _ = std::fs::remove_file(link);
+    std::os::unix::fs::symlink(emulator.path(), link).unwrap();
+    let cfg = EmulatorConfig {
+        speed,
+        serial: "13579".into(),
+        ..EmulatorConfig::default()
+    };
+    tokio::spawn(async move {
+        let _ = emulator.run(&log, "generated", &cfg).await;
+    })
+}
+
+async fn private_bus(dir: &Path) -> String {
+    let address = format!("unix:path={}", dir.join("bus.sock").display());
+    let mut bus = busd::bus::Bus::for_address(Some(&address)).await.unwrap();
+    tokio::spawn(async move {
+        let _ = bus.run().await;
+    });
+    address
+}
+
+fn config(dir: &Path) -> Config {
+    Config::parse(
+        &format!(
+            "event = \"Test Open\"\nround = 4\noutput = \"{}\"\nstate = \"{}\"\n[[board]]\ndevice = \"{}\"\nnumber = 7\nwhite = \"Anderssen, Adolf\"\nblack = \"Kieseritzky, Lionel\"\n",
+            dir.join("live").display(),
+            dir.join("state").display(),
+            dir.join("board0").display()
+        ),
+        "test.toml",
+    )
+    .unwrap()
+}
+
+/// The moves of every game of a PGN file, by shakmaty's reading of its SAN.
+fn pgn_moves(text: &str) -> Vec<Vec<String>> {
+    text.split("\n\n[")
+        .map(|g| {
+            let body: String = g
+                .lines()
+                .filter(|l| !l.starts_with('['))
+                .collect::<Vec<_>>()
+                .join(" ");
+            let mut pos = Chess::default();
+            let mut out = Vec::new();
+            let mut in_comment = false;
+            for tok in body.split_whitespace() {
+                if tok.starts_with('{') {
+                    in_comment = true;
+                }
+                if in_comment {
+                    in_comment = !tok.ends_with('}');
+                    continue;
+                }
+                if tok.ends_with('.') || ["*", "1-0", "0-1", "1/2-1/2"].contains(&tok) {
+                    continue;
+                }
+                let san: shakmaty::san::San = tok.parse().unwrap_or_else(|e| panic!("`{tok}`: {e}"));
+                let mv = san.to_move(&pos).unwrap_or_else(|e| panic!("`{tok}`: {e}"));
+                out.push(shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut pos, mv).to_string());
+            }
+            out
+        })
+        .collect()
+}
+
+async fn wait_for(what: &str, secs: u64, mut check: impl FnMut() -> bool) {
+    let until = tokio::time::Instant::now() + Duration::from_secs(secs);
+    while !check() {
+        assert!(
+            tokio::time::Instant::now() < until,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_game_over_a_pty_is_published_on_dbus_and_in_the_broadcast_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = &pgn_games("games/immortal-games.pgn")[0];
+    let expected = sans(&game.moves);
+    let link = dir.path().join("board0");
+    let emulator = emulate(game_log(&game.start, &game.moves, 42), &link, 8.0);
+    let address = private_bus(dir.path()).await;
+
+    // A client listening before the daemon starts.
+    let client = zbus::connection::Builder::address(address.as_str())
+        .unwrap()
+        .build()
+        .await
+        .unwrap();
+    let rule = zbus::MatchRule::builder()
+        .msg_type(zbus::message::Type::Signal)
+        .interface(BOARD_INTERFACE)
+        .unwrap()
+        .member("MoveMade")
+        .unwrap()
+        .build();
+    let mut signals = zbus::MessageStream::for_match_rule(rule, &client, None)
+        .await
+        .unwrap();
+
+    let daemon = Daemon::start(
+        vec![link.clone()],
+        config(dir.path()),
+        BusChoice::Address(address),
+    )
+    .await
+    .unwrap();
+    let (id, path, snap) = daemon.boards[0].clone();
+    assert_eq!(id, "board0");
+    wait_for("every move", 60, || snap.borrow().moves.len() == expected.len()).await;
+
+    // The properties, read over the bus.
+    let proxy = zbus::Proxy::new(&client, BUS_NAME, path.as_str(), BOARD_INTERFACE)
+        .await
+        .unwrap();
+    let moves: Vec<String> = proxy.get_property("Moves").await.unwrap();
+    assert_eq!(moves, expected);
+    let fen: String = proxy.get_property("Fen").await.unwrap();
+    let mut end = game.start.clone();
+    for m in &game.moves {
+        end.play_unchecked(*m);
+    }
+    assert_eq!(fen, eboard_bridge::rules::game_fen(&end));
+    let pgn: String = proxy.get_property("Pgn").await.unwrap();
+    assert_eq!(pgn_moves(&pgn), vec![expected.clone()]);
+    assert!(
+        pgn.contains("[Round \"4.7\"]") && pgn.contains("[White \"Anderssen, Adolf\"]"),
+        "{pgn}"
+    );
+    let connected: bool = proxy.get_property("Connected").await.unwrap();
+    assert!(connected);
+
+    // The signals, in order.
+    let mut made = Vec::new();
+    while made.len() < expected.len() {
+        let msg = tokio::time::timeout(Duration::from_secs(5), signals.next())
+            .await
+            .expect("a MoveMade signal per move")
+            .unwrap()
+            .unwrap();
+        let (ply, san, _uci, _fen): (u32, String, String, String) = msg.body().deserialize().unwrap();
+        made.push((ply, san));
+    }
+    let want: Vec<(u32, String)> = expected
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (i as u32 + 1, s.clone()))
+        .collect();
+    assert_eq!(made, want);
+
+    // The ObjectManager lists the board with its interface.
+    let om = zbus::fdo::ObjectManagerProxy::builder(&client)
+        .destination(BUS_NAME)
+        .unwrap()
+        .path(ROOT_PATH)
+        .unwrap()
+        .build()
+        .await
+        .unwrap();
+    let objects = om.get_managed_objects().await.unwrap();
+    let listed: Vec<String> = objects.keys().map(|p| p.to_string()).collect();
+    assert!(listed.contains(&path), "{listed:?}");
+    assert!(
+        objects
+            .values()
+            .any(|i| i.keys().any(|k| k.as_str() == BOARD_INTERFACE))
+    );
+
+    // A method with a bad argument gets a typed error.
+    let err = proxy.call::<_, _, ()>("SetResult", &("2-0",)).await.unwrap_err();
+    assert!(
+        err.to_string().contains("org.eboardbridge.Error.InvalidArgument"),
+        "{err}"
+    );
+
+    daemon.shutdown().await;
+    emulator.abort();
+    // The broadcast folder: one file per board and the round's combined file.
+    let round = dir.path().join("live/round-4");
+    let one = std::fs::read_to_string(round.join("game-7.pgn")).unwrap();
+    let all = std::fs::read_to_string(round.join("games.pgn")).unwrap();
+    assert_eq!(pgn_moves(&one), vec![expected.clone()]);
+    assert_eq!(pgn_moves(&all), vec![expected]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_board_pulled_away_mid_game_comes_back_without_losing_a_move() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = &long_game();
+    let expected = sans(&game.moves[..20]);
+    let link = dir.path().join("board0");
+    // The first part is played on the board; then it is unplugged.
+    let first = emulate(game_log(&game.start, &game.moves[..10], 1), &link, 8.0);
+    let daemon = Daemon::start(vec![link.clone()], config(dir.path()), BusChoice::None)
+        .await
+        .unwrap();
+    let snap = daemon.boards[0].2.clone();
+    wait_for("ten moves", 30, || snap.borrow().moves.len() == 10).await;
+    assert!(snap.borrow().connected);
+    first.abort();
+    wait_for("the board to go", 10, || !snap.borrow().connected).await;
+    assert_eq!(snap.borrow().status, "disconnected");
+    assert_eq!(snap.borrow().moves.len(), 10, "the game is kept while away");
+    // Meanwhile two more moves were played; the board comes back showing them.
+    let mut pos = game.start.clone();
+    for m in &game.moves[..12] {
+        pos.play_unchecked(*m);
+    }
+    let _second = emulate(game_log(&pos, &game.moves[12..20], 2), &link, 8.0);
+    wait_for("the board to come back", 10, || snap.borrow().connected).await;
+    wait_for("twenty moves", 30, || snap.borrow().moves.len() == 20).await;
+    assert_eq!(snap.borrow().moves, expected);
+    daemon.shutdown().await;
+}
+
+/// A real game from the standard start with at least 30 plies.
+fn long_game() -> common::PgnGame {
+    pgn_games("games/immortal-games.pgn")
+        .into_iter()
+        .find(|g| g.moves.len() >= 30 && g.start == Chess::default())
+        .expect("a long game")
+}
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_eboard-bridge"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_daemon_killed_with_sigkill_resumes_the_same_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = &long_game();
+    let link = dir.path().join("board0");
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "round = 1\noutput = \"{}\"\nstate = \"{}\"\n",
+            dir.path().join("live").display(),
+            dir.path().join("state").display()
+        ),
+    )
+    .unwrap();
+    let live = dir.path().join("live/round-1/game-1.pgn");
+    let moves_in = |path: &Path| {
+        std::fs::read_to_string(path)
+            .ok()
+            .map(|t| pgn_moves(&t).concat().len())
+            .unwrap_or(0)
+    };
+    let start = || {
+        std::process::Command::new(bin())
+            .args(["run", "--bus", "none", "--config"])
+            .arg(&cfg)
+            .arg("--device")
+            .arg(&link)
+            .spawn()
+            .unwrap()
+    };
+    let _first = emulate(game_log(&game.start, &game.moves[..16], 3), &link, 8.0);
+    let mut daemon = start();
+    wait_for("sixteen moves on disk", 30, || moves_in(&live) == 16).await;
+    daemon.kill().unwrap(); // SIGKILL
+    daemon.wait().unwrap();
+    // Restarted on the same board: the same game, every move, and it goes on.
+    let mut pos = game.start.clone();
+    for m in &game.moves[..16] {
+        pos.play_unchecked(*m);
+    }
+    let _second = emulate(game_log(&pos, &game.moves[16..24], 4), &link, 8.0);
+    std::fs::remove_file(&live).unwrap();
+    let mut daemon = start();
+    wait_for("twenty-four moves on disk", 30, || moves_in(&live) == 24).await;
+    let text = std::fs::read_to_string(&live).unwrap();
+    assert_eq!(pgn_moves(&text), vec![sans(&game.moves[..24])]);
+    // SIGTERM: a clean stop.
+    unsafe_sigterm(daemon.id());
+    let status = daemon.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}
+
+fn unsafe_sigterm(pid: u32) {
+    std::process::Command::new("kill")
+        .arg("-TERM")
+        .arg(pid.to_string())
+        .status()
+        .unwrap();
+}
