@@ -1,0 +1,166 @@
+//! The D-Bus policy in `dbus/`, loaded by a real `dbus-daemon`: an unprivileged
+//! caller can read a board's properties but cannot call `NewGame`; root can.
+//! Needs root (to own the name and to run a caller as `nobody`), as in CI.
+
+mod common;
+
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME};
+use eboard_bridge::daemon::{BusChoice, Config, Daemon};
+use eboard_bridge::device::{Emulator, EmulatorConfig};
+
+const NOBODY: u32 = 65534;
+
+fn is_root() -> bool {
+    std::fs::metadata("/proc/self")
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
+        .unwrap_or(false)
+}
+
+fn dbus_send(address: &str, uid: Option<u32>, args: &[&str]) -> (bool, String) {
+    let mut cmd = Command::new("dbus-send");
+    cmd.arg(format!("--bus={address}"))
+        .arg("--print-reply")
+        .args(args);
+    if let Some(uid) = uid {
+        cmd.uid(uid).gid(uid);
+    }
+    let out = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .expect("dbus-send (package dbus-bin)");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unprivileged_callers_read_but_cannot_change_a_game() {
+    assert!(
+        is_root(),
+        "the policy test needs root (CI runs as root): run `sudo cargo test --test policy`"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let socket = dir.path().join("system_bus_socket");
+    let policy = Path::new(env!("CARGO_MANIFEST_DIR")).join("dbus/org.eboardbridge.conf");
+    // A system-bus-like configuration (deny by default, as system.conf does) that
+    // includes the project's policy file as installed.
+    let conf = dir.path().join("bus.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path={}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <deny own="*"/>
+    <deny send_type="method_call"/>
+    <allow send_type="signal"/>
+    <allow send_requested_reply="true" send_type="method_return"/>
+    <allow send_requested_reply="true" send_type="error"/>
+    <allow receive_type="method_call"/>
+    <allow receive_type="method_return"/>
+    <allow receive_type="error"/>
+    <allow receive_type="signal"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
+  </policy>
+  <include>{}</include>
+</busconfig>
+"#,
+            socket.display(),
+            policy.display()
+        ),
+    )
+    .unwrap();
+    let mut bus = Command::new("dbus-daemon")
+        .arg(format!("--config-file={}", conf.display()))
+        .arg("--nofork")
+        .spawn()
+        .expect("dbus-daemon (package dbus-daemon)");
+    for _ in 0..100 {
+        if socket.exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let address = format!("unix:path={}", socket.display());
+
+    // A board at the start position.
+    let log = eboard_bridge::log::parse_log(
+        "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n",
+        "start.esl",
+    )
+    .unwrap();
+    let emulator = Emulator::open().unwrap();
+    let link = dir.path().join("board0");
+    std::os::unix::fs::symlink(emulator.path(), &link).unwrap();
+    let play = tokio::spawn(async move {
+        let _ = emulator.run(&log, "start.esl", &EmulatorConfig::default()).await;
+    });
+    let config = Config::parse(
+        &format!(
+            "state = \"{}\"\noutput = \"{}\"\n",
+            dir.path().join("state").display(),
+            dir.path().join("live").display()
+        ),
+        "test.toml",
+    )
+    .unwrap();
+    let daemon = Daemon::start(vec![link], config, BusChoice::Address(address.clone()))
+        .await
+        .unwrap();
+    let path = daemon.boards[0].1.clone();
+    let snap = daemon.boards[0].2.clone();
+    let until = tokio::time::Instant::now() + Duration::from_secs(10);
+    while snap.borrow().status != "playing" {
+        assert!(
+            tokio::time::Instant::now() < until,
+            "the board never started a game"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let get = [
+        &format!("--dest={BUS_NAME}"),
+        path.as_str(),
+        "org.freedesktop.DBus.Properties.Get",
+        &format!("string:{BOARD_INTERFACE}"),
+        "string:Status",
+    ];
+    let get: Vec<&str> = get.iter().map(|s| &**s).collect();
+    let (ok, out) = dbus_send(&address, Some(NOBODY), &get);
+    assert!(ok && out.contains("\"playing\""), "nobody reads Status: {out}");
+
+    let new_game = format!("{BOARD_INTERFACE}.NewGame");
+    let call = [
+        &format!("--dest={BUS_NAME}"),
+        path.as_str(),
+        new_game.as_str(),
+        "string:",
+    ];
+    let call: Vec<&str> = call.iter().map(|s| &**s).collect();
+    let (ok, out) = dbus_send(&address, Some(NOBODY), &call);
+    assert!(
+        !ok && out.contains("AccessDenied"),
+        "nobody must not start a game: {out}"
+    );
+    let (ok, out) = dbus_send(&address, None, &call);
+    assert!(ok, "root may start a game: {out}");
+
+    daemon.shutdown().await;
+    play.abort();
+    let _ = bus.kill();
+    let _ = bus.wait();
+}
