@@ -158,10 +158,18 @@ fn emulate_links_a_pty_that_answers_like_a_board() {
 }
 
 #[test]
-fn commands_of_later_work_say_so_and_exit_2() {
-    let out = bin().args(["run", "--bus", "none"]).output().unwrap();
+fn run_refuses_a_bad_configuration_naming_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("bad.toml");
+    std::fs::write(&cfg, "event = \"Open\"\n[rules]\nrelease = 300\n").unwrap();
+    let out = bin()
+        .args(["run", "--bus", "none", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not available yet"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.toml: line 3: unknown field `release`"), "{err}");
 }
 
 #[test]
