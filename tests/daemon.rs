@@ -347,3 +347,30 @@ fn unsafe_sigterm(pid: u32) {
         .status()
         .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recording_with_a_torn_last_line_resumes_and_is_mended() {
+    let dir = tempfile::tempdir().unwrap();
+    let recording = dir.path().join("state/recordings/board0.esl");
+    std::fs::create_dir_all(recording.parent().unwrap()).unwrap();
+    // Killed in the middle of writing the last line.
+    std::fs::write(
+        &recording,
+        "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n1 lift e2 P\n1.4 place e4 P\n2 li",
+    )
+    .unwrap();
+    // The board is not plugged in: the game comes from the recording alone.
+    let link = dir.path().join("board0");
+    let daemon = Daemon::start(vec![link], config(dir.path()), BusChoice::None)
+        .await
+        .unwrap();
+    let snap = daemon.boards[0].2.clone();
+    wait_for("the recorded move", 10, || snap.borrow().moves.len() == 1).await;
+    assert_eq!(snap.borrow().moves, vec!["e4".to_string()]);
+    assert_eq!(snap.borrow().status, "disconnected");
+    daemon.shutdown().await;
+    // The torn line is gone; what the daemon added reads as a sensor log.
+    let text = std::fs::read_to_string(&recording).unwrap();
+    assert!(!text.contains("2 li"), "{text}");
+    eboard_bridge::log::read_log(&recording).unwrap();
+}

@@ -14,7 +14,7 @@ use super::device::DeviceEvent;
 use super::{Input, civil_date, rfc3339_now};
 use crate::board::{BoardEvent, BoardInfo, BoardState};
 use crate::bus::{BusError, Command, Publisher, Snapshot};
-use crate::log::{Header, LogTime, LogWriter, Played, Player, Record, RecordKind, read_log};
+use crate::log::{Header, LogTime, LogWriter, Played, Player, Record, RecordKind};
 use crate::output::live::LiveGame;
 use crate::output::replay::{Tags, game_pgn, parse_start};
 use crate::protocol::{ClockCommand, ClockSide, ClockTime, Decoded, Decoder, Hms, HostCommand, RunFlags};
@@ -80,12 +80,13 @@ impl BoardTask {
         }
         let mut serial = String::new();
         let (writer, offset_us) = if path.exists() {
-            let log = read_log(path).map_err(|e| BoardError::Journal(format!("cannot resume: {e}")))?;
+            let log = read_journal(path).map_err(|e| BoardError::Journal(format!("cannot resume: {e}")))?;
             let mut player = Player::new(&file_name);
             let mut last = LogTime::default();
             for (i, record) in log.records.iter().enumerate() {
                 last = record.time;
-                // A damaged tail (a crash in the middle of a line) is skipped, not fatal.
+                // A record the player refuses (a lift that does not match after a
+                // reconnect, say) is skipped: the records after it still count.
                 let Ok(steps) = player.play(record, log.line_of(i)) else {
                     continue;
                 };
@@ -346,13 +347,7 @@ impl BoardTask {
                             tracing::info!("{}: connected", self.setup.device.display());
                             self.connected = true;
                             self.record(t, RecordKind::Note("connected".into()));
-                            for cmd in [
-                                HostCommand::SendUpdatesNice,
-                                HostCommand::SendVersion,
-                                HostCommand::SendBoard,
-                                HostCommand::SendSerialNumber,
-                                HostCommand::Clock(ClockCommand::Version),
-                            ] {
+                            for cmd in crate::device::serial::start_up_commands() {
                                 self.send(cmd).await;
                             }
                             // A fresh decoder: bytes of the old connection are gone.
@@ -386,6 +381,24 @@ impl BoardTask {
         let events = self.core.take_events();
         self.publish(events).await;
     }
+}
+
+/// Reads a board's recording to resume from it. A last line without its line end
+/// (the daemon killed in the middle of a write) is cut off the file, so that the
+/// records after the restart start on a line of their own.
+fn read_journal(path: &std::path::Path) -> Result<crate::log::SensorLog, String> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{file}: {e}"))?;
+    let whole = text.rfind('\n').map_or(0, |i| i + 1);
+    if whole < text.len() {
+        tracing::warn!("{file}: cutting off a torn last line: {:?}", &text[whole..]);
+        OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|f| f.set_len(whole as u64))
+            .map_err(|e| format!("{file}: {e}"))?;
+    }
+    crate::log::parse_log(&text[..whole], &file).map_err(|e| e.to_string())
 }
 
 /// A time control for the clock: minutes (`90`), or `H:MM:SS`.

@@ -123,7 +123,8 @@ impl Config {
             let at = e
                 .span()
                 .map(|s| {
-                    let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
+                    let before = text.get(..s.start).unwrap_or(text);
+                    let line = before.matches('\n').count() + 1;
                     format!("line {line}: ")
                 })
                 .unwrap_or_default();

@@ -250,7 +250,6 @@ pub async fn run(devices: Vec<PathBuf>, config: Config, bus: BusChoice) -> Resul
 /// log), until SIGINT or SIGTERM.
 pub async fn record(device: &std::path::Path, out: &std::path::Path) -> std::io::Result<()> {
     use crate::log::{Header, LogTime, LogWriter, Record, RecordKind};
-    use crate::protocol::{ClockCommand, HostCommand};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut line = crate::device::serial::open(device)?;
     let mut header = Header::default();
@@ -263,13 +262,7 @@ pub async fn record(device: &std::path::Path, out: &std::path::Path) -> std::io:
     let start = std::time::Instant::now();
     let at = |start: std::time::Instant| LogTime::from_micros(start.elapsed().as_micros() as u64);
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    for cmd in [
-        HostCommand::SendUpdatesNice,
-        HostCommand::SendVersion,
-        HostCommand::SendBoard,
-        HostCommand::SendSerialNumber,
-        HostCommand::Clock(ClockCommand::Version),
-    ] {
+    for cmd in crate::device::serial::start_up_commands() {
         let bytes = cmd.encode();
         line.write_all(&bytes).await?;
         w.write(&Record {

@@ -22,17 +22,23 @@ pub fn open(path: &Path) -> std::io::Result<SerialStream> {
         .map_err(|e| std::io::Error::other(format!("{}: {e}", path.display())))
 }
 
-/// The first commands after opening: updates "nice", the version, then the board
-/// and the clock's version (`shared/spec/dgt-protocol.md`, start-up sequence).
-pub async fn start_up(line: &mut SerialStream) -> std::io::Result<()> {
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    for cmd in [
+/// The first commands after opening: updates "nice", the version, then the board,
+/// the serial number and the clock's version (`shared/spec/dgt-protocol.md`,
+/// start-up sequence).
+pub fn start_up_commands() -> [HostCommand; 5] {
+    [
         HostCommand::SendUpdatesNice,
         HostCommand::SendVersion,
         HostCommand::SendBoard,
         HostCommand::SendSerialNumber,
         HostCommand::Clock(ClockCommand::Version),
-    ] {
+    ]
+}
+
+/// Sends the start-up commands, after the board's moment to settle.
+pub async fn start_up(line: &mut SerialStream) -> std::io::Result<()> {
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    for cmd in start_up_commands() {
         line.write_all(&cmd.encode()).await?;
     }
     line.flush().await

@@ -946,6 +946,23 @@ impl Core {
             return;
         }
         let side: Side = game.current().turn().into();
+        let count = self.violations[side_index(side)];
+        self.raise(t, board, kind, side, squares, count, None);
+    }
+
+    /// Reports an irregularity and remembers the board it stands on. A completed
+    /// violation (7.5) is the one that carries a penalty.
+    #[allow(clippy::too_many_arguments)]
+    fn raise(
+        &mut self,
+        t: u64,
+        board: Board,
+        kind: IrregularKind,
+        side: Side,
+        squares: Vec<String>,
+        count: u32,
+        penalty: Option<String>,
+    ) {
         self.irregular = Some(Irregular {
             board,
             kind: Some(kind),
@@ -956,9 +973,9 @@ impl Core {
                 kind,
                 side,
                 squares,
-                completed: false,
-                count: self.violations[side_index(side)],
-                penalty: None,
+                completed: penalty.is_some(),
+                count,
+                penalty,
             },
         );
     }
@@ -970,21 +987,8 @@ impl Core {
         let side: Side = color.into();
         self.violations[side_index(side)] += 1;
         let count = self.violations[side_index(side)];
-        self.irregular = Some(Irregular {
-            board: self.real_board(),
-            kind: Some(kind),
-        });
-        self.emit(
-            t,
-            EventKind::Irregular {
-                kind,
-                side,
-                squares,
-                completed: true,
-                count,
-                penalty: Some(self.cfg.profile.penalty(side, count)),
-            },
-        );
+        let penalty = self.cfg.profile.penalty(side, count);
+        self.raise(t, self.real_board(), kind, side, squares, count, Some(penalty));
     }
 }
 
