@@ -1,23 +1,34 @@
-//! `eboard-bridge demo`: a bundled real game played by an emulated board through a
-//! real pseudo-terminal, read back by the host side exactly as a board is read.
+//! `eboard-bridge demo`: a bundled real game played by an emulated board on a real
+//! pseudo-terminal, bridged by the real daemon (`daemon::Daemon`: serial line, rules
+//! core, recording, broadcast folder, D-Bus on the session bus when there is one),
+//! and shown live in the terminal from the daemon's event tap and board snapshot.
 
+use std::collections::VecDeque;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use shakmaty::{Chess, Position, san::San};
-use tokio::io::AsyncReadExt;
+use tokio::sync::broadcast::error::RecvError;
 
-use crate::board::{BoardEvent, BoardState};
-use crate::device::{Emulator, EmulatorConfig, serial};
+use crate::bus::{self, Snapshot};
+use crate::daemon::{BusChoice, Config, Daemon, DaemonError, config};
+use crate::device::{Emulator, EmulatorConfig};
 use crate::log::{Header, RecordKind, SensorLog};
-use crate::protocol::{ClockTime, Decoded, Decoder};
+use crate::output::replay::{self, clk};
+use crate::protocol::ClockTime;
+use crate::rules::{Event, EventKind};
 use crate::sim::{Hands, Style};
+
+/// The name of the demo board's device link; its D-Bus id is `dgt_demo`.
+pub const DEVICE_NAME: &str = "dgt-demo";
 
 /// The Immortal Game, Anderssen - Kieseritzky, London 1851.
 pub const GAME: &str = "e4 e5 f4 exf4 Bc4 Qh4+ Kf1 b5 Bxb5 Nf6 Nf3 Qh6 d3 Nh5 Nh4 Qg5 Nf5 c6 g4 Nf6 Rg1 cxb5 \
 h4 Qg6 h5 Qg5 Qf3 Ng8 Bxf4 Qf6 Nc3 Bc5 Nd5 Qxb2 Bd6 Bxg1 e5 Qxa1+ Ke2 Na6 Nxg7+ Kd8 Qf6+ Nxf6 Be7#";
 
-/// The demo's sensor log: the game as hands play it, with a slide, a take-back and
+/// The demo's sensor log: the game as hands play it, with slides, a take-back and
 /// an illegal move that is corrected.
 pub fn demo_log() -> SensorLog {
     let style = Style {
@@ -35,43 +46,41 @@ pub fn demo_log() -> SensorLog {
         running: crate::log::Running::Left,
     });
     for (ply, san) in GAME.split_whitespace().enumerate() {
-        let Ok(mv) = san
-            .parse::<San>()
-            .map_err(|_| ())
-            .and_then(|s| s.to_move(&pos).map_err(|_| ()))
-        else {
+        let Some(mv) = san.parse::<San>().ok().and_then(|s| s.to_move(&pos).ok()) else {
             break;
         };
         match ply {
-            // White first plays 3. Nf3, takes it back, then plays the game move.
+            // 3. Nf3 is played and the clock pressed; the players take it back (the
+            // knight goes home, Black presses to give White the move again), and
+            // White plays the game's 3. Bc4.
             4 => {
-                let nf3 = "Nf3".parse::<San>().ok().and_then(|s| s.to_move(&pos).ok());
-                if let Some(alt) = nf3 {
+                if let Some(alt) = "Nf3".parse::<San>().ok().and_then(|s| s.to_move(&pos).ok()) {
                     let knight = shakmaty::Piece {
                         color: shakmaty::Color::White,
                         role: shakmaty::Role::Knight,
                     };
-                    hands.hands(&pos, &alt);
-                    hands.wait(1500);
+                    hands.play(&pos, &alt);
+                    hands.wait(2500);
                     hands.lift(alt.to(), knight);
-                    hands.place(shakmaty::Square::G1, knight);
-                    hands.wait(800);
+                    hands.place(alt.from().unwrap_or(shakmaty::Square::G1), knight);
+                    hands.wait(3000);
+                    hands.press(shakmaty::Color::Black);
                 }
             }
-            // Black tries the queen from h4 to h1 through the pawn on h2 (illegal),
-            // sees it, and puts her back before playing the game move.
-            11 => {
-                let q = shakmaty::Piece {
-                    color: shakmaty::Color::Black,
+            // 14. White's queen goes from d1 to d4, over White's own pawn on d3 (an
+            // illegal move); White sees it, puts her back on d1 and plays the game's
+            // 14. Qf3 (the queen touched is the queen moved: no touch-move case).
+            26 => {
+                let queen = shakmaty::Piece {
+                    color: shakmaty::Color::White,
                     role: shakmaty::Role::Queen,
                 };
-                if pos.board().piece_at(shakmaty::Square::H6) == Some(q) {
-                    hands.lift(shakmaty::Square::H6, q);
-                    hands.place(shakmaty::Square::H1, q);
-                    hands.wait(2500);
-                    hands.lift(shakmaty::Square::H1, q);
-                    hands.place(shakmaty::Square::H6, q);
-                    hands.wait(800);
+                let board = pos.board();
+                if board.piece_at(shakmaty::Square::D1) == Some(queen)
+                    && board.piece_at(shakmaty::Square::D4).is_none()
+                {
+                    hands.wait(900);
+                    hands.illegal_attempt(shakmaty::Square::D1, shakmaty::Square::D4, queen, 3000);
                 }
             }
             _ => {}
@@ -118,68 +127,371 @@ pub fn run(speed: f64) -> ExitCode {
     }
 }
 
+/// The demo's folder: recordings, broadcast files and the device link. A fresh one
+/// each run (a recording left from before would be resumed), kept afterwards.
+fn work_dir() -> std::io::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("eboard-bridge-demo-{}", std::process::id()));
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir)?;
+    }
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+/// The daemon's configuration for the demo. The board plays `speed` times faster
+/// than life, so the rules core's thresholds shrink by as much: the same hands give
+/// the same decisions at any speed.
+pub fn demo_config(dir: &Path, device: &Path, speed: f64) -> Config {
+    let scaled = |ms: u64| ((ms as f64 / speed).round() as u64).max(1);
+    let mut cfg = Config {
+        event: Some("eboard-bridge demo".into()),
+        site: Some("London ENG".into()),
+        round: Some(1),
+        output: Some(dir.join("live")),
+        state: Some(dir.join("state")),
+        ..Config::default()
+    };
+    let d = crate::rules::Config::default();
+    cfg.rules.release_ms = scaled(d.release_ms);
+    cfg.rules.flicker_ms = scaled(d.flicker_ms);
+    cfg.rules.irregular_ms = scaled(d.irregular_ms);
+    cfg.boards.push(config::Board {
+        serial: None,
+        device: Some(device.to_path_buf()),
+        number: 1,
+        white: Some("Anderssen, Adolf".into()),
+        black: Some("Kieseritzky, Lionel".into()),
+    });
+    cfg
+}
+
+/// Starts the daemon on the session bus; without one (or with the name taken), on
+/// no bus. Returns the daemon and a line that says which.
+async fn start_daemon(device: &Path, cfg: &Config) -> Result<(Daemon, String), DaemonError> {
+    let path = bus::board_path(&bus::board_id(DEVICE_NAME));
+    match Daemon::start(vec![device.to_path_buf()], cfg.clone(), BusChoice::Session).await {
+        Ok(d) => Ok((
+            d,
+            format!(
+                "D-Bus: published on the session bus as {} at {path}\n       try: busctl --user introspect {} {path}",
+                bus::BUS_NAME,
+                bus::BUS_NAME
+            ),
+        )),
+        Err(e @ (DaemonError::Bus(_) | DaemonError::Name(_))) => {
+            // A start that got as far as the boards left a recording: start afresh.
+            if let Some(state) = &cfg.state {
+                let _ = std::fs::remove_dir_all(state);
+            }
+            let d = Daemon::start(vec![device.to_path_buf()], cfg.clone(), BusChoice::None).await?;
+            Ok((
+                d,
+                format!(
+                    "D-Bus: not published, no session bus to publish on ({e}); the game is shown here only"
+                ),
+            ))
+        }
+        Err(e) => Err(e),
+    }
+}
+
 async fn demo(speed: f64) -> Result<(), Box<dyn std::error::Error>> {
     let log = demo_log();
-    let length = log.records.last().map_or(0, |r| r.time.micros());
+    let length =
+        Duration::from_secs_f64(log.records.last().map_or(0, |r| r.time.micros()) as f64 / 1e6 / speed);
+    let dir = work_dir()?;
     let emulator = Emulator::open()?;
-    let path = emulator.path().to_path_buf();
-    println!(
-        "eboard-bridge demo: a virtual DGT board on {} plays the Immortal Game (1851)",
-        path.display()
-    );
-    println!(
-        "(the daemon and its D-Bus service are not wired in yet: shown here is the board as the host reads it; `eboard-bridge replay` runs the rules core)"
-    );
-    let cfg = EmulatorConfig {
+    let device = dir.join(DEVICE_NAME);
+    std::os::unix::fs::symlink(emulator.path(), &device)?;
+    let cfg = demo_config(&dir, &device, speed);
+    let (daemon, bus_line) = start_daemon(&device, &cfg).await?;
+    let mut events = daemon.events();
+    let Some((_, _, snapshot)) = daemon.boards.first() else {
+        return Err("the daemon has no board".into());
+    };
+    let mut snapshot = snapshot.clone();
+    let mut view = View {
+        title: format!(
+            "eboard-bridge demo: Anderssen - Kieseritzky, London 1851, on a virtual DGT board ({} -> {}){}",
+            device.display(),
+            emulator.path().display(),
+            if speed == 1.0 {
+                String::new()
+            } else {
+                format!(", {speed}x speed")
+            }
+        ),
+        bus: bus_line,
+        ..View::default()
+    };
+    let emulated = EmulatorConfig {
         speed,
         serial: "18510".into(),
         ..EmulatorConfig::default()
     };
-    let served = tokio::spawn(async move { emulator.run(&log, "demo", &cfg).await });
-    let mut line = serial::open(&path)?;
-    serial::start_up(&mut line).await?;
-    let mut decoder = Decoder::new();
-    let mut board = BoardState::new();
-    let mut buf = [0u8; 512];
-    let deadline = tokio::time::Instant::now() + Duration::from_secs_f64(length as f64 / 1e6 / speed + 1.5);
-    loop {
-        let n = tokio::select! {
-            r = line.read(&mut buf) => r?,
-            _ = tokio::time::sleep_until(deadline) => break,
-        };
-        for d in decoder.feed(&buf[..n]) {
-            match d {
-                Decoded::Message(m) => {
-                    for ev in board.apply(&m) {
-                        show(&ev, &board);
+    let served = tokio::spawn(async move { emulator.run(&log, "demo", &emulated).await });
+
+    let tty = std::io::stdout().is_terminal();
+    let mut out = std::io::stdout().lock();
+    let mut ok = if tty {
+        // Clear the screen, hide the cursor: the frame is redrawn in place.
+        write!(out, "\x1b[2J\x1b[H\x1b[?25l").is_ok()
+    } else {
+        writeln!(out, "{}\n{}", view.title, view.bus).is_ok()
+    };
+    // Ends a moment after the game does, or when the log is played out.
+    let mut end = tokio::time::Instant::now() + length + Duration::from_secs(3);
+    let mut ended = false;
+    let mut dirty = true;
+    let mut redraw = tokio::time::interval(Duration::from_millis(100));
+    while ok {
+        tokio::select! {
+            e = events.recv() => match e {
+                Ok(t) => {
+                    if let EventKind::GameEnd { .. } = t.event.kind {
+                        if !ended {
+                            // The final position stays up (and on D-Bus) a moment.
+                            ended = true;
+                            end = tokio::time::Instant::now() + Duration::from_secs(2);
+                        }
                     }
+                    if let Some(line) = view.event(&t.event) {
+                        if !tty {
+                            ok = writeln!(out, "{line}").is_ok();
+                        }
+                    }
+                    dirty = true;
                 }
-                Decoded::Skipped(s) => println!("  ! {s}"),
+                Err(RecvError::Lagged(n)) => view.push(format!("({n} events not shown: the view fell behind)")),
+                Err(RecvError::Closed) => break,
+            },
+            r = snapshot.changed() => {
+                if r.is_err() {
+                    break;
+                }
+                dirty = true;
             }
+            _ = redraw.tick() => {
+                if tty && dirty {
+                    let frame = view.frame(&snapshot.borrow());
+                    ok = write!(out, "\x1b[H{}\x1b[J", frame.replace('\n', "\x1b[K\n")).and_then(|()| out.flush()).is_ok();
+                    dirty = false;
+                }
+            }
+            _ = tokio::time::sleep_until(end) => break,
+            _ = tokio::signal::ctrl_c() => break,
+        }
+        if served.is_finished() {
+            break;
         }
     }
-    served.abort();
-    if let Some(p) = board.placement() {
-        println!("\nfinal board:\n{}", diagram(&p.to_board()));
+    if tty {
+        let _ = write!(out, "\x1b[?25h");
     }
+    let last = snapshot.borrow().clone();
+    daemon.shutdown().await;
+    served.abort();
+    if let Ok(Ok(Err(e))) = tokio::time::timeout(Duration::from_millis(100), served)
+        .await
+        .map(|r| r.map_err(|_| ()))
+    {
+        return Err(format!("the virtual board stopped: {e}").into());
+    }
+    let board = last
+        .fen
+        .parse::<shakmaty::fen::Fen>()
+        .ok()
+        .map(|f| diagram(&f.into_setup().board))
+        .unwrap_or_default();
+    let round = crate::output::live::round_dir(&cfg.output_dir(), cfg.round());
+    let recording = cfg
+        .state_dir()
+        .join("recordings")
+        .join(format!("{}.esl", bus::board_id(DEVICE_NAME)));
+    // Nothing more to say when stdout is gone (a closed pipe).
+    let _ = writeln!(
+        out,
+        "\nfinal position ({}{}):\n{board}\n\n{}\nbroadcast folder: {}\nrecording (sensor log): {}\n  replay it: eboard-bridge replay --release-ms {} --flicker-ms {} --irregular-ms {} {}",
+        if last.result.is_empty() { "*" } else { &last.result },
+        if last.termination.is_empty() {
+            String::new()
+        } else {
+            format!(", {}", last.termination)
+        },
+        last.pgn.trim_end(),
+        round.display(),
+        recording.display(),
+        cfg.rules.release_ms,
+        cfg.rules.flicker_ms,
+        cfg.rules.irregular_ms,
+        recording.display()
+    );
     Ok(())
 }
 
-fn show(ev: &BoardEvent, board: &BoardState) {
-    match ev {
-        BoardEvent::Dump(p) => println!("board:\n{}", diagram(&p.to_board())),
-        BoardEvent::Lift { square, piece } => println!("  lift  {square} {piece}"),
-        BoardEvent::Place { square, piece, .. } => println!("  place {square} {piece}"),
-        BoardEvent::Press(side) => println!("  clock pressed on the {side}"),
-        BoardEvent::Clock(c) => {
-            if board.clock().is_some_and(|prev| prev.running != c.running) || c.running_side().is_none() {
-                println!("  clock left {} right {}", c.left, c.right);
-            }
+/// What the terminal shows besides the board's snapshot: the flags raised and the
+/// latest events.
+#[derive(Debug, Default)]
+pub struct View {
+    pub title: String,
+    pub bus: String,
+    /// Touch-move flags, irregularities and their resolutions, take-backs: all kept.
+    pub flags: Vec<String>,
+    /// The latest event lines.
+    pub recent: VecDeque<String>,
+    /// The latest clock reading: white's and black's time (ms).
+    pub clock: Option<(u64, u64)>,
+}
+
+const RECENT: usize = 8;
+
+impl View {
+    /// Takes one rules event; returns its line, unless it is a touch or a clock
+    /// reading (shown through the board and the clocks instead).
+    pub fn event(&mut self, e: &Event) -> Option<String> {
+        if let EventKind::Clock {
+            white_ms, black_ms, ..
+        } = e.kind
+        {
+            self.clock = Some((white_ms, black_ms));
         }
-        BoardEvent::Info(info) => println!("  board: {info:?}"),
-        BoardEvent::Button(b) => println!("  clock button {b:?}"),
-        BoardEvent::ClockAck(k) => println!("  clock: {k:?}"),
+        if matches!(e.kind, EventKind::Touch { .. } | EventKind::Clock { .. }) {
+            return None;
+        }
+        let mut line = replay::text(std::slice::from_ref(e)).trim_end().to_string();
+        if let (EventKind::MoveCompleted { .. }, Some((w, b))) = (&e.kind, self.clock) {
+            line.push_str(&format!(" (clock: white {}, black {})", clk(w), clk(b)));
+        }
+        if matches!(
+            e.kind,
+            EventKind::TouchMove { .. }
+                | EventKind::Irregular { .. }
+                | EventKind::Resolved { .. }
+                | EventKind::Takeback { .. }
+                | EventKind::MoveAmended { .. }
+        ) {
+            self.flags.push(line.trim_start().replace("\n", " "));
+        }
+        self.push(line.clone());
+        Some(line)
     }
+
+    fn push(&mut self, line: String) {
+        for l in line.lines() {
+            if self.recent.len() == RECENT {
+                self.recent.pop_front();
+            }
+            self.recent.push_back(l.to_string());
+        }
+    }
+
+    /// One screenful: the board with the clocks and status beside it, the moves,
+    /// the flags, the latest events.
+    pub fn frame(&self, s: &Snapshot) -> String {
+        let board = s
+            .fen
+            .parse::<shakmaty::fen::Fen>()
+            .ok()
+            .map(|f| diagram(&f.into_setup().board))
+            .unwrap_or_else(|| "  (no game yet: waiting for the start position)".into());
+        let running = |side: &str| {
+            if s.clock_running == side {
+                "  <- running"
+            } else {
+                ""
+            }
+        };
+        let side = [
+            format!(
+                "White  {:>9}{}",
+                clk(s.white_clock_ms.max(0) as u64),
+                running("white")
+            ),
+            format!(
+                "Black  {:>9}{}",
+                clk(s.black_clock_ms.max(0) as u64),
+                running("black")
+            ),
+            String::new(),
+            format!("status       {}", s.status),
+            format!(
+                "irregular    {}",
+                if s.irregularity.is_empty() {
+                    "-"
+                } else {
+                    &s.irregularity
+                }
+            ),
+            format!(
+                "last move    {}",
+                if s.last_move.is_empty() { "-" } else { &s.last_move }
+            ),
+            format!(
+                "board        {} ({})",
+                if s.connected { "connected" } else { "disconnected" },
+                s.serial_number
+            ),
+            if s.result.is_empty() {
+                String::new()
+            } else {
+                format!("result       {} ({})", s.result, s.termination)
+            },
+        ];
+        let mut f = format!("{}\n{}\n\n", self.title, self.bus);
+        for (i, line) in board.lines().enumerate() {
+            f.push_str(&format!("{line:<24}{}\n", side.get(i).map_or("", String::as_str)));
+        }
+        f.push_str("\nmoves\n");
+        f.push_str(&wrap(&numbered(&s.moves), 78, "  "));
+        f.push_str("\nflags (touch-move, irregular, take-back)\n");
+        if self.flags.is_empty() {
+            f.push_str("  none\n");
+        }
+        for l in &self.flags {
+            f.push_str(&format!("  {l}\n"));
+        }
+        f.push_str("\nlatest\n");
+        for l in &self.recent {
+            f.push_str(&format!("{l}\n"));
+        }
+        f
+    }
+}
+
+/// `1. e4 e5 2. f4 ...`
+fn numbered(moves: &[String]) -> String {
+    let mut s = String::new();
+    for (i, m) in moves.iter().enumerate() {
+        if i % 2 == 0 {
+            s.push_str(&format!("{}. ", i / 2 + 1));
+        }
+        s.push_str(m);
+        s.push(' ');
+    }
+    s.trim_end().to_string()
+}
+
+/// Words into lines of at most `width` characters, each indented.
+fn wrap(text: &str, width: usize, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && indent.len() + line.len() + 1 + word.len() > width {
+            out.push_str(&format!("{indent}{line}\n"));
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if line.is_empty() && out.is_empty() {
+        return format!("{indent}-\n");
+    }
+    if !line.is_empty() {
+        out.push_str(&format!("{indent}{line}\n"));
+    }
+    out
 }
 
 /// A text diagram, rank 8 at the top.
@@ -196,4 +508,77 @@ pub fn diagram(board: &shakmaty::Board) -> String {
     }
     s.push_str("    a b c d e f g h");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::{IrregularKind, Side};
+
+    /// The demo's log through the rules core (as `replay` runs it): the game's moves,
+    /// one take-back, one illegal move resolved, nothing else irregular.
+    #[test]
+    fn the_demo_log_is_the_game_with_a_take_back_and_a_corrected_illegal_move() {
+        let log = demo_log();
+        let r = replay::run(&log, "demo", crate::rules::Config::default(), None).unwrap();
+        let game = r.core.game().expect("a game");
+        let sans: Vec<&str> = game.moves.iter().map(|m| m.san.as_str()).collect();
+        assert_eq!(sans, GAME.split_whitespace().collect::<Vec<_>>());
+        assert_eq!(
+            game.result.map(|(r, t)| (r.to_string(), t.to_string())),
+            Some(("1-0".into(), "checkmate".into()))
+        );
+        let kinds: Vec<&EventKind> = r
+            .events
+            .iter()
+            .map(|e| &e.kind)
+            .filter(|k| {
+                !matches!(
+                    k,
+                    EventKind::Touch { .. }
+                        | EventKind::Clock { .. }
+                        | EventKind::Move { .. }
+                        | EventKind::MoveCompleted { .. }
+                        | EventKind::GameStart { .. }
+                        | EventKind::GameEnd { .. }
+                )
+            })
+            .collect();
+        let [
+            EventKind::Takeback { to_ply: 4, .. },
+            EventKind::Irregular {
+                kind: IrregularKind::IllegalMove,
+                side: Side::White,
+                squares,
+                completed: false,
+                ..
+            },
+            EventKind::Resolved { .. },
+        ] = kinds.as_slice()
+        else {
+            panic!("expected a take-back, then an illegal move and its resolution: {kinds:#?}");
+        };
+        assert!(
+            squares.contains(&"d1".to_string()) && squares.contains(&"d4".to_string()),
+            "{squares:?}"
+        );
+        // And a slide: a piece put down on a square and lifted from it again on its
+        // way, other than where it was lifted from.
+        let mut slides = 0;
+        let mut lifted_from = None;
+        for w in log.records.windows(2) {
+            if let RecordKind::Lift { square, .. } = &w[0].kind {
+                lifted_from = Some(*square);
+            }
+            if let (RecordKind::Place { square: a, .. }, RecordKind::Lift { square: b, .. }) =
+                (&w[0].kind, &w[1].kind)
+            {
+                if a == b && lifted_from != Some(*a) {
+                    slides += 1;
+                }
+            }
+        }
+        // One of these is the illegal queen move, put down on d4 and lifted again.
+        assert!(slides >= 2, "no slide in the demo ({slides})");
+    }
 }

@@ -7,7 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::pgn_games;
+use common::{pgn_games, pgn_moves, private_bus};
 use eboard_bridge::board::Orientation;
 use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME, ROOT_PATH};
 use eboard_bridge::daemon::{BusChoice, Config, Daemon};
@@ -69,15 +69,6 @@ fn emulate(log: SensorLog, link: &Path, speed: f64) -> tokio::task::JoinHandle<(
     })
 }
 
-async fn private_bus(dir: &Path) -> String {
-    let address = format!("unix:path={}", dir.join("bus.sock").display());
-    let mut bus = busd::bus::Bus::for_address(Some(&address)).await.unwrap();
-    tokio::spawn(async move {
-        let _ = bus.run().await;
-    });
-    address
-}
-
 fn config(dir: &Path) -> Config {
     Config::parse(
         &format!(
@@ -89,38 +80,6 @@ fn config(dir: &Path) -> Config {
         "test.toml",
     )
     .unwrap()
-}
-
-/// The moves of every game of a PGN file, by shakmaty's reading of its SAN.
-fn pgn_moves(text: &str) -> Vec<Vec<String>> {
-    text.split("\n\n[")
-        .map(|g| {
-            let body: String = g
-                .lines()
-                .filter(|l| !l.starts_with('['))
-                .collect::<Vec<_>>()
-                .join(" ");
-            let mut pos = Chess::default();
-            let mut out = Vec::new();
-            let mut in_comment = false;
-            for tok in body.split_whitespace() {
-                if tok.starts_with('{') {
-                    in_comment = true;
-                }
-                if in_comment {
-                    in_comment = !tok.ends_with('}');
-                    continue;
-                }
-                if tok.ends_with('.') || ["*", "1-0", "0-1", "1/2-1/2"].contains(&tok) {
-                    continue;
-                }
-                let san: shakmaty::san::San = tok.parse().unwrap_or_else(|e| panic!("`{tok}`: {e}"));
-                let mv = san.to_move(&pos).unwrap_or_else(|e| panic!("`{tok}`: {e}"));
-                out.push(shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut pos, mv).to_string());
-            }
-            out
-        })
-        .collect()
 }
 
 async fn wait_for(what: &str, secs: u64, mut check: impl FnMut() -> bool) {

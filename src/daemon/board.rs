@@ -8,7 +8,7 @@ use std::io::BufWriter;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{broadcast, mpsc, watch};
 
 use super::device::DeviceEvent;
 use super::{Input, civil_date, rfc3339_now};
@@ -48,7 +48,16 @@ pub struct BoardTask {
     outgoing: mpsc::Sender<Vec<u8>>,
     publisher: Publisher,
     live: Option<mpsc::Sender<LiveGame>>,
+    tap: Option<broadcast::Sender<Tapped>>,
     last_pgn: String,
+}
+
+/// One rules event of one board, as the daemon's event tap hands it out (the
+/// terminal view of `demo`; D-Bus clients get the same as signals).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tapped {
+    pub board: String,
+    pub event: Event,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -131,10 +140,17 @@ impl BoardTask {
             outgoing,
             publisher,
             live,
+            tap: None,
             last_pgn: String::new(),
         };
         task.flush();
         Ok(task)
+    }
+
+    /// Also hands every rules event to `tap`.
+    pub fn with_tap(mut self, tap: broadcast::Sender<Tapped>) -> BoardTask {
+        self.tap = Some(tap);
+        self
     }
 
     fn now_us(&self) -> u64 {
@@ -214,6 +230,15 @@ impl BoardTask {
         for e in &events {
             if !matches!(e.kind, EventKind::Touch { .. } | EventKind::Clock { .. }) {
                 tracing::info!(board = %self.setup.id, "{}", serde_json::to_string(e).unwrap_or_default());
+            }
+        }
+        if let Some(tap) = &self.tap {
+            for e in &events {
+                // No receiver is not an error: nobody is watching.
+                let _ = tap.send(Tapped {
+                    board: self.setup.id.clone(),
+                    event: e.clone(),
+                });
             }
         }
         let snap = self.snapshot();

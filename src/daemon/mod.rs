@@ -15,12 +15,13 @@ pub mod notify;
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::bus::{self, Board1, Publisher, Request, Snapshot};
 use crate::output::replay::Tags;
 use crate::protocol::ClockSide;
+pub use board::Tapped;
 use board::{BoardSetup, BoardTask};
 pub use config::Config;
 use device::DeviceEvent;
@@ -66,6 +67,8 @@ pub enum DaemonError {
     NoDevices,
     #[error("D-Bus: {0}")]
     Bus(#[from] zbus::Error),
+    #[error("D-Bus: cannot take the name org.eboardbridge: {0} (is another eboard-bridge running?)")]
+    Name(zbus::Error),
     #[error("board {0}: {1}")]
     Board(String, board::BoardError),
 }
@@ -78,6 +81,7 @@ pub struct Daemon {
     pub connection: Option<zbus::Connection>,
     /// The boards: (id, object path, snapshot).
     pub boards: Vec<(String, String, watch::Receiver<Snapshot>)>,
+    tap: broadcast::Sender<Tapped>,
 }
 
 /// The devices to open: given ones, configured ones, else those in `/dev/eboard/`.
@@ -127,6 +131,7 @@ impl Daemon {
             config::WhiteSide::Left => Some(ClockSide::Left),
             config::WhiteSide::Right => Some(ClockSide::Right),
         };
+        let (tap, _) = broadcast::channel(1024);
         let date = board::pgn_date();
         let mut tasks = Vec::new();
         let mut boards = Vec::new();
@@ -182,7 +187,8 @@ impl Daemon {
             };
             let publisher = Publisher::new(snap_tx, publisher_bus);
             let task = BoardTask::new(setup, out_tx, publisher, Some(live_tx.clone()))
-                .map_err(|e| DaemonError::Board(id.clone(), e))?;
+                .map_err(|e| DaemonError::Board(id.clone(), e))?
+                .with_tap(tap.clone());
             tasks.push(tokio::spawn(device::run(
                 path.clone(),
                 input_tx,
@@ -193,16 +199,29 @@ impl Daemon {
             boards.push((id, object_path, snap_rx));
         }
         drop(live_tx);
-        if let Some(conn) = &connection {
-            conn.request_name(bus::BUS_NAME).await?;
-        }
-        Ok(Daemon {
+        let daemon = Daemon {
             stop,
             tasks,
             live: Some(live),
             connection,
             boards,
-        })
+            tap,
+        };
+        if let Some(conn) = &daemon.connection {
+            if let Err(e) = conn.request_name(bus::BUS_NAME).await {
+                // The boards were running already: stop them cleanly, so that
+                // their devices and recordings are released before the error.
+                daemon.shutdown().await;
+                return Err(DaemonError::Name(e));
+            }
+        }
+        Ok(daemon)
+    }
+
+    /// Every rules event of every board from now on. A receiver that falls more
+    /// than 1,024 events behind loses the oldest (`RecvError::Lagged`).
+    pub fn events(&self) -> broadcast::Receiver<Tapped> {
+        self.tap.subscribe()
     }
 
     /// Stops every board, flushing recordings and broadcast files.

@@ -65,7 +65,8 @@ pub fn uci<'a>(games: impl Iterator<Item = &'a Game>) -> String {
     s
 }
 
-fn clk(ms: u64) -> String {
+/// A clock reading, `H:MM:SS`.
+pub fn clk(ms: u64) -> String {
     let secs = ms / 1000;
     format!("{}:{:02}:{:02}", secs / 3600, (secs / 60) % 60, secs % 60)
 }

@@ -145,3 +145,45 @@ pub fn pgn_games(rel: &str) -> Vec<PgnGame> {
     flush(&mut tags, &mut movetext);
     games
 }
+
+/// The moves of every game of a PGN file, by shakmaty's reading of its SAN.
+pub fn pgn_moves(text: &str) -> Vec<Vec<String>> {
+    text.split("\n\n[")
+        .map(|g| {
+            let body: String = g
+                .lines()
+                .filter(|l| !l.starts_with('['))
+                .collect::<Vec<_>>()
+                .join(" ");
+            let mut pos = shakmaty::Chess::default();
+            let mut out = Vec::new();
+            let mut in_comment = false;
+            for tok in body.split_whitespace() {
+                if tok.starts_with('{') {
+                    in_comment = true;
+                }
+                if in_comment {
+                    in_comment = !tok.ends_with('}');
+                    continue;
+                }
+                if tok.ends_with('.') || ["*", "1-0", "0-1", "1/2-1/2"].contains(&tok) {
+                    continue;
+                }
+                let san: shakmaty::san::San = tok.parse().unwrap_or_else(|e| panic!("`{tok}`: {e}"));
+                let mv = san.to_move(&pos).unwrap_or_else(|e| panic!("`{tok}`: {e}"));
+                out.push(shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut pos, mv).to_string());
+            }
+            out
+        })
+        .collect()
+}
+
+/// A private D-Bus broker (busd) in this process, listening in `dir`; its address.
+pub async fn private_bus(dir: &std::path::Path) -> String {
+    let address = format!("unix:path={}", dir.join("bus.sock").display());
+    let mut bus = busd::bus::Bus::for_address(Some(&address)).await.unwrap();
+    tokio::spawn(async move {
+        let _ = bus.run().await;
+    });
+    address
+}
