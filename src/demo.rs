@@ -206,10 +206,9 @@ async fn demo(speed: f64) -> Result<(), Box<dyn std::error::Error>> {
     let cfg = demo_config(&dir, &device, speed);
     let (daemon, bus_line) = start_daemon(&device, &cfg).await?;
     let mut events = daemon.events();
-    let Some((_, _, snapshot)) = daemon.boards.first() else {
+    let Some((_, _, mut snapshot)) = daemon.boards().into_iter().next() else {
         return Err("the daemon has no board".into());
     };
-    let mut snapshot = snapshot.clone();
     let mut view = View {
         title: format!(
             "eboard-bridge demo: Anderssen - Kieseritzky, London 1851, on a virtual DGT board ({} -> {}){}",
@@ -580,5 +579,68 @@ mod tests {
         }
         // One of these is the illegal queen move, put down on d4 and lifted again.
         assert!(slides >= 2, "no slide in the demo ({slides})");
+    }
+
+    #[test]
+    fn the_view_shows_board_clocks_moves_and_flags() {
+        let mut view = View {
+            title: "title".into(),
+            bus: "bus line".into(),
+            ..View::default()
+        };
+        let at = |t: f64, kind: EventKind| Event { t, kind };
+        let clock = at(
+            1.0,
+            EventKind::Clock {
+                white_ms: 298_000,
+                black_ms: 300_000,
+                running: "black",
+            },
+        );
+        assert_eq!(view.event(&clock), None, "clock readings are no lines");
+        view.event(&at(
+            2.0,
+            EventKind::MoveCompleted {
+                ply: 1,
+                side: Side::White,
+            },
+        ));
+        view.event(&at(
+            3.0,
+            EventKind::Takeback {
+                to_ply: 0,
+                fen: "start".into(),
+            },
+        ));
+        let snap = Snapshot {
+            connected: true,
+            serial_number: "18510".into(),
+            status: "playing".into(),
+            fen: "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1".into(),
+            moves: vec!["e4".into(), "e5".into(), "Nf3".into()],
+            last_move: "e2e4".into(),
+            white_clock_ms: 298_000,
+            black_clock_ms: 300_000,
+            clock_running: "black".into(),
+            ..Snapshot::default()
+        };
+        let f = view.frame(&snap);
+        let lines: Vec<&str> = f.lines().collect();
+        assert_eq!(&lines[..2], ["title", "bus line"]);
+        assert!(lines.contains(&"  8 r n b q k b n r     White    0:04:58"), "{f}");
+        assert!(
+            lines.contains(&"  7 p p p p p p p p     Black    0:05:00  <- running"),
+            "{f}"
+        );
+        assert!(
+            lines.contains(&"  3 . . . . . . . .     last move    e2e4"),
+            "{f}"
+        );
+        assert!(lines.contains(&"  1. e4 e5 2. Nf3"), "{f}");
+        assert!(lines.contains(&"  3.000  take-back to ply 0: start"), "{f}");
+        assert!(
+            lines.contains(&"    2.000  white completes ply 1 (clock: white 0:04:58, black 0:05:00)"),
+            "{f}"
+        );
     }
 }

@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -56,12 +57,17 @@ fn sans(moves: &[Move]) -> Vec<String> {
 
 /// Starts an emulator playing `log` and points `link` at it.
 fn emulate(log: SensorLog, link: &Path, speed: f64) -> tokio::task::JoinHandle<()> {
+    emulate_as(log, link, speed, "13579")
+}
+
+/// The same, for a board with this serial number.
+fn emulate_as(log: SensorLog, link: &Path, speed: f64, serial: &str) -> tokio::task::JoinHandle<()> {
     let emulator = Emulator::open().unwrap();
     let _ = std::fs::remove_file(link);
     std::os::unix::fs::symlink(emulator.path(), link).unwrap();
     let cfg = EmulatorConfig {
         speed,
-        serial: "13579".into(),
+        serial: serial.into(),
         ..EmulatorConfig::default()
     };
     tokio::spawn(async move {
@@ -126,7 +132,7 @@ async fn a_real_game_over_a_pty_is_published_on_dbus_and_in_the_broadcast_folder
     )
     .await
     .unwrap();
-    let (id, path, snap) = daemon.boards[0].clone();
+    let (id, path, snap) = daemon.boards()[0].clone();
     assert_eq!(id, "board0");
     wait_for("every move", 60, || snap.borrow().moves.len() == expected.len()).await;
 
@@ -215,7 +221,7 @@ async fn a_board_pulled_away_mid_game_comes_back_without_losing_a_move() {
     let daemon = Daemon::start(vec![link.clone()], config(dir.path()), BusChoice::None)
         .await
         .unwrap();
-    let snap = daemon.boards[0].2.clone();
+    let snap = daemon.boards()[0].2.clone();
     wait_for("ten moves", 30, || snap.borrow().moves.len() == 10).await;
     assert!(snap.borrow().connected);
     first.abort();
@@ -232,6 +238,129 @@ async fn a_board_pulled_away_mid_game_comes_back_without_losing_a_move() {
     wait_for("twenty moves", 30, || snap.borrow().moves.len() == 20).await;
     assert_eq!(snap.borrow().moves, expected);
     daemon.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn boards_plugged_in_are_bridged_and_one_back_on_another_port_keeps_its_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let devices = dir.path().join("eboard");
+    let cfg = Config::parse(
+        &format!(
+            "output = \"{}\"\nstate = \"{}\"\ndevice_dir = \"{}\"\n[[board]]\nserial = \"24680\"\nnumber = 5\nwhite = \"Kasparov, Garry\"\n",
+            dir.path().join("live").display(),
+            dir.path().join("state").display(),
+            devices.display()
+        ),
+        "test.toml",
+    )
+    .unwrap();
+    let address = private_bus(dir.path()).await;
+    let client = zbus::connection::Builder::address(address.as_str())
+        .unwrap()
+        .build()
+        .await
+        .unwrap();
+    let rule = zbus::MatchRule::builder()
+        .msg_type(zbus::message::Type::Signal)
+        .interface("org.freedesktop.DBus.ObjectManager")
+        .unwrap()
+        .member("InterfacesAdded")
+        .unwrap()
+        .build();
+    let mut added = zbus::MessageStream::for_match_rule(rule, &client, None)
+        .await
+        .unwrap();
+    // No devices given: the daemon watches the directory, which the udev rules have
+    // not even made yet.
+    let daemon = Daemon::start(Vec::new(), cfg, BusChoice::Address(address))
+        .await
+        .unwrap();
+    assert!(daemon.boards().is_empty());
+    std::fs::create_dir(&devices).unwrap();
+
+    // A board is plugged in and ten moves are played.
+    let game = &long_game();
+    let first = emulate_as(
+        game_log(&game.start, &game.moves[..10], 5),
+        &devices.join("dgt_port1"),
+        8.0,
+        "24680",
+    );
+    wait_for("the board to be bridged", 10, || daemon.boards().len() == 1).await;
+    let (id, _, snap) = daemon.boards()[0].clone();
+    assert_eq!(id, "dgt_port1");
+    wait_for("ten moves", 30, || snap.borrow().moves.len() == 10).await;
+    assert_eq!(snap.borrow().serial_number, "24680");
+
+    // Unplugged (udev removes its link); two more moves are played meanwhile, and it
+    // is plugged into another port, which gives it another name.
+    first.abort();
+    std::fs::remove_file(devices.join("dgt_port1")).unwrap();
+    wait_for("the board to go", 10, || !snap.borrow().connected).await;
+    let mut pos = game.start.clone();
+    for m in &game.moves[..12] {
+        pos.play_unchecked(*m);
+    }
+    let _second = emulate_as(
+        game_log(&pos, &game.moves[12..20], 6),
+        &devices.join("dgt_port2"),
+        8.0,
+        "24680",
+    );
+    wait_for("the board to come back", 10, || snap.borrow().connected).await;
+    wait_for("twenty moves", 30, || snap.borrow().moves.len() == 20).await;
+    assert_eq!(snap.borrow().moves, sans(&game.moves[..20]));
+    assert!(
+        snap.borrow().device.ends_with("dgt_port2"),
+        "{}",
+        snap.borrow().device
+    );
+    assert_eq!(daemon.boards().len(), 1, "the same board, not a new one");
+
+    // Another board (another serial number) is a board of its own.
+    let short = &game.moves[..4];
+    let _third = emulate_as(
+        game_log(&game.start, short, 7),
+        &devices.join("dgt_port3"),
+        8.0,
+        "11111",
+    );
+    wait_for("a second board", 10, || daemon.boards().len() == 2).await;
+    let (id3, _, snap3) = daemon.boards()[1].clone();
+    assert_eq!(id3, "dgt_port3");
+    wait_for("four moves on the second board", 30, || {
+        snap3.borrow().moves.len() == 4
+    })
+    .await;
+    // D-Bus clients were told of each new board, once.
+    let mut paths = Vec::new();
+    while let Ok(Some(Ok(msg))) = tokio::time::timeout(Duration::from_millis(300), added.next()).await {
+        type Interfaces = HashMap<String, HashMap<String, zbus::zvariant::OwnedValue>>;
+        let (path, interfaces): (zbus::zvariant::OwnedObjectPath, Interfaces) =
+            msg.body().deserialize().unwrap();
+        assert!(interfaces.contains_key(BOARD_INTERFACE), "{interfaces:?}");
+        paths.push(path.to_string());
+    }
+    assert_eq!(
+        paths,
+        [
+            "/org/eboardbridge/board/dgt_port1",
+            "/org/eboardbridge/board/dgt_port3"
+        ]
+    );
+    daemon.shutdown().await;
+
+    // The configuration knows the first board by its serial number: board 5, with
+    // its player. The other takes the lowest free number.
+    let round = dir.path().join("live/round-1");
+    let five = std::fs::read_to_string(round.join("game-5.pgn")).unwrap();
+    assert!(
+        five.contains("[Round \"1.5\"]") && five.contains("[White \"Kasparov, Garry\"]"),
+        "{five}"
+    );
+    assert_eq!(pgn_moves(&five), vec![sans(&game.moves[..20])]);
+    let one = std::fs::read_to_string(round.join("game-1.pgn")).unwrap();
+    assert_eq!(pgn_moves(&one), vec![sans(short)]);
 }
 
 /// A real game from the standard start with at least 30 plies.
@@ -323,7 +452,7 @@ async fn a_recording_with_a_torn_last_line_resumes_and_is_mended() {
     let daemon = Daemon::start(vec![link], config(dir.path()), BusChoice::None)
         .await
         .unwrap();
-    let snap = daemon.boards[0].2.clone();
+    let snap = daemon.boards()[0].2.clone();
     wait_for("the recorded move", 10, || snap.borrow().moves.len() == 1).await;
     assert_eq!(snap.borrow().moves, vec!["e4".to_string()]);
     assert_eq!(snap.borrow().status, "disconnected");

@@ -121,8 +121,8 @@ async fn unprivileged_callers_read_but_cannot_change_a_game() {
     let daemon = Daemon::start(vec![link], config, BusChoice::Address(address.clone()))
         .await
         .unwrap();
-    let path = daemon.boards[0].1.clone();
-    let snap = daemon.boards[0].2.clone();
+    let path = daemon.boards()[0].1.clone();
+    let snap = daemon.boards()[0].2.clone();
     let until = tokio::time::Instant::now() + Duration::from_secs(10);
     while snap.borrow().status != "playing" {
         assert!(

@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use tokio::sync::{broadcast, mpsc, watch};
 
+use super::config;
 use super::device::DeviceEvent;
 use super::{Input, civil_date, rfc3339_now};
 use crate::board::{BoardEvent, BoardInfo, BoardState};
@@ -32,6 +33,9 @@ pub struct BoardSetup {
     pub white_side: Option<ClockSide>,
     /// The board's sensor log: every byte both ways; also the journal it resumes from.
     pub recording: PathBuf,
+    /// Configured boards known by serial number: when this board reports one of
+    /// them, it takes that entry's number and players.
+    pub by_serial: Vec<config::Board>,
 }
 
 pub struct BoardTask {
@@ -136,15 +140,48 @@ impl BoardTask {
             offset_us,
             started: Instant::now(),
             connected: false,
-            serial,
+            serial: String::new(),
             outgoing,
             publisher,
             live,
             tap: None,
             last_pgn: String::new(),
         };
+        if !serial.is_empty() {
+            task.learn_serial(&serial);
+        }
         task.flush();
         Ok(task)
+    }
+
+    /// The board reported its serial number: a configured entry for it gives the
+    /// board number and the players.
+    fn learn_serial(&mut self, serial: &str) {
+        self.serial = serial.to_string();
+        let Some(entry) = self
+            .setup
+            .by_serial
+            .iter()
+            .find(|b| b.serial.as_deref() == Some(serial))
+        else {
+            return;
+        };
+        if self.setup.number != entry.number {
+            tracing::info!(
+                "{}: serial number {serial} is board {} in the configuration",
+                self.setup.id,
+                entry.number
+            );
+        }
+        self.setup.number = entry.number;
+        let round = self.setup.tags.round.split('.').next().unwrap_or("1").to_string();
+        self.setup.tags.round = format!("{round}.{}", entry.number);
+        if let Some(w) = &entry.white {
+            self.setup.tags.white = w.clone();
+        }
+        if let Some(b) = &entry.black {
+            self.setup.tags.black = b.clone();
+        }
     }
 
     /// Also hands every rules event to `tap`.
@@ -265,7 +302,7 @@ impl BoardTask {
                 Decoded::Message(m) => {
                     for ev in self.board.apply(&m) {
                         if let BoardEvent::Info(BoardInfo::SerialNumber(s)) = &ev {
-                            self.serial = s.clone();
+                            self.learn_serial(s);
                         }
                         self.core.input(&ev, t);
                     }
@@ -368,10 +405,16 @@ impl BoardTask {
                     let Some(msg) = msg else { break };
                     let t = self.now_us();
                     match msg {
-                        Input::Device(DeviceEvent::Connected) => {
-                            tracing::info!("{}: connected", self.setup.device.display());
+                        Input::Device(DeviceEvent::Connected(device)) => {
+                            tracing::info!("{}: connected", device.display());
                             self.connected = true;
-                            self.record(t, RecordKind::Note("connected".into()));
+                            let note = if device == self.setup.device {
+                                "connected".to_string()
+                            } else {
+                                format!("connected on {}", device.display())
+                            };
+                            self.setup.device = device;
+                            self.record(t, RecordKind::Note(note));
                             for cmd in crate::device::serial::start_up_commands() {
                                 self.send(cmd).await;
                             }

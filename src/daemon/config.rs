@@ -33,6 +33,11 @@ pub struct Config {
     /// Devices to open, besides those given with `--device`.
     #[serde(default)]
     pub devices: Vec<PathBuf>,
+    /// With no devices given or listed: the directory whose boards are bridged,
+    /// those there at start and those that appear later (default `/dev/eboard`,
+    /// where the udev rules put them).
+    #[serde(default)]
+    pub device_dir: Option<PathBuf>,
     #[serde(default)]
     pub rules: Rules,
     #[serde(default)]
@@ -154,6 +159,12 @@ impl Config {
         serial
             .and_then(|s| self.boards.iter().find(|b| b.serial.as_deref() == Some(s)))
             .or_else(|| self.boards.iter().find(|b| b.device.as_deref() == Some(device)))
+    }
+
+    pub fn device_dir(&self) -> PathBuf {
+        self.device_dir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(super::DEVICE_DIR))
     }
 
     pub fn state_dir(&self) -> PathBuf {

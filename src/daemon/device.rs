@@ -18,19 +18,20 @@ pub const REOPEN_AFTER: Duration = Duration::from_millis(300);
 /// What the line tells the board's task.
 #[derive(Debug)]
 pub enum DeviceEvent {
-    /// Opened; the board is ready for its start-up commands.
-    Connected,
+    /// Opened (this device); the board is ready for its start-up commands.
+    Connected(PathBuf),
     /// Bytes as one read returned them.
     Bytes(Vec<u8>),
     /// The line failed or the device went away.
     Disconnected(String),
 }
 
-/// Runs the line of `path` until `stop` turns true. Bytes to write come on
-/// `outgoing`; they are dropped while the board is away (the start-up sequence is
-/// sent again on every connection).
+/// Runs the line of the device `device` names until `stop` turns true. Bytes to
+/// write come on `outgoing`; they are dropped while the board is away (the
+/// start-up sequence is sent again on every connection). While the board is away
+/// its device may change (it came back elsewhere): the new one is opened at once.
 pub async fn run(
-    path: PathBuf,
+    mut device: watch::Receiver<PathBuf>,
     input: mpsc::Sender<Input>,
     mut outgoing: mpsc::Receiver<Vec<u8>>,
     mut stop: watch::Receiver<bool>,
@@ -40,6 +41,7 @@ pub async fn run(
         if *stop.borrow() {
             return;
         }
+        let path = device.borrow_and_update().clone();
         let line = serial::open(&path);
         let mut line = match line {
             Ok(l) => l,
@@ -51,6 +53,7 @@ pub async fn run(
                 while outgoing.try_recv().is_ok() {}
                 tokio::select! {
                     _ = tokio::time::sleep(REOPEN_AFTER) => continue,
+                    r = device.changed() => if r.is_err() { return } else { reported_absent = false; continue },
                     _ = stop.changed() => return,
                 }
             }
@@ -59,7 +62,11 @@ pub async fn run(
         // A board needs a moment after the line opens before it listens.
         tokio::time::sleep(Duration::from_millis(200)).await;
         while outgoing.try_recv().is_ok() {}
-        if input.send(Input::Device(DeviceEvent::Connected)).await.is_err() {
+        if input
+            .send(Input::Device(DeviceEvent::Connected(path.clone())))
+            .await
+            .is_err()
+        {
             return;
         }
         let mut buf = vec![0u8; 4096];
@@ -95,6 +102,7 @@ pub async fn run(
         }
         tokio::select! {
             _ = tokio::time::sleep(REOPEN_AFTER) => {}
+            _ = device.changed() => {}
             _ = stop.changed() => return,
         }
     }

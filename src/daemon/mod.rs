@@ -10,6 +10,7 @@
 pub mod board;
 pub mod config;
 pub mod device;
+pub mod hub;
 pub mod notify;
 
 use std::path::PathBuf;
@@ -18,13 +19,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
-use crate::bus::{self, Board1, Publisher, Request, Snapshot};
-use crate::output::replay::Tags;
-use crate::protocol::ClockSide;
+use crate::bus::{self, Request, Snapshot};
 pub use board::Tapped;
-use board::{BoardSetup, BoardTask};
 pub use config::Config;
 use device::DeviceEvent;
+use hub::{BoardRef, Hub};
 
 /// Where the udev rules put a symlink per board (`udev/`).
 pub const DEVICE_DIR: &str = "/dev/eboard";
@@ -62,9 +61,9 @@ pub enum DaemonError {
     #[error(transparent)]
     Config(#[from] config::ConfigError),
     #[error(
-        "no boards: give --device PATH, list `devices` in the configuration, or plug one in ({DEVICE_DIR}/ is empty)"
+        "no boards: give --device PATH, list `devices` in the configuration, or have the udev rules make {0} (its parent folder does not exist)"
     )]
-    NoDevices,
+    NoDevices(PathBuf),
     #[error("D-Bus: {0}")]
     Bus(#[from] zbus::Error),
     #[error("D-Bus: cannot take the name org.eboardbridge: {0} (is another eboard-bridge running?)")]
@@ -76,34 +75,37 @@ pub enum DaemonError {
 /// A running daemon.
 pub struct Daemon {
     stop: watch::Sender<bool>,
-    tasks: Vec<JoinHandle<()>>,
+    hub: Option<JoinHandle<()>>,
     live: Option<JoinHandle<()>>,
     pub connection: Option<zbus::Connection>,
-    /// The boards: (id, object path, snapshot).
-    pub boards: Vec<(String, String, watch::Receiver<Snapshot>)>,
+    boards: watch::Receiver<Vec<BoardRef>>,
     tap: broadcast::Sender<Tapped>,
 }
 
-/// The devices to open: given ones, configured ones, else those in `/dev/eboard/`.
+/// The devices named on the command line and in the configuration. None means the
+/// daemon watches the device directory instead.
 pub fn devices(given: &[PathBuf], config: &Config) -> Vec<PathBuf> {
-    let mut all: Vec<PathBuf> = given.iter().chain(&config.devices).cloned().collect();
-    if all.is_empty() {
-        if let Ok(dir) = std::fs::read_dir(DEVICE_DIR) {
-            let mut found: Vec<PathBuf> = dir.flatten().map(|e| e.path()).collect();
-            found.sort();
-            all = found;
+    let mut all: Vec<PathBuf> = Vec::new();
+    for d in given.iter().chain(&config.devices) {
+        if !all.contains(d) {
+            all.push(d.clone());
         }
     }
-    all.dedup();
     all
 }
 
 impl Daemon {
     /// Sets every board up (resuming recorded games), serves the objects, and only
-    /// then takes the well-known name.
+    /// then takes the well-known name. With no devices given, the boards are those
+    /// in the configuration's device directory (`/dev/eboard/` by default), and
+    /// those that appear there later.
     pub async fn start(devices: Vec<PathBuf>, config: Config, bus: BusChoice) -> Result<Daemon, DaemonError> {
-        if devices.is_empty() {
-            return Err(DaemonError::NoDevices);
+        let watched = devices.is_empty().then(|| config.device_dir());
+        if let Some(dir) = &watched {
+            let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
+            if parent.is_some_and(|p| !p.is_dir()) {
+                return Err(DaemonError::NoDevices(dir.clone()));
+            }
         }
         let connection = match &bus {
             BusChoice::None => None,
@@ -126,96 +128,57 @@ impl Daemon {
             config.round(),
             live_rx,
         ));
-        let white_side = match config.clock.white {
-            config::WhiteSide::Auto => None,
-            config::WhiteSide::Left => Some(ClockSide::Left),
-            config::WhiteSide::Right => Some(ClockSide::Right),
-        };
         let (tap, _) = broadcast::channel(1024);
-        let date = board::pgn_date();
-        let mut tasks = Vec::new();
-        let mut boards = Vec::new();
-        for (i, path) in devices.iter().enumerate() {
-            let name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().to_string())
-                .unwrap_or_default();
-            let id = bus::board_id(&name);
-            let entry = config.board(None, path);
-            let number = entry.map_or(i as u32 + 1, |b| b.number);
-            let tags = Tags {
-                event: config.event.clone().unwrap_or_else(|| "?".into()),
-                site: config.site.clone().unwrap_or_else(|| "?".into()),
-                date: date.clone(),
-                round: format!("{}.{number}", config.round()),
-                white: entry.and_then(|b| b.white.clone()).unwrap_or_else(|| "?".into()),
-                black: entry.and_then(|b| b.black.clone()).unwrap_or_else(|| "?".into()),
-            };
-            let setup = BoardSetup {
-                id: id.clone(),
-                device: path.clone(),
-                number,
-                tags,
-                rules: config.rules.core_config(),
-                white_side,
-                recording: config.state_dir().join("recordings").join(format!("{id}.esl")),
-            };
-            let (input_tx, input_rx) = mpsc::channel::<Input>(256);
-            let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>(64);
-            let (snap_tx, snap_rx) = watch::channel(Snapshot::default());
-            let object_path = bus::board_path(&id);
-            let publisher_bus = match &connection {
-                Some(conn) => {
-                    // Forward D-Bus requests into the board's one channel.
-                    let (req_tx, mut req_rx) = mpsc::channel::<Request>(16);
-                    let fwd = input_tx.clone();
-                    tokio::spawn(async move {
-                        while let Some(r) = req_rx.recv().await {
-                            if fwd.send(Input::Command(r)).await.is_err() {
-                                break;
-                            }
-                        }
-                    });
-                    conn.object_server()
-                        .at(object_path.as_str(), Board1::new(snap_rx.clone(), req_tx))
-                        .await?;
-                    let p = zbus::zvariant::OwnedObjectPath::try_from(object_path.clone())
-                        .map_err(zbus::Error::from)?;
-                    Some((conn.clone(), p))
-                }
-                None => None,
-            };
-            let publisher = Publisher::new(snap_tx, publisher_bus);
-            let task = BoardTask::new(setup, out_tx, publisher, Some(live_tx.clone()))
-                .map_err(|e| DaemonError::Board(id.clone(), e))?
-                .with_tap(tap.clone());
-            tasks.push(tokio::spawn(device::run(
-                path.clone(),
-                input_tx,
-                out_rx,
-                stop_rx.clone(),
-            )));
-            tasks.push(tokio::spawn(task.run(input_rx, stop_rx.clone())));
-            boards.push((id, object_path, snap_rx));
+        let (list_tx, boards) = watch::channel(Vec::new());
+        let initial = match &watched {
+            Some(dir) => hub::entries(dir),
+            None => devices,
+        };
+        let mut hub = Hub::new(config, connection.clone(), live_tx, tap.clone(), stop_rx, list_tx);
+        let mut failed = None;
+        for path in initial {
+            if let Err(e) = hub.add(path, None).await {
+                failed = Some(e);
+                break;
+            }
         }
-        drop(live_tx);
-        let daemon = Daemon {
+        if failed.is_none() {
+            if let Some(conn) = &connection {
+                if let Err(e) = conn.request_name(bus::BUS_NAME).await {
+                    failed = Some(DaemonError::Name(e));
+                }
+            }
+        }
+        if let Some(e) = failed {
+            // Boards may be running already: stop them cleanly, so that their
+            // devices and recordings are released before the error.
+            let _ = stop.send(true);
+            hub.abandon().await;
+            let _ = live.await;
+            return Err(e);
+        }
+        Ok(Daemon {
             stop,
-            tasks,
+            hub: Some(tokio::spawn(hub.run(watched))),
             live: Some(live),
             connection,
             boards,
             tap,
-        };
-        if let Some(conn) = &daemon.connection {
-            if let Err(e) = conn.request_name(bus::BUS_NAME).await {
-                // The boards were running already: stop them cleanly, so that
-                // their devices and recordings are released before the error.
-                daemon.shutdown().await;
-                return Err(DaemonError::Name(e));
-            }
-        }
-        Ok(daemon)
+        })
+    }
+
+    /// The boards: (id, object path, snapshot), in the order they came.
+    pub fn boards(&self) -> Vec<(String, String, watch::Receiver<Snapshot>)> {
+        self.boards
+            .borrow()
+            .iter()
+            .map(|b| (b.id.clone(), b.object_path.clone(), b.snapshot.clone()))
+            .collect()
+    }
+
+    /// The list of boards, changed whenever one is added.
+    pub fn board_list(&self) -> watch::Receiver<Vec<BoardRef>> {
+        self.boards.clone()
     }
 
     /// Every rules event of every board from now on. A receiver that falls more
@@ -227,8 +190,8 @@ impl Daemon {
     /// Stops every board, flushing recordings and broadcast files.
     pub async fn shutdown(mut self) {
         let _ = self.stop.send(true);
-        for t in self.tasks.drain(..) {
-            let _ = t.await;
+        if let Some(h) = self.hub.take() {
+            let _ = h.await;
         }
         if let Some(l) = self.live.take() {
             let _ = l.await;
@@ -242,12 +205,21 @@ pub async fn run(devices: Vec<PathBuf>, config: Config, bus: BusChoice) -> Resul
         BusChoice::None => "no bus".to_string(),
         b => format!("{b:?} bus as {}", bus::BUS_NAME).to_lowercase(),
     };
+    let watching = devices.is_empty().then(|| config.device_dir());
     let daemon = Daemon::start(devices, config, bus).await?;
-    tracing::info!("bridging {} board(s), {bus_name}", daemon.boards.len());
-    notify::notify(&format!(
-        "READY=1\nSTATUS=bridging {} board(s)",
-        daemon.boards.len()
-    ));
+    let count = daemon.boards().len();
+    match &watching {
+        Some(dir) if count == 0 => tracing::warn!(
+            "no boards yet: waiting for boards to appear in {}, {bus_name}",
+            dir.display()
+        ),
+        Some(dir) => tracing::info!(
+            "bridging {count} board(s) and those that appear in {}, {bus_name}",
+            dir.display()
+        ),
+        None => tracing::info!("bridging {count} board(s), {bus_name}"),
+    }
+    notify::notify(&format!("READY=1\nSTATUS=bridging {count} board(s)"));
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| DaemonError::Bus(zbus::Error::InputOutput(e.into())))?;
     let watchdog = notify::watchdog_interval();

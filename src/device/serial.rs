@@ -35,6 +35,29 @@ pub fn start_up_commands() -> [HostCommand; 5] {
     ]
 }
 
+/// Asks the board on `path` its serial number and closes the line again. `None`
+/// when the line closes before it answers; the caller bounds the wait.
+pub async fn probe(path: &Path) -> std::io::Result<Option<String>> {
+    use tokio::io::AsyncReadExt;
+    let mut line = open(path)?;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    line.write_all(&HostCommand::SendSerialNumber.encode()).await?;
+    line.flush().await?;
+    let mut decoder = crate::protocol::Decoder::new();
+    let mut buf = [0u8; 512];
+    loop {
+        let n = line.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(None);
+        }
+        for d in decoder.feed(&buf[..n]) {
+            if let crate::protocol::Decoded::Message(crate::protocol::BoardMessage::SerialNumber(s)) = d {
+                return Ok(Some(s));
+            }
+        }
+    }
+}
+
 /// Sends the start-up commands, after the board's moment to settle.
 pub async fn start_up(line: &mut SerialStream) -> std::io::Result<()> {
     tokio::time::sleep(Duration::from_millis(500)).await;

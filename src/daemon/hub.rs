@@ -1,0 +1,337 @@
+//! The boards of a running daemon. The hub sets each board up (its task, its line,
+//! its D-Bus object) and, when the daemon watches a device directory (`/dev/eboard/`,
+//! filled by the udev rules), takes boards as they appear there:
+//!
+//! - a new name in the directory is probed for the board's serial number;
+//! - a board that is away and has that serial number gets the new device, and goes on
+//!   with its game (a board plugged into another port comes back under another name
+//!   when it has no USB serial number);
+//! - any other device becomes a new board.
+//!
+//! The hub runs as one task of its own after start-up; it owns the list of boards and
+//! publishes it on a `watch` channel.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
+use tokio::sync::{broadcast, mpsc, watch};
+use tokio::task::JoinHandle;
+
+use super::board::{BoardSetup, BoardTask, Tapped};
+use super::config::{self, Config};
+use super::{DaemonError, Input, device};
+use crate::bus::{self, Board1, Publisher, Request, Snapshot};
+use crate::output::live::LiveGame;
+use crate::output::replay::Tags;
+use crate::protocol::ClockSide;
+
+/// One board as the daemon's users see it.
+#[derive(Debug, Clone)]
+pub struct BoardRef {
+    /// The board's id (from the device name it was first seen under).
+    pub id: String,
+    /// Its D-Bus object path.
+    pub object_path: String,
+    pub snapshot: watch::Receiver<Snapshot>,
+}
+
+struct Slot {
+    id: String,
+    number: u32,
+    /// The device the board's line opens; changed when the board comes back elsewhere.
+    device: watch::Sender<PathBuf>,
+    snapshot: watch::Receiver<Snapshot>,
+}
+
+pub(crate) struct Hub {
+    config: Config,
+    connection: Option<zbus::Connection>,
+    live: mpsc::Sender<LiveGame>,
+    tap: broadcast::Sender<Tapped>,
+    stop: watch::Receiver<bool>,
+    date: String,
+    slots: Vec<Slot>,
+    tasks: Vec<JoinHandle<()>>,
+    list: watch::Sender<Vec<BoardRef>>,
+}
+
+impl Hub {
+    pub(crate) fn new(
+        config: Config,
+        connection: Option<zbus::Connection>,
+        live: mpsc::Sender<LiveGame>,
+        tap: broadcast::Sender<Tapped>,
+        stop: watch::Receiver<bool>,
+        list: watch::Sender<Vec<BoardRef>>,
+    ) -> Hub {
+        Hub {
+            config,
+            connection,
+            live,
+            tap,
+            stop,
+            date: super::board::pgn_date(),
+            slots: Vec::new(),
+            tasks: Vec::new(),
+            list,
+        }
+    }
+
+    /// The board number for a board the configuration does not name: the lowest
+    /// number neither configured nor taken.
+    fn free_number(&self) -> u32 {
+        let taken: HashSet<u32> = self
+            .config
+            .boards
+            .iter()
+            .map(|b| b.number)
+            .chain(self.slots.iter().map(|s| s.number))
+            .collect();
+        (1..).find(|n| !taken.contains(n)).unwrap_or(1)
+    }
+
+    /// A board on `device`, whose serial number may already be known. Its id comes
+    /// from the device name; a second board whose device has the same name gets a
+    /// suffix, so that ids and object paths stay unique.
+    pub(crate) async fn add(&mut self, device: PathBuf, serial: Option<&str>) -> Result<(), DaemonError> {
+        let name = device
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let mut id = bus::board_id(&name);
+        if self.slots.iter().any(|s| s.id == id) {
+            let base = id.clone();
+            id = (2..)
+                .map(|n| format!("{base}_{n}"))
+                .find(|c| self.slots.iter().all(|s| &s.id != c))
+                .unwrap_or(base);
+        }
+        let entry = self.config.board(serial, &device);
+        let number = entry.map_or_else(|| self.free_number(), |b| b.number);
+        let tags = Tags {
+            event: self.config.event.clone().unwrap_or_else(|| "?".into()),
+            site: self.config.site.clone().unwrap_or_else(|| "?".into()),
+            date: self.date.clone(),
+            round: format!("{}.{number}", self.config.round()),
+            white: entry.and_then(|b| b.white.clone()).unwrap_or_else(|| "?".into()),
+            black: entry.and_then(|b| b.black.clone()).unwrap_or_else(|| "?".into()),
+        };
+        let white_side = match self.config.clock.white {
+            config::WhiteSide::Auto => None,
+            config::WhiteSide::Left => Some(ClockSide::Left),
+            config::WhiteSide::Right => Some(ClockSide::Right),
+        };
+        let setup = BoardSetup {
+            id: id.clone(),
+            device: device.clone(),
+            number,
+            tags,
+            rules: self.config.rules.core_config(),
+            white_side,
+            recording: self
+                .config
+                .state_dir()
+                .join("recordings")
+                .join(format!("{id}.esl")),
+            by_serial: self
+                .config
+                .boards
+                .iter()
+                .filter(|b| b.serial.is_some())
+                .cloned()
+                .collect(),
+        };
+        let (input_tx, input_rx) = mpsc::channel::<Input>(256);
+        let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>(64);
+        let (snap_tx, snap_rx) = watch::channel(Snapshot::default());
+        let object_path = bus::board_path(&id);
+        let publisher_bus = match &self.connection {
+            Some(conn) => {
+                // Forward D-Bus requests into the board's one channel.
+                let (req_tx, mut req_rx) = mpsc::channel::<Request>(16);
+                let fwd = input_tx.clone();
+                tokio::spawn(async move {
+                    while let Some(r) = req_rx.recv().await {
+                        if fwd.send(Input::Command(r)).await.is_err() {
+                            break;
+                        }
+                    }
+                });
+                conn.object_server()
+                    .at(object_path.as_str(), Board1::new(snap_rx.clone(), req_tx))
+                    .await?;
+                let p = zbus::zvariant::OwnedObjectPath::try_from(object_path.clone())
+                    .map_err(zbus::Error::from)?;
+                Some((conn.clone(), p))
+            }
+            None => None,
+        };
+        let publisher = Publisher::new(snap_tx, publisher_bus);
+        let task = BoardTask::new(setup, out_tx, publisher, Some(self.live.clone()))
+            .map_err(|e| DaemonError::Board(id.clone(), e))?
+            .with_tap(self.tap.clone());
+        let (device_tx, device_rx) = watch::channel(device);
+        self.tasks.push(tokio::spawn(device::run(
+            device_rx,
+            input_tx,
+            out_rx,
+            self.stop.clone(),
+        )));
+        self.tasks
+            .push(tokio::spawn(task.run(input_rx, self.stop.clone())));
+        self.slots.push(Slot {
+            id: id.clone(),
+            number,
+            device: device_tx,
+            snapshot: snap_rx.clone(),
+        });
+        self.list.send_modify(|l| {
+            l.push(BoardRef {
+                id,
+                object_path,
+                snapshot: snap_rx,
+            })
+        });
+        Ok(())
+    }
+
+    /// A device that appeared in the watched directory.
+    async fn appeared(&mut self, path: PathBuf) {
+        if self.slots.iter().any(|s| *s.device.borrow() == path) {
+            // A board's own device back: its line opens it again by itself.
+            return;
+        }
+        let serial =
+            match tokio::time::timeout(Duration::from_secs(3), crate::device::serial::probe(&path)).await {
+                Ok(Ok(s)) => s,
+                Ok(Err(e)) => {
+                    tracing::warn!("{}: cannot ask the board its serial number: {e}", path.display());
+                    None
+                }
+                Err(_) => {
+                    tracing::warn!("{}: no serial number within 3 s", path.display());
+                    None
+                }
+            };
+        if let Some(serial) = &serial {
+            let away = self.slots.iter().find(|s| {
+                let snap = s.snapshot.borrow();
+                !snap.connected && snap.serial_number == *serial
+            });
+            if let Some(slot) = away {
+                tracing::info!(
+                    "board {} (serial number {serial}) is back on {}",
+                    slot.id,
+                    path.display()
+                );
+                let _ = slot.device.send(path);
+                return;
+            }
+        }
+        tracing::info!("new board on {}", path.display());
+        if let Err(e) = self.add(path.clone(), serial.as_deref()).await {
+            tracing::error!("{}: cannot bridge it: {e}", path.display());
+        }
+    }
+
+    /// Runs until stop: takes boards appearing in `dir` (when given), then waits
+    /// for every board's task to flush and end.
+    pub(crate) async fn run(mut self, dir: Option<PathBuf>) {
+        let (found_tx, mut found) = mpsc::channel::<PathBuf>(16);
+        let watcher = dir.map(|d| {
+            tokio::spawn(async move {
+                if let Err(e) = watch_dir(&d, found_tx).await {
+                    tracing::error!("{}: cannot watch for boards: {e}", d.display());
+                }
+            })
+        });
+        let mut stop = self.stop.clone();
+        loop {
+            tokio::select! {
+                p = found.recv() => match p {
+                    Some(p) => self.appeared(p).await,
+                    // No watcher (or it failed): nothing more to take.
+                    None => { let _ = stop.changed().await; break; }
+                },
+                _ = stop.changed() => break,
+            }
+        }
+        if let Some(w) = watcher {
+            w.abort();
+        }
+        for t in self.tasks.drain(..) {
+            let _ = t.await;
+        }
+    }
+
+    /// Stops the boards started so far (start-up failed after them).
+    pub(crate) async fn abandon(mut self) {
+        for t in self.tasks.drain(..) {
+            let _ = t.await;
+        }
+    }
+}
+
+/// The entries of `dir`, sorted (a missing directory has none).
+pub fn entries(dir: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    found.sort();
+    found
+}
+
+/// Sends every entry of `dir` and every one that appears later (created, or renamed
+/// into it as udev does with its symlinks). A missing directory is waited for in its
+/// parent, and waited for again when it is removed.
+async fn watch_dir(dir: &Path, found: mpsc::Sender<PathBuf>) -> std::io::Result<()> {
+    let parent = dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = dir.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    let inotify = Inotify::init()?;
+    let arrivals = WatchMask::CREATE | WatchMask::MOVED_TO;
+    inotify.watches().add(parent, arrivals)?;
+    let mut stream = inotify.into_event_stream([0u8; 4096])?;
+    let mut watches = stream.watches();
+    let mut dir_watch: Option<WatchDescriptor> = None;
+    let mut arm = |dir_watch: &mut Option<WatchDescriptor>| -> Vec<PathBuf> {
+        if dir_watch.is_none() {
+            *dir_watch = watches.add(dir, arrivals | WatchMask::DELETE_SELF).ok();
+        }
+        if dir_watch.is_some() {
+            entries(dir)
+        } else {
+            Vec::new()
+        }
+    };
+    for p in arm(&mut dir_watch) {
+        if found.send(p).await.is_err() {
+            return Ok(());
+        }
+    }
+    while let Some(event) = stream.next().await {
+        let event = event?;
+        let mut new = Vec::new();
+        if Some(&event.wd) == dir_watch.as_ref() {
+            if event.mask.intersects(EventMask::DELETE_SELF | EventMask::IGNORED) {
+                dir_watch = None;
+            } else if let Some(n) = &event.name {
+                new.push(dir.join(n));
+            }
+        } else if event.name.as_deref() == Some(name.as_os_str()) {
+            // The directory itself appeared: everything in it is new.
+            new = arm(&mut dir_watch);
+        }
+        for p in new {
+            if found.send(p).await.is_err() {
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
