@@ -1,6 +1,10 @@
 //! The D-Bus policy in `dbus/`, loaded by a real `dbus-daemon`: an unprivileged
-//! caller can read a board's properties but cannot call `NewGame`; root can.
-//! Needs root (to own the name and to run a caller as `nobody`), as in CI.
+//! caller can read a board's properties but cannot call `NewGame`; a member of the
+//! group `eboard` (an arbiter) and root can.
+//! Needs root (to own the name and to run callers as other users), as in CI. The
+//! group `eboard` and a system user `eboard-arbiter` in it are created when the
+//! machine lacks them (`groupadd`, `useradd`), as the README's install section does
+//! for real arbiters.
 
 mod common;
 
@@ -21,13 +25,14 @@ fn is_root() -> bool {
         .unwrap_or(false)
 }
 
-fn dbus_send(address: &str, uid: Option<u32>, args: &[&str]) -> (bool, String) {
+/// `dbus-send` as root, or as `(uid, gid)`.
+fn dbus_send(address: &str, user: Option<(u32, u32)>, args: &[&str]) -> (bool, String) {
     let mut cmd = Command::new("dbus-send");
     cmd.arg(format!("--bus={address}"))
         .arg("--print-reply")
         .args(args);
-    if let Some(uid) = uid {
-        cmd.uid(uid).gid(uid);
+    if let Some((uid, gid)) = user {
+        cmd.uid(uid).gid(gid);
     }
     let out = cmd
         .stdout(Stdio::piped())
@@ -40,12 +45,52 @@ fn dbus_send(address: &str, uid: Option<u32>, args: &[&str]) -> (bool, String) {
     )
 }
 
+/// The uid and gid of a user in the group `eboard`, made if missing.
+fn arbiter() -> (u32, u32) {
+    let run = |cmd: &mut Command| {
+        let out = cmd.output().expect("groupadd/useradd (package passwd)");
+        assert!(
+            out.status.success(),
+            "{cmd:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let id = |flag: &str| -> Option<u32> {
+        let out = Command::new("id").arg(flag).arg("eboard-arbiter").output().ok()?;
+        String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+    };
+    let has_group = Command::new("getent")
+        .args(["group", "eboard"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_group {
+        run(Command::new("groupadd").args(["--system", "eboard"]));
+    }
+    if id("-u").is_none() {
+        run(Command::new("useradd").args([
+            "--system",
+            "--no-create-home",
+            "--shell",
+            "/usr/sbin/nologin",
+            "--gid",
+            "eboard",
+            "eboard-arbiter",
+        ]));
+    }
+    (
+        id("-u").expect("uid of eboard-arbiter"),
+        id("-g").expect("gid of eboard-arbiter"),
+    )
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unprivileged_callers_read_but_cannot_change_a_game() {
     assert!(
         is_root(),
         "the policy test needs root (CI runs as root): run `sudo cargo test --test policy`"
     );
+    // Before the bus starts: it resolves the policy's group name when it loads it.
+    let (arbiter_uid, arbiter_gid) = arbiter();
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let socket = dir.path().join("system_bus_socket");
@@ -84,11 +129,13 @@ async fn unprivileged_callers_read_but_cannot_change_a_game() {
         ),
     )
     .unwrap();
-    let mut bus = Command::new("dbus-daemon")
-        .arg(format!("--config-file={}", conf.display()))
-        .arg("--nofork")
-        .spawn()
-        .expect("dbus-daemon (package dbus-daemon)");
+    let _bus = Broker(
+        Command::new("dbus-daemon")
+            .arg(format!("--config-file={}", conf.display()))
+            .arg("--nofork")
+            .spawn()
+            .expect("dbus-daemon (package dbus-daemon)"),
+    );
     for _ in 0..100 {
         if socket.exists() {
             break;
@@ -140,7 +187,7 @@ async fn unprivileged_callers_read_but_cannot_change_a_game() {
         "string:Status",
     ];
     let get: Vec<&str> = get.iter().map(|s| &**s).collect();
-    let (ok, out) = dbus_send(&address, Some(NOBODY), &get);
+    let (ok, out) = dbus_send(&address, Some((NOBODY, NOBODY)), &get);
     assert!(ok && out.contains("\"playing\""), "nobody reads Status: {out}");
 
     let new_game = format!("{BOARD_INTERFACE}.NewGame");
@@ -151,16 +198,26 @@ async fn unprivileged_callers_read_but_cannot_change_a_game() {
         "string:",
     ];
     let call: Vec<&str> = call.iter().map(|s| &**s).collect();
-    let (ok, out) = dbus_send(&address, Some(NOBODY), &call);
+    let (ok, out) = dbus_send(&address, Some((NOBODY, NOBODY)), &call);
     assert!(
         !ok && out.contains("AccessDenied"),
         "nobody must not start a game: {out}"
     );
+    let (ok, out) = dbus_send(&address, Some((arbiter_uid, arbiter_gid)), &call);
+    assert!(ok, "an arbiter (group eboard) may start a game: {out}");
     let (ok, out) = dbus_send(&address, None, &call);
     assert!(ok, "root may start a game: {out}");
 
     daemon.shutdown().await;
     play.abort();
-    let _ = bus.kill();
-    let _ = bus.wait();
+}
+
+/// The broker, stopped however the test ends (a failed assertion too).
+struct Broker(std::process::Child);
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
