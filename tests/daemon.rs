@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{pgn_games, pgn_moves, private_bus};
+use common::{listen, pgn_games, pgn_moves, private_bus};
 use eboard_bridge::board::Orientation;
 use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME, ROOT_PATH};
 use eboard_bridge::daemon::{BusChoice, Config, Daemon};
@@ -109,21 +109,7 @@ async fn a_real_game_over_a_pty_is_published_on_dbus_and_in_the_broadcast_folder
     let address = private_bus(dir.path()).await;
 
     // A client listening before the daemon starts.
-    let client = zbus::connection::Builder::address(address.as_str())
-        .unwrap()
-        .build()
-        .await
-        .unwrap();
-    let rule = zbus::MatchRule::builder()
-        .msg_type(zbus::message::Type::Signal)
-        .interface(BOARD_INTERFACE)
-        .unwrap()
-        .member("MoveMade")
-        .unwrap()
-        .build();
-    let mut signals = zbus::MessageStream::for_match_rule(rule, &client, None)
-        .await
-        .unwrap();
+    let (client, mut signals) = listen(&address, BOARD_INTERFACE, Some("MoveMade")).await;
 
     let daemon = Daemon::start(
         vec![link.clone()],
@@ -255,21 +241,12 @@ async fn boards_plugged_in_are_bridged_and_one_back_on_another_port_keeps_its_ga
     )
     .unwrap();
     let address = private_bus(dir.path()).await;
-    let client = zbus::connection::Builder::address(address.as_str())
-        .unwrap()
-        .build()
-        .await
-        .unwrap();
-    let rule = zbus::MatchRule::builder()
-        .msg_type(zbus::message::Type::Signal)
-        .interface("org.freedesktop.DBus.ObjectManager")
-        .unwrap()
-        .member("InterfacesAdded")
-        .unwrap()
-        .build();
-    let mut added = zbus::MessageStream::for_match_rule(rule, &client, None)
-        .await
-        .unwrap();
+    let (_client, mut added) = listen(
+        &address,
+        "org.freedesktop.DBus.ObjectManager",
+        Some("InterfacesAdded"),
+    )
+    .await;
     // No devices given: the daemon watches the directory, which the udev rules have
     // not even made yet.
     let daemon = Daemon::start(Vec::new(), cfg, BusChoice::Address(address))

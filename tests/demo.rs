@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{pgn_games, pgn_moves, private_bus};
+use common::{listen, pgn_games, pgn_moves, private_bus};
 use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME};
 use eboard_bridge::rules::game_fen;
 use futures_util::StreamExt;
@@ -84,19 +84,7 @@ async fn demo_publishes_the_game_on_the_session_bus() {
     let dir = tempfile::tempdir().unwrap();
     let expected = immortal();
     let address = private_bus(dir.path()).await;
-    let client = zbus::connection::Builder::address(address.as_str())
-        .unwrap()
-        .build()
-        .await
-        .unwrap();
-    let rule = zbus::MatchRule::builder()
-        .msg_type(zbus::message::Type::Signal)
-        .interface(BOARD_INTERFACE)
-        .unwrap()
-        .build();
-    let mut signals = zbus::MessageStream::for_match_rule(rule, &client, None)
-        .await
-        .unwrap();
+    let (client, mut signals) = listen(&address, BOARD_INTERFACE, None).await;
     let child = demo(dir.path(), &address);
 
     // Every Board1 signal until the game ends; the record as the signals tell it.

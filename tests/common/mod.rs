@@ -187,3 +187,28 @@ pub async fn private_bus(dir: &std::path::Path) -> String {
     });
     address
 }
+
+/// A client of the bus at `address` and the stream of the signals of `interface`
+/// (only `member`, when given), listening from now on.
+pub async fn listen(
+    address: &str,
+    interface: &str,
+    member: Option<&str>,
+) -> (zbus::Connection, zbus::MessageStream) {
+    let client = zbus::connection::Builder::address(address)
+        .unwrap()
+        .build()
+        .await
+        .unwrap();
+    let mut rule = zbus::MatchRule::builder()
+        .msg_type(zbus::message::Type::Signal)
+        .interface(interface.to_string())
+        .unwrap();
+    if let Some(m) = member {
+        rule = rule.member(m.to_string()).unwrap();
+    }
+    let stream = zbus::MessageStream::for_match_rule(rule.build(), &client, None)
+        .await
+        .unwrap();
+    (client, stream)
+}
