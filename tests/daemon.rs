@@ -11,7 +11,7 @@ use std::time::Duration;
 use common::{listen, pgn_games, pgn_moves, private_bus};
 use eboard_bridge::board::Orientation;
 use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME, ROOT_PATH};
-use eboard_bridge::daemon::{BusChoice, Config, Daemon};
+use eboard_bridge::daemon::{BusChoice, Config, Daemon, DaemonError};
 use eboard_bridge::device::{Emulator, EmulatorConfig};
 use eboard_bridge::log::{Header, SensorLog};
 use eboard_bridge::protocol::ClockTime;
@@ -338,6 +338,37 @@ async fn boards_plugged_in_are_bridged_and_one_back_on_another_port_keeps_its_ga
     assert_eq!(pgn_moves(&five), vec![sans(&game.moves[..20])]);
     let one = std::fs::read_to_string(round.join("game-1.pgn")).unwrap();
     assert_eq!(pgn_moves(&one), vec![sans(short)]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_daemon_on_the_same_bus_is_refused_the_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let address = private_bus(dir.path()).await;
+    let first = Daemon::start(
+        vec![dir.path().join("board0")],
+        config(dir.path()),
+        BusChoice::Address(address.clone()),
+    )
+    .await
+    .unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let second = Daemon::start(
+        vec![other.path().join("board0")],
+        config(other.path()),
+        BusChoice::Address(address),
+    )
+    .await;
+    match second {
+        Err(e @ DaemonError::Name(_)) => {
+            assert!(
+                e.to_string().contains("cannot take the name org.eboardbridge"),
+                "{e}"
+            )
+        }
+        Err(e) => panic!("the wrong error: {e}"),
+        Ok(_) => panic!("a second daemon took the name (or queued for it)"),
+    }
+    first.shutdown().await;
 }
 
 /// A real game from the standard start with at least 30 plies.

@@ -144,7 +144,10 @@ impl Daemon {
         }
         if failed.is_none() {
             if let Some(conn) = &connection {
-                if let Err(e) = conn.request_name(bus::BUS_NAME).await {
+                // Not queued behind another owner: a second daemon must say so
+                // rather than run unseen.
+                let flags = zbus::fdo::RequestNameFlags::DoNotQueue.into();
+                if let Err(e) = conn.request_name_with_flags(bus::BUS_NAME, flags).await {
                     failed = Some(DaemonError::Name(e));
                 }
             }
