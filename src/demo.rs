@@ -184,12 +184,13 @@ async fn start_daemon(device: &Path, cfg: &Config) -> Result<(Daemon, String), D
                 let _ = std::fs::remove_dir_all(state);
             }
             let d = Daemon::start(vec![device.to_path_buf()], cfg.clone(), BusChoice::None).await?;
-            Ok((
-                d,
-                format!(
+            let why = match e {
+                DaemonError::Name(_) => format!("D-Bus: not published ({e}); the game is shown here only"),
+                _ => format!(
                     "D-Bus: not published, no session bus to publish on ({e}); the game is shown here only"
                 ),
-            ))
+            };
+            Ok((d, why))
         }
         Err(e) => Err(e),
     }
