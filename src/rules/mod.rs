@@ -506,7 +506,7 @@ impl Core {
         if let Some((result, _)) = kings_result(&board) {
             // Never a move: drop a king step onto the centre that is not completed.
             self.tentative = None;
-            let g = self.game.as_ref().expect("game");
+            let Some(g) = self.game.as_ref() else { return };
             if let Some(last) = g.moves.last() {
                 if !last.completed && last.mv.role() == Role::King && CENTRE.contains(&last.mv.to()) {
                     let ply = g.ply() - 1;
@@ -646,7 +646,7 @@ impl Core {
         let Some(tent) = self.tentative.take() else { return };
         self.held = None;
         self.flush_touches(t);
-        let game = self.game.as_mut().expect("a tentative move belongs to a game");
+        let Some(game) = self.game.as_mut() else { return };
         let n = game.ply();
         if tent.base + 1 == n && !game.moves[n - 1].completed {
             if game.moves[n - 1].mv == tent.mv {
@@ -668,7 +668,9 @@ impl Core {
                     fen,
                 },
             );
-            let base = self.game.as_ref().expect("game").positions[n - 1].clone();
+            let Some(base) = self.game.as_ref().map(|g| g.positions[n - 1].clone()) else {
+                return;
+            };
             let touched = self.touches.amend(mover);
             if let Some(article) = touch::amendment_article(&base, &was.mv, &tent.mv) {
                 self.emit(
@@ -687,13 +689,13 @@ impl Core {
         if tent.base < n {
             self.take_back(tent.base, t);
         }
-        let game = self.game.as_mut().expect("game");
+        let Some(game) = self.game.as_mut() else { return };
         let n = game.ply();
         // The previous move (the opponent's) is completed by this one at the latest.
         if n > 0 && !game.moves[n - 1].completed {
             self.complete(n, t);
         }
-        let game = self.game.as_mut().expect("game");
+        let Some(game) = self.game.as_mut() else { return };
         let pos = game.current().clone();
         let mover = pos.turn();
         let played = game.push(tent.mv).clone();
@@ -725,7 +727,7 @@ impl Core {
     }
 
     fn after_move(&mut self, t: u64) {
-        let game = self.game.as_mut().expect("game");
+        let Some(game) = self.game.as_mut() else { return };
         if let Some((result, termination)) = game.forced_end() {
             self.end_game(t, result, termination);
             return;
@@ -743,7 +745,7 @@ impl Core {
     }
 
     fn take_back(&mut self, to_ply: usize, t: u64) {
-        let game = self.game.as_mut().expect("game");
+        let Some(game) = self.game.as_mut() else { return };
         if to_ply >= game.ply() {
             return;
         }
@@ -761,7 +763,7 @@ impl Core {
     }
 
     fn complete(&mut self, ply: usize, t: u64) {
-        let game = self.game.as_mut().expect("game");
+        let Some(game) = self.game.as_mut() else { return };
         if ply == 0 || ply > game.ply() || game.moves[ply - 1].completed {
             return;
         }
