@@ -180,8 +180,17 @@ impl Hub {
             out_rx,
             self.stop.clone(),
         )));
-        self.tasks
-            .push(tokio::spawn(task.run(input_rx, self.stop.clone())));
+        // A task that fails (a bug: the core never panics on input by design) is
+        // said in the log, with the board, instead of going quiet.
+        let board_task = tokio::spawn(task.run(input_rx, self.stop.clone()));
+        let board_id = id.clone();
+        self.tasks.push(tokio::spawn(async move {
+            if let Err(e) = board_task.await {
+                tracing::error!(
+                    "board {board_id}: its task stopped: {e}; the recording keeps what was played"
+                );
+            }
+        }));
         self.slots.push(Slot {
             id: id.clone(),
             number,
