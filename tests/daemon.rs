@@ -341,6 +341,35 @@ async fn boards_plugged_in_are_bridged_and_one_back_on_another_port_keeps_its_ga
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_board_named_by_device_takes_its_number_from_its_serial_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("ttyACM0");
+    let game = &long_game();
+    let _board = emulate(game_log(&game.start, &game.moves[..4], 8), &link, 8.0);
+    let cfg = Config::parse(
+        &format!(
+            "round = 2\noutput = \"{}\"\nstate = \"{}\"\n[[board]]\nserial = \"13579\"\nnumber = 9\nblack = \"Nepomniachtchi, Ian\"\n",
+            dir.path().join("live").display(),
+            dir.path().join("state").display()
+        ),
+        "test.toml",
+    )
+    .unwrap();
+    let daemon = Daemon::start(vec![link], cfg, BusChoice::None).await.unwrap();
+    let snap = daemon.boards()[0].2.clone();
+    wait_for("four moves", 30, || snap.borrow().moves.len() == 4).await;
+    assert!(
+        snap.borrow().pgn.contains("[Round \"2.9\"]"),
+        "{}",
+        snap.borrow().pgn
+    );
+    daemon.shutdown().await;
+    let nine = std::fs::read_to_string(dir.path().join("live/round-2/game-9.pgn")).unwrap();
+    assert!(nine.contains("[Black \"Nepomniachtchi, Ian\"]"), "{nine}");
+    assert_eq!(pgn_moves(&nine), vec![sans(&game.moves[..4])]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_daemon_on_the_same_bus_is_refused_the_name() {
     let dir = tempfile::tempdir().unwrap();
     let address = private_bus(dir.path()).await;
