@@ -273,7 +273,8 @@ async fn demo(speed: f64) -> Result<(), Box<dyn std::error::Error>> {
             }
             _ = redraw.tick() => {
                 if tty && dirty {
-                    let frame = view.frame(&snapshot.borrow());
+                    let size = terminal_size::terminal_size().map(|(w, h)| (usize::from(w.0), usize::from(h.0)));
+                    let frame = view.frame(&snapshot.borrow(), size);
                     ok = write!(out, "\x1b[H{}\x1b[J", frame.replace('\n', "\x1b[K\n")).and_then(|()| out.flush()).is_ok();
                     dirty = false;
                 }
@@ -386,8 +387,9 @@ impl View {
     }
 
     /// One screenful: the board with the clocks and status beside it, the moves,
-    /// the flags, the latest events.
-    pub fn frame(&self, s: &Snapshot) -> String {
+    /// the flags, the latest events. Given the terminal's size (columns, rows), it
+    /// fits in it: lines are cut, and only the latest moves, flags and events shown.
+    pub fn frame(&self, s: &Snapshot, size: Option<(usize, usize)>) -> String {
         let board = s
             .fen
             .parse::<shakmaty::fen::Fen>()
@@ -437,22 +439,56 @@ impl View {
                 format!("result       {} ({})", s.result, s.termination)
             },
         ];
-        let mut f = format!("{}\n{}\n\n", self.title, self.bus);
+        let mut head = vec![self.title.clone(), self.bus.clone(), String::new()];
         for (i, line) in board.lines().enumerate() {
-            f.push_str(&format!("{line:<24}{}\n", side.get(i).map_or("", String::as_str)));
+            head.push(format!("{line:<24}{}", side.get(i).map_or("", String::as_str)));
         }
-        f.push_str("\nmoves\n");
-        f.push_str(&wrap(&numbered(&s.moves), 78, "  "));
-        f.push_str("\nflags (touch-move, irregular, take-back)\n");
-        if self.flags.is_empty() {
-            f.push_str("  none\n");
-        }
-        for l in &self.flags {
-            f.push_str(&format!("  {l}\n"));
-        }
-        f.push_str("\nlatest\n");
-        for l in &self.recent {
-            f.push_str(&format!("{l}\n"));
+        let moves: Vec<String> = wrap(&numbered(&s.moves), 78, "  ")
+            .lines()
+            .map(String::from)
+            .collect();
+        let flags: Vec<String> = if self.flags.is_empty() {
+            vec!["  none".into()]
+        } else {
+            self.flags.iter().map(|l| format!("  {l}")).collect()
+        };
+        let recent: Vec<String> = self.recent.iter().cloned().collect();
+        // On a small terminal: the latest moves, flags and events that fit, so that
+        // the frame never scrolls (the last row stays free for the cursor).
+        let (moves, flags, recent) = match size {
+            None => (&moves[..], &flags[..], &recent[..]),
+            Some((_, rows)) => {
+                let fixed = head.len() + 6;
+                let mut budget = rows.saturating_sub(fixed + 1);
+                let m = moves.len().min(budget.clamp(1, 4));
+                budget = budget.saturating_sub(m);
+                let g = flags.len().min(budget.max(1));
+                budget = budget.saturating_sub(g);
+                let r = recent.len().min(budget);
+                (
+                    &moves[moves.len() - m..],
+                    &flags[flags.len() - g..],
+                    &recent[recent.len() - r..],
+                )
+            }
+        };
+        let mut lines = head;
+        lines.push(String::new());
+        lines.push("moves".into());
+        lines.extend(moves.iter().cloned());
+        lines.push(String::new());
+        lines.push("flags (touch-move, irregular, take-back)".into());
+        lines.extend(flags.iter().cloned());
+        lines.push(String::new());
+        lines.push("latest".into());
+        lines.extend(recent.iter().cloned());
+        let mut f = String::new();
+        for l in lines {
+            match size {
+                Some((cols, _)) => f.extend(l.chars().take(cols)),
+                None => f.push_str(&l),
+            }
+            f.push('\n');
         }
         f
     }
@@ -625,7 +661,7 @@ mod tests {
             clock_running: "black".into(),
             ..Snapshot::default()
         };
-        let f = view.frame(&snap);
+        let f = view.frame(&snap, None);
         let lines: Vec<&str> = f.lines().collect();
         assert_eq!(&lines[..2], ["title", "bus line"]);
         assert!(lines.contains(&"  8 r n b q k b n r     White    0:04:58"), "{f}");
@@ -642,6 +678,21 @@ mod tests {
         assert!(
             lines.contains(&"    2.000  white completes ply 1 (clock: white 0:04:58, black 0:05:00)"),
             "{f}"
+        );
+
+        // A small terminal: nothing wraps or scrolls; the newest event stays.
+        let small = view.frame(&snap, Some((40, 22)));
+        let lines: Vec<&str> = small.lines().collect();
+        assert!(lines.len() < 22, "{} lines:\n{small}", lines.len());
+        assert!(lines.iter().all(|l| l.chars().count() <= 40), "{small}");
+        assert_eq!(
+            lines.last(),
+            Some(&"    3.000  take-back to ply 0: start"),
+            "{small}"
+        );
+        assert!(
+            lines.contains(&"  8 r n b q k b n r     White    0:04:58"),
+            "{small}"
         );
     }
 }
