@@ -55,10 +55,7 @@ pub fn demo_log() -> SensorLog {
             // White plays the game's 3. Bc4.
             4 => {
                 if let Some(alt) = "Nf3".parse::<San>().ok().and_then(|s| s.to_move(&pos).ok()) {
-                    let knight = shakmaty::Piece {
-                        color: shakmaty::Color::White,
-                        role: shakmaty::Role::Knight,
-                    };
+                    let knight = shakmaty::Color::White.knight();
                     hands.play(&pos, &alt);
                     hands.wait(2500);
                     hands.lift(alt.to(), knight);
@@ -71,10 +68,7 @@ pub fn demo_log() -> SensorLog {
             // illegal move); White sees it, puts her back on d1 and plays the game's
             // 14. Qf3 (the queen touched is the queen moved: no touch-move case).
             26 => {
-                let queen = shakmaty::Piece {
-                    color: shakmaty::Color::White,
-                    role: shakmaty::Role::Queen,
-                };
+                let queen = shakmaty::Color::White.queen();
                 let board = pos.board();
                 if board.piece_at(shakmaty::Square::D1) == Some(queen)
                     && board.piece_at(shakmaty::Square::D4).is_none()

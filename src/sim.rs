@@ -4,7 +4,7 @@
 //!
 //! Used to build sensor-level test sequences from real games, and the demo.
 
-use shakmaty::{CastlingSide, Chess, Move, Piece, Position, Role, Square};
+use shakmaty::{CastlingSide, Chess, Move, Piece, Position, Square};
 
 use crate::board::Orientation;
 use crate::log::{LogTime, Record, RecordKind};
@@ -258,15 +258,9 @@ impl Hands {
                 }
             }
             Move::EnPassant { from, to } => {
-                let pawn = Piece {
-                    color: us,
-                    role: Role::Pawn,
-                };
+                let pawn = us.pawn();
                 let victim_sq = Square::from_coords(to.file(), from.rank());
-                let victim = Piece {
-                    color: !us,
-                    role: Role::Pawn,
-                };
+                let victim = (!us).pawn();
                 if self.rng.chance(50) {
                     self.lift(from, pawn);
                     self.place(to, pawn);
@@ -281,14 +275,8 @@ impl Hands {
                 let side = CastlingSide::from_queen_side(rook < king);
                 let k_to = Square::from_coords(side.king_to_file(), king.rank());
                 let r_to = Square::from_coords(side.rook_to_file(), king.rank());
-                let kp = Piece {
-                    color: us,
-                    role: Role::King,
-                };
-                let rp = Piece {
-                    color: us,
-                    role: Role::Rook,
-                };
+                let kp = us.king();
+                let rp = us.rook();
                 let standard = king.file() == shakmaty::File::E
                     && (rook.file() == shakmaty::File::A || rook.file() == shakmaty::File::H);
                 if standard && self.rng.chance(70) {

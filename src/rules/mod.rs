@@ -903,11 +903,7 @@ impl Core {
         let diff = diff_squares(pos.board(), &board);
         // Pawn released on the last rank: a promotion under way.
         let promo = diff.iter().any(|sq| {
-            board.piece_at(*sq)
-                == Some(Piece {
-                    color: us,
-                    role: Role::Pawn,
-                })
+            board.piece_at(*sq) == Some(us.pawn())
                 && sq.rank() == shakmaty::Rank::new(if us.is_white() { 7 } else { 0 })
         });
         if promo {
@@ -1037,20 +1033,8 @@ fn chess960_start(board: &Board) -> Option<Chess> {
                 role: back[f as usize],
             },
         );
-        expected.set_piece_at(
-            Square::from_coords(file, Rank::Second),
-            Piece {
-                color: Color::White,
-                role: Role::Pawn,
-            },
-        );
-        expected.set_piece_at(
-            Square::from_coords(file, Rank::Seventh),
-            Piece {
-                color: Color::Black,
-                role: Role::Pawn,
-            },
-        );
+        expected.set_piece_at(Square::from_coords(file, Rank::Second), Color::White.pawn());
+        expected.set_piece_at(Square::from_coords(file, Rank::Seventh), Color::Black.pawn());
         expected.set_piece_at(
             Square::from_coords(file, Rank::Eighth),
             Piece {
@@ -1158,14 +1142,8 @@ fn castling_attempt(expected: &Board, board: &Board, us: Color) -> Option<(Squar
     if diff.len() != 4 {
         return None;
     }
-    let king = Piece {
-        color: us,
-        role: Role::King,
-    };
-    let rook = Piece {
-        color: us,
-        role: Role::Rook,
-    };
+    let king = us.king();
+    let rook = us.rook();
     let from = *diff
         .iter()
         .find(|sq| expected.piece_at(**sq) == Some(king) && board.piece_at(**sq).is_none())?;
