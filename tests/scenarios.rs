@@ -5,8 +5,8 @@
 //! - `# expect-moves: e2e4 e7e5 ...` the UCI moves of the game record (every game of
 //!   the log, in order);
 //! - `# expect: {json}` an event. The events the log produces, keeping only the
-//!   types that are always checked (amendments, take-backs, flags, irregularities,
-//!   resolutions, claims, game ends) and the types some `expect` line names, must
+//!   types that are always checked (amendments, take-backs, touch-move flags,
+//!   irregularities, resolutions, claims, flag falls, game ends) and the types some `expect` line names, must
 //!   match the `expect` lines one for one, in order; every field an `expect` line
 //!   gives must be equal, fields it leaves out are not compared.
 //!
@@ -21,7 +21,8 @@ use eboard_bridge::output::replay;
 use eboard_bridge::rules::Config;
 use serde_json::Value;
 
-const ALWAYS_CHECKED: [&str; 8] = [
+const ALWAYS_CHECKED: [&str; 9] = [
+    "flag",
     "move_amended",
     "takeback",
     "touch_move",

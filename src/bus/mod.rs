@@ -254,6 +254,8 @@ impl Board1 {
     async fn draw_claimable(e: &SignalEmitter<'_>, reason: &str) -> zbus::Result<()>;
     #[zbus(signal)]
     async fn game_ended(e: &SignalEmitter<'_>, result: &str, termination: &str) -> zbus::Result<()>;
+    #[zbus(signal)]
+    async fn flag(e: &SignalEmitter<'_>, side: &str, ply: u32, count_met: bool) -> zbus::Result<()>;
 }
 
 /// The board task's side: publishes snapshots, property changes and signals.
@@ -313,6 +315,7 @@ async fn emit(
                 san,
                 uci,
                 fen,
+                ..
             } => Board1::move_amended(e, *ply, was, san, uci, fen).await?,
             EventKind::MoveCompleted { ply, .. } => Board1::move_completed(e, *ply).await?,
             EventKind::Takeback { to_ply, fen } => Board1::take_back(e, *to_ply, fen).await?,
@@ -333,6 +336,9 @@ async fn emit(
             EventKind::Resolved { fen } => Board1::resolved(e, fen).await?,
             EventKind::DrawClaimable { reason } => Board1::draw_claimable(e, reason).await?,
             EventKind::GameEnd { result, termination } => Board1::game_ended(e, result, termination).await?,
+            EventKind::Flag {
+                side, ply, count_met, ..
+            } => Board1::flag(e, side.name(), *ply, *count_met).await?,
             EventKind::Clock { .. } => {}
         }
     }

@@ -17,7 +17,7 @@ use crate::board::{BoardEvent, BoardInfo, BoardState};
 use crate::bus::{BusError, Command, Publisher, Snapshot};
 use crate::log::{Header, LogTime, LogWriter, Played, Player, Record, RecordKind};
 use crate::output::live::LiveGame;
-use crate::output::replay::{Tags, game_pgn, parse_start};
+use crate::output::replay::{Tags, feed_step, game_pgn, parse_start};
 use crate::protocol::{ClockCommand, ClockSide, ClockTime, Decoded, Decoder, Hms, HostCommand, RunFlags};
 use crate::rules::{Config, Core, Event, EventKind};
 
@@ -104,12 +104,10 @@ impl BoardTask {
                     continue;
                 };
                 for step in steps {
-                    if let Played::Board(ev) = &step.what {
-                        if let BoardEvent::Info(BoardInfo::SerialNumber(s)) = ev {
-                            serial = s.clone();
-                        }
-                        core.input(ev, step.time.micros());
+                    if let Played::Board(BoardEvent::Info(BoardInfo::SerialNumber(s))) = &step.what {
+                        serial = s.clone();
                     }
+                    feed_step(&mut core, &step);
                 }
             }
             core.take_events();

@@ -20,6 +20,8 @@ pub enum Played {
     /// A command the host sent (`tx`).
     Host(HostInput),
     Note(String),
+    /// A `gap` record: the line may have lost changes here.
+    Gap(String),
 }
 
 /// A board-level step with the time and line of the record it came from.
@@ -42,7 +44,7 @@ pub fn board_bytes(
 ) -> Result<Option<Vec<u8>>, String> {
     let bytes = match kind {
         RecordKind::Rx(b) => b.clone(),
-        RecordKind::Tx(_) | RecordKind::Note(_) => return Ok(None),
+        RecordKind::Tx(_) | RecordKind::Note(_) | RecordKind::Gap(_) => return Ok(None),
         RecordKind::Board(p) => BoardMessage::BoardDump(p.clone()).encode(),
         RecordKind::Lift { square, piece } => {
             let there = board.piece_at(*square);
@@ -144,6 +146,7 @@ impl Player {
                 steps.extend(self.host.feed(bytes).into_iter().map(|h| step(Played::Host(h))));
             }
             RecordKind::Note(text) => steps.push(step(Played::Note(text.clone()))),
+            RecordKind::Gap(text) => steps.push(step(Played::Gap(text.clone()))),
             kind => {
                 let bytes = board_bytes(kind, &self.board, &mut self.clock, now)
                     .map_err(|problem| LogError {

@@ -167,15 +167,20 @@ pub fn parse_record(line: &str) -> Result<Record, String> {
             let b = n.parse::<u8>().ok().and_then(ClockButton::from_number);
             RecordKind::Button(b.ok_or_else(|| format!("button must be 0 to 4, not `{}`", clip(n)))?)
         }
-        "note" => {
-            // The note is the rest of the line after the verb, as written (the time
-            // before it is digits and a point, so the first `note` is the verb).
-            let after_verb = line.find("note").map_or("", |i| &line[i + 4..]);
-            RecordKind::Note(after_verb.trim().to_string())
+        "note" | "gap" => {
+            // The text is the rest of the line after the verb, as written (the time
+            // before it is digits and a point, so the first match is the verb).
+            let after_verb = line.find(verb).map_or("", |i| &line[i + verb.len()..]);
+            let text = after_verb.trim().to_string();
+            if verb == "gap" {
+                RecordKind::Gap(text)
+            } else {
+                RecordKind::Note(text)
+            }
         }
         other => {
             return Err(format!(
-                "unknown verb `{}` (expected rx, tx, board, lift, place, clock, press, button or note)",
+                "unknown verb `{}` (expected rx, tx, board, lift, place, clock, press, button, note or gap)",
                 clip(other)
             ));
         }

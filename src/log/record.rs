@@ -125,6 +125,9 @@ pub enum RecordKind {
     Press(ClockSide),
     Button(ClockButton),
     Note(String),
+    /// The recording lost something here (the line was away, bytes were skipped, a
+    /// write failed): what follows resynchronises from the next board dump.
+    Gap(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -160,6 +163,7 @@ impl fmt::Display for Record {
             RecordKind::Press(side) => write!(f, "press {side}"),
             RecordKind::Button(b) => write!(f, "button {}", b.number()),
             RecordKind::Note(text) => write!(f, "note {text}"),
+            RecordKind::Gap(text) => write!(f, "gap {text}"),
         }
     }
 }

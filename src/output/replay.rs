@@ -27,10 +27,8 @@ pub fn run(
     let mut player = Player::new(file);
     let mut events = Vec::new();
     let feed = |core: &mut Core, steps: Vec<crate::log::Step>| {
-        for step in steps {
-            if let Played::Board(ev) = &step.what {
-                core.input(ev, step.time.micros());
-            }
+        for step in &steps {
+            feed_step(core, step);
         }
     };
     for (i, record) in log.records.iter().enumerate() {
@@ -43,6 +41,19 @@ pub fn run(
     core.finish();
     events.extend(core.take_events());
     Ok(Replay { events, core })
+}
+
+/// Hands one played step to the rules core, as the daemon does live: board events
+/// as they are, and both a `gap` record and bytes the decoder had to skip as a gap
+/// in the line (the daemon writes a `gap` record right after the bytes it skipped,
+/// and a second gap before the next dump changes nothing).
+pub fn feed_step(core: &mut Core, step: &crate::log::Step) {
+    let t = step.time.micros();
+    match &step.what {
+        Played::Board(ev) => core.input(ev, t),
+        Played::Gap(_) | Played::Skipped(_) => core.gap(t),
+        Played::Host(_) | Played::Note(_) => {}
+    }
 }
 
 pub fn jsonl(events: &[Event]) -> String {
@@ -145,6 +156,9 @@ pub fn game_pgn(g: &Game, tags: &Tags) -> String {
                 let _ = write!(token, "{number}... ");
             }
             token.push_str(&m.san);
+            if m.inferred {
+                token.push_str(" {inferred}");
+            }
             if let Some(ms) = m.clk_ms {
                 let _ = write!(token, " {{ [%clk {}] }}", clk(ms));
             }
@@ -198,15 +212,39 @@ pub fn text(events: &[Event]) -> String {
                 if *first { " (first)" } else { "" },
                 if *returned { ", puts it back" } else { "" }
             ),
-            EventKind::Move { ply, san, side, .. } => {
+            EventKind::Move {
+                ply,
+                san,
+                side,
+                inferred,
+                ..
+            } => {
                 let n = ply.div_ceil(2);
-                if side.name() == "white" {
-                    format!("{n}. {san}")
+                let how = if *inferred {
+                    " (inferred across a gap in the line)"
                 } else {
-                    format!("{n}... {san}")
+                    ""
+                };
+                if side.name() == "white" {
+                    format!("{n}. {san}{how}")
+                } else {
+                    format!("{n}... {san}{how}")
                 }
             }
-            EventKind::MoveAmended { ply, was, san, .. } => format!("ply {ply} amended: {was} becomes {san}"),
+            EventKind::MoveAmended {
+                ply,
+                was,
+                san,
+                inferred,
+                ..
+            } => format!(
+                "ply {ply} amended: {was} becomes {san}{}",
+                if *inferred {
+                    " (seen across a gap in the line)"
+                } else {
+                    ""
+                }
+            ),
             EventKind::MoveCompleted { ply, side } => format!("{} completes ply {ply}", side.name()),
             EventKind::Takeback { to_ply, fen } => format!("take-back to ply {to_ply}: {fen}"),
             EventKind::TouchMove {
@@ -226,8 +264,9 @@ pub fn text(events: &[Event]) -> String {
                 completed,
                 count,
                 penalty,
+                board,
             } => format!(
-                "irregular: {} by {}{}{}{}",
+                "irregular: {} by {}{}{}{}{}",
                 kind.name(),
                 side.name(),
                 if squares.is_empty() {
@@ -243,6 +282,10 @@ pub fn text(events: &[Event]) -> String {
                 penalty
                     .as_deref()
                     .map(|p| format!("\n        penalty: {p}"))
+                    .unwrap_or_default(),
+                board
+                    .as_deref()
+                    .map(|b| format!("\n        board seen: {b}"))
                     .unwrap_or_default()
             ),
             EventKind::Resolved { fen } => format!("resolved: {fen}"),
@@ -258,6 +301,16 @@ pub fn text(events: &[Event]) -> String {
                 )
             }
             EventKind::DrawClaimable { reason } => format!("draw claimable: {reason}"),
+            EventKind::Flag {
+                side,
+                ply,
+                period_moves,
+                count_met,
+            } => format!(
+                "flag: {}'s flag has fallen after ply {ply} ({period_moves} moves made in the period{}); the arbiter decides (Art. 6.8)",
+                side.name(),
+                if *count_met { ", the move count is met" } else { "" }
+            ),
             EventKind::GameEnd { result, termination } => format!("game ends {result} ({termination})"),
         };
         let _ = writeln!(s, "{:>9.3}  {what}", e.t);

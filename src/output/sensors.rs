@@ -83,6 +83,7 @@ pub fn format_step(step: &Step) -> String {
         Played::Skipped(s) => comment(t, &s.to_string()),
         Played::Host(h) => comment(t, &format!("host: {h}")),
         Played::Note(n) => record(RecordKind::Note(n.clone())),
+        Played::Gap(g) => record(RecordKind::Gap(g.clone())),
     }
 }
 

@@ -2,6 +2,10 @@
 
 use serde::Serialize;
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 /// Which player.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -33,6 +37,11 @@ pub enum IrregularKind {
     Displaced,
     PromotionIncomplete,
     ClockWithoutMove,
+    /// Across a gap in the line, a board that no sequence of up to 6 legal plies
+    /// from the record reaches.
+    LostTrack,
+    /// The board changed after the game ended (nothing is recorded).
+    AfterEnd,
 }
 
 impl IrregularKind {
@@ -42,6 +51,8 @@ impl IrregularKind {
             IrregularKind::Displaced => "displaced",
             IrregularKind::PromotionIncomplete => "promotion_incomplete",
             IrregularKind::ClockWithoutMove => "clock_without_move",
+            IrregularKind::LostTrack => "lost_track",
+            IrregularKind::AfterEnd => "after_end",
         }
     }
 }
@@ -78,6 +89,9 @@ pub enum EventKind {
         uci: String,
         fen: String,
         side: Side,
+        /// Found across a gap in the line, not seen being played.
+        #[serde(skip_serializing_if = "is_false")]
+        inferred: bool,
     },
     MoveAmended {
         ply: u32,
@@ -85,6 +99,8 @@ pub enum EventKind {
         san: String,
         uci: String,
         fen: String,
+        #[serde(skip_serializing_if = "is_false")]
+        inferred: bool,
     },
     MoveCompleted {
         ply: u32,
@@ -110,6 +126,9 @@ pub enum EventKind {
         /// under the rules profile (applying it is the arbiter's call).
         #[serde(skip_serializing_if = "Option::is_none")]
         penalty: Option<String>,
+        /// For `lost_track`: the board seen (FEN placement, real squares).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        board: Option<String>,
     },
     Resolved {
         fen: String,
@@ -121,6 +140,13 @@ pub enum EventKind {
     },
     DrawClaimable {
         reason: &'static str,
+    },
+    /// A flag has fallen (6.8): reported, the game goes on.
+    Flag {
+        side: Side,
+        ply: u32,
+        period_moves: u32,
+        count_met: bool,
     },
     GameEnd {
         result: &'static str,
@@ -143,6 +169,7 @@ impl EventKind {
             EventKind::Resolved { .. } => "resolved",
             EventKind::Clock { .. } => "clock",
             EventKind::DrawClaimable { .. } => "draw_claimable",
+            EventKind::Flag { .. } => "flag",
             EventKind::GameEnd { .. } => "game_end",
         }
     }

@@ -5,7 +5,7 @@ use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
 use shakmaty::uci::UciMove;
 use shakmaty::zobrist::Zobrist64;
-use shakmaty::{Board, CastlingMode, Chess, EnPassantMode, Move, Position};
+use shakmaty::{Board, CastlingMode, Chess, EnPassantMode, Move, Position, Role, Square};
 
 use crate::board::Orientation;
 
@@ -18,6 +18,9 @@ pub struct Played {
     pub completed: bool,
     /// The mover's clock after the move (ms), when a clock reported it.
     pub clk_ms: Option<u64>,
+    /// Found across a gap in the line (the board's state after it was seen, not
+    /// the move itself): `{inferred}` in PGN, `inferred: true` in events.
+    pub inferred: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -85,6 +88,7 @@ impl Game {
             uci,
             completed: false,
             clk_ms: None,
+            inferred: false,
         });
         self.moves.last().expect("just pushed")
     }
@@ -158,28 +162,178 @@ pub fn move_to(pos: &Chess, board: &Board) -> Option<Move> {
     })
 }
 
-/// Sequences of up to `depth` legal moves from `pos` that end on `board`
-/// (shortest first), for a board that comes back after a lost connection.
-pub fn moves_to(pos: &Chess, board: &Board, depth: usize) -> Option<Vec<Move>> {
-    if depth == 0 {
+/// The most plies a gap in the line is bridged by (`shared/spec/rules.md`, "Never").
+pub const MAX_INFERRED_PLIES: usize = 6;
+
+/// How many positions one inference may visit before it gives up (a board no
+/// sequence reaches costs this much; one that a sequence reaches, far less).
+pub const INFER_BUDGET: u32 = 60_000;
+
+/// What an inference found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Inferred {
+    /// The shortest sequence of legal moves from the position to the board (one of
+    /// them, when several orders reach it).
+    Path(Vec<Move>),
+    /// No sequence of at most the plies asked reaches the board.
+    None,
+    /// The search stopped at its budget before it could tell.
+    GaveUp,
+}
+
+/// Sequences of 1 to `max_plies` legal moves from `pos` that end on `board`, for a
+/// board seen again after the line could have missed changes. Never a sequence
+/// in which a piece that moved ends on the square it started from (that is an
+/// irregularity seen, not a round trip to invent). Iterative deepening with a
+/// lower bound on the plies still needed, so a real gap costs a few hundred
+/// positions; `budget` bounds the rest.
+pub fn infer_path(pos: &Chess, board: &Board, max_plies: usize, budget: u32) -> Inferred {
+    if !reachable_material(pos.board(), board) {
+        return Inferred::None;
+    }
+    let mut left = budget;
+    let first = plies_needed(pos, board).max(1);
+    for limit in first..=max_plies {
+        let mut path = Vec::with_capacity(limit);
+        match search(pos, board, limit, &mut path, &mut left, pos.board()) {
+            Some(true) => return Inferred::Path(path),
+            Some(false) => {}
+            None => return Inferred::GaveUp,
+        }
+    }
+    Inferred::None
+}
+
+/// Depth-first search to `limit` plies; `Some(true)` found (in `path`),
+/// `Some(false)` not within the limit, `None` out of budget.
+fn search(
+    pos: &Chess,
+    board: &Board,
+    limit: usize,
+    path: &mut Vec<Move>,
+    left: &mut u32,
+    root: &Board,
+) -> Option<bool> {
+    if *left == 0 {
         return None;
     }
-    let mut frontier = vec![(pos.clone(), Vec::new())];
-    for _ in 0..depth {
-        let mut next = Vec::new();
-        for (p, path) in frontier {
-            for m in p.legal_moves() {
-                let mut after = p.clone();
-                after.play_unchecked(m);
-                let mut path = path.clone();
-                path.push(m);
-                if after.board() == board {
-                    return Some(path);
-                }
-                next.push((after, path));
+    *left -= 1;
+    if !path.is_empty() && pos.board() == board {
+        return Some(!round_trip(root, path));
+    }
+    if path.len() + plies_needed(pos, board) > limit || path.len() == limit {
+        return Some(false);
+    }
+    for m in pos.legal_moves() {
+        let mut after = pos.clone();
+        after.play_unchecked(m);
+        path.push(m);
+        match search(&after, board, limit, path, left, root)? {
+            true => return Some(true),
+            false => {
+                path.pop();
             }
         }
-        frontier = next;
     }
-    None
+    Some(false)
+}
+
+/// Each side's pieces in `to` can come from `from` by moves: no more pieces, no
+/// more pawns, and the extra officers fit the pawns that are gone (promotions).
+fn reachable_material(from: &Board, to: &Board) -> bool {
+    use shakmaty::Color;
+    Color::ALL.into_iter().all(|c| {
+        let (a, b) = (from.by_color(c), to.by_color(c));
+        if b.count() > a.count() || (to.kings() & b).count() != 1 {
+            return false;
+        }
+        let pawns = |bd: &Board, side| (bd.pawns() & side).count();
+        let (pa, pb) = (pawns(from, a), pawns(to, b));
+        if pb > pa {
+            return false;
+        }
+        let extra: usize = [Role::Knight, Role::Bishop, Role::Rook, Role::Queen]
+            .into_iter()
+            .map(|r| {
+                (to.by_role(r) & b)
+                    .count()
+                    .saturating_sub((from.by_role(r) & a).count())
+            })
+            .sum();
+        extra <= pa - pb
+    })
+}
+
+/// A lower bound on the plies from `pos` to `board`: each side must put a piece on
+/// every square where `board` has one of its pieces that `pos` lacks, one square a
+/// move (two for a castling still allowed), and the sides alternate.
+fn plies_needed(pos: &Chess, board: &Board) -> usize {
+    let now = pos.board();
+    let moves = |c: shakmaty::Color| {
+        let need = board
+            .by_color(c)
+            .into_iter()
+            .filter(|sq| now.piece_at(*sq) != board.piece_at(*sq))
+            .count();
+        if pos.castles().has_color(c) {
+            need.saturating_sub(1)
+        } else {
+            need
+        }
+    };
+    let us = pos.turn();
+    let (m_us, m_them) = (moves(us), moves(!us));
+    (2 * m_us).saturating_sub(1).max(2 * m_them)
+}
+
+/// Whether a piece that moved in `path` from `root` stands on its first square at
+/// the end. Pieces are followed square by square.
+fn round_trip(root: &Board, path: &[Move]) -> bool {
+    // who[sq]: the root square of the piece standing on sq now (NONE: empty).
+    const NONE: u8 = 64;
+    let mut who = [NONE; 64];
+    for sq in root.occupied() {
+        who[sq as usize] = sq as u8;
+    }
+    let mut moved = 0u64;
+    for m in path {
+        // (from, to) steps of the pieces that move, and a square emptied by capture.
+        let (steps, emptied): ([Option<(Square, Square)>; 2], Option<Square>) = match *m {
+            Move::Castle { king, rook } => {
+                let side = shakmaty::CastlingSide::from_queen_side(rook < king);
+                let kt = Square::from_coords(side.king_to_file(), king.rank());
+                let rt = Square::from_coords(side.rook_to_file(), king.rank());
+                ([Some((king, kt)), Some((rook, rt))], None)
+            }
+            Move::EnPassant { from, to } => (
+                [Some((from, to)), None],
+                Some(Square::from_coords(to.file(), from.rank())),
+            ),
+            Move::Normal { from, to, .. } => ([Some((from, to)), None], None),
+            Move::Put { .. } => ([None, None], None),
+        };
+        if let Some(sq) = emptied {
+            who[sq as usize] = NONE;
+        }
+        // Lift every moving piece first (castling squares may overlap in Chess960).
+        let ids: Vec<(u8, Square)> = steps
+            .iter()
+            .flatten()
+            .map(|(from, to)| {
+                let id = who[*from as usize];
+                who[*from as usize] = NONE;
+                (id, *to)
+            })
+            .collect();
+        for (id, to) in ids {
+            who[to as usize] = id;
+            if id != NONE {
+                moved |= 1 << id;
+            }
+        }
+    }
+    (0..64).any(|sq| {
+        let id = who[sq];
+        id != NONE && moved & (1 << id) != 0 && usize::from(id) == sq
+    })
 }

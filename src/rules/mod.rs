@@ -35,6 +35,44 @@ struct Tentative {
     /// A king stepping onto a centre square may be the start of a result by kings:
     /// it waits for the irregular threshold instead of the release threshold.
     kings_hold: bool,
+    /// Found across a gap in the line: marked, and judged for no touch-move.
+    inferred: bool,
+}
+
+/// Why the line may have missed changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cause {
+    /// A gap (reconnect, skipped bytes, a `gap` record) or a dump the field updates
+    /// did not lead to: every move found is inferred.
+    Gap,
+    /// A board read by dumps only (polled): several plies may fall between two.
+    Poll,
+}
+
+/// A stretch during which the board may be several plies ahead of the record.
+#[derive(Debug, Clone)]
+struct Resync {
+    cause: Cause,
+    /// Waiting for the first dump after a gap: the sensor board is not known, so
+    /// field updates are not judged, and presses and clock reports are held.
+    gated: bool,
+    held_press: Option<ClockSide>,
+    held_clock: Option<ClockStatus>,
+    /// The board is unexplained: look for the plies that reach it once it has stood
+    /// for the release threshold.
+    search: bool,
+}
+
+impl Resync {
+    fn new(cause: Cause, gated: bool) -> Resync {
+        Resync {
+            cause,
+            gated,
+            held_press: None,
+            held_clock: None,
+            search: false,
+        }
+    }
 }
 
 /// An unexplained board that has been reported.
@@ -85,8 +123,34 @@ pub struct Core {
     clock_seen: bool,
     /// The ply whose mover's time the next clock report gives (after a press).
     clk_for: Option<usize>,
+    /// Set while the board may be plies ahead of the record (`Resync`).
+    resync: Option<Resync>,
+    /// A field update arrived since the last dump: the board is in update mode, so
+    /// a dump that disagrees with the updates means the line lost something.
+    updates_since_dump: bool,
+    /// Line faults were seen until this time (plus a minute): a completed violation
+    /// is then judged only once a dump has confirmed the board.
+    noisy_until: Option<u64>,
+    /// A press that would be a completed violation on a noisy line, waiting for a
+    /// dump to confirm the board: (time, presser).
+    unconfirmed_press: Option<(u64, Color)>,
+    /// A forced end (mate, stalemate, ...) waiting for its move to be completed:
+    /// (ply, result, termination).
+    pending_end: Option<(usize, &'static str, &'static str)>,
+    /// A side whose fallen flag one clock report showed, waiting for the next
+    /// report to confirm it; and the sides already reported this game.
+    flag_seen: Option<ClockSide>,
+    flags_reported: [bool; 2],
+    /// How many board states have shown a new move so far (the daemon checks each
+    /// against a dump).
+    shown: u64,
+    /// The time of the last event: events never go back in time.
+    last_emit: u64,
     out: Vec<Event>,
 }
+
+/// A line that showed a fault stays suspect this long (µs).
+const NOISY_FOR_US: u64 = 60_000_000;
 
 const CENTRE: [Square; 4] = [Square::D4, Square::D5, Square::E4, Square::E5];
 
@@ -113,6 +177,15 @@ impl Core {
             clock_said: None,
             clock_seen: false,
             clk_for: None,
+            resync: None,
+            updates_since_dump: false,
+            noisy_until: None,
+            unconfirmed_press: None,
+            pending_end: None,
+            flag_seen: None,
+            flags_reported: [false; 2],
+            shown: 0,
+            last_emit: 0,
             out: Vec::new(),
         }
     }
@@ -132,6 +205,58 @@ impl Core {
     /// The irregularity reported and not yet resolved, if any.
     pub fn irregularity(&self) -> Option<IrregularKind> {
         self.irregular.as_ref().and_then(|i| i.kind)
+    }
+
+    /// The line may have lost changes here (a reconnect, skipped or corrupted
+    /// bytes, a `gap` record). Until the next dump, field updates only move the
+    /// sensor board (nothing is judged on it), and presses and clock reports are
+    /// held; the dump is then matched against the positions up to
+    /// [`game::MAX_INFERRED_PLIES`] plies ahead, and the held press only completes
+    /// a move. Calling it again before the dump changes nothing.
+    pub fn gap(&mut self, t_us: u64) {
+        self.advance(t_us);
+        self.pending.clear();
+        self.last_place = None;
+        self.noisy_until = Some(t_us + NOISY_FOR_US);
+        self.unconfirmed_press = None;
+        let r = self.resync.get_or_insert_with(|| Resync::new(Cause::Gap, true));
+        r.cause = Cause::Gap;
+        r.gated = true;
+        r.search = false;
+    }
+
+    /// Whether a fresh board dump would help now: after a gap, while a press waits
+    /// for the board to be confirmed, while a flag fall waits for a second report
+    /// (a clock report then), and while the board is irregular or unexplained
+    /// on a line that may have lost something. The daemon asks the board for one
+    /// when this turns true, and every few seconds while it stays so.
+    pub fn wants_dump(&self) -> bool {
+        if self.resync.as_ref().is_some_and(|r| r.gated) || self.unconfirmed_press.is_some() {
+            return true;
+        }
+        if self.irregular.as_ref().is_some_and(|i| i.kind.is_some()) {
+            return true;
+        }
+        self.resync.is_some() && self.tentative.is_none() && self.unexplained()
+    }
+
+    /// Whether a clock report would confirm a flag fall seen once.
+    pub fn wants_clock(&self) -> bool {
+        self.flag_seen.is_some()
+    }
+
+    /// Counts the board states that showed a new move: the daemon checks each one
+    /// against a dump, so that a field update corrupted on the line into another
+    /// legal move is amended before the move is completed.
+    pub fn moves_shown(&self) -> u64 {
+        self.shown
+    }
+
+    /// The board differs from the expected position with no move under way.
+    fn unexplained(&self) -> bool {
+        self.game
+            .as_ref()
+            .is_some_and(|g| !g.is_over() && g.current().board() != &self.real_board())
     }
 
     /// The last clock figures: (white ms, black ms, running side name).
@@ -159,7 +284,7 @@ impl Core {
         }
         self.start_game(pos, mode, orientation, t_us);
         self.last_change = t_us;
-        self.evaluate(t_us, false);
+        self.evaluate(t_us);
     }
 
     /// Arbiter: back to ply `ply` of the game (7.5.1 reinstatement).
@@ -176,7 +301,7 @@ impl Core {
         self.held = None;
         self.take_back(ply, t_us);
         self.last_change = t_us;
-        self.evaluate(t_us, false);
+        self.evaluate(t_us);
         Ok(())
     }
 
@@ -214,81 +339,247 @@ impl Core {
         std::mem::take(&mut self.out)
     }
 
-    /// When the core next needs to be told the time (a release or irregularity
-    /// deadline), in microseconds; `None` when nothing waits.
+    /// When the core next needs to be told the time (a release, inference or
+    /// irregularity deadline), in microseconds; `None` when nothing waits. After
+    /// `advance(t)` it is always later than `t`.
     pub fn next_deadline(&self) -> Option<u64> {
-        let mut d: Vec<u64> = Vec::new();
-        if let Some(t) = &self.tentative {
-            let wait = if t.kings_hold {
-                self.cfg.irregular_ms
-            } else {
-                self.cfg.release_ms
-            };
-            d.push(self.last_change + wait * 1000);
-        }
-        if self.game.as_ref().is_some_and(|g| !g.is_over()) && self.needs_irregular_check() {
-            d.push(self.last_change + self.cfg.irregular_ms * 1000);
-        }
-        d.into_iter().min()
+        let release = self.last_change + self.cfg.release_ms * 1000;
+        let irregular = self.last_change + self.cfg.irregular_ms * 1000;
+        let tentative = self
+            .tentative
+            .as_ref()
+            .map(|t| if t.kings_hold { irregular } else { release });
+        let search = self.resync.as_ref().is_some_and(|r| r.search).then_some(release);
+        let check = self.needs_irregular_check().then_some(irregular);
+        [tentative, search, check].into_iter().flatten().min()
     }
 
     /// Time passes: handles every deadline up to `now_us`.
     pub fn advance(&mut self, now_us: u64) {
-        while let Some(d) = self.next_deadline() {
-            if d > now_us {
-                break;
+        // Each deadline handled clears itself or moves on; the guard only makes
+        // sure that no state could ever loop here.
+        for _ in 0..64 {
+            match self.next_deadline() {
+                Some(d) if d <= now_us => self.deadline(d),
+                _ => return,
             }
-            self.deadline(d);
         }
     }
 
-    /// Ends the input: every deadline is handled.
+    /// Ends the input: every deadline is handled, and a game end whose move was
+    /// not completed stands (the board did not change after it).
     pub fn finish(&mut self) {
-        let mut guard = 0;
-        while let Some(d) = self.next_deadline() {
-            self.deadline(d);
-            guard += 1;
-            if guard > 64 {
-                break;
+        for _ in 0..64 {
+            match self.next_deadline() {
+                Some(d) => self.deadline(d),
+                None => break,
             }
         }
-        self.flush_touches(self.last_change);
+        let t = self.last_change.max(self.last_emit);
+        self.flush_touches(t);
+        self.settle_end(t);
+    }
+
+    /// A pending forced end becomes the result.
+    fn settle_end(&mut self, t: u64) {
+        if let Some((_, result, termination)) = self.pending_end.take() {
+            self.end_game(t, result, termination);
+        }
     }
 
     /// One board-level event at `t_us`.
     pub fn input(&mut self, ev: &BoardEvent, t_us: u64) {
         self.advance(t_us);
+        let gated = self.resync.as_ref().is_some_and(|r| r.gated);
         match ev {
-            BoardEvent::Dump(p) => {
-                let board = p.to_board();
-                if board != self.sensors {
-                    self.sensors = board;
-                    self.last_change = t_us;
-                    self.pending.clear();
-                    self.changed(t_us, None, true);
-                }
-            }
+            BoardEvent::Dump(p) => self.dump(p.to_board(), t_us),
             BoardEvent::Lift { square, piece } => {
+                self.updates_since_dump = true;
                 self.sensors.discard_piece_at(*square);
                 self.last_change = t_us;
-                let lifted = piece.piece();
-                self.changed(t_us, lifted.map(|p| (*square, p, true)), false);
+                if !gated {
+                    let lifted = piece.piece();
+                    self.changed(t_us, lifted.map(|p| (*square, p, true)));
+                }
             }
             BoardEvent::Place { square, piece, .. } => {
+                self.updates_since_dump = true;
                 match piece {
                     PieceCode::Piece(p) => self.sensors.set_piece_at(*square, *p),
                     _ => self.sensors.discard_piece_at(*square),
                 }
                 self.last_change = t_us;
-                self.changed(t_us, piece.piece().map(|p| (*square, p, false)), false);
+                if !gated {
+                    self.changed(t_us, piece.piece().map(|p| (*square, p, false)));
+                }
             }
-            BoardEvent::Press(side) => self.press(*side, t_us),
-            BoardEvent::Clock(status) => self.clock_report(status, t_us),
+            BoardEvent::Press(side) => match &mut self.resync {
+                Some(r) if r.gated => r.held_press = Some(*side),
+                _ => self.press(*side, t_us),
+            },
+            BoardEvent::Clock(status) => match &mut self.resync {
+                Some(r) if r.gated => r.held_clock = Some(*status),
+                _ => self.clock_report(status, t_us),
+            },
             BoardEvent::Button(_) | BoardEvent::ClockAck(_) | BoardEvent::Info(_) => {}
         }
     }
 
+    /// A whole-board report. After a gap it settles the sensor board; on a board
+    /// read by dumps only it is the next board state, seen as lifts and placements;
+    /// on a board sending updates, one that disagrees with them means the line lost
+    /// something, and it is handled as a gap that this dump closes.
+    fn dump(&mut self, board: Board, t: u64) {
+        let polled = !self.updates_since_dump;
+        self.updates_since_dump = false;
+        let gated = self.resync.as_ref().is_some_and(|r| r.gated);
+        if !gated && board == self.sensors {
+            // The board as the updates left it: a press waiting for it is judged.
+            if let Some((at, color)) = self.unconfirmed_press.take() {
+                self.judge_press(at.max(self.last_emit), color);
+            }
+            return;
+        }
+        self.unconfirmed_press = None;
+        if !gated && polled && self.game.is_some() {
+            self.resync.get_or_insert_with(|| Resync::new(Cause::Poll, false));
+            self.dump_as_changes(&board, t);
+            return;
+        }
+        if !gated && !polled && self.game.is_some() {
+            // The updates did not lead to this board: something was lost.
+            self.noisy_until = Some(t + NOISY_FOR_US);
+            let r = self.resync.get_or_insert_with(|| Resync::new(Cause::Gap, false));
+            r.cause = Cause::Gap;
+        }
+        self.sensors = board;
+        self.pending.clear();
+        self.last_place = None;
+        self.last_change = t;
+        let (press, clock) = match &mut self.resync {
+            Some(r) => {
+                r.gated = false;
+                (r.held_press.take(), r.held_clock.take())
+            }
+            None => (None, None),
+        };
+        self.changed(t, None);
+        // A dump is a board at rest: what reaches it is looked for at once.
+        if self.resync.as_ref().is_some_and(|r| r.search) {
+            self.infer(t);
+        }
+        if let Some(status) = clock {
+            self.clock_report(&status, t);
+        }
+        if let Some(side) = press {
+            self.held_press(side, t);
+        }
+    }
+
+    /// A dump of a polled board that differs from the last: the pieces gone are
+    /// lifts and the pieces arrived are placements, at the dump's time. Lifts of
+    /// the side to move come first, a king before its rook, as hands do.
+    fn dump_as_changes(&mut self, board: &Board, t: u64) {
+        let before = self.sensors.clone();
+        let to_move = self.game.as_ref().map_or(Color::White, |g| g.current().turn());
+        let mut lifts: Vec<(Square, Piece)> = Square::ALL
+            .into_iter()
+            .filter_map(|sq| {
+                let was = before.piece_at(sq)?;
+                (board.piece_at(sq) != Some(was)).then_some((sq, was))
+            })
+            .collect();
+        lifts.sort_by_key(|(_, p)| (p.color != to_move, p.role != Role::King));
+        let places: Vec<(Square, Piece)> = Square::ALL
+            .into_iter()
+            .filter_map(|sq| {
+                let now = board.piece_at(sq)?;
+                (before.piece_at(sq) != Some(now)).then_some((sq, now))
+            })
+            .collect();
+        for (sq, piece) in lifts {
+            // A piece replaced directly (a capture) is seen as the placement only.
+            if board.piece_at(sq).is_some() {
+                continue;
+            }
+            self.sensors.discard_piece_at(sq);
+            self.last_change = t;
+            self.changed(t, Some((sq, piece, true)));
+        }
+        for (sq, piece) in places {
+            self.sensors.set_piece_at(sq, piece);
+            self.last_change = t;
+            self.changed(t, Some((sq, piece, false)));
+        }
+    }
+
+    /// A press held over a gap: it completes the move its presser made, and is
+    /// judged for nothing else (what happened in the gap is not known).
+    fn held_press(&mut self, side: ClockSide, t: u64) {
+        self.clock_seen = true;
+        if self.tentative.is_some() {
+            self.commit(t);
+        }
+        let Some(game) = &self.game else { return };
+        let n = game.ply();
+        if n == 0 || game.moves[n - 1].completed || game.is_over() {
+            return;
+        }
+        let mover = game.positions[n - 1].turn();
+        let presser = self
+            .white_side
+            .map(|w| if w == side { Color::White } else { Color::Black });
+        if presser.is_none_or(|p| p == mover) {
+            if self.white_side.is_none() {
+                self.white_side = Some(if mover.is_white() { side } else { side.other() });
+            }
+            self.complete(n, t);
+            self.clk_for = Some(n);
+        }
+    }
+
+    /// Looks for the plies that reach the board from the record (the line may have
+    /// missed them). Found: recorded, marked inferred, all but the last completed.
+    /// Not found: the board stays unexplained and the irregular deadline reports it
+    /// (`lost_track` after a gap).
+    fn infer(&mut self, t: u64) {
+        if let Some(r) = &mut self.resync {
+            r.search = false;
+        }
+        let board = self.real_board();
+        let Some(game) = &self.game else { return };
+        if game.is_over() {
+            return;
+        }
+        let game::Inferred::Path(path) = game::infer_path(
+            game.current(),
+            &board,
+            game::MAX_INFERRED_PLIES,
+            game::INFER_BUDGET,
+        ) else {
+            return;
+        };
+        let last = path.len() - 1;
+        for (i, mv) in path.into_iter().enumerate() {
+            let base = self.game.as_ref().map_or(0, Game::ply);
+            self.tentative = Some(Tentative {
+                base,
+                mv,
+                kings_hold: false,
+                inferred: true,
+            });
+            self.commit(t);
+            if i < last {
+                self.complete(base + 1, t);
+            }
+        }
+    }
+
     fn emit(&mut self, t_us: u64, kind: EventKind) {
+        // Events are in order: one decided late (a touch known only when its
+        // flicker threshold passed) carries the time it is reported at.
+        let t_us = t_us.max(self.last_emit);
+        self.last_emit = t_us;
         self.out.push(Event {
             t: t_us as f64 / 1e6,
             kind,
@@ -301,12 +592,17 @@ impl Core {
     }
 
     /// A board change. `change` is (board square, piece, is a lift).
-    fn changed(&mut self, t: u64, change: Option<(Square, Piece, bool)>, dump: bool) {
+    fn changed(&mut self, t: u64, change: Option<(Square, Piece, bool)>) {
         if self.try_new_game(t) {
             return;
         }
         let Some(game) = &self.game else { return };
         if game.is_over() {
+            // After the end nothing is recorded; a board back at the final position
+            // resolves what was reported (the irregular deadline reports a change).
+            if game.current().board() == &self.real_board() {
+                self.resolve(t);
+            }
             return;
         }
         let orientation = game.orientation;
@@ -344,7 +640,7 @@ impl Core {
                 }
             }
         }
-        self.evaluate(t, dump);
+        self.evaluate(t);
     }
 
     /// Turns the lifts waiting out the flicker threshold into touches.
@@ -415,7 +711,11 @@ impl Core {
         let Some(game) = &self.game else { return };
         if let Some(last) = game.moves.last() {
             let mover = game.positions[game.ply() - 1].turn();
-            if !last.completed && piece.color != mover && !self.clock_seen {
+            // Without a clock the opponent's touch completes the move; with one,
+            // a move that ended the game is completed by it too (the opponent
+            // has no move to make: the game is over).
+            let ends = self.pending_end.is_some_and(|(p, ..)| p == game.ply());
+            if !last.completed && piece.color != mover && (!self.clock_seen || ends) {
                 let ply = game.ply();
                 self.complete(ply, t);
             }
@@ -442,6 +742,8 @@ impl Core {
         if fresh || self.continues_game() {
             return false;
         }
+        // A mate or other forced end whose move was not completed stands.
+        self.settle_end(t);
         if let Some(g) = &self.game {
             if !g.is_over() && g.ply() > 0 {
                 self.end_game(t, "*", "abandoned");
@@ -483,27 +785,46 @@ impl Core {
         self.pending.clear();
         self.touches = TouchLog::default();
         self.tentative = None;
+        self.held = None;
         self.takeback = None;
         self.irregular = None;
         self.violations = [0, 0];
         self.clk_for = None;
+        self.resync = None;
+        self.unconfirmed_press = None;
+        self.pending_end = None;
+        self.flag_seen = None;
+        self.flags_reported = [false; 2];
     }
 
     fn end_game(&mut self, t: u64, result: &'static str, termination: &'static str) {
+        self.pending_end = None;
         if let Some(g) = &mut self.game {
             if g.result.is_none() {
                 g.result = Some((result, termination));
                 self.tentative = None;
+                self.held = None;
+                self.resync = None;
+                self.unconfirmed_press = None;
                 self.emit(t, EventKind::GameEnd { result, termination });
             }
         }
     }
 
     /// Matches the board against what the game allows.
-    fn evaluate(&mut self, t: u64, dump: bool) {
+    fn evaluate(&mut self, t: u64) {
         let board = self.real_board();
+        if let Some(r) = &mut self.resync {
+            r.search = false;
+        }
         let Some(game) = &self.game else { return };
         if let Some((result, _)) = kings_result(&board) {
+            // A forced end whose move was not completed stands: the kings only say
+            // the game is over.
+            if self.pending_end.is_some() {
+                self.settle_end(t);
+                return;
+            }
             // Never a move: drop a king step onto the centre that is not completed.
             self.tentative = None;
             let Some(g) = self.game.as_ref() else { return };
@@ -518,29 +839,34 @@ impl Core {
         }
         let n = game.ply();
         let current = game.current().clone();
+        // Across a gap, what the board shows was not seen being played.
+        let inferred = self.resync.as_ref().is_some_and(|r| r.cause == Cause::Gap);
         self.takeback = None;
         if current.board() == &board {
             self.tentative = None;
             self.held = None;
+            self.resync = None;
             self.resolve(t);
             return;
         }
         if let Some(mv) = game::move_to(&current, &board) {
             let kings_hold = mv.role() == Role::King && CENTRE.contains(&mv.to());
-            self.tentative = Some(Tentative {
+            self.show(Tentative {
                 base: n,
                 mv,
                 kings_hold,
+                inferred,
             });
             self.resolve(t);
             return;
         }
         if n > 0 && !game.moves[n - 1].completed {
             if let Some(mv) = game::move_to(&game.positions[n - 1], &board) {
-                self.tentative = Some(Tentative {
+                self.show(Tentative {
                     base: n - 1,
                     mv,
                     kings_hold: false,
+                    inferred,
                 });
                 self.resolve(t);
                 return;
@@ -554,10 +880,11 @@ impl Core {
                 return;
             }
             if let Some(mv) = game::move_to(&game.positions[k], &board) {
-                self.tentative = Some(Tentative {
+                self.show(Tentative {
                     base: k,
                     mv,
                     kings_hold: false,
+                    inferred,
                 });
                 return;
             }
@@ -577,45 +904,52 @@ impl Core {
             {
                 self.tentative = Some(h);
                 self.commit(t);
-                self.evaluate(t, dump);
+                self.evaluate(t);
                 return;
             }
         }
-        if dump {
-            // A whole-board report after a gap: the game may be some plies further.
-            if let Some(path) = game::moves_to(&current, &board, 3) {
-                let last = path.len() - 1;
-                for (i, mv) in path.into_iter().enumerate() {
-                    self.tentative = Some(Tentative {
-                        base: self.game.as_ref().map_or(0, Game::ply),
-                        mv,
-                        kings_hold: false,
-                    });
-                    self.commit(t);
-                    if i < last {
-                        let ply = self.game.as_ref().map_or(0, Game::ply);
-                        self.complete(ply, t);
-                    }
-                }
-            }
+        // The line may have missed plies: look for them once the board rests.
+        if let Some(r) = &mut self.resync {
+            r.search = !r.gated;
         }
     }
 
+    /// The board shows a move not yet made: it waits for its release. A new move
+    /// shown is counted (the daemon checks it against a dump).
+    fn show(&mut self, tent: Tentative) {
+        let same = self
+            .tentative
+            .is_some_and(|t| t.base == tent.base && t.mv == tent.mv);
+        if !same {
+            self.shown += 1;
+        }
+        self.tentative = Some(tent);
+    }
+
+    /// The board is explained again: `resolved`, when an irregularity was reported.
     fn resolve(&mut self, t: u64) {
-        if self.irregular.take().is_some() {
-            let fen = self.game.as_ref().map(Game::fen).unwrap_or_default();
-            self.emit(t, EventKind::Resolved { fen });
+        if let Some(irr) = self.irregular.take() {
+            if irr.kind.is_some() {
+                let fen = self.game.as_ref().map(Game::fen).unwrap_or_default();
+                self.emit(t, EventKind::Resolved { fen });
+            }
         }
     }
 
     fn needs_irregular_check(&self) -> bool {
-        if self.tentative.is_some() {
+        if self.tentative.is_some() || self.resync.as_ref().is_some_and(|r| r.gated) {
             return false;
         }
+        let Some(game) = &self.game else { return false };
         let board = self.real_board();
+        if game.current().board() == &board {
+            return false;
+        }
         match &self.irregular {
             Some(irr) if irr.board == board => false,
-            _ => self.game.as_ref().is_some_and(|g| g.current().board() != &board),
+            // After the end, a change is reported once (until the board is back).
+            Some(irr) if game.is_over() && irr.kind.is_some() => false,
+            _ => !(game.is_over() && kings_result(&board).is_some()),
         }
     }
 
@@ -630,6 +964,12 @@ impl Core {
                 self.commit(d);
                 return;
             }
+        }
+        if self.resync.as_ref().is_some_and(|r| r.search)
+            && self.last_change + self.cfg.release_ms * 1000 <= d
+        {
+            self.infer(d);
+            return;
         }
         if self.last_change + self.cfg.irregular_ms * 1000 <= d {
             if let Some(k) = self.takeback.take() {
@@ -656,7 +996,12 @@ impl Core {
             let was = game.moves[n - 1].clone();
             let mover = game.positions[n - 1].turn();
             game.truncate(n - 1);
-            let played = game.push(tent.mv).clone();
+            game.push(tent.mv);
+            let Some(played) = game.moves.last_mut() else {
+                return;
+            };
+            played.inferred = tent.inferred;
+            let played = played.clone();
             let fen = game.fen();
             self.emit(
                 t,
@@ -666,13 +1011,15 @@ impl Core {
                     san: played.san.clone(),
                     uci: played.uci,
                     fen,
+                    inferred: tent.inferred,
                 },
             );
             let Some(base) = self.game.as_ref().map(|g| g.positions[n - 1].clone()) else {
                 return;
             };
             let touched = self.touches.amend(mover);
-            if let Some(article) = touch::amendment_article(&base, &was.mv, &tent.mv) {
+            let article = touch::amendment_article(&base, &was.mv, &tent.mv).filter(|_| !tent.inferred);
+            if let Some(article) = article {
                 self.emit(
                     t,
                     EventKind::TouchMove {
@@ -698,10 +1045,21 @@ impl Core {
         let Some(game) = self.game.as_mut() else { return };
         let pos = game.current().clone();
         let mover = pos.turn();
-        let played = game.push(tent.mv).clone();
+        game.push(tent.mv);
+        let Some(played) = game.moves.last_mut() else {
+            return;
+        };
+        played.inferred = tent.inferred;
+        let played = played.clone();
         let fen = game.fen();
         let ply = game.ply() as u32;
-        for (article, touched) in self.touches.flags(&pos, &tent.mv, mover) {
+        // Touches are judged only for a move seen being played.
+        let flags = if tent.inferred {
+            Vec::new()
+        } else {
+            self.touches.flags(&pos, &tent.mv, mover)
+        };
+        for (article, touched) in flags {
             self.emit(
                 t,
                 EventKind::TouchMove {
@@ -720,16 +1078,28 @@ impl Core {
                 uci: played.uci,
                 fen,
                 side: mover.into(),
+                inferred: tent.inferred,
             },
         );
         self.touches.next_turn(!mover);
         self.after_move(t);
     }
 
+    /// After a move is recorded: a forced end waits for the move to be completed
+    /// (until then the same player may still amend it); draws claimable are said.
     fn after_move(&mut self, t: u64) {
+        // The board is where the record is: the line is in step again.
+        let board = self.real_board();
+        if self.game.as_ref().is_some_and(|g| g.current().board() == &board) {
+            self.resync = None;
+        }
         let Some(game) = self.game.as_mut() else { return };
-        if let Some((result, termination)) = game.forced_end() {
-            self.end_game(t, result, termination);
+        let ply = game.ply();
+        self.pending_end = game.forced_end().map(|(r, term)| (ply, r, term));
+        if let Some((_, result, termination)) = self.pending_end {
+            if game.moves.last().is_some_and(|m| m.completed) {
+                self.end_game(t, result, termination);
+            }
             return;
         }
         let ply = game.ply();
@@ -750,6 +1120,9 @@ impl Core {
             return;
         }
         game.truncate(to_ply);
+        if self.pending_end.is_some_and(|(p, ..)| p > to_ply) {
+            self.pending_end = None;
+        }
         let fen = game.fen();
         let turn = game.current().turn();
         self.emit(
@@ -776,6 +1149,9 @@ impl Core {
                 side: side.into(),
             },
         );
+        if self.pending_end.is_some_and(|(p, ..)| p == ply) {
+            self.settle_end(t);
+        }
     }
 
     fn press(&mut self, side: ClockSide, t: u64) {
@@ -825,6 +1201,30 @@ impl Core {
         if color != game.current().turn() {
             return;
         }
+        // While the board may be plies ahead of the record, a press is no
+        // violation: what was played in the gap is not known.
+        if self.resync.is_some() {
+            return;
+        }
+        // On a line that lost something lately, the board must first be confirmed
+        // by a dump (the daemon asks for one): noise is no violation.
+        if self.noisy_until.is_some_and(|until| t < until) {
+            self.unconfirmed_press = Some((t, color));
+            return;
+        }
+        self.judge_press(t, color);
+    }
+
+    /// A press with no move made, on a board known to be right: a completed
+    /// violation.
+    fn judge_press(&mut self, t: u64, color: Color) {
+        if self
+            .game
+            .as_ref()
+            .is_none_or(|g| g.is_over() || g.current().turn() != color)
+        {
+            return;
+        }
         self.flush_touches(t);
         self.report_completed(t, color);
     }
@@ -857,38 +1257,51 @@ impl Core {
                 },
             );
         }
-        // A flag fall (6.9): lost, unless the opponent cannot mate at all.
-        // The clock's flag, or its running side showing zero.
-        let zero = |side: ClockSide| status.running_side() == Some(side) && status.time(side).millis() == 0;
-        let fallen = [
-            (status.left_flags.fallen || zero(ClockSide::Left), ClockSide::Left),
-            (
-                status.right_flags.fallen || zero(ClockSide::Right),
-                ClockSide::Right,
-            ),
-        ];
-        for (fell, side) in fallen {
-            if !fell || self.white_side.is_none() {
-                continue;
-            }
-            let Some(game) = &self.game else { return };
-            if game.is_over() || game.ply() == 0 {
-                continue;
-            }
-            let loser = if Some(side) == self.white_side {
-                Color::White
-            } else {
-                Color::Black
-            };
-            let result = if game.current().has_insufficient_material(!loser) {
-                "1/2-1/2"
-            } else if loser.is_white() {
-                "0-1"
-            } else {
-                "1-0"
-            };
-            self.end_game(t, result, "time_forfeit");
+        self.flag_check(status, t);
+    }
+
+    /// A flag fall (6.8): seen only from the clock's fallen bit, confirmed by the
+    /// next report (one report that the ones around it contradict is a glitch), and
+    /// never from a display of 0:00:00, which rounds down. It is reported; the game
+    /// goes on being recorded (only the arbiter decides).
+    fn flag_check(&mut self, status: &ClockStatus, t: u64) {
+        let fallen = [ClockSide::Left, ClockSide::Right]
+            .into_iter()
+            .find(|side| match side {
+                ClockSide::Left => status.left_flags.fallen,
+                ClockSide::Right => status.right_flags.fallen,
+            });
+        let seen = std::mem::replace(&mut self.flag_seen, fallen);
+        let (Some(side), Some(white)) = (fallen, self.white_side) else {
+            return;
+        };
+        if seen != Some(side) {
+            return;
         }
+        let Some(game) = &self.game else { return };
+        if game.is_over() || game.ply() == 0 {
+            return;
+        }
+        let color = if side == white { Color::White } else { Color::Black };
+        let idx = side_index(color.into());
+        if self.flags_reported[idx] {
+            return;
+        }
+        self.flags_reported[idx] = true;
+        self.flag_seen = None;
+        // The moves that side made (without a time control, the game is one period).
+        let first = game.positions[0].turn();
+        let ply = game.ply();
+        let mine = if first == color { ply.div_ceil(2) } else { ply / 2 };
+        self.emit(
+            t,
+            EventKind::Flag {
+                side: color.into(),
+                ply: ply as u32,
+                period_moves: mine as u32,
+                count_met: false,
+            },
+        );
     }
 
     /// Classifies the board against the expected position.
@@ -932,6 +1345,15 @@ impl Core {
             return;
         }
         let Some(game) = &self.game else { return };
+        let side: Side = game.current().turn().into();
+        let count = self.violations[side_index(side)];
+        if game.is_over() {
+            // Nothing is recorded after the end, but a board that changes is said.
+            let squares = diff_squares(game.current().board(), &board);
+            let squares = squares.iter().map(Square::to_string).collect();
+            self.raise(t, board, IrregularKind::AfterEnd, side, squares, count, None);
+            return;
+        }
         // Pieces only lifted (in the air) or a move under way are not irregular;
         // neither is an earlier position (handled as a take-back).
         let Some((kind, squares)) = self.classify() else {
@@ -943,8 +1365,14 @@ impl Core {
             self.irregular = Some(Irregular { board, kind: None });
             return;
         }
-        let side: Side = game.current().turn().into();
-        let count = self.violations[side_index(side)];
+        // Across a gap, a board no legal sequence reaches: the record lost track of
+        // the game (nothing is invented; a known position or the arbiter resumes it).
+        let kind = match &self.resync {
+            Some(r) if r.cause == Cause::Gap && kind != IrregularKind::IllegalMove => {
+                IrregularKind::LostTrack
+            }
+            _ => kind,
+        };
         self.raise(t, board, kind, side, squares, count, None);
     }
 
@@ -961,6 +1389,7 @@ impl Core {
         count: u32,
         penalty: Option<String>,
     ) {
+        let seen = (kind == IrregularKind::LostTrack).then(|| board.board_fen().to_string());
         self.irregular = Some(Irregular {
             board,
             kind: Some(kind),
@@ -974,6 +1403,7 @@ impl Core {
                 completed: penalty.is_some(),
                 count,
                 penalty,
+                board: seen,
             },
         );
     }
