@@ -125,15 +125,16 @@ pub struct Core {
     clk_for: Option<usize>,
     /// Set while the board may be plies ahead of the record (`Resync`).
     resync: Option<Resync>,
-    /// A field update arrived since the last dump: the board is in update mode, so
-    /// a dump that disagrees with the updates means the line lost something.
-    updates_since_dump: bool,
+    /// A field update has arrived: the board sends updates (it is not read by
+    /// dumps only), so a dump that disagrees with them means the line lost
+    /// something.
+    updates_seen: bool,
     /// Line faults were seen until this time (plus a minute): a completed violation
     /// is then judged only once a dump has confirmed the board.
     noisy_until: Option<u64>,
     /// A press that would be a completed violation on a noisy line, waiting for a
-    /// dump to confirm the board: (time, presser).
-    unconfirmed_press: Option<(u64, Color)>,
+    /// dump to confirm the board: the presser.
+    unconfirmed_press: Option<Color>,
     /// A forced end (mate, stalemate, ...) waiting for its move to be completed:
     /// (ply, result, termination).
     pending_end: Option<(usize, &'static str, &'static str)>,
@@ -178,7 +179,7 @@ impl Core {
             clock_seen: false,
             clk_for: None,
             resync: None,
-            updates_since_dump: false,
+            updates_seen: false,
             noisy_until: None,
             unconfirmed_press: None,
             pending_end: None,
@@ -394,7 +395,7 @@ impl Core {
         match ev {
             BoardEvent::Dump(p) => self.dump(p.to_board(), t_us),
             BoardEvent::Lift { square, piece } => {
-                self.updates_since_dump = true;
+                self.updates_seen = true;
                 self.sensors.discard_piece_at(*square);
                 self.last_change = t_us;
                 if !gated {
@@ -403,7 +404,7 @@ impl Core {
                 }
             }
             BoardEvent::Place { square, piece, .. } => {
-                self.updates_since_dump = true;
+                self.updates_seen = true;
                 match piece {
                     PieceCode::Piece(p) => self.sensors.set_piece_at(*square, *p),
                     _ => self.sensors.discard_piece_at(*square),
@@ -430,21 +431,25 @@ impl Core {
     /// on a board sending updates, one that disagrees with them means the line lost
     /// something, and it is handled as a gap that this dump closes.
     fn dump(&mut self, board: Board, t: u64) {
-        let polled = !self.updates_since_dump;
-        self.updates_since_dump = false;
+        let polled = !self.updates_seen;
         let gated = self.resync.as_ref().is_some_and(|r| r.gated);
         if !gated && board == self.sensors {
             // The board as the updates left it: a press waiting for it is judged.
-            if let Some((at, color)) = self.unconfirmed_press.take() {
-                self.judge_press(at.max(self.last_emit), color);
+            if let Some(color) = self.unconfirmed_press.take() {
+                self.judge_press(t, color);
             }
             return;
         }
         self.unconfirmed_press = None;
         if !gated && polled && self.game.is_some() {
             self.resync.get_or_insert_with(|| Resync::new(Cause::Poll, false));
-            self.dump_as_changes(&board, t);
-            return;
+            // A step of one move (or the pieces of one in the air) is seen as
+            // lifts and placements, so touches count; a dump further on than
+            // that is matched as a whole (its lifts would be guesses).
+            if self.one_step(&board) {
+                self.dump_as_changes(&board, t);
+                return;
+            }
         }
         if !gated && !polled && self.game.is_some() {
             // The updates did not lead to this board: something was lost.
@@ -474,6 +479,23 @@ impl Core {
         if let Some(side) = press {
             self.held_press(side, t);
         }
+    }
+
+    /// The side to move in the record (white before any game).
+    fn to_move(&self) -> Color {
+        self.game.as_ref().map_or(Color::White, |g| g.current().turn())
+    }
+
+    /// `board` (board numbering) is at most one move from the record: the expected
+    /// position, a legal move's result or amendment, or a move under way.
+    fn one_step(&self, board: &Board) -> bool {
+        let Some(g) = &self.game else { return false };
+        let real = g.orientation.real_board(board);
+        let n = g.ply();
+        real == *g.current().board()
+            || game::move_to(g.current(), &real).is_some()
+            || is_partial(g.current(), &real)
+            || (n > 0 && !g.moves[n - 1].completed && game::move_to(&g.positions[n - 1], &real).is_some())
     }
 
     /// A dump of a polled board that differs from the last: the pieces gone are
@@ -1209,7 +1231,7 @@ impl Core {
         // On a line that lost something lately, the board must first be confirmed
         // by a dump (the daemon asks for one): noise is no violation.
         if self.noisy_until.is_some_and(|until| t < until) {
-            self.unconfirmed_press = Some((t, color));
+            self.unconfirmed_press = Some(color);
             return;
         }
         self.judge_press(t, color);
