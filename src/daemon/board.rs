@@ -54,7 +54,15 @@ pub struct BoardTask {
     live: Option<mpsc::Sender<LiveGame>>,
     tap: Option<broadcast::Sender<Tapped>>,
     last_pgn: String,
+    /// The core's count of moves shown when the board was last asked for a dump.
+    checked_shown: u64,
+    /// When a dump, and the clock, were last asked for (µs of log time).
+    dump_asked: Option<u64>,
+    clock_asked: Option<u64>,
 }
+
+/// While the core wants a dump (or a clock report), ask again this often (µs).
+const ASK_AGAIN_US: u64 = 2_000_000;
 
 /// One rules event of one board, as the daemon's event tap hands it out (the
 /// terminal view of `demo`; D-Bus clients get the same as signals).
@@ -144,7 +152,11 @@ impl BoardTask {
             live,
             tap: None,
             last_pgn: String::new(),
+            checked_shown: 0,
+            dump_asked: None,
+            clock_asked: None,
         };
+        task.checked_shown = task.core.moves_shown();
         if !serial.is_empty() {
             task.learn_serial(&serial);
         }
@@ -293,23 +305,78 @@ impl BoardTask {
         }
     }
 
+    /// Bytes from the board. Where the decoder has to skip bytes, the read is
+    /// recorded in two `rx` records with a `gap` between them, and the rules core
+    /// is told of the gap at that point: `replay` of the recording then sees the
+    /// gap exactly where the daemon did.
     fn bytes(&mut self, bytes: &[u8], t: u64) {
-        self.record(t, RecordKind::Rx(bytes.to_vec()));
-        for d in self.decoder.feed(bytes) {
-            match d {
-                Decoded::Message(m) => {
-                    for ev in self.board.apply(&m) {
-                        if let BoardEvent::Info(BoardInfo::SerialNumber(s)) = &ev {
-                            self.learn_serial(s);
+        let mut from = 0;
+        let mut decoded = Vec::new();
+        for (i, b) in bytes.iter().enumerate() {
+            self.decoder
+                .feed_with(std::slice::from_ref(b), |d| decoded.push(d));
+            let skipped = decoded.iter().any(|d| matches!(d, Decoded::Skipped(_)));
+            if skipped || i + 1 == bytes.len() {
+                self.record(t, RecordKind::Rx(bytes[from..=i].to_vec()));
+                from = i + 1;
+            }
+            for d in decoded.drain(..) {
+                match d {
+                    Decoded::Message(m) => {
+                        for ev in self.board.apply(&m) {
+                            if let BoardEvent::Info(BoardInfo::SerialNumber(s)) = &ev {
+                                self.learn_serial(s);
+                            }
+                            self.core.input(&ev, t);
                         }
-                        self.core.input(&ev, t);
                     }
-                }
-                Decoded::Skipped(s) => {
-                    tracing::warn!(board = %self.setup.id, "skipped {} bytes: {:?}", s.count, s.reason);
+                    Decoded::Skipped(s) => {
+                        tracing::warn!(board = %self.setup.id, "line fault: {s}; asking for the board");
+                        self.record(t, RecordKind::Gap(format!("skipped {} byte(s)", s.count)));
+                        self.core.gap(t);
+                    }
                 }
             }
         }
+    }
+
+    /// Asks the board for what the rules core needs to stay in step: a dump for
+    /// every new move shown (a field update corrupted into another legal move is
+    /// then amended before the move is completed), a dump when the core wants one
+    /// (after a gap, on an unexplained or irregular board, to confirm a press),
+    /// again every 2 s while it still does; a clock report to confirm a flag.
+    async fn keep_in_step(&mut self) {
+        if !self.connected {
+            return;
+        }
+        let t = self.now_us();
+        let due = |asked: Option<u64>| asked.is_none_or(|a| t >= a + ASK_AGAIN_US);
+        let shown = self.core.moves_shown();
+        if shown != self.checked_shown || (self.core.wants_dump() && due(self.dump_asked)) {
+            self.checked_shown = shown;
+            self.dump_asked = Some(t);
+            self.send(HostCommand::SendBoard).await;
+        }
+        if self.core.wants_clock() && due(self.clock_asked) {
+            self.clock_asked = Some(t);
+            self.send(HostCommand::SendClock).await;
+        }
+    }
+
+    /// When `keep_in_step` next has something to ask again (µs of log time).
+    fn next_ask(&self) -> Option<u64> {
+        if !self.connected {
+            return None;
+        }
+        let dump = self
+            .core
+            .wants_dump()
+            .then(|| self.dump_asked.map_or(0, |a| a + ASK_AGAIN_US));
+        let clock = self
+            .core
+            .wants_clock()
+            .then(|| self.clock_asked.map_or(0, |a| a + ASK_AGAIN_US));
+        dump.into_iter().chain(clock).min()
     }
 
     async fn command(&mut self, cmd: Command) -> Result<(), BusError> {
@@ -388,7 +455,11 @@ impl BoardTask {
     pub async fn run(mut self, mut input: mpsc::Receiver<Input>, mut stop: watch::Receiver<bool>) {
         self.publish(Vec::new()).await;
         loop {
-            let deadline = self.core.next_deadline().map(|d| {
+            let next = [self.core.next_deadline(), self.next_ask()]
+                .into_iter()
+                .flatten()
+                .min();
+            let deadline = next.map(|d| {
                 let now = self.now_us();
                 tokio::time::Instant::now() + std::time::Duration::from_micros(d.saturating_sub(now))
             });
@@ -412,12 +483,15 @@ impl BoardTask {
                                 format!("connected on {}", device.display())
                             };
                             self.setup.device = device;
-                            self.record(t, RecordKind::Note(note));
+                            // What the board did while away is not known: a gap,
+                            // until the dump the start-up commands ask for.
+                            self.record(t, RecordKind::Gap(note));
+                            self.core.gap(t);
                             for cmd in crate::device::serial::start_up_commands() {
                                 self.send(cmd).await;
                             }
-                            // A fresh decoder: bytes of the old connection are gone.
-                            self.decoder = Decoder::new();
+                            self.dump_asked = Some(t);
+                            self.checked_shown = self.core.moves_shown();
                         }
                         Input::Device(DeviceEvent::Bytes(b)) => self.bytes(&b, t),
                         Input::Device(DeviceEvent::Disconnected(why)) => {
@@ -437,6 +511,7 @@ impl BoardTask {
                 }
                 _ = stop.changed() => break,
             }
+            self.keep_in_step().await;
             self.flush();
             let events = self.core.take_events();
             self.publish(events).await;

@@ -503,7 +503,7 @@ impl Core {
     /// the side to move come first, a king before its rook, as hands do.
     fn dump_as_changes(&mut self, board: &Board, t: u64) {
         let before = self.sensors.clone();
-        let to_move = self.game.as_ref().map_or(Color::White, |g| g.current().turn());
+        let to_move = self.to_move();
         let mut lifts: Vec<(Square, Piece)> = Square::ALL
             .into_iter()
             .filter_map(|sq| {
