@@ -132,9 +132,9 @@ pub struct Core {
     /// Line faults were seen until this time (plus a minute): a completed violation
     /// is then judged only once a dump has confirmed the board.
     noisy_until: Option<u64>,
-    /// A press that would be a completed violation on a noisy line, waiting for a
-    /// dump to confirm the board: the presser.
-    unconfirmed_press: Option<Color>,
+    /// A press that would be a completed violation on a line that lost something
+    /// lately, waiting to be confirmed.
+    unconfirmed_press: Option<Unconfirmed>,
     /// A forced end (mate, stalemate, ...) waiting for its move to be completed:
     /// (ply, result, termination).
     pending_end: Option<(usize, &'static str, &'static str)>,
@@ -142,12 +142,33 @@ pub struct Core {
     /// report to confirm it; and the sides already reported this game.
     flag_seen: Option<ClockSide>,
     flags_reported: [bool; 2],
+    /// The lever (status bit 1) in the report before the last one.
+    lever_before: Option<bool>,
     /// How many board states have shown a new move so far (the daemon checks each
     /// against a dump).
     shown: u64,
     /// The time of the last event: events never go back in time.
     last_emit: u64,
     out: Vec<Event>,
+}
+
+/// A press on a suspect line that would be a completed violation. A lever bit
+/// flipped in one clock report looks like a press, and a field update lost looks
+/// like no move: the violation is judged only when the next clock report shows
+/// the lever still down on the presser's side and a dump shows the board as the
+/// updates left it.
+#[derive(Debug, Clone)]
+struct Unconfirmed {
+    color: Color,
+    /// Where the press put the lever (status bit 1: high on the right).
+    right_lever_high: bool,
+    /// Clock reports since the press (the first is the press's own).
+    reports: u8,
+    dumped: bool,
+    /// What the board showed at the press.
+    board: Board,
+    kind: IrregularKind,
+    squares: Vec<String>,
 }
 
 /// A line that showed a fault stays suspect this long (µs).
@@ -185,6 +206,7 @@ impl Core {
             pending_end: None,
             flag_seen: None,
             flags_reported: [false; 2],
+            lever_before: None,
             shown: 0,
             last_emit: 0,
             out: Vec::new(),
@@ -232,7 +254,9 @@ impl Core {
     /// on a line that may have lost something. The daemon asks the board for one
     /// when this turns true, and every few seconds while it stays so.
     pub fn wants_dump(&self) -> bool {
-        if self.resync.as_ref().is_some_and(|r| r.gated) || self.unconfirmed_press.is_some() {
+        if self.resync.as_ref().is_some_and(|r| r.gated)
+            || self.unconfirmed_press.as_ref().is_some_and(|u| !u.dumped)
+        {
             return true;
         }
         if self.irregular.as_ref().is_some_and(|i| i.kind.is_some()) {
@@ -243,7 +267,7 @@ impl Core {
 
     /// Whether a clock report would confirm a flag fall seen once.
     pub fn wants_clock(&self) -> bool {
-        self.flag_seen.is_some()
+        self.flag_seen.is_some() || self.unconfirmed_press.as_ref().is_some_and(|u| u.reports < 2)
     }
 
     /// Counts the board states that showed a new move: the daemon checks each one
@@ -434,10 +458,11 @@ impl Core {
         let polled = !self.updates_seen;
         let gated = self.resync.as_ref().is_some_and(|r| r.gated);
         if !gated && board == self.sensors {
-            // The board as the updates left it: a press waiting for it is judged.
-            if let Some(color) = self.unconfirmed_press.take() {
-                self.judge_press(t, color);
+            // The board as the updates left it: a press waiting for it may be judged.
+            if let Some(u) = &mut self.unconfirmed_press {
+                u.dumped = true;
             }
+            self.judge_confirmed(t);
             return;
         }
         self.unconfirmed_press = None;
@@ -1228,31 +1253,58 @@ impl Core {
         if self.resync.is_some() {
             return;
         }
-        // On a line that lost something lately, the board must first be confirmed
-        // by a dump (the daemon asks for one): noise is no violation.
+        self.flush_touches(t);
+        let (kind, squares) = self
+            .classify()
+            .unwrap_or((IrregularKind::ClockWithoutMove, Vec::new()));
+        // On a line that lost something lately, the press and the board must first
+        // be confirmed (the daemon asks for a clock report and a dump): noise is
+        // no violation. A lever back where it stood before one contradicting report
+        // is that report's bit put right, not a press.
         if self.noisy_until.is_some_and(|until| t < until) {
-            self.unconfirmed_press = Some(color);
+            if self.lever_before == Some(side == ClockSide::Left) {
+                return;
+            }
+            self.unconfirmed_press = Some(Unconfirmed {
+                color,
+                right_lever_high: side == ClockSide::Left,
+                reports: 0,
+                dumped: false,
+                board: self.real_board(),
+                kind,
+                squares,
+            });
             return;
         }
-        self.judge_press(t, color);
+        self.report_completed(t, color, self.real_board(), kind, squares);
     }
 
-    /// A press with no move made, on a board known to be right: a completed
-    /// violation.
-    fn judge_press(&mut self, t: u64, color: Color) {
-        if self
-            .game
+    /// A press waiting for confirmation that has it: the completed violation, as
+    /// the board showed it at the press.
+    fn judge_confirmed(&mut self, t: u64) {
+        if !self
+            .unconfirmed_press
             .as_ref()
-            .is_none_or(|g| g.is_over() || g.current().turn() != color)
+            .is_some_and(|u| u.dumped && u.reports >= 2)
         {
             return;
         }
-        self.flush_touches(t);
-        self.report_completed(t, color);
+        let Some(u) = self.unconfirmed_press.take() else {
+            return;
+        };
+        if self
+            .game
+            .as_ref()
+            .is_none_or(|g| g.is_over() || g.current().turn() != u.color)
+        {
+            return;
+        }
+        self.report_completed(t, u.color, u.board, u.kind, u.squares);
     }
 
     fn clock_report(&mut self, status: &ClockStatus, t: u64) {
         self.clock_seen = true;
+        self.lever_before = self.clock.map(|c| c.right_lever_high);
         self.clock = Some(*status);
         let white_side = self.white_side.unwrap_or(ClockSide::Left);
         let white = u64::from(status.time(white_side).millis());
@@ -1280,6 +1332,15 @@ impl Core {
             );
         }
         self.flag_check(status, t);
+        if let Some(u) = &mut self.unconfirmed_press {
+            if status.right_lever_high != u.right_lever_high {
+                // The lever is back: one report with a flipped bit, not a press.
+                self.unconfirmed_press = None;
+            } else {
+                u.reports = u.reports.saturating_add(1);
+                self.judge_confirmed(t);
+            }
+        }
     }
 
     /// A flag fall (6.8): seen only from the clock's fallen bit, confirmed by the
@@ -1430,15 +1491,19 @@ impl Core {
         );
     }
 
-    fn report_completed(&mut self, t: u64, color: Color) {
-        let (kind, squares) = self
-            .classify()
-            .unwrap_or((IrregularKind::ClockWithoutMove, Vec::new()));
+    fn report_completed(
+        &mut self,
+        t: u64,
+        color: Color,
+        board: Board,
+        kind: IrregularKind,
+        squares: Vec<String>,
+    ) {
         let side: Side = color.into();
         self.violations[side_index(side)] += 1;
         let count = self.violations[side_index(side)];
         let penalty = self.cfg.profile.penalty(side, count);
-        self.raise(t, self.real_board(), kind, side, squares, count, Some(penalty));
+        self.raise(t, board, kind, side, squares, count, Some(penalty));
     }
 }
 
