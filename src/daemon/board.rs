@@ -61,9 +61,6 @@ pub struct BoardTask {
     clock_asked: Option<u64>,
 }
 
-/// While the core wants a dump (or a clock report), ask again this often (µs).
-const ASK_AGAIN_US: u64 = 2_000_000;
-
 /// One rules event of one board, as the daemon's event tap hands it out (the
 /// terminal view of `demo`; D-Bus clients get the same as signals).
 #[derive(Debug, Clone, PartialEq)]
@@ -305,36 +302,40 @@ impl BoardTask {
         }
     }
 
-    /// Bytes from the board. Where the decoder has to skip bytes, the read is
-    /// recorded in two `rx` records with a `gap` between them, and the rules core
-    /// is told of the gap at that point: `replay` of the recording then sees the
-    /// gap exactly where the daemon did.
+    /// Bytes from the board. Bytes the decoder has to skip are a line fault for
+    /// the rules core (and a comment in the recording; `replay` finds them in the
+    /// same bytes).
     fn bytes(&mut self, bytes: &[u8], t: u64) {
-        let mut from = 0;
-        let mut decoded = Vec::new();
-        for (i, b) in bytes.iter().enumerate() {
-            self.decoder
-                .feed_with(std::slice::from_ref(b), |d| decoded.push(d));
-            let skipped = decoded.iter().any(|d| matches!(d, Decoded::Skipped(_)));
-            if skipped || i + 1 == bytes.len() {
-                self.record(t, RecordKind::Rx(bytes[from..=i].to_vec()));
-                from = i + 1;
-            }
-            for d in decoded.drain(..) {
-                match d {
-                    Decoded::Message(m) => {
-                        for ev in self.board.apply(&m) {
-                            if let BoardEvent::Info(BoardInfo::SerialNumber(s)) = &ev {
-                                self.learn_serial(s);
-                            }
-                            self.core.input(&ev, t);
+        self.record(t, RecordKind::Rx(bytes.to_vec()));
+        for d in self.decoder.feed(bytes) {
+            match d {
+                Decoded::Message(m) => {
+                    if matches!(m, crate::protocol::BoardMessage::BoardDump(_)) {
+                        // The dump asked for is here: if the core wants another
+                        // (to confirm this one), it is asked for at once.
+                        self.dump_asked = None;
+                    }
+                    for ev in self.board.apply(&m) {
+                        if let BoardEvent::Info(BoardInfo::SerialNumber(s)) = &ev {
+                            self.learn_serial(s);
                         }
+                        self.core.input(&ev, t);
                     }
-                    Decoded::Skipped(s) => {
-                        tracing::warn!(board = %self.setup.id, "line fault: {s}; asking for the board");
-                        self.record(t, RecordKind::Gap(format!("skipped {} byte(s)", s.count)));
-                        self.core.gap(t);
+                }
+                Decoded::Skipped(s) => {
+                    tracing::warn!(board = %self.setup.id, "line fault: {s}; asking for the board");
+                    if let Err(e) = self.writer.comment(&format!("line fault: {s}")) {
+                        tracing::error!("{}: cannot record: {e}", self.setup.recording.display());
                     }
+                    // The bytes lost may have been the dump asked for: ask again
+                    // soon (not for every skipped byte of a burst).
+                    if self
+                        .dump_asked
+                        .is_some_and(|a| t >= a + self.setup.rules.release_ms * 1000)
+                    {
+                        self.dump_asked = None;
+                    }
+                    self.core.line_fault(t);
                 }
             }
         }
@@ -344,13 +345,14 @@ impl BoardTask {
     /// every new move shown (a field update corrupted into another legal move is
     /// then amended before the move is completed), a dump when the core wants one
     /// (after a gap, on an unexplained or irregular board, to confirm a press),
-    /// again every 2 s while it still does; a clock report to confirm a flag.
+    /// again while it still does; a clock report to confirm a flag or a press.
     async fn keep_in_step(&mut self) {
         if !self.connected {
             return;
         }
         let t = self.now_us();
-        let due = |asked: Option<u64>| asked.is_none_or(|a| t >= a + ASK_AGAIN_US);
+        let again = self.ask_again_us();
+        let due = |asked: Option<u64>| asked.is_none_or(|a| t >= a + again);
         let shown = self.core.moves_shown();
         if shown != self.checked_shown || (self.core.wants_dump() && due(self.dump_asked)) {
             self.checked_shown = shown;
@@ -368,15 +370,24 @@ impl BoardTask {
         if !self.connected {
             return None;
         }
+        let again = self.ask_again_us();
         let dump = self
             .core
             .wants_dump()
-            .then(|| self.dump_asked.map_or(0, |a| a + ASK_AGAIN_US));
+            .then(|| self.dump_asked.map_or(0, |a| a + again));
         let clock = self
             .core
             .wants_clock()
-            .then(|| self.clock_asked.map_or(0, |a| a + ASK_AGAIN_US));
+            .then(|| self.clock_asked.map_or(0, |a| a + again));
         dump.into_iter().chain(clock).min()
+    }
+
+    /// While the core still wants a dump or a clock report, it is asked for again
+    /// every irregularity threshold (2 s by default; scaled with the thresholds,
+    /// as `demo --speed` scales them). After skipped bytes, a dump asked for more
+    /// than the release threshold ago is asked for again at once.
+    fn ask_again_us(&self) -> u64 {
+        self.setup.rules.irregular_ms.max(1) * 1000
     }
 
     async fn command(&mut self, cmd: Command) -> Result<(), BusError> {

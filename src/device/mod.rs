@@ -2,6 +2,7 @@
 //! the demo.
 
 pub mod emulator;
+pub mod relay;
 pub mod serial;
 
 pub use emulator::{Emulator, EmulatorConfig, EmulatorError};

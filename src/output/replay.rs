@@ -44,14 +44,15 @@ pub fn run(
 }
 
 /// Hands one played step to the rules core, as the daemon does live: board events
-/// as they are, and both a `gap` record and bytes the decoder had to skip as a gap
-/// in the line (the daemon writes a `gap` record right after the bytes it skipped,
-/// and a second gap before the next dump changes nothing).
+/// as they are, a `gap` record as a gap in the line, and bytes the decoder had to
+/// skip as a line fault (the daemon finds them in the same bytes, at the same
+/// place).
 pub fn feed_step(core: &mut Core, step: &crate::log::Step) {
     let t = step.time.micros();
     match &step.what {
         Played::Board(ev) => core.input(ev, t),
-        Played::Gap(_) | Played::Skipped(_) => core.gap(t),
+        Played::Gap(_) => core.gap(t),
+        Played::Skipped(_) => core.line_fault(t),
         Played::Host(_) | Played::Note(_) => {}
     }
 }

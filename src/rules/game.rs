@@ -185,57 +185,127 @@ pub enum Inferred {
 /// board seen again after the line could have missed changes. Never a sequence
 /// in which a piece that moved ends on the square it started from (that is an
 /// irregularity seen, not a round trip to invent). Iterative deepening with a
-/// lower bound on the plies still needed, so a real gap costs a few hundred
-/// positions; `budget` bounds the rest.
-pub fn infer_path(pos: &Chess, board: &Board, max_plies: usize, budget: u32) -> Inferred {
+/// lower bound on the plies still needed; only pieces on squares that differ from
+/// the board are moved. `budget` bounds the positions visited.
+///
+/// When several orders of the fewest plies reach the board, the one whose moves
+/// best follow `lifts` (squares pieces were seen lifted from meanwhile, in order)
+/// is chosen; among equals, the first found.
+pub fn infer_path(pos: &Chess, board: &Board, max_plies: usize, budget: u32, lifts: &[Square]) -> Inferred {
     if !reachable_material(pos.board(), board) {
         return Inferred::None;
     }
-    let mut left = budget;
+    let mut search = Search {
+        target: board,
+        root: pos.board(),
+        left: budget,
+        path: Vec::with_capacity(max_plies),
+        found: Vec::new(),
+    };
     let first = plies_needed(pos, board).max(1);
     for limit in first..=max_plies {
-        let mut path = Vec::with_capacity(limit);
-        match search(pos, board, limit, &mut path, &mut left, pos.board()) {
-            Some(true) => return Inferred::Path(path),
-            Some(false) => {}
-            None => return Inferred::GaveUp,
+        let complete = search.run(pos, limit);
+        if !search.found.is_empty() {
+            let best = search
+                .found
+                .iter()
+                .enumerate()
+                .max_by_key(|(i, p)| (follows(p, lifts), usize::MAX - i))
+                .map_or(0, |(i, _)| i);
+            return Inferred::Path(search.found.swap_remove(best));
+        }
+        if !complete {
+            return Inferred::GaveUp;
         }
     }
     Inferred::None
 }
 
-/// Depth-first search to `limit` plies; `Some(true)` found (in `path`),
-/// `Some(false)` not within the limit, `None` out of budget.
-fn search(
-    pos: &Chess,
-    board: &Board,
-    limit: usize,
-    path: &mut Vec<Move>,
-    left: &mut u32,
-    root: &Board,
-) -> Option<bool> {
-    if *left == 0 {
-        return None;
-    }
-    *left -= 1;
-    if !path.is_empty() && pos.board() == board {
-        return Some(!round_trip(root, path));
-    }
-    if path.len() + plies_needed(pos, board) > limit || path.len() == limit {
-        return Some(false);
-    }
-    for m in pos.legal_moves() {
-        let mut after = pos.clone();
-        after.play_unchecked(m);
-        path.push(m);
-        match search(&after, board, limit, path, left, root)? {
-            true => return Some(true),
-            false => {
-                path.pop();
+/// How many orders of the fewest plies are compared at most.
+const MAX_ORDERS: usize = 24;
+
+struct Search<'a> {
+    target: &'a Board,
+    root: &'a Board,
+    left: u32,
+    path: Vec<Move>,
+    found: Vec<Vec<Move>>,
+}
+
+impl Search<'_> {
+    /// Depth-first to `limit` plies, collecting the paths found; false when the
+    /// budget ran out before the search was complete.
+    fn run(&mut self, pos: &Chess, limit: usize) -> bool {
+        if self.left == 0 {
+            return false;
+        }
+        self.left -= 1;
+        if !self.path.is_empty() && pos.board() == self.target {
+            if !round_trip(self.root, &self.path) {
+                self.found.push(self.path.clone());
+            }
+            return true;
+        }
+        if self.path.len() + plies_needed(pos, self.target) > limit || self.path.len() == limit {
+            return true;
+        }
+        // Only pieces on squares that still differ from the board move: a piece
+        // that leaves a square holding what the board shows there would have to be
+        // replaced by one just like it (or come back, which is never inferred).
+        let differ = pos.board().occupied() & !same_squares(pos.board(), self.target);
+        for m in pos.legal_moves() {
+            if !differ.contains(from_square(&m)) {
+                continue;
+            }
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            self.path.push(m);
+            let complete = self.run(&after, limit);
+            self.path.pop();
+            if !complete {
+                return false;
+            }
+            if self.found.len() >= MAX_ORDERS {
+                return true;
             }
         }
+        true
     }
-    Some(false)
+}
+
+/// The square a move's piece leaves (the king's, for castling).
+fn from_square(m: &Move) -> Square {
+    match *m {
+        Move::Castle { king, .. } => king,
+        _ => m.from().unwrap_or(m.to()),
+    }
+}
+
+/// How many of the path's moves start where the lifts say, in the same order (the
+/// longest common subsequence of the moves' squares and the lifts).
+fn follows(path: &[Move], lifts: &[Square]) -> usize {
+    let mut row = vec![0usize; lifts.len() + 1];
+    for m in path {
+        let from = from_square(m);
+        let mut diag = 0;
+        for (j, sq) in lifts.iter().enumerate() {
+            let up = row[j + 1];
+            row[j + 1] = if *sq == from { diag + 1 } else { up.max(row[j]) };
+            diag = up;
+        }
+    }
+    row[lifts.len()]
+}
+
+/// The squares where both boards have the same piece or are both empty.
+fn same_squares(a: &Board, b: &Board) -> shakmaty::Bitboard {
+    let mut same = !(a.occupied() ^ b.occupied());
+    for sq in a.occupied() & b.occupied() {
+        if a.piece_at(sq) != b.piece_at(sq) {
+            same.discard(sq);
+        }
+    }
+    same
 }
 
 /// Each side's pieces in `to` can come from `from` by moves: no more pieces, no
@@ -336,4 +406,26 @@ fn round_trip(root: &Board, path: &[Move]) -> bool {
         let id = who[sq];
         id != NONE && moved & (1 << id) != 0 && usize::from(id) == sq
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shakmaty::fen::Fen;
+
+    fn pos(fen: &str) -> Chess {
+        fen.parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap()
+    }
+
+    #[test]
+    fn six_plies_with_captures_are_found() {
+        let from = pos("r1b1kr2/5p1p/1qpp1p2/1p2pP1Q/p2bP3/P1NP4/BPP3PP/R3KR2 w Qq - 2 15");
+        let to =
+            Board::from_ascii_board_fen(b"r1b1kr2/5p1p/2pp1p2/2q1pP1Q/p2bP3/P2P4/B1P3PP/2RNKR2").unwrap();
+        let r = infer_path(&from, &to, MAX_INFERRED_PLIES, INFER_BUDGET, &[]);
+        assert!(matches!(r, Inferred::Path(ref p) if p.len() == 6), "{r:?}");
+    }
 }

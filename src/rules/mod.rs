@@ -61,6 +61,9 @@ struct Resync {
     /// The board is unexplained: look for the plies that reach it once it has stood
     /// for the release threshold.
     search: bool,
+    /// Squares pieces were seen lifted from meanwhile (real squares, in order):
+    /// evidence of the order of the plies when several orders reach the board.
+    lifts: Vec<Square>,
 }
 
 impl Resync {
@@ -71,6 +74,7 @@ impl Resync {
             held_press: None,
             held_clock: None,
             search: false,
+            lifts: Vec::new(),
         }
     }
 }
@@ -144,6 +148,9 @@ pub struct Core {
     flags_reported: [bool; 2],
     /// The lever (status bit 1) in the report before the last one.
     lever_before: Option<bool>,
+    /// A dump taken after a gap or a line fault waits for a second dump that
+    /// agrees with it (one dump may itself have been corrupted on the line).
+    confirm_dump: bool,
     /// How many board states have shown a new move so far (the daemon checks each
     /// against a dump).
     shown: u64,
@@ -207,6 +214,7 @@ impl Core {
             flag_seen: None,
             flags_reported: [false; 2],
             lever_before: None,
+            confirm_dump: false,
             shown: 0,
             last_emit: 0,
             out: Vec::new(),
@@ -248,6 +256,21 @@ impl Core {
         r.search = false;
     }
 
+    /// Bytes from the board were skipped (lost or corrupted on the line): a field
+    /// update may be missing, so the board is checked against a dump (one that
+    /// disagrees with the updates is handled as a gap it closes), moves found
+    /// meanwhile are marked inferred, and presses are judged only once confirmed.
+    /// Unlike [`Core::gap`], what the board shows goes on being judged.
+    pub fn line_fault(&mut self, t_us: u64) {
+        self.advance(t_us);
+        self.noisy_until = Some(t_us + NOISY_FOR_US);
+        self.confirm_dump = true;
+        if self.game.is_some() {
+            let r = self.resync.get_or_insert_with(|| Resync::new(Cause::Gap, false));
+            r.cause = Cause::Gap;
+        }
+    }
+
     /// Whether a fresh board dump would help now: after a gap, while a press waits
     /// for the board to be confirmed, while a flag fall waits for a second report
     /// (a clock report then), and while the board is irregular or unexplained
@@ -259,7 +282,7 @@ impl Core {
         {
             return true;
         }
-        if self.irregular.as_ref().is_some_and(|i| i.kind.is_some()) {
+        if self.confirm_dump || self.irregular.as_ref().is_some_and(|i| i.kind.is_some()) {
             return true;
         }
         self.resync.is_some() && self.tentative.is_none() && self.unexplained()
@@ -420,6 +443,12 @@ impl Core {
             BoardEvent::Dump(p) => self.dump(p.to_board(), t_us),
             BoardEvent::Lift { square, piece } => {
                 self.updates_seen = true;
+                let orientation = self.game.as_ref().map_or(Orientation::Normal, |g| g.orientation);
+                if let Some(r) = &mut self.resync {
+                    if r.lifts.len() < 64 {
+                        r.lifts.push(orientation.real(*square));
+                    }
+                }
                 self.sensors.discard_piece_at(*square);
                 self.last_change = t_us;
                 if !gated {
@@ -458,6 +487,13 @@ impl Core {
         let polled = !self.updates_seen;
         let gated = self.resync.as_ref().is_some_and(|r| r.gated);
         if !gated && board == self.sensors {
+            self.confirm_dump = false;
+            // Confirmed: the board is as the updates left it. If it also shows the
+            // record (or a move on from it), the line is in step again.
+            let in_step = self.tentative.is_some() || !self.unexplained();
+            if in_step && self.resync.as_ref().is_some_and(|r| r.cause == Cause::Gap) {
+                self.resync = None;
+            }
             // The board as the updates left it: a press waiting for it may be judged.
             if let Some(u) = &mut self.unconfirmed_press {
                 u.dumped = true;
@@ -486,6 +522,7 @@ impl Core {
         self.pending.clear();
         self.last_place = None;
         self.last_change = t;
+        self.confirm_dump = gated || !polled;
         let (press, clock) = match &mut self.resync {
             Some(r) => {
                 r.gated = false;
@@ -598,15 +635,27 @@ impl Core {
         if game.is_over() {
             return;
         }
+        let lifts = self
+            .resync
+            .as_ref()
+            .map(|r| r.lifts.as_slice())
+            .unwrap_or_default();
         let game::Inferred::Path(path) = game::infer_path(
             game.current(),
             &board,
             game::MAX_INFERRED_PLIES,
             game::INFER_BUDGET,
+            lifts,
         ) else {
             return;
         };
-        let last = path.len() - 1;
+        self.commit_inferred(path, t);
+    }
+
+    /// Records plies found across a gap: marked inferred, all but the last
+    /// completed.
+    fn commit_inferred(&mut self, path: Vec<Move>, t: u64) {
+        let last = path.len().saturating_sub(1);
         for (i, mv) in path.into_iter().enumerate() {
             let base = self.game.as_ref().map_or(0, Game::ply);
             self.tentative = Some(Tentative {
@@ -640,7 +689,7 @@ impl Core {
 
     /// A board change. `change` is (board square, piece, is a lift).
     fn changed(&mut self, t: u64, change: Option<(Square, Piece, bool)>) {
-        if self.try_new_game(t) {
+        if self.try_new_game(t, change.is_none()) {
             return;
         }
         let Some(game) = &self.game else { return };
@@ -769,7 +818,9 @@ impl Core {
         }
     }
 
-    fn try_new_game(&mut self, t: u64) -> bool {
+    /// A start position on the board starts a game; so does, on a `dump` after a
+    /// gap with no game under way, a game a few plies in.
+    fn try_new_game(&mut self, t: u64, dump: bool) -> bool {
         if let Some((pos, mode)) = self.start_at.take() {
             let placement = pos.board().clone();
             let orientation = if Orientation::Rotated.real_board(&self.sensors) == placement {
@@ -781,7 +832,7 @@ impl Core {
             return true;
         }
         let Some((pos, mode, orientation)) = start_position(&self.sensors) else {
-            return false;
+            return dump && self.game_under_way(t);
         };
         let fresh = self.game.as_ref().is_some_and(|g| {
             g.ply() == 0 && !g.is_over() && g.orientation == orientation && g.current() == &pos
@@ -798,6 +849,35 @@ impl Core {
         }
         self.start_game(pos, mode, orientation, t);
         true
+    }
+
+    /// With no game under way, a dump after a gap that shows a standard game a few
+    /// plies in (its start was lost on the line, or the daemon started late): the
+    /// game starts from the start position and those plies are inferred.
+    fn game_under_way(&mut self, t: u64) -> bool {
+        if self.game.as_ref().is_some_and(|g| !g.is_over())
+            || !self
+                .resync
+                .as_ref()
+                .is_some_and(|r| r.cause == Cause::Gap && !r.gated)
+        {
+            return false;
+        }
+        let start = Chess::default();
+        for orientation in [Orientation::Normal, Orientation::Rotated] {
+            let board = orientation.real_board(&self.sensors);
+            let game::Inferred::Path(path) =
+                game::infer_path(&start, &board, game::MAX_INFERRED_PLIES, game::INFER_BUDGET, &[])
+            else {
+                continue;
+            };
+            self.settle_end(t);
+            self.start_game(start, CastlingMode::Standard, orientation, t);
+            self.resync = Some(Resync::new(Cause::Gap, false));
+            self.commit_inferred(path, t);
+            return true;
+        }
+        false
     }
 
     /// The board shows a legal move of the game under way (knights back home can

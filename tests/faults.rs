@@ -1,0 +1,460 @@
+//! Line faults, end to end: real games played by simulated hands on emulated boards,
+//! each behind a relay (`device::relay`, real pseudo-terminals) that drops or flips
+//! the board's bytes at a seeded rate or cuts the line, and one real daemon bridging
+//! them all. Judged by what a broadcast sees: the published PGN against the moves
+//! really played, the results, the penalties, and `replay` of the recording.
+//!
+//! `cargo test --test faults` runs a small campaign (one game per fault kind, all
+//! boards at once, about a minute). The full campaign of `docs/RELIABILITY.md`:
+//! `FAULTS=full cargo test --release --test faults -- --nocapture`.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use common::{pgn_games, pgn_moves};
+use eboard_bridge::board::Orientation;
+use eboard_bridge::daemon::{BusChoice, Config, Daemon};
+use eboard_bridge::device::relay::{self, LineFaults, RelayStats};
+use eboard_bridge::device::{Emulator, EmulatorConfig};
+use eboard_bridge::log::{Header, SensorLog};
+use eboard_bridge::protocol::ClockTime;
+use eboard_bridge::rules::EventKind;
+use eboard_bridge::sim::{Hands, Seeded, Style};
+use shakmaty::{Chess, Move, Position};
+
+/// Log time runs this many times faster than real time (the daemon's thresholds
+/// are divided by the same factor, as `demo --speed` does).
+const SPEED: f64 = 4.0;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Fault {
+    Drop(f64),
+    Flip(f64),
+    /// Cuts of 0.5 to 10 s (log time) at random moments.
+    Cuts,
+}
+
+impl Fault {
+    fn name(self) -> String {
+        match self {
+            Fault::Drop(p) => format!("drop {}%", p * 100.0),
+            Fault::Flip(p) => format!("flip {}%", p * 100.0),
+            Fault::Cuts => "cuts".into(),
+        }
+    }
+}
+
+struct Run {
+    fault: Fault,
+    game: String,
+    start: Chess,
+    moves: Vec<Move>,
+    seed: u64,
+}
+
+/// Hands at a human pace: a cut of 10 s spans a few plies, never more than 6.
+fn style() -> Style {
+    Style {
+        think_ms: (1500, 3000),
+        step_ms: (120, 350),
+        ..Style::default()
+    }
+}
+
+fn game_log(run: &Run) -> SensorLog {
+    let mut hands = Hands::new(run.seed, style(), Orientation::Normal);
+    hands.board(run.start.board());
+    hands.set_clock(ClockTime::from_hms(1, 30, 0).unwrap());
+    // The board stands set up for a while before the round starts.
+    hands.wait(8000);
+    let mut pos = run.start.clone();
+    for mv in &run.moves {
+        hands.play(&pos, mv);
+        pos.play_unchecked(*mv);
+    }
+    hands.wait(3000);
+    SensorLog {
+        header: Header::default(),
+        records: hands.records,
+        lines: Vec::new(),
+    }
+}
+
+fn sans(start: &Chess, moves: &[Move]) -> Vec<String> {
+    let mut pos = start.clone();
+    moves
+        .iter()
+        .map(|m| shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut pos, *m).to_string())
+        .collect()
+}
+
+/// The result the board shows at the end: a forced end, else none.
+fn true_result(start: &Chess, moves: &[Move]) -> &'static str {
+    let mut pos = start.clone();
+    for m in moves {
+        pos.play_unchecked(*m);
+    }
+    if pos.is_checkmate() {
+        if pos.turn().is_white() { "0-1" } else { "1-0" }
+    } else if pos.is_stalemate() || pos.is_insufficient_material() {
+        "1/2-1/2"
+    } else {
+        "*"
+    }
+}
+
+fn config(dir: &Path, boards: usize) -> Config {
+    let mut text = format!(
+        "event = \"Fault campaign\"\nround = 1\noutput = \"{}\"\nstate = \"{}\"\n[rules]\nrelease_ms = {}\nflicker_ms = {}\nirregular_ms = {}\n",
+        dir.join("live").display(),
+        dir.join("state").display(),
+        (300.0 / SPEED) as u64,
+        (150.0 / SPEED) as u64,
+        (2000.0 / SPEED) as u64,
+    );
+    for i in 0..boards {
+        text.push_str(&format!(
+            "[[board]]\ndevice = \"{}\"\nnumber = {}\n",
+            dir.join(format!("line{i}")).display(),
+            i + 1
+        ));
+    }
+    Config::parse(&text, "faults.toml").unwrap()
+}
+
+/// Cut times (log µs from the start of play) and lengths: `count` cuts that do
+/// not overlap, each followed by the second or so the daemon needs to reopen.
+fn cut_plan(rng: &mut Seeded, log_end_us: u64, count: usize) -> Vec<(u64, u64)> {
+    let mut plan = Vec::new();
+    let usable = log_end_us.saturating_sub(15_000_000);
+    let slot = usable / count.max(1) as u64;
+    for i in 0..count as u64 {
+        let length = rng.range(500_000, 10_000_000);
+        let room = slot.saturating_sub(length + 2_000_000);
+        let at = 5_000_000 + i * slot + rng.range(0, room.max(1));
+        plan.push((at, length));
+    }
+    plan
+}
+
+struct Outcome {
+    name: String,
+    plies: usize,
+    published: Vec<String>,
+    result: String,
+    inferred: usize,
+    penalties: usize,
+    lost_track: usize,
+    replayed: Vec<String>,
+    stats: RelayStats,
+}
+
+async fn campaign(runs: Vec<Run>) -> Vec<Outcome> {
+    let dir = tempfile::tempdir().unwrap();
+    let n = runs.len();
+    let logs: Vec<SensorLog> = runs.iter().map(game_log).collect();
+    let mut relays = Vec::new();
+    let mut emulators = Vec::new();
+    for (i, (run, log)) in runs.iter().zip(&logs).enumerate() {
+        let emulator = Emulator::open().unwrap();
+        let board = emulator.path().to_path_buf();
+        let cfg = EmulatorConfig {
+            speed: SPEED,
+            serial: format!("{}", 20000 + i),
+            ..EmulatorConfig::default()
+        };
+        let log = log.clone();
+        emulators.push(tokio::spawn(async move {
+            let _ = emulator.run(&log, "generated", &cfg).await;
+        }));
+        let faults = match run.fault {
+            Fault::Drop(p) => LineFaults {
+                drop: p,
+                flip: 0.0,
+                seed: run.seed,
+            },
+            Fault::Flip(p) => LineFaults {
+                drop: 0.0,
+                flip: p,
+                seed: run.seed,
+            },
+            Fault::Cuts => LineFaults::CLEAN,
+        };
+        let link = dir.path().join(format!("line{i}"));
+        relays.push(relay::start(&board, &link, faults).unwrap());
+    }
+    let devices: Vec<PathBuf> = (0..n).map(|i| dir.path().join(format!("line{i}"))).collect();
+    let daemon = Daemon::start(devices, config(dir.path(), n), BusChoice::None)
+        .await
+        .unwrap();
+    let mut tap = daemon.events();
+    let collector = tokio::spawn(async move {
+        let mut all = Vec::new();
+        while let Ok(t) = tap.recv().await {
+            all.push(t);
+        }
+        all
+    });
+    // The cuts, on their own clock (log time is real time times SPEED).
+    let started = tokio::time::Instant::now();
+    let mut cutters = Vec::new();
+    for (i, (run, log)) in runs.iter().zip(&logs).enumerate() {
+        if run.fault != Fault::Cuts {
+            continue;
+        }
+        let end = log.records.last().map_or(0, |r| r.time.micros());
+        let mut rng = Seeded::new(run.seed ^ 0xc475);
+        let count = (run.moves.len() / 4).clamp(1, 20);
+        let plan = cut_plan(&mut rng, end, count);
+        let cuts = relays[i].0.clone();
+        cutters.push(tokio::spawn(async move {
+            for (at, length) in plan {
+                let real = |us: u64| Duration::from_secs_f64(us as f64 / 1e6 / SPEED);
+                tokio::time::sleep_until(started + real(at)).await;
+                let _ = cuts.send(real(length)).await;
+            }
+        }));
+    }
+    // Every game played out, then a while for the boards to settle.
+    let longest = logs
+        .iter()
+        .map(|l| l.records.last().map_or(0, |r| r.time.micros()))
+        .max()
+        .unwrap_or(0);
+    tokio::time::sleep(Duration::from_secs_f64(longest as f64 / 1e6 / SPEED + 2.0)).await;
+    let boards = daemon.boards();
+    let expected: Vec<Vec<String>> = runs.iter().map(|r| sans(&r.start, &r.moves)).collect();
+    let until = tokio::time::Instant::now() + Duration::from_secs(20);
+    while tokio::time::Instant::now() < until {
+        let done = boards.iter().all(|(id, _, snap)| {
+            let i: usize = id.trim_start_matches("line").parse().unwrap_or(0);
+            snap.borrow().moves == expected[i]
+        });
+        if done {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    for c in cutters {
+        let _ = c.await;
+    }
+    daemon.shutdown().await;
+    let events = collector.await.unwrap_or_default();
+    for e in emulators {
+        e.abort();
+    }
+    if std::env::var_os("FAULTS_KEEP").is_some() {
+        println!("campaign folder kept: {}", dir.path().display());
+    }
+    let mut outcomes = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        let id = format!("line{i}");
+        let stats = {
+            // Closing its channel ends the relay, which returns what it did.
+            let (cuts, handle) = relays.remove(0);
+            drop(cuts);
+            match tokio::time::timeout(Duration::from_secs(5), handle).await {
+                Ok(Ok(s)) => s,
+                _ => RelayStats::default(),
+            }
+        };
+        let file = dir.path().join(format!("live/round-1/game-{}.pgn", i + 1));
+        let pgn = std::fs::read_to_string(&file).unwrap_or_default();
+        let published = pgn_moves(&pgn).into_iter().next().unwrap_or_default();
+        let result = pgn
+            .lines()
+            .find_map(|l| l.strip_prefix("[Result \"").and_then(|r| r.strip_suffix("\"]")))
+            .unwrap_or("")
+            .to_string();
+        let mine: Vec<&EventKind> = events
+            .iter()
+            .filter(|t| t.board == id)
+            .map(|t| &t.event.kind)
+            .collect();
+        let inferred = mine
+            .iter()
+            .filter(|k| matches!(k, EventKind::Move { inferred: true, .. }))
+            .count();
+        let penalties = mine
+            .iter()
+            .filter(|k| matches!(k, EventKind::Irregular { completed: true, .. }))
+            .count();
+        let lost_track = mine
+            .iter()
+            .filter(|k| matches!(k, EventKind::Irregular { kind, .. } if kind.name() == "lost_track"))
+            .count();
+        // The recording replays to the game that was published.
+        let recording = dir.path().join(format!("state/recordings/{id}.esl"));
+        let log = eboard_bridge::log::read_log(&recording).unwrap();
+        let rules = config(dir.path(), n).rules.core_config();
+        let replay = eboard_bridge::output::replay::run(&log, &id, rules, None).unwrap();
+        let replayed = replay
+            .core
+            .games()
+            .last()
+            .map(|g| g.moves.iter().map(|m| m.san.clone()).collect())
+            .unwrap_or_default();
+        outcomes.push(Outcome {
+            name: format!("{} on {} (seed {})", run.fault.name(), run.game, run.seed),
+            plies: run.moves.len(),
+            published,
+            result,
+            inferred,
+            penalties,
+            lost_track,
+            replayed,
+            stats,
+        });
+    }
+    if std::env::var_os("FAULTS_KEEP").is_some() {
+        let _ = dir.keep();
+    }
+    outcomes
+}
+
+/// Checks every outcome and prints a line for each; returns the failures.
+fn judge(runs: &[Run], outcomes: &[Outcome]) -> Vec<String> {
+    let mut failures = Vec::new();
+    for (run, o) in runs.iter().zip(outcomes) {
+        let expected = sans(&run.start, &run.moves);
+        let want_result = true_result(&run.start, &run.moves);
+        println!(
+            "{}: {} plies, published {} exact={} result {} (board {}), inferred {}, penalties {}, lost_track {}, replay equal={}; line: {} bytes, {} dropped, {} flipped, {} cuts",
+            o.name,
+            o.plies,
+            o.published.len(),
+            o.published == expected,
+            o.result,
+            want_result,
+            o.inferred,
+            o.penalties,
+            o.lost_track,
+            o.replayed == o.published,
+            o.stats.bytes,
+            o.stats.dropped,
+            o.stats.flipped,
+            o.stats.cuts
+        );
+        if o.published != expected {
+            failures.push(format!(
+                "{}: published {:?}\n  expected {:?}",
+                o.name, o.published, expected
+            ));
+        }
+        if o.result != want_result {
+            failures.push(format!(
+                "{}: result {} but the board shows {want_result}",
+                o.name, o.result
+            ));
+        }
+        if o.penalties > 0 {
+            failures.push(format!("{}: {} penalties from line faults", o.name, o.penalties));
+        }
+        if o.replayed != o.published {
+            failures.push(format!(
+                "{}: replay of the recording gives {:?}",
+                o.name, o.replayed
+            ));
+        }
+        if run.fault == Fault::Cuts {
+            if o.stats.cuts == 0 || o.inferred == 0 {
+                failures.push(format!(
+                    "{}: no cut bridged ({} cuts, {} inferred)",
+                    o.name, o.stats.cuts, o.inferred
+                ));
+            }
+            if o.lost_track > 0 {
+                failures.push(format!("{}: lost track {} times", o.name, o.lost_track));
+            }
+        }
+    }
+    failures
+}
+
+fn all_games() -> Vec<(String, Chess, Vec<Move>)> {
+    let mut games = Vec::new();
+    for file in [
+        "games/immortal-games.pgn",
+        "games/kasparov-deep-blue-1997.pgn",
+        "games/anastasian-lewis.pgn",
+        "games/molinari-bordais-1979.pgn",
+        "games/nepomniachtchi-liren-game1.pgn",
+        "games/stockfish-learning.pgn",
+    ] {
+        for (k, g) in pgn_games(file).into_iter().enumerate() {
+            if g.mode == shakmaty::CastlingMode::Standard && g.moves.len() >= 10 {
+                games.push((format!("{file}#{}", k + 1), g.start, g.moves));
+            }
+        }
+    }
+    games
+}
+
+const FAULTS: [Fault; 5] = [
+    Fault::Drop(0.001),
+    Fault::Drop(0.01),
+    Fault::Flip(0.001),
+    Fault::Flip(0.01),
+    Fault::Cuts,
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn line_faults_lose_no_move_and_invent_none() {
+    let full = std::env::var("FAULTS").is_ok_and(|v| v == "full");
+    let games = all_games();
+    let mut runs = Vec::new();
+    if full {
+        for (gi, (name, start, moves)) in games.iter().enumerate() {
+            for (fi, fault) in FAULTS.into_iter().enumerate() {
+                runs.push(Run {
+                    fault,
+                    game: name.clone(),
+                    start: start.clone(),
+                    moves: moves.clone(),
+                    seed: 1000 + (gi * FAULTS.len() + fi) as u64,
+                });
+            }
+        }
+    } else {
+        // One game per fault kind, at most 60 plies each, all at once.
+        for (fi, fault) in FAULTS.into_iter().enumerate() {
+            let (name, start, moves) = &games[(fi * 7) % games.len()];
+            runs.push(Run {
+                fault,
+                game: name.clone(),
+                start: start.clone(),
+                moves: moves.iter().take(60).copied().collect(),
+                seed: 7 + fi as u64,
+            });
+        }
+    }
+    // At most 16 boards at a time on this machine's two cores.
+    let mut failures = Vec::new();
+    let mut totals = (0usize, 0usize);
+    while !runs.is_empty() {
+        let batch: Vec<Run> = runs.drain(..runs.len().min(16)).collect();
+        let outcomes = campaign(batch.iter().map(copy_run).collect()).await;
+        totals.0 += outcomes.len();
+        totals.1 += outcomes.iter().map(|o| o.plies).sum::<usize>();
+        failures.extend(judge(&batch, &outcomes));
+    }
+    println!(
+        "{} games, {} plies, {} failures",
+        totals.0,
+        totals.1,
+        failures.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+fn copy_run(r: &Run) -> Run {
+    Run {
+        fault: r.fault,
+        game: r.game.clone(),
+        start: r.start.clone(),
+        moves: r.moves.clone(),
+        seed: r.seed,
+    }
+}
