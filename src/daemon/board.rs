@@ -310,16 +310,16 @@ impl BoardTask {
         for d in self.decoder.feed(bytes) {
             match d {
                 Decoded::Message(m) => {
-                    if matches!(m, crate::protocol::BoardMessage::BoardDump(_)) {
-                        // The dump asked for is here: if the core wants another
-                        // (to confirm this one), it is asked for at once.
-                        self.dump_asked = None;
-                    }
+                    let dump = matches!(m, crate::protocol::BoardMessage::BoardDump(_));
                     for ev in self.board.apply(&m) {
                         if let BoardEvent::Info(BoardInfo::SerialNumber(s)) = &ev {
                             self.learn_serial(s);
                         }
                         self.core.input(&ev, t);
+                    }
+                    if dump && self.core.confirming() {
+                        // This dump needs a second that agrees: asked for at once.
+                        self.dump_asked = None;
                     }
                 }
                 Decoded::Skipped(s) => {

@@ -288,6 +288,13 @@ impl Core {
         self.resync.is_some() && self.tentative.is_none() && self.unexplained()
     }
 
+    /// Whether the last dump awaits a second that agrees with it (or the first
+    /// after a gap is still awaited): worth asking for at once, not only every few
+    /// seconds.
+    pub fn confirming(&self) -> bool {
+        self.confirm_dump || self.resync.as_ref().is_some_and(|r| r.gated)
+    }
+
     /// Whether a clock report would confirm a flag fall seen once.
     pub fn wants_clock(&self) -> bool {
         self.flag_seen.is_some() || self.unconfirmed_press.as_ref().is_some_and(|u| u.reports < 2)
