@@ -270,3 +270,17 @@ proptest! {
         prop_assert!(games >= 1);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// Arbitrary board events (field updates, dumps, clock reports, presses, gaps,
+    /// line faults) in any order and timing: no panic, deadlines always later than
+    /// the time just handled, events in time order, only legal moves recorded.
+    /// The same property as the fuzz target `core` (`fuzz/`).
+    #[test]
+    fn rules_core_survives_any_board_events(data in prop::collection::vec(any::<u8>(), 0..400)) {
+        let r = eboard_bridge::rules::drive::drive(&data);
+        prop_assert!(r.is_ok(), "{:?}", r);
+    }
+}

@@ -12,6 +12,7 @@
 //! board has stood long enough to be irregular. Touches are tracked separately and
 //! judged against the move played (Art. 4).
 
+pub mod drive;
 mod event;
 mod game;
 mod touch;
@@ -49,6 +50,21 @@ enum Cause {
     Poll,
 }
 
+/// Which search for missed plies waits for the board to rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Search {
+    No,
+    /// Up to [`SHORT_PLIES`], once the board has stood for the release threshold.
+    Short,
+    /// Up to [`game::MAX_INFERRED_PLIES`], once it has stood for the irregularity
+    /// threshold: more plies can explain more, so a piece held in the hand must not
+    /// be taken for one captured.
+    Long,
+}
+
+/// The plies bridged as soon as the board rests.
+const SHORT_PLIES: usize = 2;
+
 /// A stretch during which the board may be several plies ahead of the record.
 #[derive(Debug, Clone)]
 struct Resync {
@@ -58,12 +74,17 @@ struct Resync {
     gated: bool,
     held_press: Option<ClockSide>,
     held_clock: Option<ClockStatus>,
-    /// The board is unexplained: look for the plies that reach it once it has stood
-    /// for the release threshold.
-    search: bool,
+    /// The board is unexplained: the plies that reach it are looked for once it
+    /// has stood still long enough (see [`Core::search_at`]).
+    search: Search,
     /// Squares pieces were seen lifted from meanwhile (real squares, in order):
     /// evidence of the order of the plies when several orders reach the board.
     lifts: Vec<Square>,
+    /// Lifts and placements seen since the last dump: with a piece seen placed and
+    /// none seen lifted and not placed again, the board is not a snapshot with a
+    /// piece in the hand.
+    lifted: u16,
+    placed: u16,
 }
 
 impl Resync {
@@ -73,8 +94,10 @@ impl Resync {
             gated,
             held_press: None,
             held_clock: None,
-            search: false,
+            search: Search::No,
             lifts: Vec::new(),
+            lifted: 0,
+            placed: 0,
         }
     }
 }
@@ -248,12 +271,11 @@ impl Core {
         self.advance(t_us);
         self.pending.clear();
         self.last_place = None;
-        self.noisy_until = Some(t_us + NOISY_FOR_US);
         self.unconfirmed_press = None;
         let r = self.resync.get_or_insert_with(|| Resync::new(Cause::Gap, true));
         r.cause = Cause::Gap;
         r.gated = true;
-        r.search = false;
+        r.search = Search::No;
     }
 
     /// Bytes from the board were skipped (lost or corrupted on the line): a field
@@ -305,6 +327,21 @@ impl Core {
     /// legal move is amended before the move is completed.
     pub fn moves_shown(&self) -> u64 {
         self.shown
+    }
+
+    /// When plies may be inferred for the board as it stands: up to 2 once it has
+    /// stood for the release threshold, up to 6 once it has stood for the
+    /// irregularity threshold (a piece held in the hand must not be explained as
+    /// one captured).
+    fn search_at(&self, r: &Resync) -> Option<u64> {
+        let at_rest = r.placed > 0 && r.lifted <= r.placed;
+        let wait = match r.search {
+            Search::No => return None,
+            Search::Short => self.cfg.release_ms,
+            Search::Long if at_rest => self.cfg.release_ms,
+            Search::Long => self.cfg.irregular_ms,
+        };
+        Some(self.last_change + wait * 1000)
     }
 
     /// The board differs from the expected position with no move under way.
@@ -404,7 +441,7 @@ impl Core {
             .tentative
             .as_ref()
             .map(|t| if t.kings_hold { irregular } else { release });
-        let search = self.resync.as_ref().is_some_and(|r| r.search).then_some(release);
+        let search = self.resync.as_ref().and_then(|r| self.search_at(r));
         let check = self.needs_irregular_check().then_some(irregular);
         [tentative, search, check].into_iter().flatten().min()
     }
@@ -455,6 +492,7 @@ impl Core {
                     if r.lifts.len() < 64 {
                         r.lifts.push(orientation.real(*square));
                     }
+                    r.lifted = r.lifted.saturating_add(1);
                 }
                 self.sensors.discard_piece_at(*square);
                 self.last_change = t_us;
@@ -465,6 +503,9 @@ impl Core {
             }
             BoardEvent::Place { square, piece, .. } => {
                 self.updates_seen = true;
+                if let Some(r) = &mut self.resync {
+                    r.placed = r.placed.saturating_add(1);
+                }
                 match piece {
                     PieceCode::Piece(p) => self.sensors.set_piece_at(*square, *p),
                     _ => self.sensors.discard_piece_at(*square),
@@ -501,6 +542,12 @@ impl Core {
             if in_step && self.resync.as_ref().is_some_and(|r| r.cause == Cause::Gap) {
                 self.resync = None;
             }
+            // A board still unexplained, now confirmed: plies may be looked for.
+            if let Some(r) = &mut self.resync {
+                if !in_step && r.search == Search::No {
+                    r.search = Search::Short;
+                }
+            }
             // The board as the updates left it: a press waiting for it may be judged.
             if let Some(u) = &mut self.unconfirmed_press {
                 u.dumped = true;
@@ -529,18 +576,23 @@ impl Core {
         self.pending.clear();
         self.last_place = None;
         self.last_change = t;
-        self.confirm_dump = gated || !polled;
+        // A dump taken on a line that has shown faults is confirmed by a second;
+        // so is the first with no game under way (it decides whether one starts).
+        self.confirm_dump = self.noisy_until.is_some_and(|until| t < until) || self.game.is_none();
         let (press, clock) = match &mut self.resync {
             Some(r) => {
                 r.gated = false;
+                r.lifted = 0;
+                r.placed = 0;
                 (r.held_press.take(), r.held_clock.take())
             }
             None => (None, None),
         };
         self.changed(t, None);
-        // A dump is a board at rest: what reaches it is looked for at once.
-        if self.resync.as_ref().is_some_and(|r| r.search) {
-            self.infer(t);
+        // A move the dump after a gap shows was made (released) while the line was
+        // away: it is made now, not after another release threshold.
+        if gated && self.tentative.is_some() {
+            self.commit(t);
         }
         if let Some(status) = clock {
             self.clock_report(&status, t);
@@ -617,13 +669,11 @@ impl Core {
             return;
         }
         let mover = game.positions[n - 1].turn();
-        let presser = self
-            .white_side
-            .map(|w| if w == side { Color::White } else { Color::Black });
-        if presser.is_none_or(|p| p == mover) {
-            if self.white_side.is_none() {
-                self.white_side = Some(if mover.is_white() { side } else { side.other() });
-            }
+        // Who pressed across a gap is known only from the clock's sides, never
+        // learnt from such a press (it may be any press made while away).
+        let Some(white) = self.white_side else { return };
+        let presser = if white == side { Color::White } else { Color::Black };
+        if presser == mover {
             self.complete(n, t);
             self.clk_for = Some(n);
         }
@@ -634,8 +684,18 @@ impl Core {
     /// Not found: the board stays unexplained and the irregular deadline reports it
     /// (`lost_track` after a gap).
     fn infer(&mut self, t: u64) {
-        if let Some(r) = &mut self.resync {
-            r.search = false;
+        let Some(r) = &mut self.resync else { return };
+        let (plies, next) = match r.search {
+            Search::Short => (SHORT_PLIES, Search::Long),
+            _ => (game::MAX_INFERRED_PLIES, Search::No),
+        };
+        r.search = next;
+        // Only on a board a dump has confirmed (the confirming dump looks again).
+        if self.confirm_dump {
+            if let Some(r) = &mut self.resync {
+                r.search = Search::No;
+            }
+            return;
         }
         let board = self.real_board();
         let Some(game) = &self.game else { return };
@@ -647,13 +707,9 @@ impl Core {
             .as_ref()
             .map(|r| r.lifts.as_slice())
             .unwrap_or_default();
-        let game::Inferred::Path(path) = game::infer_path(
-            game.current(),
-            &board,
-            game::MAX_INFERRED_PLIES,
-            game::INFER_BUDGET,
-            lifts,
-        ) else {
+        let game::Inferred::Path(path) =
+            game::infer_path(game.current(), &board, plies, game::INFER_BUDGET, lifts)
+        else {
             return;
         };
         self.commit_inferred(path, t);
@@ -949,7 +1005,7 @@ impl Core {
     fn evaluate(&mut self, t: u64) {
         let board = self.real_board();
         if let Some(r) = &mut self.resync {
-            r.search = false;
+            r.search = Search::No;
         }
         let Some(game) = &self.game else { return };
         if let Some((result, _)) = kings_result(&board) {
@@ -1044,7 +1100,9 @@ impl Core {
         }
         // The line may have missed plies: look for them once the board rests.
         if let Some(r) = &mut self.resync {
-            r.search = !r.gated;
+            if !r.gated {
+                r.search = Search::Short;
+            }
         }
     }
 
@@ -1099,8 +1157,11 @@ impl Core {
                 return;
             }
         }
-        if self.resync.as_ref().is_some_and(|r| r.search)
-            && self.last_change + self.cfg.release_ms * 1000 <= d
+        if self
+            .resync
+            .as_ref()
+            .and_then(|r| self.search_at(r))
+            .is_some_and(|at| at <= d)
         {
             self.infer(d);
             return;
