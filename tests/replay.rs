@@ -34,6 +34,36 @@ fn captures_replay_to_exactly_their_moves() {
     }
 }
 
+/// The events of the real captures are in order: times never go back, and every
+/// `resolved` follows an `irregular` (capture 1 has a piece in the air for over 2 s
+/// at 245 s, which once gave a `resolved` with nothing before it).
+#[test]
+fn capture_events_are_in_time_order_and_resolved_follows_irregular() {
+    for name in ["1", "2"] {
+        let path = shared(&format!("captures/{name}.esl"));
+        let log = eboard_bridge::log::read_log(&path).unwrap();
+        let r = replay::run(&log, name, Config::default(), None).unwrap();
+        let mut last = 0.0;
+        let mut open = false;
+        for e in &r.events {
+            assert!(e.t >= last, "capture {name}: {e:?} after {last}");
+            last = e.t;
+            match e.kind {
+                EventKind::Irregular { .. } => open = true,
+                EventKind::Resolved { .. } => {
+                    assert!(
+                        open,
+                        "capture {name}: resolved at {} with no irregular before",
+                        e.t
+                    );
+                    open = false;
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
 /// A fault the hands made on purpose, and what the rules core must report for it.
 #[derive(Debug, Clone, PartialEq)]
 struct Injected {
