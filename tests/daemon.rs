@@ -499,3 +499,125 @@ async fn a_recording_with_a_torn_last_line_resumes_and_is_mended() {
     assert!(!text.contains("2 li"), "{text}");
     eboard_bridge::log::read_log(&recording).unwrap();
 }
+
+/// Arbiter decisions are part of the record: a result given over D-Bus comes back
+/// after SIGKILL and after SIGTERM (properties and broadcast file), and `replay` of
+/// the recording gives the same game and result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_arbiters_result_survives_sigkill_and_sigterm_and_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = &long_game();
+    let link = dir.path().join("board0");
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "round = 1\noutput = \"{}\"\nstate = \"{}\"\n",
+            dir.path().join("live").display(),
+            dir.path().join("state").display()
+        ),
+    )
+    .unwrap();
+    let address = private_bus(dir.path()).await;
+    let live = dir.path().join("live/round-1/game-1.pgn");
+    let start = || {
+        std::process::Command::new(bin())
+            .args(["run", "--bus", "session", "--config"])
+            .arg(&cfg)
+            .arg("--device")
+            .arg(&link)
+            .env("DBUS_SESSION_BUS_ADDRESS", &address)
+            .spawn()
+            .unwrap()
+    };
+    let client = zbus::connection::Builder::address(address.as_str())
+        .unwrap()
+        .build()
+        .await
+        .unwrap();
+    let proxy = |c: zbus::Connection| async move {
+        zbus::Proxy::new(&c, BUS_NAME, "/org/eboardbridge/board/board0", BOARD_INTERFACE)
+            .await
+            .unwrap()
+    };
+    let result_of = |p: &Path| {
+        std::fs::read_to_string(p)
+            .ok()
+            .and_then(|t| {
+                t.lines()
+                    .find_map(|l| l.strip_prefix("[Result \"").and_then(|r| r.strip_suffix("\"]")))
+                    .map(str::to_string)
+            })
+            .unwrap_or_default()
+    };
+    let _board = emulate(game_log(&game.start, &game.moves[..12], 5), &link, 8.0);
+    let mut daemon = start();
+    let moves_in = |path: &Path| {
+        std::fs::read_to_string(path)
+            .ok()
+            .map(|t| pgn_moves(&t).concat().len())
+            .unwrap_or(0)
+    };
+    wait_for("twelve moves on disk", 30, || moves_in(&live) == 12).await;
+    let p = proxy(client.clone()).await;
+    // Refused calls change nothing and are not journaled; the accepted one is.
+    let huge = "x".repeat(1 << 20);
+    assert!(
+        p.call::<_, _, ()>("SetPosition", &(huge.as_str(),))
+            .await
+            .is_err()
+    );
+    p.call::<_, _, ()>("SetResult", &("1-0",)).await.unwrap();
+    wait_for("1-0 on disk", 10, || result_of(&live) == "1-0").await;
+    let recording = dir.path().join("state/recordings/board0.esl");
+    let text = std::fs::read_to_string(&recording).unwrap();
+    assert!(text.contains(" arbiter SetResult \"1-0\"\n"), "no arbiter record");
+    assert!(
+        text.len() < 200_000,
+        "a refused call was journaled ({} bytes)",
+        text.len()
+    );
+
+    for how in ["KILL", "TERM"] {
+        std::process::Command::new("kill")
+            .arg(format!("-{how}"))
+            .arg(daemon.id().to_string())
+            .status()
+            .unwrap();
+        daemon.wait().unwrap();
+        std::fs::remove_file(&live).unwrap();
+        daemon = start();
+        wait_for("the game on disk again", 30, || moves_in(&live) == 12).await;
+        assert_eq!(result_of(&live), "1-0", "after SIG{how}");
+        let p = proxy(client.clone()).await;
+        let mut result = String::new();
+        for _ in 0..100 {
+            if let Ok(r) = p.get_property::<String>("Result").await {
+                result = r;
+                if result == "1-0" {
+                    break;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(result, "1-0", "Result over D-Bus after SIG{how}");
+        let mut status = String::new();
+        for _ in 0..100 {
+            status = p.get_property("Status").await.unwrap_or_default();
+            if status == "finished" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(status, "finished", "after SIG{how}");
+    }
+    unsafe_sigterm(daemon.id());
+    daemon.wait().unwrap();
+    // The recording replays to the published game, result included.
+    let log = eboard_bridge::log::read_log(&recording).unwrap();
+    let r = eboard_bridge::output::replay::run(&log, "board0", eboard_bridge::rules::Config::default(), None)
+        .unwrap();
+    let g = r.core.games().last().unwrap();
+    assert_eq!(g.moves.len(), 12);
+    assert_eq!(g.result, Some(("1-0", "arbiter")));
+}

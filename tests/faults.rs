@@ -503,12 +503,10 @@ async fn line_faults_lose_no_move_and_invent_none() {
             });
         }
     }
-    // FAULTS_SEED=N runs only the run with that seed (to look into one).
-    if let Some(seed) = std::env::var("FAULTS_SEED")
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok())
-    {
-        runs.retain(|r| r.seed == seed);
+    // FAULTS_SEED=N[,N...] runs only the runs with those seeds (to look into them).
+    if let Ok(list) = std::env::var("FAULTS_SEED") {
+        let seeds: Vec<u64> = list.split(',').filter_map(|s| s.trim().parse().ok()).collect();
+        runs.retain(|r| seeds.contains(&r.seed));
     }
     // At most 16 boards at a time on this machine's two cores.
     let mut failures = Vec::new();

@@ -72,6 +72,22 @@ pub enum Command {
     ShowText(String, u32),
 }
 
+impl Command {
+    /// The method's name and its arguments as JSON values, as the sensor log's
+    /// `arbiter` record holds them.
+    pub fn record(&self) -> (&'static str, Vec<serde_json::Value>) {
+        use serde_json::Value;
+        match self {
+            Command::NewGame(f) => ("NewGame", vec![Value::from(f.as_str())]),
+            Command::SetPosition(f) => ("SetPosition", vec![Value::from(f.as_str())]),
+            Command::Reinstate(p) => ("Reinstate", vec![Value::from(*p)]),
+            Command::SetResult(r) => ("SetResult", vec![Value::from(r.as_str())]),
+            Command::SetTimeControl(s) => ("SetTimeControl", vec![Value::from(s.as_str())]),
+            Command::ShowText(t, s) => ("ShowText", vec![Value::from(t.as_str()), Value::from(*s)]),
+        }
+    }
+}
+
 /// A command and where its answer goes.
 pub type Request = (Command, oneshot::Sender<Result<(), BusError>>);
 

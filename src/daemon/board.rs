@@ -17,9 +17,9 @@ use crate::board::{BoardEvent, BoardInfo, BoardState};
 use crate::bus::{BusError, Command, Publisher, Snapshot};
 use crate::log::{Header, LogTime, LogWriter, Played, Player, Record, RecordKind};
 use crate::output::live::LiveGame;
-use crate::output::replay::{Tags, feed_step, game_pgn, parse_start};
+use crate::output::replay::{Tags, feed_step, game_pgn};
 use crate::protocol::{ClockCommand, ClockSide, ClockTime, Decoded, Decoder, Hms, HostCommand, RunFlags};
-use crate::rules::{Config, Core, Event, EventKind};
+use crate::rules::{Config, Core, Decision, Event, EventKind, Refused};
 
 /// What a board's task is set up with.
 #[derive(Debug, Clone)]
@@ -390,30 +390,51 @@ impl BoardTask {
         self.setup.rules.irregular_ms.max(1) * 1000
     }
 
+    /// An arbiter's call. Accepted, it is part of the record: an `arbiter` record
+    /// in the recording, which resume and `replay` apply as it was live. Refused,
+    /// it is logged briefly and changes nothing.
     async fn command(&mut self, cmd: Command) -> Result<(), BusError> {
+        let r = self.apply(&cmd).await;
+        match &r {
+            Ok(()) => {
+                let t = self.now_us();
+                let (method, args) = cmd.record();
+                self.record(
+                    t,
+                    RecordKind::Arbiter {
+                        method: method.to_string(),
+                        args: args.iter().map(ToString::to_string).collect(),
+                    },
+                );
+            }
+            Err(e) => {
+                let (method, _) = cmd.record();
+                tracing::warn!(board = %self.setup.id, "{method} refused: {}", crate::log::clip_to(&e.to_string(), 200));
+            }
+        }
+        r
+    }
+
+    async fn apply(&mut self, cmd: &Command) -> Result<(), BusError> {
         let t = self.now_us();
-        self.record(t, RecordKind::Note(format!("command {cmd:?}")));
-        match cmd {
-            Command::NewGame(fen) | Command::SetPosition(fen) => {
-                let (pos, mode) = if fen.trim().is_empty() {
-                    (shakmaty::Chess::default(), shakmaty::CastlingMode::Standard)
-                } else {
-                    parse_start(fen.trim()).map_err(BusError::InvalidArgument)?
-                };
-                self.core.arbiter_new_game(pos, mode, t);
+        let decision = match cmd {
+            Command::NewGame(f) => Some(Decision::NewGame(f.clone())),
+            Command::SetPosition(f) => Some(Decision::SetPosition(f.clone())),
+            Command::Reinstate(p) => Some(Decision::Reinstate(*p)),
+            Command::SetResult(r) => Some(Decision::SetResult(r.clone())),
+            _ => None,
+        };
+        if let Some(d) = decision {
+            return self.core.arbiter(&d, t).map_err(|e| match e {
+                Refused::InvalidArgument(m) => BusError::InvalidArgument(m),
+                Refused::NoGame(m) => BusError::NoGame(m),
+            });
+        }
+        match cmd.clone() {
+            // Applied above as decisions.
+            Command::NewGame(_) | Command::SetPosition(_) | Command::Reinstate(_) | Command::SetResult(_) => {
                 Ok(())
             }
-            Command::Reinstate(ply) => self
-                .core
-                .arbiter_reinstate(ply as usize, t)
-                .map_err(BusError::NoGame),
-            Command::SetResult(r) => self.core.arbiter_result(&r, t).map_err(|e| {
-                if e.contains("no game") {
-                    BusError::NoGame(e)
-                } else {
-                    BusError::InvalidArgument(e)
-                }
-            }),
             Command::SetTimeControl(spec) => {
                 let time = parse_time_control(&spec).map_err(BusError::InvalidArgument)?;
                 self.connected_or()?;

@@ -279,7 +279,7 @@ impl State {
                     }
                 }
             }
-            RecordKind::Tx(_) | RecordKind::Note(_) | RecordKind::Gap(_) => {}
+            RecordKind::Tx(_) | RecordKind::Note(_) | RecordKind::Gap(_) | RecordKind::Arbiter { .. } => {}
             kind => {
                 // Lifts, places, clock, press, button: the bytes a board sends.
                 let bytes = match play::board_bytes(kind, &self.board, &mut self.clock, now) {

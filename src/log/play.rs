@@ -22,6 +22,8 @@ pub enum Played {
     Note(String),
     /// A `gap` record: the line may have lost changes here.
     Gap(String),
+    /// An `arbiter` record: the method and its arguments (JSON texts).
+    Arbiter(String, Vec<String>),
 }
 
 /// A board-level step with the time and line of the record it came from.
@@ -44,7 +46,9 @@ pub fn board_bytes(
 ) -> Result<Option<Vec<u8>>, String> {
     let bytes = match kind {
         RecordKind::Rx(b) => b.clone(),
-        RecordKind::Tx(_) | RecordKind::Note(_) | RecordKind::Gap(_) => return Ok(None),
+        RecordKind::Tx(_) | RecordKind::Note(_) | RecordKind::Gap(_) | RecordKind::Arbiter { .. } => {
+            return Ok(None);
+        }
         RecordKind::Board(p) => BoardMessage::BoardDump(p.clone()).encode(),
         RecordKind::Lift { square, piece } => {
             let there = board.piece_at(*square);
@@ -147,6 +151,9 @@ impl Player {
             }
             RecordKind::Note(text) => steps.push(step(Played::Note(text.clone()))),
             RecordKind::Gap(text) => steps.push(step(Played::Gap(text.clone()))),
+            RecordKind::Arbiter { method, args } => {
+                steps.push(step(Played::Arbiter(method.clone(), args.clone())))
+            }
             kind => {
                 let bytes = board_bytes(kind, &self.board, &mut self.clock, now)
                     .map_err(|problem| LogError {

@@ -178,9 +178,28 @@ pub fn parse_record(line: &str) -> Result<Record, String> {
                 RecordKind::Note(text)
             }
         }
+        "arbiter" => {
+            let method = args.first().ok_or("arbiter takes METHOD ARGS...")?;
+            if !method.chars().all(|c| c.is_ascii_alphanumeric()) || method.is_empty() {
+                return Err(format!("bad arbiter method `{}`", clip(method)));
+            }
+            // The arguments are JSON values separated by blanks (a string may hold
+            // blanks itself, so they are read from the rest of the line).
+            let after = line.find("arbiter").map_or("", |i| &line[i + "arbiter".len()..]);
+            let rest = after.trim_start().get(method.len()..).unwrap_or("");
+            let mut values = Vec::new();
+            for v in serde_json::Deserializer::from_str(rest).into_iter::<serde_json::Value>() {
+                let v = v.map_err(|e| format!("arbiter {method}: bad JSON argument: {e}"))?;
+                values.push(v.to_string());
+            }
+            RecordKind::Arbiter {
+                method: method.to_string(),
+                args: values,
+            }
+        }
         other => {
             return Err(format!(
-                "unknown verb `{}` (expected rx, tx, board, lift, place, clock, press, button, note or gap)",
+                "unknown verb `{}` (expected rx, tx, board, lift, place, clock, press, button, note, gap or arbiter)",
                 clip(other)
             ));
         }
@@ -238,10 +257,16 @@ fn clock_time(s: &str) -> Result<ClockTime, String> {
 
 /// At most 40 characters of user input, for error messages.
 fn clip(s: &str) -> String {
-    if s.chars().count() <= 40 {
+    clip_to(s, 40)
+}
+
+/// At most `n` characters of `s`, with `...` when it was longer (for messages
+/// about input from outside, which may be of any size).
+pub fn clip_to(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
         s.to_string()
     } else {
-        format!("{}...", s.chars().take(40).collect::<String>())
+        format!("{}...", s.chars().take(n).collect::<String>())
     }
 }
 

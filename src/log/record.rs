@@ -128,6 +128,12 @@ pub enum RecordKind {
     /// The recording lost something here (the line was away, bytes were skipped, a
     /// write failed): what follows resynchronises from the next board dump.
     Gap(String),
+    /// An arbiter's accepted call: the D-Bus method and its arguments, each as the
+    /// text of one JSON value.
+    Arbiter {
+        method: String,
+        args: Vec<String>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -164,6 +170,13 @@ impl fmt::Display for Record {
             RecordKind::Button(b) => write!(f, "button {}", b.number()),
             RecordKind::Note(text) => write!(f, "note {text}"),
             RecordKind::Gap(text) => write!(f, "gap {text}"),
+            RecordKind::Arbiter { method, args } => {
+                write!(f, "arbiter {method}")?;
+                for a in args {
+                    write!(f, " {a}")?;
+                }
+                Ok(())
+            }
         }
     }
 }

@@ -53,6 +53,15 @@ pub fn feed_step(core: &mut Core, step: &crate::log::Step) {
         Played::Board(ev) => core.input(ev, t),
         Played::Gap(_) => core.gap(t),
         Played::Skipped(_) => core.line_fault(t),
+        Played::Arbiter(method, args) => {
+            // Only accepted calls are recorded; one that does not apply (a log
+            // written by hand) changes nothing.
+            let values: Vec<serde_json::Value> =
+                args.iter().filter_map(|a| serde_json::from_str(a).ok()).collect();
+            if let Ok(Some(d)) = crate::rules::Decision::from_record(method, &values) {
+                let _ = core.arbiter(&d, t);
+            }
+        }
         Played::Host(_) | Played::Note(_) => {}
     }
 }
@@ -319,14 +328,5 @@ pub fn text(events: &[Event]) -> String {
     s
 }
 
-/// A start position from a FEN (standard castling, or Chess960 when the FEN says so).
-pub fn parse_start(fen: &str) -> Result<(shakmaty::Chess, shakmaty::CastlingMode), String> {
-    let parsed: shakmaty::fen::Fen = fen.parse().map_err(|e| format!("`{fen}`: {e}"))?;
-    match parsed.clone().into_position(shakmaty::CastlingMode::Standard) {
-        Ok(p) => Ok((p, shakmaty::CastlingMode::Standard)),
-        Err(_) => parsed
-            .into_position(shakmaty::CastlingMode::Chess960)
-            .map(|p| (p, shakmaty::CastlingMode::Chess960))
-            .map_err(|e| format!("`{fen}` is not a legal position: {e}")),
-    }
-}
+/// A start position from a FEN (kept here for the callers of `replay`).
+pub use crate::rules::parse_start;

@@ -12,6 +12,7 @@
 //! board has stood long enough to be irregular. Touches are tracked separately and
 //! judged against the move played (Art. 4).
 
+mod arbiter;
 pub mod drive;
 mod event;
 mod game;
@@ -19,6 +20,7 @@ mod touch;
 
 use shakmaty::{Bitboard, Board, CastlingMode, Chess, Color, Move, Piece, Position, Role, Square};
 
+pub use arbiter::{Decision, Refused, parse_start};
 pub use event::{Config, Event, EventKind, IrregularKind, Profile, Side};
 pub use game::{Game, Played, fen as game_fen};
 
@@ -85,6 +87,9 @@ struct Resync {
     /// piece in the hand.
     lifted: u16,
     placed: u16,
+    /// The board the dump after the gap showed (real squares): plies found across
+    /// the gap end there; what was seen after it is judged as seen.
+    anchor: Option<Board>,
 }
 
 impl Resync {
@@ -98,6 +103,7 @@ impl Resync {
             lifts: Vec::new(),
             lifted: 0,
             placed: 0,
+            anchor: None,
         }
     }
 }
@@ -579,15 +585,19 @@ impl Core {
         // A dump taken on a line that has shown faults is confirmed by a second;
         // so is the first with no game under way (it decides whether one starts).
         self.confirm_dump = self.noisy_until.is_some_and(|until| t < until) || self.game.is_none();
-        let (press, clock) = match &mut self.resync {
+        let (clock, press) = match &mut self.resync {
             Some(r) => {
                 r.gated = false;
                 r.lifted = 0;
                 r.placed = 0;
-                (r.held_press.take(), r.held_clock.take())
+                (r.held_clock.take(), r.held_press.take())
             }
             None => (None, None),
         };
+        let anchor = self.real_board();
+        if let Some(r) = &mut self.resync {
+            r.anchor = Some(anchor);
+        }
         self.changed(t, None);
         // A move the dump after a gap shows was made (released) while the line was
         // away: it is made now, not after another release threshold.
@@ -597,8 +607,12 @@ impl Core {
         if let Some(status) = clock {
             self.clock_report(&status, t);
         }
-        if let Some(side) = press {
-            self.held_press(side, t);
+        // A press held over the gap completes the move it follows: now if the board
+        // is explained, else once the plies that reach it are found.
+        match (&mut self.resync, press) {
+            (Some(r), Some(side)) if r.search != Search::No => r.held_press = Some(side),
+            (_, Some(side)) => self.held_press(side, t),
+            _ => {}
         }
     }
 
@@ -698,21 +712,111 @@ impl Core {
             return;
         }
         let board = self.real_board();
-        let Some(game) = &self.game else { return };
-        if game.is_over() {
+        // The plies missed end on the board the dump after the gap showed, when the
+        // board has moved on from it since: those are found first (up to 6 plies at
+        // once, unless that dump had a piece in the air: the board after it has more
+        // pieces), and what was seen after the dump is then judged as seen.
+        let anchor = self.resync.as_mut().and_then(|r| r.anchor.take());
+        if let Some(anchor) = anchor {
+            if anchor != board && board.occupied().count() <= anchor.occupied().count() {
+                if let Some((base, n, path)) = self.best_path(&anchor, game::MAX_INFERRED_PLIES) {
+                    let press = self.resync.as_mut().and_then(|r| r.held_press.take());
+                    self.commit_found(base, n, path, t);
+                    if let Some(side) = press {
+                        self.held_press(side, t);
+                    }
+                    self.evaluate(t);
+                    return;
+                }
+            }
+        }
+        let Some((base, n, path)) = self.best_path(&board, plies) else {
             return;
+        };
+        let press = self.resync.as_mut().and_then(|r| r.held_press.take());
+        self.commit_found(base, n, path, t);
+        if let Some(side) = press {
+            self.held_press(side, t);
+        }
+    }
+
+    /// The path of at most `plies` to `board` (real squares) from the record, or
+    /// from before its last move when that is not completed: (base ply, plies in the
+    /// record, path).
+    fn best_path(&self, board: &Board, plies: usize) -> Option<(usize, usize, Vec<Move>)> {
+        let game = self.game.as_ref()?;
+        if game.is_over() {
+            return None;
         }
         let lifts = self
             .resync
             .as_ref()
             .map(|r| r.lifts.as_slice())
             .unwrap_or_default();
-        let game::Inferred::Path(path) =
-            game::infer_path(game.current(), &board, plies, game::INFER_BUDGET, lifts)
-        else {
+        // From the record, and, when its last move is not completed, from before
+        // it (that move may have gone on while the line was away: a slide cut in
+        // the middle is an amendment, not a ply more).
+        let n = game.ply();
+        let mut bases = vec![n];
+        if n > 0 && !game.moves[n - 1].completed {
+            bases.push(n - 1);
+        }
+        // The side whose time runs on the clock is the side to move (before the
+        // press held over the gap, if any, which may have started it).
+        let turn = self.clock_turn();
+        let mut best: Option<(usize, Vec<Move>)> = None;
+        let mut best_key = None;
+        for base in bases {
+            let from = &game.positions[base];
+            let game::Inferred::Path(path) = game::infer_path(from, board, plies, game::INFER_BUDGET, lifts)
+            else {
+                continue;
+            };
+            let ends = if path.len() % 2 == 0 {
+                from.turn()
+            } else {
+                !from.turn()
+            };
+            // The clock agrees, then fewer plies, then the record as it stands.
+            let key = (turn.is_none_or(|c| c == ends), usize::MAX - path.len(), base == n);
+            if best_key.is_none_or(|k| key > k) {
+                best_key = Some(key);
+                best = Some((base, path));
+            }
+        }
+        best.map(|(base, path)| (base, n, path))
+    }
+
+    /// Records a path found from ply `base` of a record of `n` plies.
+    fn commit_found(&mut self, base: usize, n: usize, path: Vec<Move>, t: u64) {
+        if base < n {
+            // The first ply amends the move not completed.
+            let mut rest = path.into_iter();
+            if let Some(first) = rest.next() {
+                self.tentative = Some(Tentative {
+                    base,
+                    mv: first,
+                    kings_hold: false,
+                    inferred: true,
+                });
+                self.commit(t);
+                let later: Vec<Move> = rest.collect();
+                if !later.is_empty() {
+                    self.complete(n, t);
+                    self.commit_inferred(later, t);
+                }
+            }
             return;
-        };
+        }
         self.commit_inferred(path, t);
+    }
+
+    /// The side to move as the clock shows it (its running side), when the clock
+    /// runs and its sides are known.
+    fn clock_turn(&self) -> Option<Color> {
+        let side = self.clock?.running_side()?;
+        let white = self.white_side?;
+        Some(if side == white { Color::White } else { Color::Black })
     }
 
     /// Records plies found across a gap: marked inferred, all but the last

@@ -1,0 +1,141 @@
+//! An arbiter's decisions about the game record. They are part of the record like
+//! the moves: the daemon writes every accepted one to the board's sensor log as an
+//! `arbiter` record (`shared/spec/sensor-log.md`), and resume and `replay` apply
+//! them to the rules core exactly as it was live.
+
+use serde_json::Value;
+use shakmaty::{CastlingMode, Chess};
+
+use super::Core;
+
+/// A decision the rules core applies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// A new game from this FEN (empty: the standard start).
+    NewGame(String),
+    /// The game goes on from this position.
+    SetPosition(String),
+    /// Back to this ply (7.5.1).
+    Reinstate(u32),
+    /// The game's result (`1-0`, `0-1`, `1/2-1/2`, `*`).
+    SetResult(String),
+}
+
+/// Why a decision was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refused {
+    #[error("{0}")]
+    InvalidArgument(String),
+    #[error("{0}")]
+    NoGame(String),
+}
+
+impl Decision {
+    /// The D-Bus method name, as the `arbiter` record names it.
+    pub fn method(&self) -> &'static str {
+        match self {
+            Decision::NewGame(_) => "NewGame",
+            Decision::SetPosition(_) => "SetPosition",
+            Decision::Reinstate(_) => "Reinstate",
+            Decision::SetResult(_) => "SetResult",
+        }
+    }
+
+    /// The arguments as JSON values.
+    pub fn args(&self) -> Vec<Value> {
+        match self {
+            Decision::NewGame(s) | Decision::SetPosition(s) | Decision::SetResult(s) => {
+                vec![Value::String(s.clone())]
+            }
+            Decision::Reinstate(p) => vec![Value::from(*p)],
+        }
+    }
+
+    /// The decision an `arbiter` record holds. `Ok(None)` for calls that do not
+    /// touch the game record (the clock's, the players'); `Err` for arguments that
+    /// do not fit the method.
+    pub fn from_record(method: &str, args: &[Value]) -> Result<Option<Decision>, String> {
+        let one_string = || match args {
+            [Value::String(s)] => Ok(s.clone()),
+            _ => Err(format!("{method} takes one string argument")),
+        };
+        Ok(Some(match method {
+            "NewGame" => Decision::NewGame(one_string()?),
+            "SetPosition" => Decision::SetPosition(one_string()?),
+            "SetResult" => Decision::SetResult(one_string()?),
+            "Reinstate" => match args {
+                [v] => Decision::Reinstate(
+                    v.as_u64()
+                        .and_then(|p| u32::try_from(p).ok())
+                        .ok_or_else(|| format!("Reinstate takes a ply number, not {v}"))?,
+                ),
+                _ => return Err("Reinstate takes one ply number".into()),
+            },
+            _ => return Ok(None),
+        }))
+    }
+}
+
+/// A start position from a FEN (standard castling, or Chess960 when the FEN says so).
+pub fn parse_start(fen: &str) -> Result<(Chess, CastlingMode), String> {
+    // The FEN comes from outside (a D-Bus call, a log): messages quote the start.
+    let shown = crate::log::clip_to(fen, 100);
+    let parsed: shakmaty::fen::Fen = fen.parse().map_err(|e| format!("`{shown}`: {e}"))?;
+    match parsed.clone().into_position(CastlingMode::Standard) {
+        Ok(p) => Ok((p, CastlingMode::Standard)),
+        Err(_) => parsed
+            .into_position(CastlingMode::Chess960)
+            .map(|p| (p, CastlingMode::Chess960))
+            .map_err(|e| format!("`{shown}` is not a legal position: {e}")),
+    }
+}
+
+impl Core {
+    /// Applies an arbiter's decision at `t_us`. A refused decision changes nothing.
+    pub fn arbiter(&mut self, decision: &Decision, t_us: u64) -> Result<(), Refused> {
+        match decision {
+            Decision::NewGame(fen) | Decision::SetPosition(fen) => {
+                let (pos, mode) = if fen.trim().is_empty() {
+                    (Chess::default(), CastlingMode::Standard)
+                } else {
+                    parse_start(fen.trim()).map_err(Refused::InvalidArgument)?
+                };
+                self.arbiter_new_game(pos, mode, t_us);
+                Ok(())
+            }
+            Decision::Reinstate(ply) => self
+                .arbiter_reinstate(*ply as usize, t_us)
+                .map_err(Refused::NoGame),
+            Decision::SetResult(r) => self.arbiter_result(r, t_us).map_err(|e| {
+                if e.contains("no game") {
+                    Refused::NoGame(e)
+                } else {
+                    Refused::InvalidArgument(e)
+                }
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip() {
+        for d in [
+            Decision::NewGame(String::new()),
+            Decision::SetPosition("8/8/8/8/8/8/8/K1k5 w - - 0 1".into()),
+            Decision::Reinstate(4),
+            Decision::SetResult("1/2-1/2".into()),
+        ] {
+            assert_eq!(Decision::from_record(d.method(), &d.args()), Ok(Some(d.clone())));
+        }
+        assert_eq!(
+            Decision::from_record("SetClock", &[Value::from(1), Value::from(2)]),
+            Ok(None)
+        );
+        assert!(Decision::from_record("Reinstate", &[Value::from("x")]).is_err());
+        assert!(Decision::from_record("SetResult", &[]).is_err());
+    }
+}
