@@ -621,3 +621,26 @@ async fn an_arbiters_result_survives_sigkill_and_sigterm_and_replays() {
     assert_eq!(g.moves.len(), 12);
     assert_eq!(g.result, Some(("1-0", "arbiter")));
 }
+
+/// A malformed line in the middle of a recording (a disk error, a hand edit) is
+/// reported with its line and skipped: the board resumes every move around it
+/// instead of failing to start (and taking the daemon down).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recording_with_a_malformed_middle_line_resumes_every_move() {
+    let dir = tempfile::tempdir().unwrap();
+    let recording = dir.path().join("state/recordings/board0.esl");
+    std::fs::create_dir_all(recording.parent().unwrap()).unwrap();
+    std::fs::write(
+        &recording,
+        "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n1 lift e2 P\n1.4 place e4 P\n2 rx 8z zz\n3 lift e7 p\n3.4 place e5 p\n",
+    )
+    .unwrap();
+    let link = dir.path().join("board0");
+    let daemon = Daemon::start(vec![link], config(dir.path()), BusChoice::None)
+        .await
+        .unwrap();
+    let snap = daemon.boards()[0].2.clone();
+    wait_for("the recorded moves", 10, || snap.borrow().moves.len() == 2).await;
+    assert_eq!(snap.borrow().moves, vec!["e4".to_string(), "e5".to_string()]);
+    daemon.shutdown().await;
+}

@@ -15,7 +15,7 @@ use super::device::DeviceEvent;
 use super::{Input, civil_date, rfc3339_now};
 use crate::board::{BoardEvent, BoardInfo, BoardState};
 use crate::bus::{BusError, Command, Publisher, Snapshot};
-use crate::log::{Header, LogTime, LogWriter, Played, Player, Record, RecordKind};
+use crate::log::{Header, LogTime, LogWriter, Played, Player, Record, RecordKind, clip_to};
 use crate::output::live::LiveGame;
 use crate::output::replay::{Tags, feed_step, game_pgn};
 use crate::protocol::{ClockCommand, ClockSide, ClockTime, Decoded, Decoder, Hms, HostCommand, RunFlags};
@@ -561,17 +561,29 @@ impl BoardTask {
 /// records after the restart start on a line of their own.
 fn read_journal(path: &std::path::Path) -> Result<crate::log::SensorLog, String> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{file}: {e}"))?;
+    let bytes = std::fs::read(path).map_err(|e| format!("{file}: {e}"))?;
+    // A journal damaged on disk must not stop the board: bytes that are not UTF-8
+    // become replacement characters, and the lines they are in are skipped below.
+    let text = String::from_utf8_lossy(&bytes).into_owned();
     let whole = text.rfind('\n').map_or(0, |i| i + 1);
     if whole < text.len() {
-        tracing::warn!("{file}: cutting off a torn last line: {:?}", &text[whole..]);
+        tracing::warn!(
+            "{file}: cutting off a torn last line: {:?}",
+            clip_to(&text[whole..], 80)
+        );
         OpenOptions::new()
             .write(true)
             .open(path)
             .and_then(|f| f.set_len(whole as u64))
             .map_err(|e| format!("{file}: {e}"))?;
     }
-    crate::log::parse_log(&text[..whole], &file).map_err(|e| e.to_string())
+    let mut skipped = Vec::new();
+    let log =
+        crate::log::parse_log_lenient(&text[..whole], &file, &mut skipped).map_err(|e| e.to_string())?;
+    for e in skipped {
+        tracing::warn!("{e}: line skipped, resuming without it");
+    }
+    Ok(log)
 }
 
 /// A time control for the clock: minutes (`90`), or `H:MM:SS`.

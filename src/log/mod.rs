@@ -7,6 +7,6 @@ mod record;
 mod write;
 
 pub use play::{Played, Player, Step};
-pub use read::{LogError, clip_to, parse_log, parse_record, read_log};
+pub use read::{LogError, clip_to, parse_log, parse_log_lenient, parse_record, read_log};
 pub use record::{Header, LogTime, MAGIC, Record, RecordKind, Running, SensorLog};
 pub use write::{LogWriter, to_string};

@@ -42,6 +42,17 @@ pub fn read_log(path: &Path) -> Result<SensorLog, LogError> {
 
 /// Parses the text of a sensor log; `file` names it in errors.
 pub fn parse_log(text: &str, file: &str) -> Result<SensorLog, LogError> {
+    parse(text, file, None)
+}
+
+/// Parses a sensor log that must not stop its reader (the daemon's journal): a
+/// malformed record, or one whose time goes back, is left out and reported in
+/// `skipped`; only a missing header is an error.
+pub fn parse_log_lenient(text: &str, file: &str, skipped: &mut Vec<LogError>) -> Result<SensorLog, LogError> {
+    parse(text, file, Some(skipped))
+}
+
+fn parse(text: &str, file: &str, mut lenient: Option<&mut Vec<LogError>>) -> Result<SensorLog, LogError> {
     let err = |line: usize, problem: String| LogError {
         file: file.to_string(),
         line,
@@ -82,10 +93,21 @@ pub fn parse_log(text: &str, file: &str) -> Result<SensorLog, LogError> {
             }
             continue;
         }
-        let record = parse_record(trimmed).map_err(|p| err(n, p))?;
-        if record.time < last {
-            return Err(err(n, format!("time goes back: {} after {}", record.time, last)));
-        }
+        let record = parse_record(trimmed).map_err(|p| err(n, p)).and_then(|r| {
+            if r.time < last {
+                Err(err(n, format!("time goes back: {} after {}", r.time, last)))
+            } else {
+                Ok(r)
+            }
+        });
+        let record = match (record, lenient.as_deref_mut()) {
+            (Ok(r), _) => r,
+            (Err(e), Some(skipped)) => {
+                skipped.push(e);
+                continue;
+            }
+            (Err(e), None) => return Err(e),
+        };
         last = record.time;
         log.records.push(record);
         log.lines.push(n);
@@ -273,6 +295,24 @@ pub fn clip_to(s: &str, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lenient_read_skips_bad_lines_and_says_where() {
+        let text = "# eboard-sensor-log 1\n0 board 8/8/8/8/8/8/4P3/8\n1 rx 8z\n2 lift e2 P\n1.5 place e3 P\n3 place e4 P\n";
+        let mut skipped = Vec::new();
+        let log = parse_log_lenient(text, "j.esl", &mut skipped).unwrap();
+        assert_eq!(log.records.len(), 3);
+        assert_eq!(log.lines, vec![2, 4, 6]);
+        let said: Vec<String> = skipped.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            said,
+            vec![
+                "j.esl:3: bad hex `8z`",
+                "j.esl:5: time goes back: 1.500 after 2.000"
+            ]
+        );
+        assert!(parse_log(text, "j.esl").is_err());
+    }
 
     const EXAMPLE: &str = "# eboard-sensor-log 1\n# board: DGT e-Board USB\n# serial: 12345\n\n0.000 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n0.000 clock left=0:05:00 right=0:05:00 running=left\n1.200 lift e2 P\n1.600\tplace  e4 P\n1.900 press left\n# a comment\n2.0 rx 8e00053400\n2.1 tx 42\n2.2 button 4\n3 note arbiter stops  the clocks\n";
 
