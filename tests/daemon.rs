@@ -477,20 +477,13 @@ fn unsafe_sigterm(pid: u32) {
 async fn a_recording_with_a_torn_last_line_resumes_and_is_mended() {
     let dir = tempfile::tempdir().unwrap();
     let recording = dir.path().join("state/recordings/board0.esl");
-    std::fs::create_dir_all(recording.parent().unwrap()).unwrap();
     // Killed in the middle of writing the last line.
-    std::fs::write(
-        &recording,
+    let (daemon, snap) = resume_from(
+        dir.path(),
         "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n1 lift e2 P\n1.4 place e4 P\n2 li",
+        1,
     )
-    .unwrap();
-    // The board is not plugged in: the game comes from the recording alone.
-    let link = dir.path().join("board0");
-    let daemon = Daemon::start(vec![link], config(dir.path()), BusChoice::None)
-        .await
-        .unwrap();
-    let snap = daemon.boards()[0].2.clone();
-    wait_for("the recorded move", 10, || snap.borrow().moves.len() == 1).await;
+    .await;
     assert_eq!(snap.borrow().moves, vec!["e4".to_string()]);
     assert_eq!(snap.borrow().status, "disconnected");
     daemon.shutdown().await;
@@ -628,19 +621,30 @@ async fn an_arbiters_result_survives_sigkill_and_sigterm_and_replays() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_recording_with_a_malformed_middle_line_resumes_every_move() {
     let dir = tempfile::tempdir().unwrap();
-    let recording = dir.path().join("state/recordings/board0.esl");
-    std::fs::create_dir_all(recording.parent().unwrap()).unwrap();
-    std::fs::write(
-        &recording,
+    let (daemon, snap) = resume_from(
+        dir.path(),
         "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n1 lift e2 P\n1.4 place e4 P\n2 rx 8z zz\n3 lift e7 p\n3.4 place e5 p\n",
+        2,
     )
-    .unwrap();
-    let link = dir.path().join("board0");
-    let daemon = Daemon::start(vec![link], config(dir.path()), BusChoice::None)
+    .await;
+    assert_eq!(snap.borrow().moves, vec!["e4".to_string(), "e5".to_string()]);
+    daemon.shutdown().await;
+}
+
+/// A daemon resuming board0 from a recording with `text`, the board not plugged
+/// in (the game comes from the recording alone), once `moves` moves are back.
+async fn resume_from(
+    dir: &Path,
+    text: &str,
+    moves: usize,
+) -> (Daemon, tokio::sync::watch::Receiver<eboard_bridge::bus::Snapshot>) {
+    let recording = dir.join("state/recordings/board0.esl");
+    std::fs::create_dir_all(recording.parent().unwrap()).unwrap();
+    std::fs::write(&recording, text).unwrap();
+    let daemon = Daemon::start(vec![dir.join("board0")], config(dir), BusChoice::None)
         .await
         .unwrap();
     let snap = daemon.boards()[0].2.clone();
-    wait_for("the recorded moves", 10, || snap.borrow().moves.len() == 2).await;
-    assert_eq!(snap.borrow().moves, vec!["e4".to_string(), "e5".to_string()]);
-    daemon.shutdown().await;
+    wait_for("the recorded moves", 10, || snap.borrow().moves.len() == moves).await;
+    (daemon, snap)
 }

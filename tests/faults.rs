@@ -443,14 +443,7 @@ fn same_game_modulo_order(start: &Chess, played: &[Move], published: &[String], 
 
 fn all_games() -> Vec<(String, Chess, Vec<Move>)> {
     let mut games = Vec::new();
-    for file in [
-        "games/immortal-games.pgn",
-        "games/kasparov-deep-blue-1997.pgn",
-        "games/anastasian-lewis.pgn",
-        "games/molinari-bordais-1979.pgn",
-        "games/nepomniachtchi-liren-game1.pgn",
-        "games/stockfish-learning.pgn",
-    ] {
+    for file in common::STANDARD_GAME_FILES {
         for (k, g) in pgn_games(file).into_iter().enumerate() {
             if g.mode == shakmaty::CastlingMode::Standard && g.moves.len() >= 10 {
                 games.push((format!("{file}#{}", k + 1), g.start, g.moves));

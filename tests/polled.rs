@@ -123,14 +123,7 @@ fn every_game(quick: bool) -> (usize, usize, usize) {
     let mut games = 0;
     let mut plies = 0;
     let mut inferred_total = 0;
-    for file in [
-        "games/immortal-games.pgn",
-        "games/kasparov-deep-blue-1997.pgn",
-        "games/anastasian-lewis.pgn",
-        "games/molinari-bordais-1979.pgn",
-        "games/nepomniachtchi-liren-game1.pgn",
-        "games/stockfish-learning.pgn",
-    ] {
+    for file in common::STANDARD_GAME_FILES {
         for (k, g) in pgn_games(file).into_iter().enumerate() {
             if g.mode != shakmaty::CastlingMode::Standard || g.start != Chess::default() {
                 continue;

@@ -607,6 +607,18 @@ impl Core {
         if let Some(status) = clock {
             self.clock_report(&status, t);
         }
+        // Up to 2 plies missed are looked for at once on the dump itself (few plies
+        // explain little; the board may not rest again before more are played).
+        if self.resync.as_ref().is_some_and(|r| r.search != Search::No) && !self.confirm_dump {
+            let board = self.real_board();
+            if let Some((base, n, path)) = self.best_path(&board, SHORT_PLIES) {
+                self.commit_found(base, n, path, t);
+                if let Some(r) = &mut self.resync {
+                    r.anchor = None;
+                    r.search = Search::No;
+                }
+            }
+        }
         // A press held over the gap completes the move it follows: now if the board
         // is explained, else once the plies that reach it are found.
         match (&mut self.resync, press) {

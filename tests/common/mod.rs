@@ -41,6 +41,16 @@ pub fn play_uci(moves: &[String]) -> shakmaty::Chess {
     pos
 }
 
+/// The shared PGN files of standard chess games (the Chess960 file aside).
+pub const STANDARD_GAME_FILES: [&str; 6] = [
+    "games/immortal-games.pgn",
+    "games/kasparov-deep-blue-1997.pgn",
+    "games/anastasian-lewis.pgn",
+    "games/molinari-bordais-1979.pgn",
+    "games/nepomniachtchi-liren-game1.pgn",
+    "games/stockfish-learning.pgn",
+];
+
 /// The library's seeded generator, so that generated tests are repeatable.
 #[allow(unused_imports)]
 pub use eboard_bridge::sim::Seeded as Rng;
