@@ -13,7 +13,7 @@ use eboard_bridge::board::Orientation;
 use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME, ROOT_PATH};
 use eboard_bridge::daemon::{BusChoice, Config, Daemon, DaemonError};
 use eboard_bridge::device::{Emulator, EmulatorConfig};
-use eboard_bridge::log::{Header, SensorLog};
+use eboard_bridge::log::SensorLog;
 use eboard_bridge::protocol::ClockTime;
 use eboard_bridge::sim::{Hands, Style};
 use futures_util::StreamExt;
@@ -34,17 +34,7 @@ fn game_log(start: &Chess, moves: &[Move], seed: u64) -> SensorLog {
     let mut hands = Hands::new(seed, quick(), Orientation::Normal);
     hands.board(start.board());
     hands.set_clock(ClockTime::from_hms(1, 30, 0).unwrap());
-    let mut pos = start.clone();
-    for mv in moves {
-        hands.play(&pos, mv);
-        pos.play_unchecked(*mv);
-    }
-    hands.wait(1500);
-    SensorLog {
-        header: Header::default(),
-        records: hands.records,
-        lines: Vec::new(),
-    }
+    common::played_log(hands, start, moves, 1500)
 }
 
 fn sans(moves: &[Move]) -> Vec<String> {
@@ -408,6 +398,29 @@ fn long_game() -> common::PgnGame {
         .expect("a long game")
 }
 
+/// A configuration for the real binary: round 1, folders in `dir`.
+fn run_config(dir: &Path) -> PathBuf {
+    let cfg = dir.join("config.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "round = 1\noutput = \"{}\"\nstate = \"{}\"\n",
+            dir.join("live").display(),
+            dir.join("state").display()
+        ),
+    )
+    .unwrap();
+    cfg
+}
+
+/// How many moves a broadcast PGN file holds (0 while it does not exist).
+fn moves_in(path: &Path) -> usize {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|t| pgn_moves(&t).concat().len())
+        .unwrap_or(0)
+}
+
 fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_eboard-bridge"))
 }
@@ -417,23 +430,8 @@ async fn a_daemon_killed_with_sigkill_resumes_the_same_game() {
     let dir = tempfile::tempdir().unwrap();
     let game = &long_game();
     let link = dir.path().join("board0");
-    let cfg = dir.path().join("config.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "round = 1\noutput = \"{}\"\nstate = \"{}\"\n",
-            dir.path().join("live").display(),
-            dir.path().join("state").display()
-        ),
-    )
-    .unwrap();
+    let cfg = run_config(dir.path());
     let live = dir.path().join("live/round-1/game-1.pgn");
-    let moves_in = |path: &Path| {
-        std::fs::read_to_string(path)
-            .ok()
-            .map(|t| pgn_moves(&t).concat().len())
-            .unwrap_or(0)
-    };
     let start = || {
         std::process::Command::new(bin())
             .args(["run", "--bus", "none", "--config"])
@@ -501,16 +499,7 @@ async fn an_arbiters_result_survives_sigkill_and_sigterm_and_replays() {
     let dir = tempfile::tempdir().unwrap();
     let game = &long_game();
     let link = dir.path().join("board0");
-    let cfg = dir.path().join("config.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "round = 1\noutput = \"{}\"\nstate = \"{}\"\n",
-            dir.path().join("live").display(),
-            dir.path().join("state").display()
-        ),
-    )
-    .unwrap();
+    let cfg = run_config(dir.path());
     let address = private_bus(dir.path()).await;
     let live = dir.path().join("live/round-1/game-1.pgn");
     let start = || {
@@ -545,12 +534,6 @@ async fn an_arbiters_result_survives_sigkill_and_sigterm_and_replays() {
     };
     let _board = emulate(game_log(&game.start, &game.moves[..12], 5), &link, 8.0);
     let mut daemon = start();
-    let moves_in = |path: &Path| {
-        std::fs::read_to_string(path)
-            .ok()
-            .map(|t| pgn_moves(&t).concat().len())
-            .unwrap_or(0)
-    };
     wait_for("twelve moves on disk", 30, || moves_in(&live) == 12).await;
     let p = proxy(client.clone()).await;
     // Refused calls change nothing and are not journaled; the accepted one is.

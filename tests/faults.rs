@@ -18,7 +18,7 @@ use eboard_bridge::board::Orientation;
 use eboard_bridge::daemon::{BusChoice, Config, Daemon};
 use eboard_bridge::device::relay::{self, LineFaults, RelayStats};
 use eboard_bridge::device::{Emulator, EmulatorConfig};
-use eboard_bridge::log::{Header, SensorLog};
+use eboard_bridge::log::SensorLog;
 use eboard_bridge::protocol::ClockTime;
 use eboard_bridge::rules::EventKind;
 use eboard_bridge::sim::{Hands, Seeded, Style};
@@ -69,17 +69,7 @@ fn game_log(run: &Run) -> SensorLog {
     hands.set_clock(ClockTime::from_hms(1, 30, 0).unwrap());
     // The board stands set up for a while before the round starts.
     hands.wait(8000);
-    let mut pos = run.start.clone();
-    for mv in &run.moves {
-        hands.play(&pos, mv);
-        pos.play_unchecked(*mv);
-    }
-    hands.wait(3000);
-    SensorLog {
-        header: Header::default(),
-        records: hands.records,
-        lines: Vec::new(),
-    }
+    common::played_log(hands, &run.start, &run.moves, 3000)
 }
 
 fn sans(start: &Chess, moves: &[Move]) -> Vec<String> {

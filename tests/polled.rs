@@ -33,17 +33,7 @@ fn update_log(start: &Chess, moves: &[Move], seed: u64, quick: bool) -> SensorLo
     };
     let mut hands = Hands::new(seed, style, Orientation::Normal);
     hands.board(start.board());
-    let mut pos = start.clone();
-    for mv in moves {
-        hands.play(&pos, mv);
-        pos.play_unchecked(*mv);
-    }
-    hands.wait(3000);
-    SensorLog {
-        header: Header::default(),
-        records: hands.records,
-        lines: Vec::new(),
-    }
+    common::played_log(hands, start, moves, 3000)
 }
 
 /// What a poller reads: the whole board at every whole second of the log.

@@ -611,8 +611,8 @@ impl Core {
         // explain little; the board may not rest again before more are played).
         if self.resync.as_ref().is_some_and(|r| r.search != Search::No) && !self.confirm_dump {
             let board = self.real_board();
-            if let Some((base, n, path)) = self.best_path(&board, SHORT_PLIES) {
-                self.commit_found(base, n, path, t);
+            if let Some((base, path)) = self.best_path(&board, SHORT_PLIES) {
+                self.commit_found(base, path, t);
                 if let Some(r) = &mut self.resync {
                     r.anchor = None;
                     r.search = Search::No;
@@ -731,31 +731,21 @@ impl Core {
         let anchor = self.resync.as_mut().and_then(|r| r.anchor.take());
         if let Some(anchor) = anchor {
             if anchor != board && board.occupied().count() <= anchor.occupied().count() {
-                if let Some((base, n, path)) = self.best_path(&anchor, game::MAX_INFERRED_PLIES) {
-                    let press = self.resync.as_mut().and_then(|r| r.held_press.take());
-                    self.commit_found(base, n, path, t);
-                    if let Some(side) = press {
-                        self.held_press(side, t);
-                    }
+                if let Some((base, path)) = self.best_path(&anchor, game::MAX_INFERRED_PLIES) {
+                    self.commit_found(base, path, t);
                     self.evaluate(t);
                     return;
                 }
             }
         }
-        let Some((base, n, path)) = self.best_path(&board, plies) else {
-            return;
-        };
-        let press = self.resync.as_mut().and_then(|r| r.held_press.take());
-        self.commit_found(base, n, path, t);
-        if let Some(side) = press {
-            self.held_press(side, t);
+        if let Some((base, path)) = self.best_path(&board, plies) {
+            self.commit_found(base, path, t);
         }
     }
 
     /// The path of at most `plies` to `board` (real squares) from the record, or
-    /// from before its last move when that is not completed: (base ply, plies in the
-    /// record, path).
-    fn best_path(&self, board: &Board, plies: usize) -> Option<(usize, usize, Vec<Move>)> {
+    /// from before its last move when that is not completed: (base ply, path).
+    fn best_path(&self, board: &Board, plies: usize) -> Option<(usize, Vec<Move>)> {
         let game = self.game.as_ref()?;
         if game.is_over() {
             return None;
@@ -796,11 +786,15 @@ impl Core {
                 best = Some((base, path));
             }
         }
-        best.map(|(base, path)| (base, n, path))
+        best
     }
 
-    /// Records a path found from ply `base` of a record of `n` plies.
-    fn commit_found(&mut self, base: usize, n: usize, path: Vec<Move>, t: u64) {
+    /// Records a path found from ply `base` of the record; a press held over the
+    /// gap then completes the last of its plies.
+    fn commit_found(&mut self, base: usize, path: Vec<Move>, t: u64) {
+        let n = self.game.as_ref().map_or(0, Game::ply);
+        // Taken first: recording the plies closes the window that holds it.
+        let press = self.resync.as_mut().and_then(|r| r.held_press.take());
         if base < n {
             // The first ply amends the move not completed.
             let mut rest = path.into_iter();
@@ -818,9 +812,12 @@ impl Core {
                     self.commit_inferred(later, t);
                 }
             }
-            return;
+        } else {
+            self.commit_inferred(path, t);
         }
-        self.commit_inferred(path, t);
+        if let Some(side) = press {
+            self.held_press(side, t);
+        }
     }
 
     /// The side to move as the clock shows it (its running side), when the clock

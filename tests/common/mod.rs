@@ -222,3 +222,25 @@ pub async fn listen(
         .unwrap();
     (client, stream)
 }
+
+/// The sensor log of `moves` from `start` played by `hands` (already set up: the
+/// board, the clock), ending with `rest_ms` of the board standing.
+pub fn played_log(
+    mut hands: eboard_bridge::sim::Hands,
+    start: &shakmaty::Chess,
+    moves: &[shakmaty::Move],
+    rest_ms: u64,
+) -> eboard_bridge::log::SensorLog {
+    use shakmaty::Position;
+    let mut pos = start.clone();
+    for mv in moves {
+        hands.play(&pos, mv);
+        pos.play_unchecked(*mv);
+    }
+    hands.wait(rest_ms);
+    eboard_bridge::log::SensorLog {
+        header: eboard_bridge::log::Header::default(),
+        records: hands.records,
+        lines: Vec::new(),
+    }
+}
