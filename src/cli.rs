@@ -24,8 +24,11 @@ pub struct Cli {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Bus {
+    /// The system bus (as the systemd unit runs it).
     System,
+    /// The session bus of the user running it.
     Session,
+    /// No D-Bus: the broadcast folder and the recordings only.
     None,
 }
 
@@ -47,15 +50,22 @@ pub enum Format {
 pub enum Command {
     /// Bridge real boards (the daemon).
     Run {
+        /// A board's serial device (repeatable); with none here or in the
+        /// configuration, every board the udev rules put in /dev/eboard/.
         #[arg(long = "device", value_name = "PATH")]
         devices: Vec<PathBuf>,
+        /// The configuration file (default /etc/eboard-bridge/config.toml, when it
+        /// exists). SIGHUP reads it again.
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
+        /// Where to publish on D-Bus (default: the system bus under systemd, else the
+        /// session bus); `none` bridges without D-Bus.
         #[arg(long, value_enum)]
         bus: Option<Bus>,
     },
     /// Run sensor logs through the decoder (and the rules core) and print the result.
     Replay {
+        /// What to print.
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
         /// Start from this position instead of the board's start position (a log's
@@ -64,18 +74,22 @@ pub enum Command {
         fen: Option<String>,
         #[command(flatten)]
         rules: RulesArgs,
+        /// Sensor logs, each replayed on its own.
         #[arg(required = true, value_name = "LOG")]
         logs: Vec<PathBuf>,
     },
     /// Bridge one board and write every byte both ways to a sensor log.
     Record {
+        /// The board's serial device.
         #[arg(long, value_name = "PATH")]
         device: PathBuf,
+        /// The sensor log to write (created; an existing file is replaced).
         #[arg(long, value_name = "LOG")]
         out: PathBuf,
     },
     /// Run a virtual DGT board (with DGT 3000 clock) on a pseudo-terminal, playing a log.
     Emulate {
+        /// The sensor log to play.
         #[arg(long, value_name = "LOG")]
         log: PathBuf,
         /// Play the log this many times faster.
@@ -87,6 +101,7 @@ pub enum Command {
     },
     /// The main job on any machine: a bundled real game through the real serial path.
     Demo {
+        /// Play the game this many times faster (the rules' thresholds scale too).
         #[arg(long, default_value_t = 1.0)]
         speed: f64,
     },
@@ -154,9 +169,9 @@ fn runtime() -> Option<tokio::runtime::Runtime> {
     }
 }
 
-fn run(devices: &[PathBuf], config: Option<&Path>, bus: Option<Bus>) -> ExitCode {
+fn run(devices: &[PathBuf], config_file: Option<&Path>, bus: Option<Bus>) -> ExitCode {
     use crate::daemon::{self, BusChoice};
-    let config = match daemon::Config::load(config) {
+    let config = match daemon::Config::load(config_file) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("eboard-bridge: configuration: {e}");
@@ -173,7 +188,7 @@ fn run(devices: &[PathBuf], config: Option<&Path>, bus: Option<Bus>) -> ExitCode
     let Some(rt) = runtime() else {
         return ExitCode::FAILURE;
     };
-    match rt.block_on(daemon::run(devices, config, bus)) {
+    match rt.block_on(daemon::run(devices, config, config_file.map(Path::to_path_buf), bus)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("eboard-bridge: {e}");

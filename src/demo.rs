@@ -172,7 +172,7 @@ async fn start_daemon(device: &Path, cfg: &Config) -> Result<(Daemon, String), D
                 bus::BUS_NAME
             ),
         )),
-        Err(e @ (DaemonError::Bus(_) | DaemonError::Name(_))) => {
+        Err(e @ (DaemonError::Bus { .. } | DaemonError::Name(_))) => {
             // A start that got as far as the boards left a recording: start afresh.
             if let Some(state) = &cfg.state {
                 let _ = std::fs::remove_dir_all(state);

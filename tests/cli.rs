@@ -200,3 +200,117 @@ fn replay_takes_thresholds_and_the_fen_header() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A configuration with its folders in `dir`.
+fn folders(dir: &std::path::Path, extra: &str) -> std::path::PathBuf {
+    let cfg = dir.join("c.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "output = \"{}\"\nstate = \"{}\"\n{extra}",
+            dir.join("live").display(),
+            dir.join("state").display()
+        ),
+    )
+    .unwrap();
+    cfg
+}
+
+/// Runs `eboard-bridge run ARGS`, waits until its stderr holds `wanted` (or 10 s),
+/// stops it and returns what it said.
+fn run_says(args: &[&str], cfg: &std::path::Path, wanted: &str) -> String {
+    let mut child = bin()
+        .arg("run")
+        .args(args)
+        .arg("--config")
+        .arg(cfg)
+        .env_remove("RUST_LOG")
+        .env_remove("JOURNAL_STREAM")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut said = String::new();
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while !said.contains(wanted) {
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(l) => said += &(l + "\n"),
+            Err(_) => break,
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    said
+}
+
+/// Run without RUST_LOG, the daemon says what it waits for and why, in plain text
+/// when its stderr is not a terminal.
+#[test]
+fn run_says_which_board_it_waits_for_and_why_without_colours() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = folders(dir.path(), "");
+    let said = run_says(
+        &["--bus", "none", "--device", "/dev/nonexistent-board"],
+        &cfg,
+        "waiting for it",
+    );
+    assert!(said.contains("/dev/nonexistent-board: not available"), "{said}");
+    assert!(said.contains("waiting for it"), "{said}");
+    assert!(!said.contains('\u{1b}'), "colour codes in piped logs: {said:?}");
+}
+
+/// A board named only in a `[[board]]` entry by its device is bridged.
+#[test]
+fn a_board_entry_with_a_device_alone_is_bridged() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = folders(
+        dir.path(),
+        "[[board]]\ndevice = \"/dev/nonexistent-entry\"\nnumber = 4\n",
+    );
+    let said = run_says(&["--bus", "none"], &cfg, "waiting for it");
+    assert!(said.contains("/dev/nonexistent-entry: not available"), "{said}");
+}
+
+/// A bus that cannot be reached is named, with the way out.
+#[test]
+fn a_bus_that_is_not_there_is_named_with_the_way_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = folders(dir.path(), "");
+    let address = format!("unix:path={}", dir.path().join("no-bus").display());
+    let out = bin()
+        .args(["run", "--bus", "session", "--device", "/dev/nonexistent-board", "--config"])
+        .arg(&cfg)
+        .env("DBUS_SESSION_BUS_ADDRESS", &address)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("session bus at {address}")), "{err}");
+    assert!(err.contains("--bus none"), "{err}");
+}
+
+/// Every option of every command says what it is for.
+#[test]
+fn every_option_has_help_text() {
+    for cmd in ["run", "replay", "record", "emulate", "demo"] {
+        let out = bin().args([cmd, "-h"]).output().unwrap();
+        let help = String::from_utf8_lossy(&out.stdout);
+        for line in help.lines().filter(|l| l.trim_start().starts_with("--")) {
+            let text = line.trim_start();
+            // `--name <VALUE>  what it is for`: two spaces and words after the option.
+            assert!(
+                text.split_once("  ").is_some_and(|(_, h)| !h.trim().is_empty()),
+                "{cmd}: `{text}` has no help text"
+            );
+        }
+    }
+}

@@ -24,6 +24,104 @@ fn dbus_policy_names_the_service_and_guards_the_interface() {
     assert!(policy.contains("<policy group=\"eboard\">"));
 }
 
+/// The udev rules' decision for one device: whether it is bridged. A small reader
+/// of the rule syntax the file uses (match `==`/`!=` with `*`, `?` and `|`
+/// alternatives, `ENV{..}=`, `GOTO`, `LABEL`), since no udev with USB devices
+/// runs here.
+fn udev_bridges(rules: &str, attrs: &[(&str, &str)]) -> bool {
+    fn glob(p: &[u8], s: &[u8]) -> bool {
+        match (p.first(), s.first()) {
+            (None, None) => true,
+            (Some(b'*'), _) => glob(&p[1..], s) || (!s.is_empty() && glob(p, &s[1..])),
+            (Some(b'?'), Some(_)) => glob(&p[1..], &s[1..]),
+            (Some(a), Some(b)) if a == b => glob(&p[1..], &s[1..]),
+            _ => false,
+        }
+    }
+    let mut env: std::collections::HashMap<String, String> = Default::default();
+    let lines: Vec<&str> = rules
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    let mut i = 0;
+    'rules: while i < lines.len() {
+        let line = lines[i];
+        i += 1;
+        let mut actions = Vec::new();
+        for part in line.split(", ") {
+            let (key, op, value) = ["==", "!=", "+=", "="]
+                .iter()
+                .find_map(|op| part.split_once(op).map(|(k, v)| (k, *op, v.trim_matches('"'))))
+                .unwrap_or_else(|| panic!("cannot read `{part}`"));
+            let actual = if let Some(var) = key.strip_prefix("ENV{").and_then(|k| k.strip_suffix('}')) {
+                env.get(var).cloned().unwrap_or_default()
+            } else if key == "SUBSYSTEM" {
+                "tty".to_string()
+            } else {
+                let attr = key.trim_start_matches("ATTRS{").trim_end_matches('}');
+                attrs
+                    .iter()
+                    .find(|(k, _)| *k == attr)
+                    .map(|(_, v)| v.to_string())
+                    .unwrap_or_default()
+            };
+            match op {
+                "==" | "!=" => {
+                    let m = value.split('|').any(|alt| glob(alt.as_bytes(), actual.as_bytes()));
+                    if m != (op == "==") {
+                        continue 'rules;
+                    }
+                }
+                _ => actions.push((key, value)),
+            }
+        }
+        for (key, value) in actions {
+            if key == "GOTO" {
+                let at = lines
+                    .iter()
+                    .position(|l| *l == format!("LABEL=\"{value}\""))
+                    .unwrap_or_else(|| panic!("no label {value}"));
+                i = at + 1;
+            } else if let Some(var) = key.strip_prefix("ENV{").and_then(|k| k.strip_suffix('}')) {
+                env.insert(var.to_string(), value.to_string());
+            }
+        }
+    }
+    env.get("SYSTEMD_WANTS").is_some_and(|w| w.contains("eboard-bridge.service"))
+}
+
+/// Only DGT boards are bridged: an id that other devices share is not enough.
+#[test]
+fn udev_rules_take_dgt_boards_only() {
+    let rules = read("udev/70-eboard-bridge.rules");
+    let usb = |v: &'static str, p: &'static str, manufacturer: &'static str, product: &'static str| {
+        vec![
+            ("idVendor", v),
+            ("idProduct", p),
+            ("manufacturer", manufacturer),
+            ("product", product),
+        ]
+    };
+    for (what, attrs, bridged) in [
+        ("a DGT USB board", usb("04d8", "000a", "Digital Game Technology", "DGT USB e-Board"), true),
+        ("a DGT board naming only its product", usb("04d8", "000a", "", "DGT e-Board"), true),
+        ("the Smart Board", usb("045b", "8111", "DGT", "Smart Board"), true),
+        ("a DGT board behind FTDI", usb("0403", "6001", "FTDI", "DGT Serial e-Board"), true),
+        ("another Microchip CDC device", usb("04d8", "000a", "Microchip Technology Inc.", "CDC RS-232 Emulation Demo"), false),
+        ("a plain FTDI adapter", usb("0403", "6001", "FTDI", "FT232R USB UART"), false),
+        ("an unknown id naming DGT", usb("1234", "5678", "DGT", "DGT"), false),
+    ] {
+        assert_eq!(udev_bridges(&rules, &attrs), bridged, "{what}");
+    }
+    // A local rule by serial number (as the file documents) takes a board whose
+    // strings do not say DGT.
+    let local = "SUBSYSTEM==\"tty\", ATTRS{idVendor}==\"04d8\", ATTRS{idProduct}==\"000a\", ATTRS{serial}==\"A1B2C3\", ENV{EBOARD_BRIDGE}=\"1\"\n";
+    let mut attrs = usb("04d8", "000a", "", "");
+    attrs.push(("serial", "A1B2C3"));
+    assert!(udev_bridges(&(local.to_string() + &rules), &attrs));
+}
+
 #[test]
 fn udev_rules_match_the_boards_and_the_daemon() {
     let rules = read("udev/70-eboard-bridge.rules");
@@ -57,4 +155,8 @@ fn systemd_unit_runs_the_daemon_on_the_system_bus_hardened() {
     // The user the unit runs as may own the name.
     assert!(read("dbus/org.eboardbridge.conf").contains("<policy user=\"eboard-bridge\">"));
     assert!(unit.contains("User=eboard-bridge"));
+    // A static user (sysusers.d), which the policy can name; not a dynamic one.
+    assert!(!unit.contains("DynamicUser=yes"));
+    assert!(read("systemd/eboard-bridge.sysusers").contains("u eboard-bridge "));
+    assert!(unit.contains("ExecReload=/bin/kill -HUP $MAINPID"));
 }

@@ -92,57 +92,7 @@ async fn unprivileged_callers_read_but_cannot_change_a_game() {
     // Before the bus starts: it resolves the policy's group name when it loads it.
     let (arbiter_uid, arbiter_gid) = arbiter();
     let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let socket = dir.path().join("system_bus_socket");
-    let policy = Path::new(env!("CARGO_MANIFEST_DIR")).join("dbus/org.eboardbridge.conf");
-    // A system-bus-like configuration (deny by default, as system.conf does) that
-    // includes the project's policy file as installed.
-    let conf = dir.path().join("bus.conf");
-    std::fs::write(
-        &conf,
-        format!(
-            r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path={}</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <deny own="*"/>
-    <deny send_type="method_call"/>
-    <allow send_type="signal"/>
-    <allow send_requested_reply="true" send_type="method_return"/>
-    <allow send_requested_reply="true" send_type="error"/>
-    <allow receive_type="method_call"/>
-    <allow receive_type="method_return"/>
-    <allow receive_type="error"/>
-    <allow receive_type="signal"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
-  </policy>
-  <include>{}</include>
-</busconfig>
-"#,
-            socket.display(),
-            policy.display()
-        ),
-    )
-    .unwrap();
-    let _bus = Broker(
-        Command::new("dbus-daemon")
-            .arg(format!("--config-file={}", conf.display()))
-            .arg("--nofork")
-            .spawn()
-            .expect("dbus-daemon (package dbus-daemon)"),
-    );
-    for _ in 0..100 {
-        if socket.exists() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let address = format!("unix:path={}", socket.display());
+    let (_bus, address) = system_bus(dir.path()).await;
 
     // A board at the start position.
     let log = eboard_bridge::log::parse_log(
@@ -210,6 +160,200 @@ async fn unprivileged_callers_read_but_cannot_change_a_game() {
 
     daemon.shutdown().await;
     play.abort();
+}
+
+/// The user the systemd unit runs as (`User=`), made from the shipped sysusers.d
+/// file by `systemd-sysusers`, as a package install does: (name, uid, gid).
+fn unit_user() -> (String, u32, u32) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let unit = std::fs::read_to_string(root.join("systemd/eboard-bridge.service")).unwrap();
+    let name = unit
+        .lines()
+        .find_map(|l| l.strip_prefix("User="))
+        .expect("the unit names its User=")
+        .trim()
+        .to_string();
+    let out = Command::new("systemd-sysusers")
+        .arg(root.join("systemd/eboard-bridge.sysusers"))
+        .output()
+        .expect("systemd-sysusers (package systemd)");
+    assert!(
+        out.status.success(),
+        "systemd-sysusers: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let id = |flag: &str| -> u32 {
+        let out = Command::new("id").arg(flag).arg(&name).output().unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("the sysusers file does not make the unit's user {name}"))
+    };
+    (name.clone(), id("-u"), id("-g"))
+}
+
+/// Packaging as installed: the daemon, run as the unit's user from the sysusers
+/// file, owns its name on a system-style broker with the shipped policy; an
+/// unprivileged user is refused every method of the board interface.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_daemon_as_the_units_user_owns_its_name_and_nobody_may_call_a_method() {
+    assert!(
+        is_root(),
+        "the packaging test needs root (CI runs as root): run `sudo cargo test --test policy`"
+    );
+    // The user must exist before the broker loads the policy that names it.
+    let (user, uid, gid) = unit_user();
+    let dir = tempfile::tempdir().unwrap();
+    let (_bus, address) = system_bus(dir.path()).await;
+    let state = dir.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    std::os::unix::fs::chown(&state, Some(uid), Some(gid)).unwrap();
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "state = \"{}\"\noutput = \"{}\"\n",
+            state.display(),
+            state.join("live").display()
+        ),
+    )
+    .unwrap();
+    let daemon = Broker(
+        Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
+            .args(["run", "--bus", "system", "--device", "/dev/eboard-test-board0", "--config"])
+            .arg(&cfg)
+            .env("DBUS_SYSTEM_BUS_ADDRESS", &address)
+            .env_remove("INVOCATION_ID")
+            .uid(uid)
+            .gid(gid)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let path = "/org/eboardbridge/board/eboard_test_board0";
+    let mut owner = String::new();
+    for _ in 0..200 {
+        let (ok, out) = dbus_send(
+            &address,
+            None,
+            &[
+                "--dest=org.freedesktop.DBus",
+                "/org/freedesktop/DBus",
+                "org.freedesktop.DBus.GetConnectionUnixUser",
+                &format!("string:{BUS_NAME}"),
+            ],
+        );
+        if ok {
+            owner = out;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        owner.contains(&format!("uint32 {uid}")),
+        "{BUS_NAME} is not owned by {user} (uid {uid}): {owner}"
+    );
+    // Every method of the interface, as introspected, is refused to nobody.
+    let (ok, xml) = dbus_send(
+        &address,
+        Some((NOBODY, NOBODY)),
+        &[
+            &format!("--dest={BUS_NAME}"),
+            path,
+            "org.freedesktop.DBus.Introspectable.Introspect",
+        ],
+    );
+    assert!(ok, "nobody may introspect: {xml}");
+    let iface = xml
+        .split(&format!("<interface name=\"{BOARD_INTERFACE}\">"))
+        .nth(1)
+        .and_then(|s| s.split("</interface>").next())
+        .expect("the board interface");
+    let methods: Vec<&str> = iface
+        .split("<method name=\"")
+        .skip(1)
+        .filter_map(|s| s.split('"').next())
+        .collect();
+    assert!(methods.len() >= 7, "{methods:?}");
+    for m in &methods {
+        let (ok, out) = dbus_send(
+            &address,
+            Some((NOBODY, NOBODY)),
+            &[&format!("--dest={BUS_NAME}"), path, &format!("{BOARD_INTERFACE}.{m}")],
+        );
+        assert!(!ok && out.contains("AccessDenied"), "nobody called {m}: {out}");
+    }
+    // Root (an arbiter) may call them.
+    let (ok, out) = dbus_send(
+        &address,
+        None,
+        &[
+            &format!("--dest={BUS_NAME}"),
+            path,
+            &format!("{BOARD_INTERFACE}.SetPlayers"),
+            "string:A",
+            "string:B",
+        ],
+    );
+    assert!(ok, "root may name the players: {out}");
+    drop(daemon);
+}
+
+/// A system-bus-like broker (deny by default, as system.conf does) with the
+/// project's policy file included as installed, listening in `dir`; its address.
+async fn system_bus(dir: &Path) -> (Broker, String) {
+    std::fs::set_permissions(dir, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let socket = dir.join("system_bus_socket");
+    let policy = Path::new(env!("CARGO_MANIFEST_DIR")).join("dbus/org.eboardbridge.conf");
+    // A system-bus-like configuration (deny by default, as system.conf does) that
+    // includes the project's policy file as installed.
+    let conf = dir.join("bus.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path={}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <deny own="*"/>
+    <deny send_type="method_call"/>
+    <allow send_type="signal"/>
+    <allow send_requested_reply="true" send_type="method_return"/>
+    <allow send_requested_reply="true" send_type="error"/>
+    <allow receive_type="method_call"/>
+    <allow receive_type="method_return"/>
+    <allow receive_type="error"/>
+    <allow receive_type="signal"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
+  </policy>
+  <include>{}</include>
+</busconfig>
+"#,
+            socket.display(),
+            policy.display()
+        ),
+    )
+    .unwrap();
+    let _bus = Broker(
+        Command::new("dbus-daemon")
+            .arg(format!("--config-file={}", conf.display()))
+            .arg("--nofork")
+            .spawn()
+            .expect("dbus-daemon (package dbus-daemon)"),
+    );
+    for _ in 0..100 {
+        if socket.exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let address = format!("unix:path={}", socket.display());
+    (_bus, address)
 }
 
 /// The broker, stopped however the test ends (a failed assertion too).

@@ -23,7 +23,8 @@ pub const BOARD_INTERFACE: &str = "org.eboardbridge.Board1";
 /// Prefix of the typed errors.
 pub const ERROR_PREFIX: &str = "org.eboardbridge.Error";
 /// The methods that change a game (the policy lets only root and `eboard` call them).
-pub const CHANGING_METHODS: [&str; 6] = [
+pub const CHANGING_METHODS: [&str; 7] = [
+    "SetPlayers",
     "NewGame",
     "SetPosition",
     "Reinstate",
@@ -70,6 +71,7 @@ pub enum Command {
     SetResult(String),
     SetTimeControl(String),
     ShowText(String, u32),
+    SetPlayers(String, String),
 }
 
 impl Command {
@@ -84,6 +86,7 @@ impl Command {
             Command::SetResult(r) => ("SetResult", vec![Value::from(r.as_str())]),
             Command::SetTimeControl(s) => ("SetTimeControl", vec![Value::from(s.as_str())]),
             Command::ShowText(t, s) => ("ShowText", vec![Value::from(t.as_str()), Value::from(*s)]),
+            Command::SetPlayers(w, b) => ("SetPlayers", vec![Value::from(w.as_str()), Value::from(b.as_str())]),
         }
     }
 }
@@ -109,6 +112,15 @@ pub struct Snapshot {
     pub result: String,
     pub termination: String,
     pub irregularity: String,
+    /// The current game's (else the board's) PGN `Event`, round, board number and
+    /// players.
+    pub event: String,
+    pub round: String,
+    pub board_number: u32,
+    pub white: String,
+    pub black: String,
+    /// The time control last set, PGN syntax (seconds), or empty.
+    pub time_control: String,
 }
 
 /// The `org.eboardbridge.Board1` object of one board.
@@ -196,6 +208,30 @@ impl Board1 {
     fn irregularity(&self) -> String {
         self.snap().irregularity.clone()
     }
+    #[zbus(property)]
+    fn event(&self) -> String {
+        self.snap().event.clone()
+    }
+    #[zbus(property)]
+    fn round(&self) -> String {
+        self.snap().round.clone()
+    }
+    #[zbus(property)]
+    fn board_number(&self) -> u32 {
+        self.snap().board_number
+    }
+    #[zbus(property)]
+    fn white(&self) -> String {
+        self.snap().white.clone()
+    }
+    #[zbus(property)]
+    fn black(&self) -> String {
+        self.snap().black.clone()
+    }
+    #[zbus(property)]
+    fn time_control(&self) -> String {
+        self.snap().time_control.clone()
+    }
 
     /// A new game from `fen` (empty: the standard start).
     async fn new_game(&self, fen: String) -> Result<(), BusError> {
@@ -216,6 +252,10 @@ impl Board1 {
     /// Sets and starts the clock: `MINUTES[+INCREMENT]`, for example `90+30`.
     async fn set_time_control(&self, spec: String) -> Result<(), BusError> {
         self.ask(Command::SetTimeControl(spec)).await
+    }
+    /// The players of the game under way (with none under way, of the next game).
+    async fn set_players(&self, white: String, black: String) -> Result<(), BusError> {
+        self.ask(Command::SetPlayers(white, black)).await
     }
     /// Shows `text` (up to 8 characters) on the clock for `seconds`.
     async fn show_text(&self, text: String, seconds: u32) -> Result<(), BusError> {
@@ -355,7 +395,8 @@ async fn emit(
             EventKind::Flag {
                 side, ply, count_met, ..
             } => Board1::flag(e, side.name(), *ply, *count_met).await?,
-            EventKind::Clock { .. } => {}
+            // Their effects show in the properties.
+            EventKind::Clock { .. } | EventKind::Arbiter { .. } => {}
         }
     }
     let b = iface.get().await;
@@ -380,6 +421,12 @@ async fn emit(
         result => result_changed,
         termination => termination_changed,
         irregularity => irregularity_changed,
+        event => event_changed,
+        round => round_changed,
+        board_number => board_number_changed,
+        white => white_changed,
+        black => black_changed,
+        time_control => time_control_changed,
     );
     Ok(())
 }

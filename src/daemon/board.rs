@@ -4,19 +4,20 @@
 //! D-Bus reads a snapshot the task publishes.
 
 use std::fs::OpenOptions;
-use std::io::BufWriter;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use tokio::sync::{broadcast, mpsc, watch};
 
 use super::config;
+use super::roster::{GameTags, Roster};
+use super::throttle::{Throttle, more};
 use super::device::DeviceEvent;
 use super::{Input, civil_date, rfc3339_now};
 use crate::board::{BoardEvent, BoardInfo, BoardState};
 use crate::bus::{BusError, Command, Publisher, Snapshot};
-use crate::log::{Header, LogTime, LogWriter, Played, Player, Record, RecordKind, clip_to};
-use crate::output::live::LiveGame;
+use crate::log::{Flushed, Header, Journal, LogTime, Played, Player, Record, RecordKind, clip_to};
+use crate::output::live::LiveMsg;
 use crate::output::replay::{Tags, feed_step, game_pgn};
 use crate::protocol::{ClockCommand, ClockSide, ClockTime, Decoded, Decoder, Hms, HostCommand, RunFlags};
 use crate::rules::{Config, Core, Decision, Event, EventKind, Refused};
@@ -28,6 +29,9 @@ pub struct BoardSetup {
     pub device: PathBuf,
     /// Board number in the round.
     pub number: u32,
+    /// The round: games starting now belong to it (`round-N/`).
+    pub round: u32,
+    /// The tags games starting now take (`Round` is `round.number`).
     pub tags: Tags,
     pub rules: Config,
     pub white_side: Option<ClockSide>,
@@ -43,7 +47,9 @@ pub struct BoardTask {
     core: Core,
     decoder: Decoder,
     board: BoardState,
-    writer: LogWriter<BufWriter<std::fs::File>>,
+    writer: Journal,
+    /// Journal write errors, said once a minute.
+    write_errors: Throttle,
     /// Microseconds of log time at `started`.
     offset_us: u64,
     started: Instant,
@@ -51,11 +57,16 @@ pub struct BoardTask {
     serial: String,
     outgoing: mpsc::Sender<Vec<u8>>,
     publisher: Publisher,
-    live: Option<mpsc::Sender<LiveGame>>,
+    live: Option<mpsc::Sender<LiveMsg>>,
     tap: Option<broadcast::Sender<Tapped>>,
-    last_pgn: String,
+    /// Each game's round, players and broadcast file.
+    roster: Roster,
+    /// The time control last set (`SetTimeControl`), in PGN syntax (seconds).
+    time_control: String,
     /// The core's count of moves shown when the board was last asked for a dump.
     checked_shown: u64,
+    /// The journal works again after failing: a fresh dump is to be asked for.
+    resync_journal: bool,
     /// When a dump, and the clock, were last asked for (µs of log time).
     dump_asked: Option<u64>,
     clock_asked: Option<u64>,
@@ -84,7 +95,7 @@ impl BoardTask {
         setup: BoardSetup,
         outgoing: mpsc::Sender<Vec<u8>>,
         publisher: Publisher,
-        live: Option<mpsc::Sender<LiveGame>>,
+        live: Option<mpsc::Sender<LiveMsg>>,
     ) -> Result<BoardTask, BoardError> {
         let mut core = Core::new(setup.rules);
         if let Some(side) = setup.white_side {
@@ -97,6 +108,8 @@ impl BoardTask {
             std::fs::create_dir_all(dir).map_err(io)?;
         }
         let mut serial = String::new();
+        let mut roster = Roster::default();
+        let mut time_control = String::new();
         let (writer, offset_us) = if path.exists() {
             let log = read_journal(path).map_err(|e| BoardError::Journal(format!("cannot resume: {e}")))?;
             let mut player = Player::new(&file_name);
@@ -109,16 +122,36 @@ impl BoardTask {
                     continue;
                 };
                 for step in steps {
-                    if let Played::Board(BoardEvent::Info(BoardInfo::SerialNumber(s))) = &step.what {
-                        serial = s.clone();
+                    match &step.what {
+                        Played::Board(BoardEvent::Info(BoardInfo::SerialNumber(s))) => serial = s.clone(),
+                        Played::Note(text) => {
+                            roster.apply_note(text);
+                        }
+                        Played::Arbiter(method, args) => {
+                            let values: Vec<serde_json::Value> =
+                                args.iter().filter_map(|a| serde_json::from_str(a).ok()).collect();
+                            match (method.as_str(), values.as_slice()) {
+                                ("SetPlayers", [serde_json::Value::String(w), serde_json::Value::String(b)]) => {
+                                    let default = board_tags(&setup);
+                                    roster.set_players(core.game(), w, b, &default);
+                                }
+                                ("SetTimeControl", [serde_json::Value::String(s)]) => {
+                                    time_control = parse_time_control(s)
+                                        .map(pgn_time_control)
+                                        .unwrap_or_default();
+                                }
+                                _ => {}
+                            }
+                        }
+                        _ => {}
                     }
                     feed_step(&mut core, &step);
                 }
             }
             core.take_events();
-            let f = OpenOptions::new().append(true).open(path).map_err(io)?;
-            let mut w = LogWriter::append(BufWriter::new(f), last);
-            let _ = w.comment(&format!("resumed {}", rfc3339_now()));
+            roster.all_noted();
+            let mut w = Journal::append(path, last).map_err(io)?;
+            w.comment(&format!("resumed {}", rfc3339_now()));
             // Restarted: the time since the last record is unknown; go on a second later.
             (w, last.micros() + 1_000_000)
         } else {
@@ -127,12 +160,7 @@ impl BoardTask {
             header.set("device", &setup.device.display().to_string());
             header.set("started", &rfc3339_now());
             header.set("source", "eboard-bridge run");
-            let f = OpenOptions::new()
-                .create_new(true)
-                .write(true)
-                .open(path)
-                .map_err(io)?;
-            (LogWriter::new(BufWriter::new(f), &header).map_err(io)?, 0)
+            (Journal::create(path, &header).map_err(io)?, 0)
         };
         let mut task = BoardTask {
             setup,
@@ -140,6 +168,7 @@ impl BoardTask {
             decoder: Decoder::new(),
             board: BoardState::new(),
             writer,
+            write_errors: Throttle::default(),
             offset_us,
             started: Instant::now(),
             connected: false,
@@ -148,8 +177,10 @@ impl BoardTask {
             publisher,
             live,
             tap: None,
-            last_pgn: String::new(),
+            roster,
+            time_control,
             checked_shown: 0,
+            resync_journal: false,
             dump_asked: None,
             clock_asked: None,
         };
@@ -181,14 +212,48 @@ impl BoardTask {
             );
         }
         self.setup.number = entry.number;
-        let round = self.setup.tags.round.split('.').next().unwrap_or("1").to_string();
-        self.setup.tags.round = format!("{round}.{}", entry.number);
+        self.setup.tags.round = format!("{}.{}", self.setup.round, entry.number);
         if let Some(w) = &entry.white {
             self.setup.tags.white = w.clone();
         }
         if let Some(b) = &entry.black {
             self.setup.tags.black = b.clone();
         }
+        self.roster
+            .retag_unbegun(self.core.game(), &board_tags(&self.setup));
+    }
+
+    /// The configuration was read again (SIGHUP): games that start from now on
+    /// (and one that has not begun) take its round, number and players; the games
+    /// under way keep theirs.
+    fn reload(&mut self, update: BoardUpdate) {
+        let BoardUpdate {
+            round,
+            number,
+            tags,
+            by_serial,
+        } = update;
+        let changed = round != self.setup.round || number != self.setup.number || tags != self.setup.tags;
+        self.setup.round = round;
+        self.setup.number = number;
+        self.setup.tags = tags;
+        self.setup.by_serial = by_serial;
+        if !self.serial.is_empty() {
+            let serial = self.serial.clone();
+            self.learn_serial(&serial);
+        }
+        if changed {
+            tracing::info!(
+                "{}: games that start from now on are round {}, board {} ({} - {})",
+                self.setup.id,
+                self.setup.round,
+                self.setup.number,
+                self.setup.tags.white,
+                self.setup.tags.black
+            );
+        }
+        self.roster
+            .retag_unbegun(self.core.game(), &board_tags(&self.setup));
     }
 
     /// Also hands every rules event to `tap`.
@@ -206,14 +271,33 @@ impl BoardTask {
             time: LogTime::from_micros(t),
             kind,
         };
-        if let Err(e) = self.writer.write(&r) {
-            tracing::error!("{}: cannot record: {e}", self.setup.recording.display());
-        }
+        self.writer.write(&r);
     }
 
+    /// Writes the journal. While the disk fails, records are held (and the error
+    /// said once a minute); when it works again they are written, and a fresh dump
+    /// is asked for, so that the journal is back in step even if some were dropped.
     fn flush(&mut self) {
-        if let Err(e) = self.writer.flush() {
-            tracing::error!("{}: cannot write: {e}", self.setup.recording.display());
+        match self.writer.flush() {
+            Flushed::Written => {}
+            Flushed::Failing(e) => {
+                if let Some(n) = self.write_errors.allow() {
+                    tracing::error!(
+                        "{}: cannot write: {e}{}; the game goes on and is published",
+                        self.setup.recording.display(),
+                        more(n)
+                    );
+                }
+            }
+            Flushed::Recovered { dropped } => {
+                self.write_errors.reset();
+                tracing::warn!(
+                    "{}: written again ({dropped} records lost); asking the board for a fresh dump",
+                    self.setup.recording.display()
+                );
+                self.dump_asked = None;
+                self.resync_journal = true;
+            }
         }
     }
 
@@ -227,6 +311,10 @@ impl BoardTask {
     /// The snapshot D-Bus shows.
     pub fn snapshot(&self) -> Snapshot {
         let game = self.core.game();
+        let default = board_tags(&self.setup);
+        let tags = game
+            .and_then(|g| self.roster.tags_of(g.number))
+            .unwrap_or(&default);
         let (white, black, running) = self.core.clock().unwrap_or((0, 0, "none"));
         let status = match game {
             _ if !self.connected => "disconnected",
@@ -245,7 +333,12 @@ impl BoardTask {
             moves: game
                 .map(|g| g.moves.iter().map(|m| m.san.clone()).collect())
                 .unwrap_or_default(),
-            pgn: game.map(|g| game_pgn(g, &self.setup.tags)).unwrap_or_default(),
+            pgn: game
+                .map(|g| match self.roster.pgn_of(g.number) {
+                    Some(p) if !p.is_empty() => p.to_string(),
+                    _ => game_pgn(g, &tags.tags),
+                })
+                .unwrap_or_default(),
             last_move: game
                 .and_then(|g| g.moves.last())
                 .map(|m| m.uci.clone())
@@ -266,6 +359,12 @@ impl BoardTask {
                 .irregularity()
                 .map(|k| k.name().to_string())
                 .unwrap_or_default(),
+            event: tags.tags.event.clone(),
+            round: tags.round.to_string(),
+            board_number: tags.board,
+            white: tags.tags.white.clone(),
+            black: tags.tags.black.clone(),
+            time_control: self.time_control.clone(),
         }
     }
 
@@ -285,19 +384,25 @@ impl BoardTask {
                 });
             }
         }
+        // Every game's file, the current one's and any that just ended; the tags
+        // of a game seen for the first time go to the journal at once.
+        let default = board_tags(&self.setup);
+        let current = self.core.game().map(|g| g.number);
+        let (notes, files) = self.roster.update(self.core.games(), current, &default);
+        if !notes.is_empty() {
+            let t = self.now_us();
+            for n in notes {
+                self.record(t, RecordKind::Note(n));
+            }
+            self.flush();
+        }
         let snap = self.snapshot();
         if snap != self.publisher.current() || !events.is_empty() {
-            self.publisher.publish(snap.clone(), &events).await;
+            self.publisher.publish(snap, &events).await;
         }
-        if snap.pgn != self.last_pgn && !snap.pgn.is_empty() {
-            self.last_pgn = snap.pgn.clone();
-            if let Some(live) = &self.live {
-                let _ = live
-                    .send(LiveGame {
-                        board: self.setup.number,
-                        pgn: snap.pgn,
-                    })
-                    .await;
+        if let Some(live) = &self.live {
+            for m in files {
+                let _ = live.send(m).await;
             }
         }
     }
@@ -324,9 +429,7 @@ impl BoardTask {
                 }
                 Decoded::Skipped(s) => {
                     tracing::warn!(board = %self.setup.id, "line fault: {s}; asking for the board");
-                    if let Err(e) = self.writer.comment(&format!("line fault: {s}")) {
-                        tracing::error!("{}: cannot record: {e}", self.setup.recording.display());
-                    }
+                    self.writer.comment(&format!("line fault: {s}"));
                     // The bytes lost may have been the dump asked for: ask again
                     // soon (not for every skipped byte of a burst).
                     if self
@@ -354,7 +457,8 @@ impl BoardTask {
         let again = self.ask_again_us();
         let due = |asked: Option<u64>| asked.is_none_or(|a| t >= a + again);
         let shown = self.core.moves_shown();
-        if shown != self.checked_shown || (self.core.wants_dump() && due(self.dump_asked)) {
+        let resync = std::mem::take(&mut self.resync_journal);
+        if resync || shown != self.checked_shown || (self.core.wants_dump() && due(self.dump_asked)) {
             self.checked_shown = shown;
             self.dump_asked = Some(t);
             self.send(HostCommand::SendBoard).await;
@@ -406,6 +510,8 @@ impl BoardTask {
                         args: args.iter().map(ToString::to_string).collect(),
                     },
                 );
+                self.core.arbiter_call(method, args, t);
+                tracing::info!(board = %self.setup.id, "arbiter: {}", crate::log::clip_to(&cmd_text(&cmd), 200));
             }
             Err(e) => {
                 let (method, _) = cmd.record();
@@ -435,9 +541,24 @@ impl BoardTask {
             Command::NewGame(_) | Command::SetPosition(_) | Command::Reinstate(_) | Command::SetResult(_) => {
                 Ok(())
             }
+            Command::SetPlayers(white, black) => {
+                for name in [&white, &black] {
+                    if name.chars().count() > 200 || name.chars().any(char::is_control) {
+                        return Err(BusError::InvalidArgument(format!(
+                            "`{}`: a player's name is one line of at most 200 characters",
+                            crate::log::clip_to(name, 40)
+                        )));
+                    }
+                }
+                let default = board_tags(&self.setup);
+                self.roster
+                    .set_players(self.core.game(), &white, &black, &default);
+                Ok(())
+            }
             Command::SetTimeControl(spec) => {
                 let time = parse_time_control(&spec).map_err(BusError::InvalidArgument)?;
                 self.connected_or()?;
+                self.time_control = pgn_time_control(time);
                 let hms = Hms::from_time(time);
                 let flags = RunFlags {
                     left_runs: false,
@@ -531,6 +652,7 @@ impl BoardTask {
                             self.connected = false;
                             self.record(t, RecordKind::Note(format!("disconnected: {why}")));
                         }
+                        Input::Reload(update) => self.reload(update),
                         Input::Command((cmd, reply)) => {
                             let r = self.command(cmd).await;
                             let _ = reply.send(r);
@@ -609,6 +731,36 @@ fn parse_time_control(spec: &str) -> Result<ClockTime, String> {
         }
     };
     t.ok_or_else(bad)
+}
+
+/// The round, board number and players games starting now take.
+fn board_tags(setup: &BoardSetup) -> GameTags {
+    GameTags {
+        round: setup.round,
+        board: setup.number,
+        tags: setup.tags.clone(),
+    }
+}
+
+/// A time control in PGN syntax (the `TimeControl` tag): seconds.
+fn pgn_time_control(t: ClockTime) -> String {
+    (t.millis() / 1000).to_string()
+}
+
+/// A call as the log shows it: `Method arg arg`.
+fn cmd_text(cmd: &Command) -> String {
+    let (method, args) = cmd.record();
+    let args: Vec<String> = args.iter().map(ToString::to_string).collect();
+    format!("{method} {}", args.join(" "))
+}
+
+/// What a board's task is told when the configuration is read again.
+#[derive(Debug, Clone)]
+pub struct BoardUpdate {
+    pub round: u32,
+    pub number: u32,
+    pub tags: Tags,
+    pub by_serial: Vec<config::Board>,
 }
 
 /// Today's date for PGN (`YYYY.MM.DD`).

@@ -20,11 +20,11 @@ use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
-use super::board::{BoardSetup, BoardTask, Tapped};
+use super::board::{BoardSetup, BoardTask, BoardUpdate, Tapped};
 use super::config::{self, Config};
 use super::{DaemonError, Input, device};
 use crate::bus::{self, Board1, Publisher, Request, Snapshot};
-use crate::output::live::LiveGame;
+use crate::output::live::LiveMsg;
 use crate::output::replay::Tags;
 use crate::protocol::ClockSide;
 
@@ -44,14 +44,17 @@ struct Slot {
     /// The device the board's line opens; changed when the board comes back elsewhere.
     device: watch::Sender<PathBuf>,
     snapshot: watch::Receiver<Snapshot>,
+    /// The board's task (told of a new configuration).
+    input: mpsc::Sender<Input>,
 }
 
 pub(crate) struct Hub {
     config: Config,
     connection: Option<zbus::Connection>,
-    live: mpsc::Sender<LiveGame>,
+    live: mpsc::Sender<LiveMsg>,
     tap: broadcast::Sender<Tapped>,
     stop: watch::Receiver<bool>,
+    reload: mpsc::Receiver<Config>,
     date: String,
     slots: Vec<Slot>,
     tasks: Vec<JoinHandle<()>>,
@@ -62,9 +65,10 @@ impl Hub {
     pub(crate) fn new(
         config: Config,
         connection: Option<zbus::Connection>,
-        live: mpsc::Sender<LiveGame>,
+        live: mpsc::Sender<LiveMsg>,
         tap: broadcast::Sender<Tapped>,
         stop: watch::Receiver<bool>,
+        reload: mpsc::Receiver<Config>,
         list: watch::Sender<Vec<BoardRef>>,
     ) -> Hub {
         Hub {
@@ -73,6 +77,7 @@ impl Hub {
             live,
             tap,
             stop,
+            reload,
             date: super::board::pgn_date(),
             slots: Vec::new(),
             tasks: Vec::new(),
@@ -109,16 +114,13 @@ impl Hub {
                 .find(|c| self.slots.iter().all(|s| &s.id != c))
                 .unwrap_or(base);
         }
-        let entry = self.config.board(serial, &device);
-        let number = entry.map_or_else(|| self.free_number(), |b| b.number);
-        let tags = Tags {
-            event: self.config.event.clone().unwrap_or_else(|| "?".into()),
-            site: self.config.site.clone().unwrap_or_else(|| "?".into()),
-            date: self.date.clone(),
-            round: format!("{}.{number}", self.config.round()),
-            white: entry.and_then(|b| b.white.clone()).unwrap_or_else(|| "?".into()),
-            black: entry.and_then(|b| b.black.clone()).unwrap_or_else(|| "?".into()),
-        };
+        let fallback = self.free_number();
+        let BoardUpdate {
+            round,
+            number,
+            tags,
+            by_serial,
+        } = self.board_update(serial, &device, fallback);
         let white_side = match self.config.clock.white {
             config::WhiteSide::Auto => None,
             config::WhiteSide::Left => Some(ClockSide::Left),
@@ -128,6 +130,7 @@ impl Hub {
             id: id.clone(),
             device: device.clone(),
             number,
+            round,
             tags,
             rules: self.config.rules.core_config(),
             white_side,
@@ -136,15 +139,10 @@ impl Hub {
                 .state_dir()
                 .join("recordings")
                 .join(format!("{id}.esl")),
-            by_serial: self
-                .config
-                .boards
-                .iter()
-                .filter(|b| b.serial.is_some())
-                .cloned()
-                .collect(),
+            by_serial,
         };
         let (input_tx, input_rx) = mpsc::channel::<Input>(256);
+        let input_tx_keep = input_tx.clone();
         let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>(64);
         let (snap_tx, snap_rx) = watch::channel(Snapshot::default());
         let object_path = bus::board_path(&id);
@@ -196,6 +194,7 @@ impl Hub {
             number,
             device: device_tx,
             snapshot: snap_rx.clone(),
+            input: input_tx_keep,
         });
         self.list.send_modify(|l| {
             l.push(BoardRef {
@@ -205,6 +204,62 @@ impl Hub {
             })
         });
         Ok(())
+    }
+
+    /// What the configuration says of the board with `serial` on `device`: its
+    /// round, number (`fallback` when no entry names it) and players.
+    fn board_update(&self, serial: Option<&str>, device: &Path, fallback: u32) -> BoardUpdate {
+        let entry = self.config.board(serial, device);
+        let number = entry.map_or(fallback, |b| b.number);
+        let round = self.config.round();
+        BoardUpdate {
+            round,
+            number,
+            tags: Tags {
+                event: self.config.event.clone().unwrap_or_else(|| "?".into()),
+                site: self.config.site.clone().unwrap_or_else(|| "?".into()),
+                date: self.date.clone(),
+                round: format!("{round}.{number}"),
+                white: entry.and_then(|b| b.white.clone()).unwrap_or_else(|| "?".into()),
+                black: entry.and_then(|b| b.black.clone()).unwrap_or_else(|| "?".into()),
+            },
+            by_serial: self
+                .config
+                .boards
+                .iter()
+                .filter(|b| b.serial.is_some())
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// The configuration was read again: every board is told its round, number
+    /// and players for the games that start from now on; devices newly listed
+    /// are bridged. (The folders, the rules and the bus stay as they started.)
+    async fn reconfigure(&mut self, config: Config) {
+        let devices = super::devices(&[], &config);
+        self.config = config;
+        self.date = super::board::pgn_date();
+        for i in 0..self.slots.len() {
+            let (serial, device, number) = {
+                let s = &self.slots[i];
+                let snap = s.snapshot.borrow();
+                (snap.serial_number.clone(), s.device.borrow().clone(), s.number)
+            };
+            let serial = (!serial.is_empty()).then_some(serial);
+            let update = self.board_update(serial.as_deref(), &device, number);
+            self.slots[i].number = update.number;
+            let _ = self.slots[i].input.send(Input::Reload(update)).await;
+        }
+        for d in devices {
+            if !self.slots.iter().any(|s| *s.device.borrow() == d) {
+                tracing::info!("{}: listed in the configuration now: bridging it", d.display());
+                if let Err(e) = self.add(d.clone(), None).await {
+                    tracing::error!("{}: cannot bridge it: {e}", d.display());
+                }
+            }
+        }
+        tracing::info!("configuration read again: round {}", self.config.round());
     }
 
     /// A device that appeared in the watched directory.
@@ -249,7 +304,8 @@ impl Hub {
     /// Runs until stop: takes boards appearing in `dir` (when given), then waits
     /// for every board's task to flush and end.
     pub(crate) async fn run(mut self, dir: Option<PathBuf>) {
-        let (found_tx, mut found) = mpsc::channel::<PathBuf>(16);
+        let (found_tx, found) = mpsc::channel::<PathBuf>(16);
+        let mut found = Some(found);
         let watcher = dir.map(|d| {
             tokio::spawn(async move {
                 if let Err(e) = watch_dir(&d, found_tx).await {
@@ -259,10 +315,20 @@ impl Hub {
         });
         let mut stop = self.stop.clone();
         loop {
+            let next_found = async {
+                match &mut found {
+                    Some(f) => f.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
-                p = found.recv() => match p {
+                p = next_found => match p {
                     Some(p) => self.appeared(p).await,
                     // No watcher (or it failed): nothing more to take.
+                    None => found = None,
+                },
+                c = self.reload.recv() => match c {
+                    Some(c) => self.reconfigure(c).await,
                     None => { let _ = stop.changed().await; break; }
                 },
                 _ = stop.changed() => break,

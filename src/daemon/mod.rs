@@ -12,6 +12,8 @@ pub mod config;
 pub mod device;
 pub mod hub;
 pub mod notify;
+pub mod roster;
+pub mod throttle;
 
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -33,6 +35,8 @@ pub const DEVICE_DIR: &str = "/dev/eboard";
 pub enum Input {
     Device(DeviceEvent),
     Command(Request),
+    /// The configuration was read again.
+    Reload(board::BoardUpdate),
 }
 
 /// Which bus to publish on.
@@ -45,7 +49,39 @@ pub enum BusChoice {
     Address(String),
 }
 
+/// Connects to the bus chosen, serving the `ObjectManager`.
+async fn connect(bus: &BusChoice) -> zbus::Result<zbus::Connection> {
+    let builder = match bus {
+        BusChoice::System | BusChoice::None => zbus::connection::Builder::system()?,
+        BusChoice::Session => zbus::connection::Builder::session()?,
+        BusChoice::Address(a) => zbus::connection::Builder::address(a.as_str())?,
+    };
+    builder
+        .serve_at(bus::ROOT_PATH, zbus::fdo::ObjectManager)?
+        .build()
+        .await
+}
+
 impl BusChoice {
+    /// The bus, for messages: which one and where it is looked for.
+    pub fn describe(&self) -> String {
+        let env = |var: &str, default: &str| {
+            std::env::var(var).unwrap_or_else(|_| format!("{default} ({var} not set)"))
+        };
+        match self {
+            BusChoice::System => format!(
+                "system bus at {}",
+                env("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=/run/dbus/system_bus_socket")
+            ),
+            BusChoice::Session => format!(
+                "session bus at {}",
+                env("DBUS_SESSION_BUS_ADDRESS", "no address")
+            ),
+            BusChoice::Address(a) => format!("bus at {a}"),
+            BusChoice::None => "no bus".into(),
+        }
+    }
+
     /// The system bus under systemd (`$INVOCATION_ID` set), else the session bus.
     pub fn default_for_environment() -> BusChoice {
         if std::env::var_os("INVOCATION_ID").is_some() {
@@ -64,8 +100,14 @@ pub enum DaemonError {
         "no boards: give --device PATH, list `devices` in the configuration, or have the udev rules make {0} (its parent folder does not exist)"
     )]
     NoDevices(PathBuf),
+    #[error(
+        "D-Bus: cannot publish on the {bus}: {source}; start that bus, choose another with --bus, or run with --bus none to bridge without D-Bus"
+    )]
+    Bus { bus: String, source: zbus::Error },
     #[error("D-Bus: {0}")]
-    Bus(#[from] zbus::Error),
+    Serve(#[from] zbus::Error),
+    #[error("cannot watch for SIGTERM and SIGHUP: {0}")]
+    Signal(std::io::Error),
     #[error("D-Bus: cannot take the name org.eboardbridge: {0} (is another eboard-bridge running?)")]
     Name(zbus::Error),
     #[error("board {0}: {1}")]
@@ -80,13 +122,16 @@ pub struct Daemon {
     pub connection: Option<zbus::Connection>,
     boards: watch::Receiver<Vec<BoardRef>>,
     tap: broadcast::Sender<Tapped>,
+    reload: mpsc::Sender<Config>,
 }
 
-/// The devices named on the command line and in the configuration. None means the
-/// daemon watches the device directory instead.
+/// The devices named on the command line and in the configuration (`devices`, and
+/// every `[[board]]` entry's `device`). None means the daemon watches the device
+/// directory instead.
 pub fn devices(given: &[PathBuf], config: &Config) -> Vec<PathBuf> {
     let mut all: Vec<PathBuf> = Vec::new();
-    for d in given.iter().chain(&config.devices) {
+    let entries = config.boards.iter().filter_map(|b| b.device.as_ref());
+    for d in given.iter().chain(&config.devices).chain(entries) {
         if !all.contains(d) {
             all.push(d.clone());
         }
@@ -109,32 +154,30 @@ impl Daemon {
         }
         let connection = match &bus {
             BusChoice::None => None,
-            BusChoice::System => Some(zbus::connection::Builder::system()?),
-            BusChoice::Session => Some(zbus::connection::Builder::session()?),
-            BusChoice::Address(a) => Some(zbus::connection::Builder::address(a.as_str())?),
-        };
-        let connection = match connection {
-            Some(b) => Some(
-                b.serve_at(bus::ROOT_PATH, zbus::fdo::ObjectManager)?
-                    .build()
-                    .await?,
-            ),
-            None => None,
+            b => Some(connect(b).await.map_err(|source| DaemonError::Bus {
+                bus: b.describe(),
+                source,
+            })?),
         };
         let (stop, stop_rx) = watch::channel(false);
         let (live_tx, live_rx) = mpsc::channel(64);
-        let live = tokio::spawn(crate::output::live::run(
-            config.output_dir(),
-            config.round(),
-            live_rx,
-        ));
+        let live = tokio::spawn(crate::output::live::run(config.output_dir(), live_rx));
+        let (reload, reload_rx) = mpsc::channel(4);
         let (tap, _) = broadcast::channel(1024);
         let (list_tx, boards) = watch::channel(Vec::new());
         let initial = match &watched {
             Some(dir) => hub::entries(dir),
             None => devices,
         };
-        let mut hub = Hub::new(config, connection.clone(), live_tx, tap.clone(), stop_rx, list_tx);
+        let mut hub = Hub::new(
+            config,
+            connection.clone(),
+            live_tx,
+            tap.clone(),
+            stop_rx,
+            reload_rx,
+            list_tx,
+        );
         let mut failed = None;
         for path in initial {
             if let Err(e) = hub.add(path, None).await {
@@ -167,7 +210,14 @@ impl Daemon {
             connection,
             boards,
             tap,
+            reload,
         })
+    }
+
+    /// The configuration read again (SIGHUP): each board's round, number and
+    /// players for the games that start from now on; devices newly listed.
+    pub async fn reload(&self, config: Config) {
+        let _ = self.reload.send(config).await;
     }
 
     /// The boards: (id, object path, snapshot), in the order they came.
@@ -202,8 +252,22 @@ impl Daemon {
     }
 }
 
-/// Runs until SIGTERM or SIGINT: readiness and watchdog for systemd.
-pub async fn run(devices: Vec<PathBuf>, config: Config, bus: BusChoice) -> Result<(), DaemonError> {
+/// Runs until SIGTERM or SIGINT: readiness and watchdog for systemd. SIGHUP reads
+/// the configuration again (`config_file`, else the default file): rounds and
+/// players change for the games that start from then on.
+pub async fn run(
+    devices: Vec<PathBuf>,
+    config: Config,
+    config_file: Option<PathBuf>,
+    bus: BusChoice,
+) -> Result<(), DaemonError> {
+    use tokio::signal::unix::{SignalKind, signal};
+    // A file size limit reached (RLIMIT_FSIZE) fails the write like a full disk:
+    // its signal must not kill the daemon. Handled, it is ignored.
+    const SIGXFSZ: i32 = 25;
+    let _xfsz = signal(SignalKind::from_raw(SIGXFSZ)).map_err(DaemonError::Signal)?;
+    let mut term = signal(SignalKind::terminate()).map_err(DaemonError::Signal)?;
+    let mut hup = signal(SignalKind::hangup()).map_err(DaemonError::Signal)?;
     let bus_name = match &bus {
         BusChoice::None => "no bus".to_string(),
         b => format!("{b:?} bus as {}", bus::BUS_NAME).to_lowercase(),
@@ -223,14 +287,20 @@ pub async fn run(devices: Vec<PathBuf>, config: Config, bus: BusChoice) -> Resul
         None => tracing::info!("bridging {count} board(s), {bus_name}"),
     }
     notify::notify(&format!("READY=1\nSTATUS=bridging {count} board(s)"));
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(|e| DaemonError::Bus(zbus::Error::InputOutput(e.into())))?;
     let watchdog = notify::watchdog_interval();
     let mut tick = tokio::time::interval(watchdog.map_or(std::time::Duration::from_secs(3600), |w| w / 2));
     loop {
         tokio::select! {
             _ = term.recv() => break,
             _ = tokio::signal::ctrl_c() => break,
+            _ = hup.recv() => {
+                notify::notify("RELOADING=1");
+                match Config::load(config_file.as_deref()) {
+                    Ok(c) => daemon.reload(c).await,
+                    Err(e) => tracing::error!("SIGHUP: configuration not read again, the one running stays: {e}"),
+                }
+                notify::notify("READY=1");
+            }
             _ = tick.tick() => if watchdog.is_some() { notify::notify("WATCHDOG=1") },
         }
     }

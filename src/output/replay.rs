@@ -61,6 +61,7 @@ pub fn feed_step(core: &mut Core, step: &crate::log::Step) {
             if let Ok(Some(d)) = crate::rules::Decision::from_record(method, &values) {
                 let _ = core.arbiter(&d, t);
             }
+            core.arbiter_call(method, values, t);
         }
         Played::Host(_) | Played::Note(_) => {}
     }
@@ -93,7 +94,7 @@ pub fn clk(ms: u64) -> String {
 }
 
 /// The seven tag roster's values for one game (the rest of the tags come from it).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Tags {
     pub event: String,
     pub site: String,
@@ -322,6 +323,10 @@ pub fn text(events: &[Event]) -> String {
                 if *count_met { ", the move count is met" } else { "" }
             ),
             EventKind::GameEnd { result, termination } => format!("game ends {result} ({termination})"),
+            EventKind::Arbiter { method, args } => {
+                let args: Vec<String> = args.iter().map(ToString::to_string).collect();
+                format!("arbiter: {method} {}", args.join(" "))
+            }
         };
         let _ = writeln!(s, "{:>9.3}  {what}", e.t);
     }

@@ -91,10 +91,30 @@ pub fn parse_start(fen: &str) -> Result<(Chess, CastlingMode), String> {
 }
 
 impl Core {
+    /// Reports an accepted arbiter call (an `arbiter` event), whatever it changes:
+    /// the daemon and `replay` call it for every `arbiter` record.
+    pub fn arbiter_call(&mut self, method: &str, args: Vec<Value>, t_us: u64) {
+        self.advance(t_us);
+        self.emit(
+            t_us,
+            super::EventKind::Arbiter {
+                method: method.to_string(),
+                args,
+            },
+        );
+    }
+
     /// Applies an arbiter's decision at `t_us`. A refused decision changes nothing.
+    ///
+    /// - `NewGame`: a new game; one under way with moves ends `*` (`abandoned`) and
+    ///   is kept.
+    /// - `SetPosition`: the game goes on from the position given. A position of the
+    ///   game itself (7.5.1, the position before an irregularity) takes the game
+    ///   back to it; any other starts a game from it, the one under way kept as
+    ///   for `NewGame`. An empty FEN is refused (it would be `NewGame`).
     pub fn arbiter(&mut self, decision: &Decision, t_us: u64) -> Result<(), Refused> {
         match decision {
-            Decision::NewGame(fen) | Decision::SetPosition(fen) => {
+            Decision::NewGame(fen) => {
                 let (pos, mode) = if fen.trim().is_empty() {
                     (Chess::default(), CastlingMode::Standard)
                 } else {
@@ -102,6 +122,30 @@ impl Core {
                 };
                 self.arbiter_new_game(pos, mode, t_us);
                 Ok(())
+            }
+            Decision::SetPosition(fen) => {
+                if fen.trim().is_empty() {
+                    return Err(Refused::InvalidArgument(
+                        "SetPosition needs a FEN (NewGame \"\" starts a game from the standard position)".into(),
+                    ));
+                }
+                let (pos, mode) = parse_start(fen.trim()).map_err(Refused::InvalidArgument)?;
+                let earlier = self.game.as_ref().and_then(|g| {
+                    let wanted = super::game_fen(&pos);
+                    let strip = |f: &str| f.rsplitn(3, ' ').nth(2).map(str::to_string);
+                    g.positions
+                        .iter()
+                        .rposition(|p| strip(&super::game_fen(p)) == strip(&wanted))
+                });
+                match earlier {
+                    Some(ply) => self
+                        .arbiter_reinstate(ply, t_us)
+                        .map_err(Refused::NoGame),
+                    None => {
+                        self.arbiter_new_game(pos, mode, t_us);
+                        Ok(())
+                    }
+                }
             }
             Decision::Reinstate(ply) => self
                 .arbiter_reinstate(*ply as usize, t_us)

@@ -152,6 +152,11 @@ pub enum EventKind {
         result: &'static str,
         termination: &'static str,
     },
+    /// An arbiter's call was accepted (the sensor log's `arbiter` record).
+    Arbiter {
+        method: String,
+        args: Vec<serde_json::Value>,
+    },
 }
 
 impl EventKind {
@@ -171,6 +176,7 @@ impl EventKind {
             EventKind::DrawClaimable { .. } => "draw_claimable",
             EventKind::Flag { .. } => "flag",
             EventKind::GameEnd { .. } => "game_end",
+            EventKind::Arbiter { .. } => "arbiter",
         }
     }
 }

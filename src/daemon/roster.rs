@@ -1,0 +1,239 @@
+//! Which round, board number and players each game of a board belongs to, and
+//! which broadcast file it goes to.
+//!
+//! - A game takes the round and players the board has when the game is first
+//!   seen, and keeps them: a new round (SIGHUP) or other players in the
+//!   configuration apply to the games that start after it. A game with no move
+//!   and no result yet has not begun: it takes the new round and players.
+//! - `SetPlayers` names the players of the game under way, or, with none under
+//!   way, of the next game to start.
+//! - The tags are journaled (a `note tags {...}` in the board's recording, after
+//!   the records that started the game), so that a resumed game keeps its round
+//!   and players whatever the configuration says after the restart.
+//! - Every game has a file of its own (`output::live::GameKey`); a game with no
+//!   move and no result that is replaced gives its place to the next.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::output::live::{GameKey, LiveMsg};
+use crate::output::replay::{Tags, game_pgn};
+use crate::rules::Game;
+
+/// A game's round, board number and PGN tags.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GameTags {
+    pub round: u32,
+    pub board: u32,
+    pub tags: Tags,
+}
+
+/// The prefix of the journal notes that hold a game's tags.
+pub const NOTE_PREFIX: &str = "tags ";
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Note {
+    game: u32,
+    #[serde(flatten)]
+    tags: GameTags,
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    tags: GameTags,
+    /// The journal holds these tags.
+    noted: bool,
+    /// Has a move or a result: it keeps its file.
+    counts: bool,
+    key: Option<GameKey>,
+    pgn: String,
+}
+
+/// A game that has begun: a move made, or a result given.
+pub fn has_begun(g: &Game) -> bool {
+    g.ply() > 0 || g.result.is_some_and(|(r, _)| r != "*")
+}
+
+#[derive(Debug, Default)]
+pub struct Roster {
+    games: BTreeMap<u32, Entry>,
+    /// Players named with no game under way: (the number of the game then
+    /// current, or 0), white, black; for the first game after it.
+    next_players: Option<(u32, String, String)>,
+    /// Games up to this number are over and published for good.
+    final_upto: u32,
+    /// Which game each file holds.
+    published: BTreeMap<GameKey, u32>,
+}
+
+impl Roster {
+    /// A journal note read back on resume: the tags of the game it names.
+    /// False when the note is not a tags note.
+    pub fn apply_note(&mut self, text: &str) -> bool {
+        let Some(json) = text.strip_prefix(NOTE_PREFIX) else {
+            return false;
+        };
+        let Ok(note) = serde_json::from_str::<Note>(json) else {
+            tracing::warn!("a tags note that does not read: {}", crate::log::clip_to(json, 100));
+            return true;
+        };
+        if self
+            .next_players
+            .as_ref()
+            .is_some_and(|(after, _, _)| note.game > *after)
+        {
+            self.next_players = None;
+        }
+        self.games.insert(
+            note.game,
+            Entry {
+                tags: note.tags,
+                noted: true,
+                counts: false,
+                key: None,
+                pgn: String::new(),
+            },
+        );
+        true
+    }
+
+    /// The tags of game `n`, fixed now if it had none.
+    fn entry(&mut self, n: u32, default: &GameTags) -> &mut Entry {
+        let next = &mut self.next_players;
+        self.games.entry(n).or_insert_with(|| {
+            let mut tags = default.clone();
+            if let Some((_, w, b)) = next.take_if(|(after, _, _)| n > *after) {
+                tags.tags.white = w;
+                tags.tags.black = b;
+            }
+            Entry {
+                tags,
+                noted: false,
+                counts: false,
+                key: None,
+                pgn: String::new(),
+            }
+        })
+    }
+
+    /// `SetPlayers`: the players of the game under way (`current`, when it is not
+    /// over), else of the next game.
+    pub fn set_players(&mut self, current: Option<&Game>, white: &str, black: &str, default: &GameTags) {
+        match current {
+            Some(g) if !g.is_over() => {
+                let e = self.entry(g.number, default);
+                if e.tags.tags.white != white || e.tags.tags.black != black {
+                    e.tags.tags.white = white.to_string();
+                    e.tags.tags.black = black.to_string();
+                    e.noted = false;
+                }
+            }
+            _ => {
+                self.next_players = Some((
+                    current.map_or(0, |g| g.number),
+                    white.to_string(),
+                    black.to_string(),
+                ))
+            }
+        }
+    }
+
+    /// The board's round or players changed: a game that has not begun takes them.
+    pub fn retag_unbegun(&mut self, current: Option<&Game>, default: &GameTags) {
+        let Some(g) = current.filter(|g| !has_begun(g)) else {
+            return;
+        };
+        if let Some(e) = self.games.get_mut(&g.number) {
+            if e.tags != *default {
+                e.tags = default.clone();
+                e.noted = false;
+            }
+        }
+    }
+
+    /// Everything resumed from the journal is noted there already.
+    pub fn all_noted(&mut self) {
+        for e in self.games.values_mut() {
+            e.noted = true;
+        }
+    }
+
+    pub fn tags_of(&self, n: u32) -> Option<&GameTags> {
+        self.games.get(&n).map(|e| &e.tags)
+    }
+
+    /// The PGN last published for game `n`.
+    pub fn pgn_of(&self, n: u32) -> Option<&str> {
+        self.games.get(&n).map(|e| e.pgn.as_str())
+    }
+
+    /// Brings the files in step with the games (`games`: every game of the board,
+    /// the current one last). Returns the tags notes to journal and the changes
+    /// for the broadcast folder.
+    pub fn update<'a>(
+        &mut self,
+        games: impl Iterator<Item = &'a Game>,
+        current: Option<u32>,
+        default: &GameTags,
+    ) -> (Vec<String>, Vec<LiveMsg>) {
+        let mut notes = Vec::new();
+        let mut live = Vec::new();
+        let upto = self.final_upto;
+        for g in games.filter(|g| g.number > upto) {
+            let n = g.number;
+            let is_current = current == Some(n);
+            let begun = has_begun(g);
+            let e = self.entry(n, default);
+            e.counts = begun;
+            if !e.noted {
+                e.noted = true;
+                let note = Note {
+                    game: n,
+                    tags: e.tags.clone(),
+                };
+                notes.push(format!(
+                    "{NOTE_PREFIX}{}",
+                    serde_json::to_string(&note).unwrap_or_default()
+                ));
+            }
+            let (round, board) = (e.tags.round, e.tags.board);
+            let index = 1 + self
+                .games
+                .range(..n)
+                .filter(|(_, o)| o.counts && o.tags.round == round && o.tags.board == board)
+                .count() as u32;
+            let key = GameKey { round, board, index };
+            let Some(e) = self.games.get_mut(&n) else { continue };
+            let old = e.key.replace(key);
+            if let Some(old) = old.filter(|o| *o != key) {
+                if self.published.get(&old) == Some(&n) {
+                    self.published.remove(&old);
+                    live.push(LiveMsg::Withdraw(old));
+                }
+            }
+            if !is_current {
+                self.final_upto = n;
+                if !begun {
+                    // Replaced before it began: its place goes to the next game.
+                    if self.published.get(&key) == Some(&n) {
+                        self.published.remove(&key);
+                        live.push(LiveMsg::Withdraw(key));
+                    }
+                    continue;
+                }
+            }
+            let pgn = game_pgn(g, &e.tags.tags);
+            if pgn != e.pgn || old != Some(key) {
+                e.pgn = pgn.clone();
+                self.published.insert(key, n);
+                live.push(LiveMsg::Game {
+                    key,
+                    plies: g.ply(),
+                    pgn,
+                });
+            }
+        }
+        (notes, live)
+    }
+}
