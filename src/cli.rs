@@ -188,7 +188,12 @@ fn run(devices: &[PathBuf], config_file: Option<&Path>, bus: Option<Bus>) -> Exi
     let Some(rt) = runtime() else {
         return ExitCode::FAILURE;
     };
-    match rt.block_on(daemon::run(devices, config, config_file.map(Path::to_path_buf), bus)) {
+    match rt.block_on(daemon::run(
+        devices,
+        config,
+        config_file.map(Path::to_path_buf),
+        bus,
+    )) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("eboard-bridge: {e}");

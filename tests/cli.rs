@@ -287,7 +287,14 @@ fn a_bus_that_is_not_there_is_named_with_the_way_out() {
     let cfg = folders(dir.path(), "");
     let address = format!("unix:path={}", dir.path().join("no-bus").display());
     let out = bin()
-        .args(["run", "--bus", "session", "--device", "/dev/nonexistent-board", "--config"])
+        .args([
+            "run",
+            "--bus",
+            "session",
+            "--device",
+            "/dev/nonexistent-board",
+            "--config",
+        ])
         .arg(&cfg)
         .env("DBUS_SESSION_BUS_ADDRESS", &address)
         .output()

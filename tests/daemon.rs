@@ -631,3 +631,303 @@ async fn resume_from(
     wait_for("the recorded moves", 10, || snap.borrow().moves.len() == moves).await;
     (daemon, snap)
 }
+
+/// A tag's value in a PGN file ("" while the file or the tag is missing).
+fn tag_in(path: &Path, tag: &str) -> String {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| {
+            let start = format!("[{tag} \"");
+            t.lines()
+                .find_map(|l| l.strip_prefix(start.as_str()).and_then(|r| r.strip_suffix("\"]")))
+                .map(str::to_string)
+        })
+        .unwrap_or_default()
+}
+
+/// A daemon process, killed however the test ends.
+struct Running(std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The real binary on the bus at `address` (`--bus session`), or on none.
+fn start_binary(cfg: &Path, link: &Path, address: Option<&str>) -> Running {
+    let mut cmd = std::process::Command::new(bin());
+    cmd.args([
+        "run",
+        "--bus",
+        if address.is_some() { "session" } else { "none" },
+        "--config",
+    ])
+    .arg(cfg)
+    .arg("--device")
+    .arg(link);
+    if let Some(a) = address {
+        cmd.env("DBUS_SESSION_BUS_ADDRESS", a);
+    }
+    // Its log goes through this process (a file size limit set on the daemon
+    // must not cut its own log short).
+    let mut child = cmd.stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::stderr()));
+    Running(child)
+}
+
+fn signal(Running(child): &mut Running, how: &str) {
+    std::process::Command::new("kill")
+        .arg(format!("-{how}"))
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    if how != "HUP" {
+        child.wait().unwrap();
+    }
+}
+
+/// Waits until `property` of board0 reads `want` (as its D-Bus value's text).
+async fn property_is(address: &str, property: &str, want: &str) {
+    let client = zbus::connection::Builder::address(address)
+        .unwrap()
+        .build()
+        .await
+        .unwrap();
+    let mut last = String::new();
+    let second = Duration::from_secs(1);
+    for _ in 0..200 {
+        let proxy = zbus::proxy::Builder::<zbus::Proxy>::new(&client)
+            .destination(BUS_NAME)
+            .and_then(|b| b.path("/org/eboardbridge/board/board0"))
+            .and_then(|b| b.interface(BOARD_INTERFACE))
+            .map(|b| b.cache_properties(zbus::proxy::CacheProperties::No));
+        if let Ok(Ok(p)) = tokio::time::timeout(second, proxy.unwrap().build()).await {
+            if let Ok(Ok(v)) =
+                tokio::time::timeout(second, p.get_property::<zbus::zvariant::OwnedValue>(property)).await
+            {
+                last = if let Ok(s) = v.downcast_ref::<zbus::zvariant::Str>() {
+                    s.to_string()
+                } else if let Ok(b) = v.downcast_ref::<bool>() {
+                    b.to_string()
+                } else {
+                    format!("{v:?}")
+                };
+                if last == want {
+                    return;
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{property} is {last:?}, not {want:?}");
+}
+
+/// Arbiter decisions are part of the record: players named, a take-back to ply 8
+/// (7.5.1), a new game on the game under way (which is kept, `*` abandoned, in its
+/// own file), a result for the new game. Across SIGKILL and SIGTERM the daemon
+/// comes back with exactly that (files and D-Bus), and `replay` of the recording
+/// gives the same games.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arbiter_decisions_and_every_game_survive_sigkill_and_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = &long_game();
+    let link = dir.path().join("board0");
+    let cfg = run_config(dir.path());
+    let address = private_bus(dir.path()).await;
+    let round = dir.path().join("live/round-1");
+    let (first, second) = (round.join("game-1.pgn"), round.join("game-1-2.pgn"));
+    let _board = emulate(game_log(&game.start, &game.moves[..12], 6), &link, 8.0);
+    let mut daemon = start_binary(&cfg, &link, Some(&address));
+    wait_for("twelve moves on disk", 30, || moves_in(&first) == 12).await;
+    let client = zbus::connection::Builder::address(address.as_str())
+        .unwrap()
+        .build()
+        .await
+        .unwrap();
+    let p = zbus::Proxy::new(
+        &client,
+        BUS_NAME,
+        "/org/eboardbridge/board/board0",
+        BOARD_INTERFACE,
+    )
+    .await
+    .unwrap();
+    p.call::<_, _, ()>("SetPlayers", &("Anand, Viswanathan", "Carlsen, Magnus"))
+        .await
+        .unwrap();
+    p.call::<_, _, ()>("Reinstate", &(8u32,)).await.unwrap();
+    // An empty FEN is not a position: refused, nothing changes.
+    assert!(p.call::<_, _, ()>("SetPosition", &("",)).await.is_err());
+    p.call::<_, _, ()>("NewGame", &("",)).await.unwrap();
+    p.call::<_, _, ()>("SetResult", &("0-1",)).await.unwrap();
+    let check = |when: &str| {
+        assert_eq!(moves_in(&first), 8, "{when}: the first game");
+        assert_eq!(tag_in(&first, "Result"), "*", "{when}");
+        assert_eq!(tag_in(&first, "Termination"), "abandoned", "{when}");
+        assert_eq!(tag_in(&first, "White"), "Anand, Viswanathan", "{when}");
+        assert_eq!(moves_in(&second), 0, "{when}: the second game");
+        assert_eq!(tag_in(&second, "Result"), "0-1", "{when}");
+        assert_eq!(tag_in(&second, "Black"), "Carlsen, Magnus", "{when}");
+        let all = std::fs::read_to_string(round.join("games.pgn")).unwrap();
+        assert_eq!(all.matches("[Event ").count(), 2, "{when}: games.pgn");
+    };
+    wait_for("the new game's file", 10, || tag_in(&second, "Result") == "0-1").await;
+    check("live");
+    for how in ["KILL", "TERM"] {
+        signal(&mut daemon, how);
+        // The folder emptied by hand: the restart writes every game again.
+        std::fs::remove_dir_all(&round).unwrap();
+        daemon = start_binary(&cfg, &link, Some(&address));
+        wait_for("both games on disk again", 30, || {
+            moves_in(&first) == 8 && tag_in(&second, "Result") == "0-1"
+        })
+        .await;
+        check(&format!("after SIG{how}"));
+        property_is(&address, "Result", "0-1").await;
+        property_is(&address, "White", "Anand, Viswanathan").await;
+        property_is(&address, "Status", "finished").await;
+    }
+    signal(&mut daemon, "TERM");
+    let recording = dir.path().join("state/recordings/board0.esl");
+    let log = eboard_bridge::log::read_log(&recording).unwrap();
+    let r = eboard_bridge::output::replay::run(&log, "board0", eboard_bridge::rules::Config::default(), None)
+        .unwrap();
+    let games: Vec<_> = r.core.games().collect();
+    assert_eq!(games.len(), 2);
+    assert_eq!(games[0].moves.len(), 8);
+    assert_eq!(games[0].result, Some(("*", "abandoned")));
+    assert_eq!(games[1].moves.len(), 0);
+    assert_eq!(games[1].result, Some(("0-1", "arbiter")));
+}
+
+/// A configuration for round `round` whose board 7 (board0) has these players.
+fn round_config(dir: &Path, round: u32, white: &str, black: &str) -> PathBuf {
+    let cfg = dir.join("config.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "event = \"Open\"\nround = {round}\noutput = \"{}\"\nstate = \"{}\"\n[[board]]\ndevice = \"{}\"\nnumber = 7\nwhite = \"{white}\"\nblack = \"{black}\"\n",
+            dir.join("live").display(),
+            dir.join("state").display(),
+            dir.join("board0").display()
+        ),
+    )
+    .unwrap();
+    cfg
+}
+
+/// A new round by SIGHUP while a board is away: the game under way keeps its round
+/// and players (nothing of it is written under the new round, not after a restart
+/// either); when the board comes back showing the start position, the new game is
+/// the new round's, with the new players, and the old one is kept, abandoned.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_round_by_sighup_with_a_board_away_keeps_the_old_game_in_its_round() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = &long_game();
+    let link = dir.path().join("board0");
+    let address = private_bus(dir.path()).await;
+    let cfg = round_config(dir.path(), 1, "White, Round1", "Black, Round1");
+    let old = dir.path().join("live/round-1/game-7.pgn");
+    let round2 = dir.path().join("live/round-2");
+    let recording = dir.path().join("state/recordings/board0.esl");
+    let board = emulate(game_log(&game.start, &game.moves[..6], 7), &link, 8.0);
+    let mut daemon = start_binary(&cfg, &link, Some(&address));
+    wait_for("six moves on disk", 30, || moves_in(&old) == 6).await;
+    board.abort();
+    property_is(&address, "Connected", "false").await;
+    round_config(dir.path(), 2, "White, Round2", "Black, Round2");
+    signal(&mut daemon, "HUP");
+    wait_for("the configuration read again", 10, || {
+        std::fs::read_to_string(&recording).is_ok_and(|t| t.contains("note configuration read again"))
+    })
+    .await;
+    let old_game_kept = |when: &str| {
+        assert_eq!(moves_in(&old), 6, "{when}");
+        assert_eq!(tag_in(&old, "White"), "White, Round1", "{when}");
+        assert_eq!(tag_in(&old, "Round"), "1.7", "{when}");
+        assert!(
+            common::pgn_files(&round2).is_empty(),
+            "{when}: the new round has the old game"
+        );
+    };
+    property_is(&address, "Round", "1").await;
+    property_is(&address, "White", "White, Round1").await;
+    old_game_kept("after SIGHUP");
+    // Restarted with the new round's configuration, the board still away.
+    signal(&mut daemon, "TERM");
+    daemon = start_binary(&cfg, &link, Some(&address));
+    property_is(&address, "Connected", "false").await;
+    property_is(&address, "Round", "1").await;
+    property_is(&address, "White", "White, Round1").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    old_game_kept("after a restart");
+    // The board comes back set up for the new round, and a game starts.
+    let _board = emulate(game_log(&Chess::default(), &game.moves[..2], 8), &link, 8.0);
+    let new = round2.join("game-7.pgn");
+    wait_for("the new round's game", 30, || moves_in(&new) == 2).await;
+    assert_eq!(tag_in(&new, "White"), "White, Round2");
+    assert_eq!(tag_in(&new, "Round"), "2.7");
+    property_is(&address, "Round", "2").await;
+    assert_eq!(moves_in(&old), 6);
+    assert_eq!(tag_in(&old, "Termination"), "abandoned");
+    assert_eq!(tag_in(&old, "White"), "White, Round1");
+    signal(&mut daemon, "TERM");
+}
+
+/// A disk that fills and empties under the daemon (a file size limit set on the
+/// running process with `prlimit`: its writes fail with EFBIG as on a full disk):
+/// the game goes on and is published meanwhile, the journal holds what it cannot
+/// write and writes it when the disk works again, tears no line, and a restart
+/// after SIGKILL resumes every move published.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_disk_that_fills_and_empties_loses_no_published_move() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = &long_game();
+    let link = dir.path().join("board0");
+    let cfg = run_config(dir.path());
+    let live = dir.path().join("live/round-1/game-1.pgn");
+    let recording = dir.path().join("state/recordings/board0.esl");
+    let size = || std::fs::metadata(&recording).map_or(0, |m| m.len());
+    let _board = emulate(game_log(&game.start, &game.moves[..24], 9), &link, 1.0);
+    let mut daemon = start_binary(&cfg, &link, None);
+    let pid = daemon.0.id().to_string();
+    let prlimit = |limit: &str| {
+        let out = std::process::Command::new("prlimit")
+            .args(["--pid", &pid, &format!("--fsize={limit}:")])
+            .output()
+            .expect("prlimit (package util-linux)");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    wait_for("four moves on disk", 30, || moves_in(&live) >= 4).await;
+    // The disk is full: the recording cannot grow.
+    let full = size();
+    prlimit(&full.to_string());
+    let at_full = moves_in(&live);
+    wait_for("eight more moves published", 60, || {
+        moves_in(&live) >= at_full + 8
+    })
+    .await;
+    assert_eq!(size(), full, "the recording grew on a full disk");
+    let text = std::fs::read_to_string(&recording).unwrap();
+    assert!(text.ends_with('\n'), "a torn line on a full disk");
+    // Room again: what was held is written, the game goes on.
+    prlimit("unlimited");
+    wait_for("every move published", 60, || moves_in(&live) == 24).await;
+    wait_for("the recording written again", 10, || size() > full).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    signal(&mut daemon, "KILL");
+    let published = std::fs::read_to_string(&live).unwrap();
+    eboard_bridge::log::read_log(&recording).expect("the recording reads whole");
+    std::fs::remove_file(&live).unwrap();
+    let mut daemon = start_binary(&cfg, &link, None);
+    wait_for("every move resumed", 30, || moves_in(&live) == 24).await;
+    assert_eq!(
+        pgn_moves(&std::fs::read_to_string(&live).unwrap()),
+        pgn_moves(&published)
+    );
+    assert_eq!(pgn_moves(&published), vec![sans(&game.moves[..24])]);
+    signal(&mut daemon, "TERM");
+}

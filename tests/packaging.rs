@@ -68,7 +68,9 @@ fn udev_bridges(rules: &str, attrs: &[(&str, &str)]) -> bool {
             };
             match op {
                 "==" | "!=" => {
-                    let m = value.split('|').any(|alt| glob(alt.as_bytes(), actual.as_bytes()));
+                    let m = value
+                        .split('|')
+                        .any(|alt| glob(alt.as_bytes(), actual.as_bytes()));
                     if m != (op == "==") {
                         continue 'rules;
                     }
@@ -88,7 +90,8 @@ fn udev_bridges(rules: &str, attrs: &[(&str, &str)]) -> bool {
             }
         }
     }
-    env.get("SYSTEMD_WANTS").is_some_and(|w| w.contains("eboard-bridge.service"))
+    env.get("SYSTEMD_WANTS")
+        .is_some_and(|w| w.contains("eboard-bridge.service"))
 }
 
 /// Only DGT boards are bridged: an id that other devices share is not enough.
@@ -104,13 +107,42 @@ fn udev_rules_take_dgt_boards_only() {
         ]
     };
     for (what, attrs, bridged) in [
-        ("a DGT USB board", usb("04d8", "000a", "Digital Game Technology", "DGT USB e-Board"), true),
-        ("a DGT board naming only its product", usb("04d8", "000a", "", "DGT e-Board"), true),
+        (
+            "a DGT USB board",
+            usb("04d8", "000a", "Digital Game Technology", "DGT USB e-Board"),
+            true,
+        ),
+        (
+            "a DGT board naming only its product",
+            usb("04d8", "000a", "", "DGT e-Board"),
+            true,
+        ),
         ("the Smart Board", usb("045b", "8111", "DGT", "Smart Board"), true),
-        ("a DGT board behind FTDI", usb("0403", "6001", "FTDI", "DGT Serial e-Board"), true),
-        ("another Microchip CDC device", usb("04d8", "000a", "Microchip Technology Inc.", "CDC RS-232 Emulation Demo"), false),
-        ("a plain FTDI adapter", usb("0403", "6001", "FTDI", "FT232R USB UART"), false),
-        ("an unknown id naming DGT", usb("1234", "5678", "DGT", "DGT"), false),
+        (
+            "a DGT board behind FTDI",
+            usb("0403", "6001", "FTDI", "DGT Serial e-Board"),
+            true,
+        ),
+        (
+            "another Microchip CDC device",
+            usb(
+                "04d8",
+                "000a",
+                "Microchip Technology Inc.",
+                "CDC RS-232 Emulation Demo",
+            ),
+            false,
+        ),
+        (
+            "a plain FTDI adapter",
+            usb("0403", "6001", "FTDI", "FT232R USB UART"),
+            false,
+        ),
+        (
+            "an unknown id naming DGT",
+            usb("1234", "5678", "DGT", "DGT"),
+            false,
+        ),
     ] {
         assert_eq!(udev_bridges(&rules, &attrs), bridged, "{what}");
     }

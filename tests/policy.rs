@@ -220,7 +220,14 @@ async fn the_daemon_as_the_units_user_owns_its_name_and_nobody_may_call_a_method
     .unwrap();
     let daemon = Broker(
         Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
-            .args(["run", "--bus", "system", "--device", "/dev/eboard-test-board0", "--config"])
+            .args([
+                "run",
+                "--bus",
+                "system",
+                "--device",
+                "/dev/eboard-test-board0",
+                "--config",
+            ])
             .arg(&cfg)
             .env("DBUS_SYSTEM_BUS_ADDRESS", &address)
             .env_remove("INVOCATION_ID")
@@ -279,7 +286,11 @@ async fn the_daemon_as_the_units_user_owns_its_name_and_nobody_may_call_a_method
         let (ok, out) = dbus_send(
             &address,
             Some((NOBODY, NOBODY)),
-            &[&format!("--dest={BUS_NAME}"), path, &format!("{BOARD_INTERFACE}.{m}")],
+            &[
+                &format!("--dest={BUS_NAME}"),
+                path,
+                &format!("{BOARD_INTERFACE}.{m}"),
+            ],
         );
         assert!(!ok && out.contains("AccessDenied"), "nobody called {m}: {out}");
     }

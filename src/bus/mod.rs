@@ -86,7 +86,10 @@ impl Command {
             Command::SetResult(r) => ("SetResult", vec![Value::from(r.as_str())]),
             Command::SetTimeControl(s) => ("SetTimeControl", vec![Value::from(s.as_str())]),
             Command::ShowText(t, s) => ("ShowText", vec![Value::from(t.as_str()), Value::from(*s)]),
-            Command::SetPlayers(w, b) => ("SetPlayers", vec![Value::from(w.as_str()), Value::from(b.as_str())]),
+            Command::SetPlayers(w, b) => (
+                "SetPlayers",
+                vec![Value::from(w.as_str()), Value::from(b.as_str())],
+            ),
         }
     }
 }

@@ -10,9 +10,9 @@ use std::time::Instant;
 use tokio::sync::{broadcast, mpsc, watch};
 
 use super::config;
+use super::device::DeviceEvent;
 use super::roster::{GameTags, Roster};
 use super::throttle::{Throttle, more};
-use super::device::DeviceEvent;
 use super::{Input, civil_date, rfc3339_now};
 use crate::board::{BoardEvent, BoardInfo, BoardState};
 use crate::bus::{BusError, Command, Publisher, Snapshot};
@@ -124,6 +124,7 @@ impl BoardTask {
                 for step in steps {
                     match &step.what {
                         Played::Board(BoardEvent::Info(BoardInfo::SerialNumber(s))) => serial = s.clone(),
+                        Played::Note(text) if text == RELOADED_NOTE => roster.reloaded(),
                         Played::Note(text) => {
                             roster.apply_note(text);
                         }
@@ -131,14 +132,16 @@ impl BoardTask {
                             let values: Vec<serde_json::Value> =
                                 args.iter().filter_map(|a| serde_json::from_str(a).ok()).collect();
                             match (method.as_str(), values.as_slice()) {
-                                ("SetPlayers", [serde_json::Value::String(w), serde_json::Value::String(b)]) => {
-                                    let default = board_tags(&setup);
+                                (
+                                    "SetPlayers",
+                                    [serde_json::Value::String(w), serde_json::Value::String(b)],
+                                ) => {
+                                    let default = roster.for_new_games(board_tags(&setup));
                                     roster.set_players(core.game(), w, b, &default);
                                 }
                                 ("SetTimeControl", [serde_json::Value::String(s)]) => {
-                                    time_control = parse_time_control(s)
-                                        .map(pgn_time_control)
-                                        .unwrap_or_default();
+                                    time_control =
+                                        parse_time_control(s).map(pgn_time_control).unwrap_or_default();
                                 }
                                 _ => {}
                             }
@@ -192,6 +195,11 @@ impl BoardTask {
         Ok(task)
     }
 
+    /// The tags games starting now take.
+    fn new_game_tags(&self) -> GameTags {
+        self.roster.for_new_games(board_tags(&self.setup))
+    }
+
     /// The board reported its serial number: a configured entry for it gives the
     /// board number and the players.
     fn learn_serial(&mut self, serial: &str) {
@@ -219,8 +227,7 @@ impl BoardTask {
         if let Some(b) = &entry.black {
             self.setup.tags.black = b.clone();
         }
-        self.roster
-            .retag_unbegun(self.core.game(), &board_tags(&self.setup));
+        self.roster.retag_unbegun(self.core.game(), &self.new_game_tags());
     }
 
     /// The configuration was read again (SIGHUP): games that start from now on
@@ -242,6 +249,10 @@ impl BoardTask {
             let serial = self.serial.clone();
             self.learn_serial(&serial);
         }
+        // SetPlayers stood until now: the configuration's players stand again.
+        self.roster.reloaded();
+        let t = self.now_us();
+        self.record(t, RecordKind::Note(RELOADED_NOTE.into()));
         if changed {
             tracing::info!(
                 "{}: games that start from now on are round {}, board {} ({} - {})",
@@ -252,8 +263,7 @@ impl BoardTask {
                 self.setup.tags.black
             );
         }
-        self.roster
-            .retag_unbegun(self.core.game(), &board_tags(&self.setup));
+        self.roster.retag_unbegun(self.core.game(), &self.new_game_tags());
     }
 
     /// Also hands every rules event to `tap`.
@@ -311,7 +321,7 @@ impl BoardTask {
     /// The snapshot D-Bus shows.
     pub fn snapshot(&self) -> Snapshot {
         let game = self.core.game();
-        let default = board_tags(&self.setup);
+        let default = self.new_game_tags();
         let tags = game
             .and_then(|g| self.roster.tags_of(g.number))
             .unwrap_or(&default);
@@ -386,7 +396,7 @@ impl BoardTask {
         }
         // Every game's file, the current one's and any that just ended; the tags
         // of a game seen for the first time go to the journal at once.
-        let default = board_tags(&self.setup);
+        let default = self.new_game_tags();
         let current = self.core.game().map(|g| g.number);
         let (notes, files) = self.roster.update(self.core.games(), current, &default);
         if !notes.is_empty() {
@@ -550,7 +560,7 @@ impl BoardTask {
                         )));
                     }
                 }
-                let default = board_tags(&self.setup);
+                let default = self.new_game_tags();
                 self.roster
                     .set_players(self.core.game(), &white, &black, &default);
                 Ok(())
@@ -733,7 +743,11 @@ fn parse_time_control(spec: &str) -> Result<ClockTime, String> {
     t.ok_or_else(bad)
 }
 
-/// The round, board number and players games starting now take.
+/// The journal note that marks the configuration read again (resume clears the
+/// players `SetPlayers` named there, as the daemon did live).
+const RELOADED_NOTE: &str = "configuration read again";
+
+/// The round, board number and players the configuration gives games starting now.
 fn board_tags(setup: &BoardSetup) -> GameTags {
     GameTags {
         round: setup.round,

@@ -73,10 +73,7 @@ impl BusChoice {
                 "system bus at {}",
                 env("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=/run/dbus/system_bus_socket")
             ),
-            BusChoice::Session => format!(
-                "session bus at {}",
-                env("DBUS_SESSION_BUS_ADDRESS", "no address")
-            ),
+            BusChoice::Session => format!("session bus at {}", env("DBUS_SESSION_BUS_ADDRESS", "no address")),
             BusChoice::Address(a) => format!("bus at {a}"),
             BusChoice::None => "no bus".into(),
         }

@@ -5,8 +5,9 @@
 //!   seen, and keeps them: a new round (SIGHUP) or other players in the
 //!   configuration apply to the games that start after it. A game with no move
 //!   and no result yet has not begun: it takes the new round and players.
-//! - `SetPlayers` names the players of the game under way, or, with none under
-//!   way, of the next game to start.
+//! - `SetPlayers` names the players of the game under way (if not over) and of
+//!   the games the board starts after it, until the configuration is read again
+//!   (a `note reloaded` in the journal marks that, so that a resume agrees).
 //! - The tags are journaled (a `note tags {...}` in the board's recording, after
 //!   the records that started the game), so that a resumed game keeps its round
 //!   and players whatever the configuration says after the restart.
@@ -58,9 +59,8 @@ pub fn has_begun(g: &Game) -> bool {
 #[derive(Debug, Default)]
 pub struct Roster {
     games: BTreeMap<u32, Entry>,
-    /// Players named with no game under way: (the number of the game then
-    /// current, or 0), white, black; for the first game after it.
-    next_players: Option<(u32, String, String)>,
+    /// Players named by `SetPlayers`, for the games that start from then on.
+    players: Option<(String, String)>,
     /// Games up to this number are over and published for good.
     final_upto: u32,
     /// Which game each file holds.
@@ -75,16 +75,12 @@ impl Roster {
             return false;
         };
         let Ok(note) = serde_json::from_str::<Note>(json) else {
-            tracing::warn!("a tags note that does not read: {}", crate::log::clip_to(json, 100));
+            tracing::warn!(
+                "a tags note that does not read: {}",
+                crate::log::clip_to(json, 100)
+            );
             return true;
         };
-        if self
-            .next_players
-            .as_ref()
-            .is_some_and(|(after, _, _)| note.game > *after)
-        {
-            self.next_players = None;
-        }
         self.games.insert(
             note.game,
             Entry {
@@ -98,15 +94,26 @@ impl Roster {
         true
     }
 
-    /// The tags of game `n`, fixed now if it had none.
+    /// The tags games starting now take: the board's (`base`, from the
+    /// configuration) with the players `SetPlayers` named, if any.
+    pub fn for_new_games(&self, base: GameTags) -> GameTags {
+        let mut tags = base;
+        if let Some((w, b)) = &self.players {
+            tags.tags.white = w.clone();
+            tags.tags.black = b.clone();
+        }
+        tags
+    }
+
+    /// The configuration was read again: its players stand from now on.
+    pub fn reloaded(&mut self) {
+        self.players = None;
+    }
+
+    /// The tags of game `n`, fixed now (as `default`) if it had none.
     fn entry(&mut self, n: u32, default: &GameTags) -> &mut Entry {
-        let next = &mut self.next_players;
         self.games.entry(n).or_insert_with(|| {
-            let mut tags = default.clone();
-            if let Some((_, w, b)) = next.take_if(|(after, _, _)| n > *after) {
-                tags.tags.white = w;
-                tags.tags.black = b;
-            }
+            let tags = default.clone();
             Entry {
                 tags,
                 noted: false,
@@ -118,23 +125,15 @@ impl Roster {
     }
 
     /// `SetPlayers`: the players of the game under way (`current`, when it is not
-    /// over), else of the next game.
+    /// over) and of the games that start after it.
     pub fn set_players(&mut self, current: Option<&Game>, white: &str, black: &str, default: &GameTags) {
-        match current {
-            Some(g) if !g.is_over() => {
-                let e = self.entry(g.number, default);
-                if e.tags.tags.white != white || e.tags.tags.black != black {
-                    e.tags.tags.white = white.to_string();
-                    e.tags.tags.black = black.to_string();
-                    e.noted = false;
-                }
-            }
-            _ => {
-                self.next_players = Some((
-                    current.map_or(0, |g| g.number),
-                    white.to_string(),
-                    black.to_string(),
-                ))
+        self.players = Some((white.to_string(), black.to_string()));
+        if let Some(g) = current.filter(|g| !g.is_over()) {
+            let e = self.entry(g.number, default);
+            if e.tags.tags.white != white || e.tags.tags.black != black {
+                e.tags.tags.white = white.to_string();
+                e.tags.tags.black = black.to_string();
+                e.noted = false;
             }
         }
     }

@@ -80,6 +80,17 @@ impl Emulator {
     /// Opens a pseudo-terminal pair.
     pub fn open() -> Result<Emulator, EmulatorError> {
         let (master, slave) = SerialStream::pair()?;
+        // Neither end may leak into programs the process starts (a daemon under
+        // test): a board unplugged must close for the host.
+        for fd in [
+            std::os::fd::AsRawFd::as_raw_fd(&master),
+            std::os::fd::AsRawFd::as_raw_fd(&slave),
+        ] {
+            // SAFETY: fcntl on a descriptor this function owns; no memory is shared.
+            if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } == -1 {
+                return Err(EmulatorError::Io(std::io::Error::last_os_error()));
+            }
+        }
         let path = slave
             .name()
             .map(PathBuf::from)

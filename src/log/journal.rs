@@ -128,7 +128,9 @@ impl<F: JournalFile> Journal<F> {
         if self.failing && self.held_bytes > self.limit {
             // Over the cap: drop the oldest held records; a gap stands for them.
             while self.held_bytes > self.limit / 2 {
-                let Some((t, l)) = self.held.pop_front() else { break };
+                let Some((t, l)) = self.held.pop_front() else {
+                    break;
+                };
                 self.held_bytes -= l.len();
                 if !l.starts_with('#') {
                     self.dropped += 1;
@@ -217,7 +219,10 @@ mod tests {
             let fits = self.room.saturating_sub(self.bytes.len()).min(b.len());
             self.bytes.extend_from_slice(&b[..fits]);
             if fits < b.len() {
-                return Err(io::Error::new(io::ErrorKind::StorageFull, "No space left on device"));
+                return Err(io::Error::new(
+                    io::ErrorKind::StorageFull,
+                    "No space left on device",
+                ));
             }
             Ok(())
         }
@@ -252,7 +257,12 @@ mod tests {
         assert!(j.held_bytes() > 0);
         let Journal { file, .. } = &mut j;
         // Nothing torn on disk: only whole lines.
-        assert_eq!(file.bytes.last(), Some(&b'\n'), "{:?}", String::from_utf8_lossy(&file.bytes));
+        assert_eq!(
+            file.bytes.last(),
+            Some(&b'\n'),
+            "{:?}",
+            String::from_utf8_lossy(&file.bytes)
+        );
         file.room = usize::MAX;
         assert_eq!(j.flush(), Flushed::Recovered { dropped: 0 });
         drop(j);

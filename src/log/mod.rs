@@ -1,14 +1,14 @@
 //! The sensor log (`shared/spec/sensor-log.md`): reading, writing, and playing a log
 //! through the protocol decoder as a board would have sent it.
 
+pub mod journal;
 pub mod play;
 mod read;
 mod record;
 mod write;
-pub mod journal;
 
+pub use journal::{Flushed, Journal};
 pub use play::{Played, Player, Step};
 pub use read::{LogError, clip_to, parse_log, parse_log_lenient, parse_record, read_log};
 pub use record::{Header, LogTime, MAGIC, Record, RecordKind, Running, SensorLog};
-pub use journal::{Flushed, Journal};
 pub use write::{LogWriter, to_string};

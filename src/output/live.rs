@@ -125,7 +125,9 @@ impl Folder {
             let dir = round_dir(out, round);
             for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
                 let name = entry.file_name().to_string_lossy().to_string();
-                let Some(key) = GameKey::parse(round, &name) else { continue };
+                let Some(key) = GameKey::parse(round, &name) else {
+                    continue;
+                };
                 if let Ok(text) = std::fs::read_to_string(entry.path()) {
                     floors.insert(key, count_plies(&text));
                     games.insert((key.board, key.index), text);
@@ -232,19 +234,34 @@ mod tests {
 
     #[test]
     fn file_names_round_trip() {
-        for (board, index, name) in [(7, 1, "game-7.pgn"), (7, 2, "game-7-2.pgn"), (12, 10, "game-12-10.pgn")] {
-            let key = GameKey { round: 3, board, index };
+        for (board, index, name) in [
+            (7, 1, "game-7.pgn"),
+            (7, 2, "game-7-2.pgn"),
+            (12, 10, "game-12-10.pgn"),
+        ] {
+            let key = GameKey {
+                round: 3,
+                board,
+                index,
+            };
             assert_eq!(key.file_name(), name);
             assert_eq!(GameKey::parse(3, name), Some(key));
         }
-        for other in ["games.pgn", "game-x.pgn", "game-7-1.pgn", ".game-7.pgn.tmp", "game-7.pgn~"] {
+        for other in [
+            "games.pgn",
+            "game-x.pgn",
+            "game-7-1.pgn",
+            ".game-7.pgn.tmp",
+            "game-7.pgn~",
+        ] {
             assert_eq!(GameKey::parse(3, other), None, "{other}");
         }
     }
 
     #[test]
     fn plies_are_counted_without_numbers_comments_or_results() {
-        let pgn = "[Event \"x\"]\n[Result \"*\"]\n\n1. e4 {inferred} e5 2. Nf3 (2. f4 exf4) Nc6 3... a6 1/2-1/2\n";
+        let pgn =
+            "[Event \"x\"]\n[Result \"*\"]\n\n1. e4 {inferred} e5 2. Nf3 (2. f4 exf4) Nc6 3... a6 1/2-1/2\n";
         assert_eq!(count_plies(pgn), 5);
         assert_eq!(count_plies("[Event \"x\"]\n\n*\n"), 0);
         assert_eq!(count_plies("1. e4 1-0"), 1);
@@ -276,7 +293,11 @@ mod tests {
         let order: Vec<usize> = games.match_indices("[Round").map(|(i, _)| i).collect();
         assert_eq!(order.len(), 3);
         assert!(games.find("\"1.2\"").unwrap() > games.rfind("\"1.1\"").unwrap());
-        f.apply(vec![LiveMsg::Withdraw(GameKey { round: 1, board: 1, index: 2 })]);
+        f.apply(vec![LiveMsg::Withdraw(GameKey {
+            round: 1,
+            board: 1,
+            index: 2,
+        })]);
         assert!(!out.join("round-1/game-1-2.pgn").exists());
         // Restarted: the files on disk count; a game with fewer moves waits.
         let mut f = Folder {
@@ -287,15 +308,30 @@ mod tests {
             held: Throttle::default(),
         };
         f.apply(vec![game(1, 2, 1, 4)]);
-        assert_eq!(count_plies(&std::fs::read_to_string(out.join("round-1/game-2.pgn")).unwrap()), 10);
+        assert_eq!(
+            count_plies(&std::fs::read_to_string(out.join("round-1/game-2.pgn")).unwrap()),
+            10
+        );
         f.apply(vec![game(1, 2, 1, 11)]);
-        assert_eq!(count_plies(&std::fs::read_to_string(out.join("round-1/game-2.pgn")).unwrap()), 11);
+        assert_eq!(
+            count_plies(&std::fs::read_to_string(out.join("round-1/game-2.pgn")).unwrap()),
+            11
+        );
         // Once passed, a take-back is published as it is.
         f.apply(vec![game(1, 2, 1, 9)]);
-        assert_eq!(count_plies(&std::fs::read_to_string(out.join("round-1/game-2.pgn")).unwrap()), 9);
+        assert_eq!(
+            count_plies(&std::fs::read_to_string(out.join("round-1/game-2.pgn")).unwrap()),
+            9
+        );
         // A new round leaves the old one alone.
         f.apply(vec![game(2, 2, 1, 1)]);
-        assert_eq!(count_plies(&std::fs::read_to_string(out.join("round-1/games.pgn")).unwrap()), 12);
-        assert_eq!(count_plies(&std::fs::read_to_string(out.join("round-2/games.pgn")).unwrap()), 1);
+        assert_eq!(
+            count_plies(&std::fs::read_to_string(out.join("round-1/games.pgn")).unwrap()),
+            12
+        );
+        assert_eq!(
+            count_plies(&std::fs::read_to_string(out.join("round-2/games.pgn")).unwrap()),
+            1
+        );
     }
 }

@@ -58,10 +58,14 @@ pub fn feed_step(core: &mut Core, step: &crate::log::Step) {
             // written by hand) changes nothing.
             let values: Vec<serde_json::Value> =
                 args.iter().filter_map(|a| serde_json::from_str(a).ok()).collect();
-            if let Ok(Some(d)) = crate::rules::Decision::from_record(method, &values) {
-                let _ = core.arbiter(&d, t);
+            let applied = match crate::rules::Decision::from_record(method, &values) {
+                Ok(Some(d)) => core.arbiter(&d, t).is_ok(),
+                Ok(None) => true,
+                Err(_) => false,
+            };
+            if applied {
+                core.arbiter_call(method, values, t);
             }
-            core.arbiter_call(method, values, t);
         }
         Played::Host(_) | Played::Note(_) => {}
     }

@@ -126,7 +126,8 @@ impl Core {
             Decision::SetPosition(fen) => {
                 if fen.trim().is_empty() {
                     return Err(Refused::InvalidArgument(
-                        "SetPosition needs a FEN (NewGame \"\" starts a game from the standard position)".into(),
+                        "SetPosition needs a FEN (NewGame \"\" starts a game from the standard position)"
+                            .into(),
                     ));
                 }
                 let (pos, mode) = parse_start(fen.trim()).map_err(Refused::InvalidArgument)?;
@@ -138,9 +139,7 @@ impl Core {
                         .rposition(|p| strip(&super::game_fen(p)) == strip(&wanted))
                 });
                 match earlier {
-                    Some(ply) => self
-                        .arbiter_reinstate(ply, t_us)
-                        .map_err(Refused::NoGame),
+                    Some(ply) => self.arbiter_reinstate(ply, t_us).map_err(Refused::NoGame),
                     None => {
                         self.arbiter_new_game(pos, mode, t_us);
                         Ok(())

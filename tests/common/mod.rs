@@ -244,3 +244,20 @@ pub fn played_log(
         lines: Vec::new(),
     }
 }
+
+/// The game files (`game-*.pgn`) in a round's folder, sorted (none when it does
+/// not exist).
+pub fn pgn_files(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("game-"))
+        })
+        .collect();
+    files.sort();
+    files
+}
