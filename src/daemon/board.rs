@@ -155,8 +155,13 @@ impl BoardTask {
             roster.all_noted();
             let mut w = Journal::append(path, last).map_err(io)?;
             w.comment(&format!("resumed {}", rfc3339_now()));
-            // Restarted: the time since the last record is unknown; go on a second later.
-            (w, last.micros() + 1_000_000)
+            // Restarted: the time since the last record is unknown; go on a second
+            // later. What the board showed at rest by then is decided now (a move
+            // whose release threshold passed before the stop), so that the first
+            // publication has every move published before it.
+            let resumed = last.micros() + 1_000_000;
+            core.advance(resumed);
+            (w, resumed)
         } else {
             let mut header = Header::default();
             header.set("board", &setup.id);
@@ -665,6 +670,9 @@ impl BoardTask {
                         Input::Reload(update) => self.reload(update),
                         Input::Command((cmd, reply)) => {
                             let r = self.command(cmd).await;
+                            // On disk before the caller hears it was accepted: a
+                            // decision acknowledged survives a SIGKILL right after.
+                            self.flush();
                             let _ = reply.send(r);
                         }
                     }
