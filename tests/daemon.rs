@@ -755,6 +755,9 @@ async fn arbiter_decisions_and_every_game_survive_sigkill_and_sigterm() {
     )
     .await
     .unwrap();
+    // A time control set while moves are played would reset both clocks: refused.
+    let e = p.call::<_, _, ()>("SetTimeControl", &("90",)).await.unwrap_err();
+    assert!(e.to_string().contains("GameUnderWay"), "{e}");
     p.call::<_, _, ()>("SetPlayers", &("Anand, Viswanathan", "Carlsen, Magnus"))
         .await
         .unwrap();
@@ -1042,5 +1045,68 @@ async fn sigkill_soak_loses_no_move_and_no_decision() {
         "soak: {kills} kills, {plies} plies, {} decisions, 0 moves and 0 decisions lost, {:.0} s",
         decisions + 1,
         started.elapsed().as_secs_f64()
+    );
+}
+
+/// `ShowText`'s End is sent by the board's task and recorded; a later text replaces
+/// an earlier one and its End (the first End no longer cuts the second text short).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_later_text_replaces_an_earlier_one_and_its_end_is_recorded() {
+    use eboard_bridge::log::RecordKind;
+    use eboard_bridge::protocol::{ClockCommand, HostCommand};
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("board0");
+    let address = private_bus(dir.path()).await;
+    let log = eboard_bridge::log::parse_log(
+        "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n",
+        "start.esl",
+    )
+    .unwrap();
+    let _board = emulate(log, &link, 1.0);
+    let daemon = Daemon::start(
+        vec![link],
+        config(dir.path()),
+        BusChoice::Address(address.clone()),
+    )
+    .await
+    .unwrap();
+    let snap = daemon.boards()[0].2.clone();
+    wait_for("the board", 10, || snap.borrow().connected).await;
+    let client = zbus::connection::Builder::address(address.as_str())
+        .unwrap()
+        .build()
+        .await
+        .unwrap();
+    let p = zbus::Proxy::new(
+        &client,
+        BUS_NAME,
+        "/org/eboardbridge/board/board0",
+        BOARD_INTERFACE,
+    )
+    .await
+    .unwrap();
+    p.call::<_, _, ()>("ShowText", &("FIRST", 1u32)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    p.call::<_, _, ()>("ShowText", &("SECOND", 2u32)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(2600)).await;
+    daemon.shutdown().await;
+    let recording = eboard_bridge::log::read_log(&dir.path().join("state/recordings/board0.esl")).unwrap();
+    let end = HostCommand::Clock(ClockCommand::End).encode();
+    let second = HostCommand::Clock(ClockCommand::text("SECOND", false)).encode();
+    let at = |bytes: &[u8]| -> Vec<f64> {
+        recording
+            .records
+            .iter()
+            .filter(|r| matches!(&r.kind, RecordKind::Tx(b) if b == bytes))
+            .map(|r| r.time.micros() as f64 / 1e6)
+            .collect()
+    };
+    let (ends, seconds) = (at(&end), at(&second));
+    assert_eq!(seconds.len(), 1, "the second text is recorded");
+    assert_eq!(ends.len(), 1, "one End, recorded: {ends:?}");
+    let shown = ends[0] - seconds[0];
+    assert!(
+        (1.9..2.5).contains(&shown),
+        "the second text was shown {shown:.2} s"
     );
 }

@@ -218,8 +218,13 @@ async fn the_daemon_as_the_units_user_owns_its_name_and_nobody_may_call_a_method
         ),
     )
     .unwrap();
+    // The binary where the unit's user can reach it (a checkout under /root or a
+    // private temporary folder is not), as an installed /usr/bin/eboard-bridge is.
+    let exe = dir.path().join("eboard-bridge");
+    std::fs::copy(env!("CARGO_BIN_EXE_eboard-bridge"), &exe).unwrap();
+    std::fs::set_permissions(&exe, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let daemon = Broker(
-        Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
+        Command::new(&exe)
             .args([
                 "run",
                 "--bus",

@@ -60,6 +60,9 @@ pub enum BusError {
     NotConnected(String),
     /// The board's task has stopped (the daemon is shutting down).
     Unavailable(String),
+    /// The call would change what a game under way depends on (a time control
+    /// while moves are being played).
+    GameUnderWay(String),
 }
 
 /// What an arbiter (or a tool) asks of a board.
@@ -315,6 +318,8 @@ impl Board1 {
     async fn game_ended(e: &SignalEmitter<'_>, result: &str, termination: &str) -> zbus::Result<()>;
     #[zbus(signal)]
     async fn flag(e: &SignalEmitter<'_>, side: &str, ply: u32, count_met: bool) -> zbus::Result<()>;
+    #[zbus(signal)]
+    async fn clock_button(e: &SignalEmitter<'_>, button: &str) -> zbus::Result<()>;
 }
 
 /// The board task's side: publishes snapshots, property changes and signals.
@@ -398,6 +403,7 @@ async fn emit(
             EventKind::Flag {
                 side, ply, count_met, ..
             } => Board1::flag(e, side.name(), *ply, *count_met).await?,
+            EventKind::ClockButton { button } => Board1::clock_button(e, button).await?,
             // Their effects show in the properties.
             EventKind::Clock { .. } | EventKind::Arbiter { .. } => {}
         }

@@ -63,6 +63,8 @@ pub struct BoardTask {
     roster: Roster,
     /// The time control last set (`SetTimeControl`), in PGN syntax (seconds).
     time_control: String,
+    /// When the text shown on the clock (`ShowText`) is to end (µs of log time).
+    text_end: Option<u64>,
     /// The core's count of moves shown when the board was last asked for a dump.
     checked_shown: u64,
     /// The journal works again after failing: a fresh dump is to be asked for.
@@ -187,6 +189,7 @@ impl BoardTask {
             tap: None,
             roster,
             time_control,
+            text_end: None,
             checked_shown: 0,
             resync_journal: false,
             dump_asked: None,
@@ -572,6 +575,12 @@ impl BoardTask {
             }
             Command::SetTimeControl(spec) => {
                 let time = parse_time_control(&spec).map_err(BusError::InvalidArgument)?;
+                if let Some(g) = self.core.game().filter(|g| g.ply() > 0 && !g.is_over()) {
+                    return Err(BusError::GameUnderWay(format!(
+                        "the game under way has {} plies: setting a time control now would reset both clocks",
+                        g.ply()
+                    )));
+                }
                 self.connected_or()?;
                 self.time_control = pgn_time_control(time);
                 let hms = Hms::from_time(time);
@@ -592,17 +601,16 @@ impl BoardTask {
             Command::ShowText(text, seconds) => {
                 if !text.is_ascii() || text.len() > 8 {
                     return Err(BusError::InvalidArgument(format!(
-                        "`{text}`: the clock shows up to 8 ASCII characters"
+                        "`{}`: the clock shows up to 8 ASCII characters",
+                        crate::log::clip_to(&text, 20)
                     )));
                 }
                 self.connected_or()?;
                 self.send(HostCommand::Clock(ClockCommand::text(&text, false)))
                     .await;
-                let out = self.outgoing.clone();
-                tokio::spawn(async move {
-                    tokio::time::sleep(std::time::Duration::from_secs(u64::from(seconds.max(1)))).await;
-                    let _ = out.send(HostCommand::Clock(ClockCommand::End).encode()).await;
-                });
+                // The text's End is this task's to send (and record) when it is due;
+                // a later text replaces this one and its End.
+                self.text_end = Some(self.now_us() + u64::from(seconds.max(1)) * 1_000_000);
                 Ok(())
             }
         }
@@ -623,7 +631,7 @@ impl BoardTask {
     pub async fn run(mut self, mut input: mpsc::Receiver<Input>, mut stop: watch::Receiver<bool>) {
         self.publish(Vec::new()).await;
         loop {
-            let next = [self.core.next_deadline(), self.next_ask()]
+            let next = [self.core.next_deadline(), self.next_ask(), self.text_end]
                 .into_iter()
                 .flatten()
                 .min();
@@ -680,6 +688,12 @@ impl BoardTask {
                 _ = sleep => {
                     let t = self.now_us();
                     self.core.advance(t);
+                    if self.text_end.is_some_and(|e| e <= t) {
+                        self.text_end = None;
+                        if self.connected {
+                            self.send(HostCommand::Clock(ClockCommand::End)).await;
+                        }
+                    }
                 }
                 _ = stop.changed() => break,
             }
@@ -748,7 +762,14 @@ fn parse_time_control(spec: &str) -> Result<ClockTime, String> {
             _ => None,
         }
     };
-    t.ok_or_else(bad)
+    let t = t.ok_or_else(bad)?;
+    if t > ClockTime::MAX {
+        return Err(format!("`{spec}`: the DGT 3000 shows at most 9:59:59"));
+    }
+    if t.millis() == 0 {
+        return Err(format!("`{spec}`: a time control of no time"));
+    }
+    Ok(t)
 }
 
 /// The journal note that marks the configuration read again (resume clears the
@@ -801,5 +822,10 @@ mod tests {
         assert_eq!(parse_time_control("0:05:30").unwrap().millis(), 330_000);
         assert!(parse_time_control("90+30").unwrap_err().contains("increment"));
         assert!(parse_time_control("soon").is_err());
+        // Times the clock cannot show are refused, never clamped.
+        assert!(parse_time_control("600").unwrap_err().contains("9:59:59"));
+        assert!(parse_time_control("10:00:00").unwrap_err().contains("9:59:59"));
+        assert_eq!(parse_time_control("9:59:59").unwrap(), ClockTime::MAX);
+        assert!(parse_time_control("0").is_err());
     }
 }

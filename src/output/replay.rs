@@ -327,6 +327,7 @@ pub fn text(events: &[Event]) -> String {
                 if *count_met { ", the move count is met" } else { "" }
             ),
             EventKind::GameEnd { result, termination } => format!("game ends {result} ({termination})"),
+            EventKind::ClockButton { button } => format!("clock button: {button}"),
             EventKind::Arbiter { method, args } => {
                 let args: Vec<String> = args.iter().map(ToString::to_string).collect();
                 format!("arbiter: {method} {}", args.join(" "))

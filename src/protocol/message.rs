@@ -215,6 +215,17 @@ impl ClockButton {
         }
     }
 
+    /// The name events and D-Bus give it (`back`, `minus`, `run`, `plus`, `ok`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            ClockButton::Back => "back",
+            ClockButton::Minus => "minus",
+            ClockButton::Run => "run",
+            ClockButton::Plus => "plus",
+            ClockButton::Ok => "ok",
+        }
+    }
+
     /// The code the clock reports in ack3 of a button ack.
     pub const fn ack_code(self) -> u8 {
         match self {

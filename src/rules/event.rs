@@ -152,6 +152,10 @@ pub enum EventKind {
         result: &'static str,
         termination: &'static str,
     },
+    /// A front button of the DGT 3000 was pressed.
+    ClockButton {
+        button: &'static str,
+    },
     /// An arbiter's call was accepted (the sensor log's `arbiter` record).
     Arbiter {
         method: String,
@@ -177,6 +181,7 @@ impl EventKind {
             EventKind::Flag { .. } => "flag",
             EventKind::GameEnd { .. } => "game_end",
             EventKind::Arbiter { .. } => "arbiter",
+            EventKind::ClockButton { .. } => "clock_button",
         }
     }
 }

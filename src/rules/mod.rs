@@ -530,7 +530,10 @@ impl Core {
                 Some(r) if r.gated => r.held_clock = Some(*status),
                 _ => self.clock_report(status, t_us),
             },
-            BoardEvent::Button(_) | BoardEvent::ClockAck(_) | BoardEvent::Info(_) => {}
+            // A front button of the clock: reported, it decides nothing (an arbiter
+            // or a tool may give it a meaning).
+            BoardEvent::Button(b) => self.emit(t_us, EventKind::ClockButton { button: b.name() }),
+            BoardEvent::ClockAck(_) | BoardEvent::Info(_) => {}
         }
     }
 
