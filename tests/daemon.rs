@@ -15,6 +15,7 @@ use eboard_bridge::daemon::{BusChoice, Config, Daemon, DaemonError};
 use eboard_bridge::device::{Emulator, EmulatorConfig};
 use eboard_bridge::log::SensorLog;
 use eboard_bridge::protocol::ClockTime;
+use eboard_bridge::rules::EventKind;
 use eboard_bridge::sim::{Hands, Style};
 use futures_util::StreamExt;
 use shakmaty::{Chess, Move, Position};
@@ -1109,4 +1110,99 @@ async fn a_later_text_replaces_an_earlier_one_and_its_end_is_recorded() {
         (1.9..2.5).contains(&shown),
         "the second text was shown {shown:.2} s"
     );
+}
+
+/// Clock commands one at a time: the clock's version query at connect has its
+/// acknowledgement dropped, so it is sent again, identical, 2 s later; a text asked
+/// for meanwhile waits for it. A clock that never answers has the command sent four
+/// times, 2 s apart, then `clock_unresponsive`, and the next command goes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clock_commands_wait_for_their_ack_are_resent_and_given_up() {
+    use eboard_bridge::log::RecordKind;
+    use eboard_bridge::protocol::{ClockCommand, HostCommand};
+    let start = "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n";
+    let version = HostCommand::Clock(ClockCommand::Version).encode();
+    let text = HostCommand::Clock(ClockCommand::text("HELLO", false)).encode();
+    for dropped in [1, 100] {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("board0");
+        let address = private_bus(dir.path()).await;
+        let emulator = Emulator::open().unwrap();
+        std::os::unix::fs::symlink(emulator.path(), &link).unwrap();
+        let log = eboard_bridge::log::parse_log(start, "start.esl").unwrap();
+        let cfg = EmulatorConfig {
+            drop_acks: dropped,
+            ..EmulatorConfig::default()
+        };
+        let _board = tokio::spawn(async move {
+            let _ = emulator.run(&log, "start.esl", &cfg).await;
+        });
+        let daemon = Daemon::start(
+            vec![link],
+            config(dir.path()),
+            BusChoice::Address(address.clone()),
+        )
+        .await
+        .unwrap();
+        let mut events = daemon.events();
+        let snap = daemon.boards()[0].2.clone();
+        wait_for("the board", 10, || snap.borrow().connected).await;
+        let client = zbus::connection::Builder::address(address.as_str())
+            .unwrap()
+            .build()
+            .await
+            .unwrap();
+        let p = zbus::Proxy::new(
+            &client,
+            BUS_NAME,
+            "/org/eboardbridge/board/board0",
+            BOARD_INTERFACE,
+        )
+        .await
+        .unwrap();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        p.call::<_, _, ()>("ShowText", &("HELLO", 30u32)).await.unwrap();
+        let wait = if dropped == 1 { 3 } else { 9 };
+        tokio::time::sleep(Duration::from_secs(wait)).await;
+        let mut unresponsive = Vec::new();
+        while let Ok(e) = events.try_recv() {
+            if let EventKind::ClockUnresponsive { command } = e.event.kind {
+                unresponsive.push(command);
+            }
+        }
+        daemon.shutdown().await;
+        let recording =
+            eboard_bridge::log::read_log(&dir.path().join("state/recordings/board0.esl")).unwrap();
+        let at = |bytes: &[u8]| -> Vec<f64> {
+            recording
+                .records
+                .iter()
+                .filter(|r| matches!(&r.kind, RecordKind::Tx(b) if b == bytes))
+                .map(|r| r.time.micros() as f64 / 1e6)
+                .collect()
+        };
+        let (versions, texts) = (at(&version), at(&text));
+        let gaps: Vec<f64> = versions.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(
+            gaps.iter().all(|g| (1.9..2.4).contains(g)),
+            "resent 2 s apart: {gaps:?}"
+        );
+        assert_eq!(texts.len(), 1, "the text is sent once: {texts:?}");
+        assert!(
+            texts[0] > versions[versions.len() - 1],
+            "the text waited for the query"
+        );
+        if dropped == 1 {
+            assert_eq!(versions.len(), 2, "sent, dropped, sent again: {versions:?}");
+            assert!(unresponsive.is_empty());
+        } else {
+            assert_eq!(versions.len(), 4, "{versions:?}");
+            let hex: Vec<String> = version.iter().map(|b| format!("{b:02x}")).collect();
+            assert_eq!(unresponsive, vec![hex.join(" ")]);
+            assert!(
+                texts[0] - versions[3] >= 1.9,
+                "the text goes once the query is given up"
+            );
+        }
+    }
 }

@@ -405,7 +405,7 @@ async fn emit(
             } => Board1::flag(e, side.name(), *ply, *count_met).await?,
             EventKind::ClockButton { button } => Board1::clock_button(e, button).await?,
             // Their effects show in the properties.
-            EventKind::Clock { .. } | EventKind::Arbiter { .. } => {}
+            EventKind::Clock { .. } | EventKind::Arbiter { .. } | EventKind::ClockUnresponsive { .. } => {}
         }
     }
     let b = iface.get().await;

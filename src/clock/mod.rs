@@ -2,6 +2,8 @@
 //! presses, flag fall. Pure: the caller passes the time (microseconds on any
 //! monotonic scale) with every call.
 
+pub mod queue;
+
 use crate::protocol::{ClockSide, ClockStatus, ClockTime};
 
 /// A chess clock as the DGT 3000 behaves.

@@ -16,10 +16,13 @@ use super::throttle::{Throttle, more};
 use super::{Input, civil_date, rfc3339_now};
 use crate::board::{BoardEvent, BoardInfo, BoardState};
 use crate::bus::{BusError, Command, Publisher, Snapshot};
+use crate::clock::queue::{CommandQueue, Due, RESENDS};
 use crate::log::{Flushed, Header, Journal, LogTime, Played, Player, Record, RecordKind, clip_to};
 use crate::output::live::LiveMsg;
 use crate::output::replay::{Tags, feed_step, game_pgn};
-use crate::protocol::{ClockCommand, ClockSide, ClockTime, Decoded, Decoder, Hms, HostCommand, RunFlags};
+use crate::protocol::{
+    AckKind, ClockCommand, ClockSide, ClockTime, Decoded, Decoder, Hms, HostCommand, RunFlags,
+};
 use crate::rules::{Config, Core, Decision, Event, EventKind, Refused};
 
 /// What a board's task is set up with.
@@ -65,6 +68,13 @@ pub struct BoardTask {
     time_control: String,
     /// When the text shown on the clock (`ShowText`) is to end (µs of log time).
     text_end: Option<u64>,
+    /// Clock commands: one in flight until acknowledged, the others waiting.
+    clock_queue: CommandQueue,
+    /// Clock commands to send at the next chance (the next one after an ack).
+    clock_next: Vec<ClockCommand>,
+    /// Events of the task itself (a clock that does not answer), published with
+    /// the core's.
+    own_events: Vec<Event>,
     /// The core's count of moves shown when the board was last asked for a dump.
     checked_shown: u64,
     /// The journal works again after failing: a fresh dump is to be asked for.
@@ -190,6 +200,9 @@ impl BoardTask {
             roster,
             time_control,
             text_end: None,
+            clock_queue: CommandQueue::default(),
+            clock_next: Vec::new(),
+            own_events: Vec::new(),
             checked_shown: 0,
             resync_journal: false,
             dump_asked: None,
@@ -319,7 +332,22 @@ impl BoardTask {
         }
     }
 
+    /// Sends a command to the board; a clock command goes through the clock's
+    /// queue (sent now only when no other waits for its acknowledgement).
     async fn send(&mut self, cmd: HostCommand) {
+        match cmd {
+            HostCommand::Clock(c) => {
+                let t = self.now_us();
+                if let Some(c) = self.clock_queue.push(c, t) {
+                    self.send_now(HostCommand::Clock(c)).await;
+                }
+            }
+            other => self.send_now(other).await,
+        }
+    }
+
+    /// Writes a command on the line now, and records it.
+    async fn send_now(&mut self, cmd: HostCommand) {
         let bytes = cmd.encode();
         let t = self.now_us();
         self.record(t, RecordKind::Tx(bytes.clone()));
@@ -435,8 +463,15 @@ impl BoardTask {
                 Decoded::Message(m) => {
                     let dump = matches!(m, crate::protocol::BoardMessage::BoardDump(_));
                     for ev in self.board.apply(&m) {
-                        if let BoardEvent::Info(BoardInfo::SerialNumber(s)) = &ev {
-                            self.learn_serial(s);
+                        match &ev {
+                            BoardEvent::Info(BoardInfo::SerialNumber(s)) => self.learn_serial(s),
+                            BoardEvent::ClockAck(AckKind::Command { command, .. }) => {
+                                self.clock_acked(*command, t)
+                            }
+                            BoardEvent::ClockAck(AckKind::Version { .. }) => {
+                                self.clock_acked(ClockCommand::Version.code(), t)
+                            }
+                            _ => {}
                         }
                         self.core.input(&ev, t);
                     }
@@ -458,6 +493,43 @@ impl BoardTask {
                     }
                     self.core.line_fault(t);
                 }
+            }
+        }
+    }
+
+    /// The clock acknowledged a command: the next waiting one goes.
+    fn clock_acked(&mut self, code: u8, t: u64) {
+        if let Some(next) = self.clock_queue.acked(code, t) {
+            self.clock_next.push(next);
+        }
+    }
+
+    /// Clock commands due: the next after an ack, a resend, or one given up on
+    /// (a `clock_unresponsive` event).
+    async fn drive_clock(&mut self) {
+        let t = self.now_us();
+        let mut send: Vec<ClockCommand> = std::mem::take(&mut self.clock_next);
+        for due in self.clock_queue.due(t) {
+            match due {
+                Due::Send(c) => send.push(c),
+                Due::GaveUp(c) => {
+                    let hex: Vec<String> = HostCommand::Clock(c)
+                        .encode()
+                        .iter()
+                        .map(|b| format!("{b:02x}"))
+                        .collect();
+                    let command = hex.join(" ");
+                    tracing::warn!(board = %self.setup.id, "the clock did not acknowledge {command} ({} tries): going on without it", RESENDS + 1);
+                    self.own_events.push(Event {
+                        t: t as f64 / 1e6,
+                        kind: EventKind::ClockUnresponsive { command },
+                    });
+                }
+            }
+        }
+        if self.connected {
+            for c in send {
+                self.send_now(HostCommand::Clock(c)).await;
             }
         }
     }
@@ -631,10 +703,15 @@ impl BoardTask {
     pub async fn run(mut self, mut input: mpsc::Receiver<Input>, mut stop: watch::Receiver<bool>) {
         self.publish(Vec::new()).await;
         loop {
-            let next = [self.core.next_deadline(), self.next_ask(), self.text_end]
-                .into_iter()
-                .flatten()
-                .min();
+            let next = [
+                self.core.next_deadline(),
+                self.next_ask(),
+                self.text_end,
+                self.clock_queue.deadline(),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
             let deadline = next.map(|d| {
                 let now = self.now_us();
                 tokio::time::Instant::now() + std::time::Duration::from_micros(d.saturating_sub(now))
@@ -673,6 +750,8 @@ impl BoardTask {
                         Input::Device(DeviceEvent::Disconnected(why)) => {
                             tracing::warn!("{}: disconnected ({why}); the game is kept", self.setup.device.display());
                             self.connected = false;
+                            self.clock_queue.clear();
+                            self.clock_next.clear();
                             self.record(t, RecordKind::Note(format!("disconnected: {why}")));
                         }
                         Input::Reload(update) => self.reload(update),
@@ -698,8 +777,10 @@ impl BoardTask {
                 _ = stop.changed() => break,
             }
             self.keep_in_step().await;
+            self.drive_clock().await;
             self.flush();
-            let events = self.core.take_events();
+            let mut events = self.core.take_events();
+            events.append(&mut self.own_events);
             self.publish(events).await;
         }
         let t = self.now_us();

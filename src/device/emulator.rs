@@ -31,6 +31,9 @@ pub struct EmulatorConfig {
     pub serial: String,
     pub version: (u8, u8),
     pub clock_version: (u8, u8),
+    /// The first this many acknowledgements of host clock commands are not sent
+    /// (a clock that missed them), for tests of resends.
+    pub drop_acks: u32,
 }
 
 impl Default for EmulatorConfig {
@@ -40,6 +43,7 @@ impl Default for EmulatorConfig {
             serial: "12345".into(),
             version: (3, 1),
             clock_version: (2, 2),
+            drop_acks: 0,
         }
     }
 }
@@ -410,7 +414,9 @@ impl State {
                     self.clock.set(l, r, running, now);
                 }
                 // Acks arrive only in update modes.
-                if self.sends_updates() {
+                if self.cfg.drop_acks > 0 {
+                    self.cfg.drop_acks -= 1;
+                } else if self.sends_updates() {
                     let ack = match c {
                         ClockCommand::Version => {
                             ClockAck::version(self.cfg.clock_version.0, self.cfg.clock_version.1)

@@ -328,6 +328,7 @@ pub fn text(events: &[Event]) -> String {
             ),
             EventKind::GameEnd { result, termination } => format!("game ends {result} ({termination})"),
             EventKind::ClockButton { button } => format!("clock button: {button}"),
+            EventKind::ClockUnresponsive { command } => format!("the clock did not acknowledge {command}"),
             EventKind::Arbiter { method, args } => {
                 let args: Vec<String> = args.iter().map(ToString::to_string).collect();
                 format!("arbiter: {method} {}", args.join(" "))

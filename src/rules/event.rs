@@ -152,6 +152,10 @@ pub enum EventKind {
         result: &'static str,
         termination: &'static str,
     },
+    /// A clock command was never acknowledged (sent and resent); the bytes in hex.
+    ClockUnresponsive {
+        command: String,
+    },
     /// A front button of the DGT 3000 was pressed.
     ClockButton {
         button: &'static str,
@@ -182,6 +186,7 @@ impl EventKind {
             EventKind::GameEnd { .. } => "game_end",
             EventKind::Arbiter { .. } => "arbiter",
             EventKind::ClockButton { .. } => "clock_button",
+            EventKind::ClockUnresponsive { .. } => "clock_unresponsive",
         }
     }
 }
