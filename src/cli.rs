@@ -122,6 +122,9 @@ pub struct RulesArgs {
     /// Which FIDE penalties apply.
     #[arg(long, default_value = "standard", value_parser = ["standard", "rapid", "blitz"])]
     pub profile: String,
+    /// What a flag fall does: `report` it (the arbiter decides) or `end` the game.
+    #[arg(long, default_value = "report", value_parser = ["report", "end"])]
+    pub flag: String,
 }
 
 impl RulesArgs {
@@ -132,6 +135,7 @@ impl RulesArgs {
             irregular_ms: self.irregular_ms,
             // clap has checked the value against the three names.
             profile: self.profile.parse().unwrap_or_default(),
+            flag: self.flag.parse().unwrap_or_default(),
         }
     }
 }

@@ -75,8 +75,15 @@ fn check(path: &PathBuf) -> Result<(), String> {
         .header
         .get("fen")
         .map(|f| replay::parse_start(f).expect("fixture fen"));
-    let r = replay::run(&log, &path.display().to_string(), Config::default(), start)
-        .map_err(|e| e.to_string())?;
+    // `# flag: end`: the fixture is run with flag falls ending the game.
+    let cfg = Config {
+        flag: log
+            .header
+            .get("flag")
+            .map_or(Default::default(), |f| f.parse().expect("fixture flag")),
+        ..Config::default()
+    };
+    let r = replay::run(&log, &path.display().to_string(), cfg, start).map_err(|e| e.to_string())?;
     let moves: Vec<String> = r
         .core
         .games()

@@ -75,6 +75,7 @@ impl Rules {
             flicker_ms: self.flicker_ms,
             irregular_ms: self.irregular_ms,
             profile: self.profile,
+            flag: crate::rules::FlagPolicy::Report,
         }
     }
 }
@@ -94,6 +95,10 @@ pub enum WhiteSide {
 pub struct Clock {
     #[serde(default)]
     pub white: WhiteSide,
+    /// What a flag fall does: `report` (the default: the arbiter decides) or `end`
+    /// (time forfeit, or a draw when the opponent cannot checkmate, 6.9).
+    #[serde(default)]
+    pub flag: crate::rules::FlagPolicy,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq, Default)]
@@ -197,6 +202,15 @@ impl Config {
     pub fn round(&self) -> u32 {
         self.round.unwrap_or(1)
     }
+
+    /// The rules core's configuration: the `[rules]` thresholds and profile, and
+    /// the `[clock]` flag policy.
+    pub fn core_config(&self) -> crate::rules::Config {
+        crate::rules::Config {
+            flag: self.clock.flag,
+            ..self.rules.core_config()
+        }
+    }
 }
 
 #[cfg(test)]
@@ -215,6 +229,7 @@ irregular_ms = 3000
 profile = "rapid"
 [clock]
 white = "left"
+flag = "end"
 [[board]]
 serial = "12345"
 number = 2
@@ -229,6 +244,8 @@ black = "Nepomniachtchi, Ian"
         assert_eq!(c.rules.release_ms, 300);
         assert_eq!(c.rules.profile, Profile::Rapid);
         assert_eq!(c.clock.white, WhiteSide::Left);
+        assert_eq!(c.core_config().flag, crate::rules::FlagPolicy::End);
+        assert!(Config::parse("[clock]\nflag = \"claim\"\n", "c.toml").is_err());
         assert_eq!(c.board(Some("12345"), Path::new("/dev/x")).unwrap().number, 2);
     }
 

@@ -132,7 +132,7 @@ impl Hub {
             number,
             round,
             tags,
-            rules: self.config.rules.core_config(),
+            rules: self.config.core_config(),
             white_side,
             recording: self
                 .config

@@ -264,6 +264,30 @@ pub struct Config {
     /// A board that stays this long in an unexplained state is irregular (ms).
     pub irregular_ms: u64,
     pub profile: Profile,
+    /// What a flag fall does: reported only (the default), or the game ends.
+    pub flag: FlagPolicy,
+}
+
+/// What a flag fall does (6.8, 6.9). Only the arbiter decides by default: the fall
+/// is reported and the game goes on being recorded. `End` is the opt-in: the game
+/// ends on the fall, lost, or drawn when the opponent cannot checkmate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlagPolicy {
+    #[default]
+    Report,
+    End,
+}
+
+impl std::str::FromStr for FlagPolicy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<FlagPolicy, String> {
+        match s {
+            "report" => Ok(FlagPolicy::Report),
+            "end" => Ok(FlagPolicy::End),
+            other => Err(format!("`{other}`: a flag fall can `report` or `end`")),
+        }
+    }
 }
 
 impl Default for Config {
@@ -273,6 +297,7 @@ impl Default for Config {
             flicker_ms: 150,
             irregular_ms: 2000,
             profile: Profile::Standard,
+            flag: FlagPolicy::Report,
         }
     }
 }

@@ -21,7 +21,7 @@ mod touch;
 use shakmaty::{Bitboard, Board, CastlingMode, Chess, Color, Move, Piece, Position, Role, Square};
 
 pub use arbiter::{Decision, Refused, parse_start};
-pub use event::{Config, Event, EventKind, IrregularKind, Profile, Side};
+pub use event::{Config, Event, EventKind, FlagPolicy, IrregularKind, Profile, Side};
 pub use game::{Game, Played, fen as game_fen};
 
 use crate::board::{BoardEvent, Orientation};
@@ -1641,6 +1641,7 @@ impl Core {
         let first = game.positions[0].turn();
         let ply = game.ply();
         let mine = if first == color { ply.div_ceil(2) } else { ply / 2 };
+        let opponent_mates = !game.current().has_insufficient_material(!color);
         self.emit(
             t,
             EventKind::Flag {
@@ -1650,6 +1651,17 @@ impl Core {
                 count_met: false,
             },
         );
+        if self.cfg.flag == FlagPolicy::End {
+            // 6.9: lost, unless the opponent cannot checkmate by any series of
+            // legal moves (then drawn).
+            let result = match (opponent_mates, color) {
+                (false, _) => "1/2-1/2",
+                (true, Color::White) => "0-1",
+                (true, Color::Black) => "1-0",
+            };
+            self.settle_end(t);
+            self.end_game(t, result, "time_forfeit");
+        }
     }
 
     /// Classifies the board against the expected position.
