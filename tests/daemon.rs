@@ -1206,3 +1206,66 @@ async fn clock_commands_wait_for_their_ack_are_resent_and_given_up() {
         }
     }
 }
+
+/// The arbiter's clock: `AddTime` and `SetClock` set the DGT 3000 (set-and-run,
+/// the running side going on running), and the clock's next reports show it;
+/// arguments the clock cannot show are refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_arbiter_adds_time_and_sets_the_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("board0");
+    let address = private_bus(dir.path()).await;
+    let log = eboard_bridge::log::parse_log(
+        "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n0 clock left=0:05:00 right=0:05:00 running=left\n",
+        "start.esl",
+    )
+    .unwrap();
+    let _board = emulate(log, &link, 1.0);
+    let mut cfg = config(dir.path());
+    cfg.clock.white = eboard_bridge::daemon::config::WhiteSide::Left;
+    let daemon = Daemon::start(vec![link], cfg, BusChoice::Address(address.clone()))
+        .await
+        .unwrap();
+    let snap = daemon.boards()[0].2.clone();
+    wait_for("a clock report", 10, || snap.borrow().black_clock_ms == 300_000).await;
+    let client = zbus::connection::Builder::address(address.as_str())
+        .unwrap()
+        .build()
+        .await
+        .unwrap();
+    let p = zbus::Proxy::new(
+        &client,
+        BUS_NAME,
+        "/org/eboardbridge/board/board0",
+        BOARD_INTERFACE,
+    )
+    .await
+    .unwrap();
+    // Black's clock is stopped: exactly two minutes more.
+    p.call::<_, _, ()>("AddTime", &("black", 120i32)).await.unwrap();
+    wait_for("black +120 s", 10, || snap.borrow().black_clock_ms == 420_000).await;
+    assert_eq!(snap.borrow().clock_running, "white", "the running side goes on");
+    p.call::<_, _, ()>("SetClock", &(60_000i64, 90_000i64))
+        .await
+        .unwrap();
+    wait_for("the clock set", 10, || snap.borrow().black_clock_ms == 90_000).await;
+    let white = snap.borrow().white_clock_ms;
+    assert!((57_000..=60_000).contains(&white), "white {white} ms");
+    assert_eq!(snap.borrow().clock_running, "white");
+    for (method, bad) in [
+        ("AddTime", p.call::<_, _, ()>("AddTime", &("green", 1i32)).await),
+        ("SetClock", p.call::<_, _, ()>("SetClock", &(-1i64, 0i64)).await),
+        (
+            "SetClock",
+            p.call::<_, _, ()>("SetClock", &(36_000_000i64, 0i64)).await,
+        ),
+    ] {
+        let e = bad.unwrap_err().to_string();
+        assert!(e.contains("InvalidArgument"), "{method}: {e}");
+    }
+    daemon.shutdown().await;
+    // Accepted calls are part of the record.
+    let text = std::fs::read_to_string(dir.path().join("state/recordings/board0.esl")).unwrap();
+    assert!(text.contains(" arbiter AddTime \"black\" 120\n"), "{text}");
+    assert!(text.contains(" arbiter SetClock 60000 90000\n"));
+}

@@ -23,8 +23,10 @@ pub const BOARD_INTERFACE: &str = "org.eboardbridge.Board1";
 /// Prefix of the typed errors.
 pub const ERROR_PREFIX: &str = "org.eboardbridge.Error";
 /// The methods that change a game (the policy lets only root and `eboard` call them).
-pub const CHANGING_METHODS: [&str; 7] = [
+pub const CHANGING_METHODS: [&str; 9] = [
     "SetPlayers",
+    "SetClock",
+    "AddTime",
     "NewGame",
     "SetPosition",
     "Reinstate",
@@ -75,6 +77,8 @@ pub enum Command {
     SetTimeControl(String),
     ShowText(String, u32),
     SetPlayers(String, String),
+    SetClock(i64, i64),
+    AddTime(String, i32),
 }
 
 impl Command {
@@ -93,6 +97,8 @@ impl Command {
                 "SetPlayers",
                 vec![Value::from(w.as_str()), Value::from(b.as_str())],
             ),
+            Command::SetClock(w, b) => ("SetClock", vec![Value::from(*w), Value::from(*b)]),
+            Command::AddTime(s, secs) => ("AddTime", vec![Value::from(s.as_str()), Value::from(*secs)]),
         }
     }
 }
@@ -262,6 +268,16 @@ impl Board1 {
     /// The players of the game under way (with none under way, of the next game).
     async fn set_players(&self, white: String, black: String) -> Result<(), BusError> {
         self.ask(Command::SetPlayers(white, black)).await
+    }
+    /// The arbiter sets both times (milliseconds; the clock shows whole seconds);
+    /// the running side goes on running.
+    async fn set_clock(&self, white_ms: i64, black_ms: i64) -> Result<(), BusError> {
+        self.ask(Command::SetClock(white_ms, black_ms)).await
+    }
+    /// The arbiter adds `seconds` (negative: takes them) to `side`'s time
+    /// (`white` or `black`), from the clock's last report.
+    async fn add_time(&self, side: String, seconds: i32) -> Result<(), BusError> {
+        self.ask(Command::AddTime(side, seconds)).await
     }
     /// Shows `text` (up to 8 characters) on the clock for `seconds`.
     async fn show_text(&self, text: String, seconds: u32) -> Result<(), BusError> {

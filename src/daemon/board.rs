@@ -645,6 +645,26 @@ impl BoardTask {
                     .set_players(self.core.game(), &white, &black, &default);
                 Ok(())
             }
+            Command::SetClock(white_ms, black_ms) => self.set_clock(white_ms, black_ms).await,
+            Command::AddTime(side, seconds) => {
+                let Some((white, black, _)) = self.core.clock() else {
+                    return Err(BusError::NotConnected(
+                        "no clock report yet: the times to add to are not known".into(),
+                    ));
+                };
+                let delta = i64::from(seconds) * 1000;
+                let (white, black) = match side.as_str() {
+                    "white" => (white as i64 + delta, black as i64),
+                    "black" => (white as i64, black as i64 + delta),
+                    other => {
+                        return Err(BusError::InvalidArgument(format!(
+                            "`{}`: the side is `white` or `black`",
+                            crate::log::clip_to(other, 20)
+                        )));
+                    }
+                };
+                self.set_clock(white.max(0), black.max(0)).await
+            }
             Command::SetTimeControl(spec) => {
                 let time = parse_time_control(&spec).map_err(BusError::InvalidArgument)?;
                 if let Some(g) = self.core.game().filter(|g| g.ply() > 0 && !g.is_over()) {
@@ -686,6 +706,40 @@ impl BoardTask {
                 Ok(())
             }
         }
+    }
+
+    /// Sets the clock's times (white's and black's, ms), the running side going
+    /// on running: a set-and-run, whole seconds (what the clock shows).
+    async fn set_clock(&mut self, white_ms: i64, black_ms: i64) -> Result<(), BusError> {
+        let max = i64::from(ClockTime::MAX.millis());
+        for ms in [white_ms, black_ms] {
+            if !(0..=max).contains(&ms) {
+                return Err(BusError::InvalidArgument(format!(
+                    "{ms} ms: the DGT 3000 shows 0 to 9:59:59"
+                )));
+            }
+        }
+        let Some(white_side) = self.core.white_side() else {
+            return Err(BusError::InvalidArgument(
+                "which clock side is white's is not known yet: set `[clock] white` or wait for the first press".into(),
+            ));
+        };
+        self.connected_or()?;
+        let running = self.core.clock().map_or("none", |(_, _, r)| r);
+        let time = |ms: i64| Hms::from_time(ClockTime::from_millis(ms as u32));
+        let (left, right, left_runs) = match white_side {
+            ClockSide::Left => (time(white_ms), time(black_ms), running == "white"),
+            ClockSide::Right => (time(black_ms), time(white_ms), running == "black"),
+        };
+        let flags = RunFlags {
+            left_runs,
+            right_runs: running != "none" && !left_runs,
+            paused: false,
+            switch_on_lever: true,
+        };
+        self.send(HostCommand::Clock(ClockCommand::SetAndRun { left, right, flags }))
+            .await;
+        Ok(())
     }
 
     fn connected_or(&self) -> Result<(), BusError> {
