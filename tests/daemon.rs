@@ -53,14 +53,19 @@ fn emulate(log: SensorLog, link: &Path, speed: f64) -> tokio::task::JoinHandle<(
 
 /// The same, for a board with this serial number.
 fn emulate_as(log: SensorLog, link: &Path, speed: f64, serial: &str) -> tokio::task::JoinHandle<()> {
-    let emulator = Emulator::open().unwrap();
-    let _ = std::fs::remove_file(link);
-    std::os::unix::fs::symlink(emulator.path(), link).unwrap();
     let cfg = EmulatorConfig {
         speed,
         serial: serial.into(),
         ..EmulatorConfig::default()
     };
+    emulate_with(log, link, cfg)
+}
+
+/// The same, the emulator set up with `cfg`.
+fn emulate_with(log: SensorLog, link: &Path, cfg: EmulatorConfig) -> tokio::task::JoinHandle<()> {
+    let emulator = Emulator::open().unwrap();
+    let _ = std::fs::remove_file(link);
+    std::os::unix::fs::symlink(emulator.path(), link).unwrap();
     tokio::spawn(async move {
         let _ = emulator.run(&log, "generated", &cfg).await;
     })
@@ -646,8 +651,20 @@ fn tag_in(path: &Path, tag: &str) -> String {
         .unwrap_or_default()
 }
 
-/// A daemon process, killed however the test ends.
-struct Running(std::process::Child);
+/// A daemon process, killed however the test ends, and what it has logged.
+struct Running(std::process::Child, std::sync::Arc<std::sync::Mutex<String>>);
+
+impl Running {
+    /// How many lines it has logged that contain `text`.
+    fn logged(&self, text: &str) -> usize {
+        self.1
+            .lock()
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains(text))
+            .count()
+    }
+}
 
 impl Drop for Running {
     fn drop(&mut self) {
@@ -674,12 +691,20 @@ fn start_binary(cfg: &Path, link: &Path, address: Option<&str>) -> Running {
     // Its log goes through this process (a file size limit set on the daemon
     // must not cut its own log short).
     let mut child = cmd.stderr(std::process::Stdio::piped()).spawn().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::stderr()));
-    Running(child)
+    let err = child.stderr.take().unwrap();
+    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let kept = log.clone();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+            eprintln!("{line}");
+            kept.lock().unwrap().push_str(&(line + "\n"));
+        }
+    });
+    Running(child, log)
 }
 
-fn signal(Running(child): &mut Running, how: &str) {
+fn signal(Running(child, _): &mut Running, how: &str) {
     std::process::Command::new("kill")
         .arg(format!("-{how}"))
         .arg(child.id().to_string())
@@ -690,35 +715,82 @@ fn signal(Running(child): &mut Running, how: &str) {
     }
 }
 
-/// Waits until `property` of board0 reads `want` (as its D-Bus value's text).
-async fn property_is(address: &str, property: &str, want: &str) {
+/// A proxy of board0 on the bus at `address` that reads its properties afresh
+/// (a caching proxy waits on the signals of a daemon that may have been replaced).
+async fn board0(address: &str) -> zbus::Proxy<'static> {
     let client = zbus::connection::Builder::address(address)
         .unwrap()
         .build()
         .await
         .unwrap();
+    zbus::proxy::Builder::new(&client)
+        .destination(BUS_NAME)
+        .unwrap()
+        .path("/org/eboardbridge/board/board0")
+        .unwrap()
+        .interface(BOARD_INTERFACE)
+        .unwrap()
+        .cache_properties(zbus::proxy::CacheProperties::No)
+        .build()
+        .await
+        .unwrap()
+}
+
+/// A board standing in the start position, `more` records after it.
+fn standing(more: &str) -> SensorLog {
+    eboard_bridge::log::parse_log(
+        &format!("# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n{more}"),
+        "standing.esl",
+    )
+    .unwrap()
+}
+
+/// A daemon on a private bus in `dir` bridging board0 (`dir`/board0), once the
+/// board is connected: the daemon, its snapshot, the bus address.
+async fn bridged(
+    dir: &Path,
+    cfg: Config,
+) -> (
+    Daemon,
+    tokio::sync::watch::Receiver<eboard_bridge::bus::Snapshot>,
+    String,
+) {
+    let address = private_bus(dir).await;
+    let daemon = Daemon::start(vec![dir.join("board0")], cfg, BusChoice::Address(address.clone()))
+        .await
+        .unwrap();
+    let snap = daemon.boards()[0].2.clone();
+    wait_for("the board", 10, || snap.borrow().connected).await;
+    (daemon, snap, address)
+}
+
+/// When board0's recording in `dir` says `bytes` were sent to the board (s).
+fn sent_at(dir: &Path, bytes: &[u8]) -> Vec<f64> {
+    let recording = eboard_bridge::log::read_log(&dir.join("state/recordings/board0.esl")).unwrap();
+    recording
+        .records
+        .iter()
+        .filter(|r| matches!(&r.kind, eboard_bridge::log::RecordKind::Tx(b) if b == bytes))
+        .map(|r| r.time.micros() as f64 / 1e6)
+        .collect()
+}
+
+/// Waits until `property` of board0 reads `want` (as its D-Bus value's text).
+async fn property_is(address: &str, property: &str, want: &str) {
+    let p = board0(address).await;
     let mut last = String::new();
-    let second = Duration::from_secs(1);
     for _ in 0..200 {
-        let proxy = zbus::proxy::Builder::<zbus::Proxy>::new(&client)
-            .destination(BUS_NAME)
-            .and_then(|b| b.path("/org/eboardbridge/board/board0"))
-            .and_then(|b| b.interface(BOARD_INTERFACE))
-            .map(|b| b.cache_properties(zbus::proxy::CacheProperties::No));
-        if let Ok(Ok(p)) = tokio::time::timeout(second, proxy.unwrap().build()).await {
-            if let Ok(Ok(v)) =
-                tokio::time::timeout(second, p.get_property::<zbus::zvariant::OwnedValue>(property)).await
-            {
-                last = if let Ok(s) = v.downcast_ref::<zbus::zvariant::Str>() {
-                    s.to_string()
-                } else if let Ok(b) = v.downcast_ref::<bool>() {
-                    b.to_string()
-                } else {
-                    format!("{v:?}")
-                };
-                if last == want {
-                    return;
-                }
+        let read = p.get_property::<zbus::zvariant::OwnedValue>(property);
+        if let Ok(Ok(v)) = tokio::time::timeout(Duration::from_secs(1), read).await {
+            last = if let Ok(s) = v.downcast_ref::<zbus::zvariant::Str>() {
+                s.to_string()
+            } else if let Ok(b) = v.downcast_ref::<bool>() {
+                b.to_string()
+            } else {
+                format!("{v:?}")
+            };
+            if last == want {
+                return;
             }
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -743,19 +815,7 @@ async fn arbiter_decisions_and_every_game_survive_sigkill_and_sigterm() {
     let _board = emulate(game_log(&game.start, &game.moves[..12], 6), &link, 8.0);
     let mut daemon = start_binary(&cfg, &link, Some(&address));
     wait_for("twelve moves on disk", 30, || moves_in(&first) == 12).await;
-    let client = zbus::connection::Builder::address(address.as_str())
-        .unwrap()
-        .build()
-        .await
-        .unwrap();
-    let p = zbus::Proxy::new(
-        &client,
-        BUS_NAME,
-        "/org/eboardbridge/board/board0",
-        BOARD_INTERFACE,
-    )
-    .await
-    .unwrap();
+    let p = board0(&address).await;
     // A time control set while moves are played would reset both clocks: refused.
     let e = p.call::<_, _, ()>("SetTimeControl", &("90",)).await.unwrap_err();
     assert!(e.to_string().contains("GameUnderWay"), "{e}");
@@ -915,6 +975,12 @@ async fn a_disk_that_fills_and_empties_loses_no_published_move() {
     })
     .await;
     assert_eq!(size(), full, "the recording grew on a full disk");
+    // Every input failed a write; the error is said once (a minute).
+    assert_eq!(
+        daemon.logged("cannot write"),
+        1,
+        "the write error is said once a minute"
+    );
     let text = std::fs::read_to_string(&recording).unwrap();
     assert!(text.ends_with('\n'), "a torn line on a full disk");
     // Room again: what was held is written, the game goes on.
@@ -975,11 +1041,7 @@ async fn sigkill_soak_loses_no_move_and_no_decision() {
     let plies = game.moves.len().min(6 + 2 * kills as usize);
     let speed = (plies as f64 / (1.6 * f64::from(kills.max(1)))).clamp(0.3, 1.5);
     let _board = emulate(game_log(&game.start, &game.moves[..plies], 10), &link, speed);
-    let client = zbus::connection::Builder::address(address.as_str())
-        .unwrap()
-        .build()
-        .await
-        .unwrap();
+    let p = board0(&address).await;
     let mut daemon = start_binary(&cfg, &link, Some(&address));
     let started = std::time::Instant::now();
     let mut decided: Option<String> = None;
@@ -988,17 +1050,6 @@ async fn sigkill_soak_loses_no_move_and_no_decision() {
         tokio::time::sleep(Duration::from_millis(random(300, 1500))).await;
         if random(0, 2) == 0 {
             let white = format!("White {i}");
-            let p = zbus::proxy::Builder::<zbus::Proxy>::new(&client)
-                .destination(BUS_NAME)
-                .unwrap()
-                .path("/org/eboardbridge/board/board0")
-                .unwrap()
-                .interface(BOARD_INTERFACE)
-                .unwrap()
-                .cache_properties(zbus::proxy::CacheProperties::No)
-                .build()
-                .await
-                .unwrap();
             let args = (white.as_str(), "Black");
             let call = p.call::<_, _, ()>("SetPlayers", &args);
             if let Ok(Ok(())) = tokio::time::timeout(Duration::from_secs(5), call).await {
@@ -1021,14 +1072,6 @@ async fn sigkill_soak_loses_no_move_and_no_decision() {
     .await;
     let published = pgn_moves(&std::fs::read_to_string(&live).unwrap());
     assert_eq!(published, vec![sans(&game.moves[..plies])]);
-    let p = zbus::Proxy::new(
-        &client,
-        BUS_NAME,
-        "/org/eboardbridge/board/board0",
-        BOARD_INTERFACE,
-    )
-    .await
-    .unwrap();
     p.call::<_, _, ()>("SetResult", &("1/2-1/2",)).await.unwrap();
     signal(&mut daemon, "KILL");
     std::fs::remove_file(&live).unwrap();
@@ -1053,56 +1096,19 @@ async fn sigkill_soak_loses_no_move_and_no_decision() {
 /// an earlier one and its End (the first End no longer cuts the second text short).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_later_text_replaces_an_earlier_one_and_its_end_is_recorded() {
-    use eboard_bridge::log::RecordKind;
     use eboard_bridge::protocol::{ClockCommand, HostCommand};
     let dir = tempfile::tempdir().unwrap();
-    let link = dir.path().join("board0");
-    let address = private_bus(dir.path()).await;
-    let log = eboard_bridge::log::parse_log(
-        "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n",
-        "start.esl",
-    )
-    .unwrap();
-    let _board = emulate(log, &link, 1.0);
-    let daemon = Daemon::start(
-        vec![link],
-        config(dir.path()),
-        BusChoice::Address(address.clone()),
-    )
-    .await
-    .unwrap();
-    let snap = daemon.boards()[0].2.clone();
-    wait_for("the board", 10, || snap.borrow().connected).await;
-    let client = zbus::connection::Builder::address(address.as_str())
-        .unwrap()
-        .build()
-        .await
-        .unwrap();
-    let p = zbus::Proxy::new(
-        &client,
-        BUS_NAME,
-        "/org/eboardbridge/board/board0",
-        BOARD_INTERFACE,
-    )
-    .await
-    .unwrap();
+    let _board = emulate(standing(""), &dir.path().join("board0"), 1.0);
+    let (daemon, _, address) = bridged(dir.path(), config(dir.path())).await;
+    let p = board0(&address).await;
     p.call::<_, _, ()>("ShowText", &("FIRST", 1u32)).await.unwrap();
     tokio::time::sleep(Duration::from_millis(400)).await;
     p.call::<_, _, ()>("ShowText", &("SECOND", 2u32)).await.unwrap();
     tokio::time::sleep(Duration::from_millis(2600)).await;
     daemon.shutdown().await;
-    let recording = eboard_bridge::log::read_log(&dir.path().join("state/recordings/board0.esl")).unwrap();
     let end = HostCommand::Clock(ClockCommand::End).encode();
     let second = HostCommand::Clock(ClockCommand::text("SECOND", false)).encode();
-    let at = |bytes: &[u8]| -> Vec<f64> {
-        recording
-            .records
-            .iter()
-            .filter(|r| matches!(&r.kind, RecordKind::Tx(b) if b == bytes))
-            .map(|r| r.time.micros() as f64 / 1e6)
-            .collect()
-    };
-    let (ends, seconds) = (at(&end), at(&second));
+    let (ends, seconds) = (sent_at(dir.path(), &end), sent_at(dir.path(), &second));
     assert_eq!(seconds.len(), 1, "the second text is recorded");
     assert_eq!(ends.len(), 1, "one End, recorded: {ends:?}");
     let shown = ends[0] - seconds[0];
@@ -1118,48 +1124,19 @@ async fn a_later_text_replaces_an_earlier_one_and_its_end_is_recorded() {
 /// times, 2 s apart, then `clock_unresponsive`, and the next command goes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clock_commands_wait_for_their_ack_are_resent_and_given_up() {
-    use eboard_bridge::log::RecordKind;
     use eboard_bridge::protocol::{ClockCommand, HostCommand};
-    let start = "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n";
     let version = HostCommand::Clock(ClockCommand::Version).encode();
     let text = HostCommand::Clock(ClockCommand::text("HELLO", false)).encode();
     for dropped in [1, 100] {
         let dir = tempfile::tempdir().unwrap();
-        let link = dir.path().join("board0");
-        let address = private_bus(dir.path()).await;
-        let emulator = Emulator::open().unwrap();
-        std::os::unix::fs::symlink(emulator.path(), &link).unwrap();
-        let log = eboard_bridge::log::parse_log(start, "start.esl").unwrap();
         let cfg = EmulatorConfig {
             drop_acks: dropped,
             ..EmulatorConfig::default()
         };
-        let _board = tokio::spawn(async move {
-            let _ = emulator.run(&log, "start.esl", &cfg).await;
-        });
-        let daemon = Daemon::start(
-            vec![link],
-            config(dir.path()),
-            BusChoice::Address(address.clone()),
-        )
-        .await
-        .unwrap();
+        let _board = emulate_with(standing(""), &dir.path().join("board0"), cfg);
+        let (daemon, _, address) = bridged(dir.path(), config(dir.path())).await;
         let mut events = daemon.events();
-        let snap = daemon.boards()[0].2.clone();
-        wait_for("the board", 10, || snap.borrow().connected).await;
-        let client = zbus::connection::Builder::address(address.as_str())
-            .unwrap()
-            .build()
-            .await
-            .unwrap();
-        let p = zbus::Proxy::new(
-            &client,
-            BUS_NAME,
-            "/org/eboardbridge/board/board0",
-            BOARD_INTERFACE,
-        )
-        .await
-        .unwrap();
+        let p = board0(&address).await;
         tokio::time::sleep(Duration::from_millis(500)).await;
         p.call::<_, _, ()>("ShowText", &("HELLO", 30u32)).await.unwrap();
         let wait = if dropped == 1 { 3 } else { 9 };
@@ -1171,17 +1148,7 @@ async fn clock_commands_wait_for_their_ack_are_resent_and_given_up() {
             }
         }
         daemon.shutdown().await;
-        let recording =
-            eboard_bridge::log::read_log(&dir.path().join("state/recordings/board0.esl")).unwrap();
-        let at = |bytes: &[u8]| -> Vec<f64> {
-            recording
-                .records
-                .iter()
-                .filter(|r| matches!(&r.kind, RecordKind::Tx(b) if b == bytes))
-                .map(|r| r.time.micros() as f64 / 1e6)
-                .collect()
-        };
-        let (versions, texts) = (at(&version), at(&text));
+        let (versions, texts) = (sent_at(dir.path(), &version), sent_at(dir.path(), &text));
         let gaps: Vec<f64> = versions.windows(2).map(|w| w[1] - w[0]).collect();
         assert!(
             gaps.iter().all(|g| (1.9..2.4).contains(g)),
@@ -1213,34 +1180,13 @@ async fn clock_commands_wait_for_their_ack_are_resent_and_given_up() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_arbiter_adds_time_and_sets_the_clock() {
     let dir = tempfile::tempdir().unwrap();
-    let link = dir.path().join("board0");
-    let address = private_bus(dir.path()).await;
-    let log = eboard_bridge::log::parse_log(
-        "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n0 clock left=0:05:00 right=0:05:00 running=left\n",
-        "start.esl",
-    )
-    .unwrap();
-    let _board = emulate(log, &link, 1.0);
+    let clock = "0 clock left=0:05:00 right=0:05:00 running=left\n";
+    let _board = emulate(standing(clock), &dir.path().join("board0"), 1.0);
     let mut cfg = config(dir.path());
     cfg.clock.white = eboard_bridge::daemon::config::WhiteSide::Left;
-    let daemon = Daemon::start(vec![link], cfg, BusChoice::Address(address.clone()))
-        .await
-        .unwrap();
-    let snap = daemon.boards()[0].2.clone();
+    let (daemon, snap, address) = bridged(dir.path(), cfg).await;
     wait_for("a clock report", 10, || snap.borrow().black_clock_ms == 300_000).await;
-    let client = zbus::connection::Builder::address(address.as_str())
-        .unwrap()
-        .build()
-        .await
-        .unwrap();
-    let p = zbus::Proxy::new(
-        &client,
-        BUS_NAME,
-        "/org/eboardbridge/board/board0",
-        BOARD_INTERFACE,
-    )
-    .await
-    .unwrap();
+    let p = board0(&address).await;
     // Black's clock is stopped: exactly two minutes more.
     p.call::<_, _, ()>("AddTime", &("black", 120i32)).await.unwrap();
     wait_for("black +120 s", 10, || snap.borrow().black_clock_ms == 420_000).await;
@@ -1268,4 +1214,40 @@ async fn the_arbiter_adds_time_and_sets_the_clock() {
     let text = std::fs::read_to_string(dir.path().join("state/recordings/board0.esl")).unwrap();
     assert!(text.contains(" arbiter AddTime \"black\" 120\n"), "{text}");
     assert!(text.contains(" arbiter SetClock 60000 90000\n"));
+}
+
+/// `SetTimeControl` before the first move sends the DGT 3000 a set-and-run of both
+/// sides (recorded) and sets the `TimeControl` property (PGN syntax, seconds); a
+/// time the clock cannot show is refused, not clamped. (The clock is set, not
+/// started: starting it is drive mode's, still to come.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_time_control_sets_the_clock_and_the_property() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = "0 clock left=0:05:00 right=0:05:00 running=none\n";
+    let _board = emulate(standing(clock), &dir.path().join("board0"), 1.0);
+    let (daemon, snap, address) = bridged(dir.path(), config(dir.path())).await;
+    let p = board0(&address).await;
+    let e = p.call::<_, _, ()>("SetTimeControl", &("600",)).await.unwrap_err();
+    assert!(e.to_string().contains("InvalidArgument"), "{e}");
+    p.call::<_, _, ()>("SetTimeControl", &("90",)).await.unwrap();
+    assert_eq!(snap.borrow().time_control, "5400");
+    property_is(&address, "TimeControl", "5400").await;
+    daemon.shutdown().await;
+    use eboard_bridge::protocol::{ClockCommand, ClockTime, Hms, HostCommand, RunFlags};
+    let hms = Hms::from_time(ClockTime::from_hms(1, 30, 0).unwrap());
+    let set = HostCommand::Clock(ClockCommand::SetAndRun {
+        left: hms,
+        right: hms,
+        flags: RunFlags {
+            left_runs: false,
+            right_runs: false,
+            paused: false,
+            switch_on_lever: true,
+        },
+    });
+    assert_eq!(
+        sent_at(dir.path(), &set.encode()).len(),
+        1,
+        "one set-and-run of 1:30:00"
+    );
 }

@@ -19,7 +19,7 @@ use crate::bus::{BusError, Command, Publisher, Snapshot};
 use crate::clock::queue::{CommandQueue, Due, RESENDS};
 use crate::log::{Flushed, Header, Journal, LogTime, Played, Player, Record, RecordKind, clip_to};
 use crate::output::live::LiveMsg;
-use crate::output::replay::{Tags, feed_step, game_pgn};
+use crate::output::replay::{Tags, arbiter_values, feed_step, game_pgn};
 use crate::protocol::{
     AckKind, ClockCommand, ClockSide, ClockTime, Decoded, Decoder, Hms, HostCommand, RunFlags,
 };
@@ -119,9 +119,7 @@ impl BoardTask {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(io)?;
         }
-        let mut serial = String::new();
-        let mut roster = Roster::default();
-        let mut time_control = String::new();
+        let mut resumed = Resumed::default();
         let (writer, offset_us) = if path.exists() {
             let log = read_journal(path).map_err(|e| BoardError::Journal(format!("cannot resume: {e}")))?;
             let mut player = Player::new(&file_name);
@@ -134,37 +132,12 @@ impl BoardTask {
                     continue;
                 };
                 for step in steps {
-                    match &step.what {
-                        Played::Board(BoardEvent::Info(BoardInfo::SerialNumber(s))) => serial = s.clone(),
-                        Played::Note(text) if text == RELOADED_NOTE => roster.reloaded(),
-                        Played::Note(text) => {
-                            roster.apply_note(text);
-                        }
-                        Played::Arbiter(method, args) => {
-                            let values: Vec<serde_json::Value> =
-                                args.iter().filter_map(|a| serde_json::from_str(a).ok()).collect();
-                            match (method.as_str(), values.as_slice()) {
-                                (
-                                    "SetPlayers",
-                                    [serde_json::Value::String(w), serde_json::Value::String(b)],
-                                ) => {
-                                    let default = roster.for_new_games(board_tags(&setup));
-                                    roster.set_players(core.game(), w, b, &default);
-                                }
-                                ("SetTimeControl", [serde_json::Value::String(s)]) => {
-                                    time_control =
-                                        parse_time_control(s).map(pgn_time_control).unwrap_or_default();
-                                }
-                                _ => {}
-                            }
-                        }
-                        _ => {}
-                    }
+                    resumed.step(&step.what, &core, &setup);
                     feed_step(&mut core, &step);
                 }
             }
             core.take_events();
-            roster.all_noted();
+            resumed.roster.all_noted();
             let mut w = Journal::append(path, last).map_err(io)?;
             w.comment(&format!("resumed {}", rfc3339_now()));
             // Restarted: the time since the last record is unknown; go on a second
@@ -197,8 +170,8 @@ impl BoardTask {
             publisher,
             live,
             tap: None,
-            roster,
-            time_control,
+            roster: resumed.roster,
+            time_control: resumed.time_control,
             text_end: None,
             clock_queue: CommandQueue::default(),
             clock_next: Vec::new(),
@@ -209,8 +182,8 @@ impl BoardTask {
             clock_asked: None,
         };
         task.checked_shown = task.core.moves_shown();
-        if !serial.is_empty() {
-            task.learn_serial(&serial);
+        if !resumed.serial.is_empty() {
+            task.learn_serial(&resumed.serial);
         }
         task.flush();
         Ok(task)
@@ -905,6 +878,39 @@ fn parse_time_control(spec: &str) -> Result<ClockTime, String> {
         return Err(format!("`{spec}`: a time control of no time"));
     }
     Ok(t)
+}
+
+/// What a board's recording says besides the game, gathered while resuming.
+#[derive(Default)]
+struct Resumed {
+    serial: String,
+    roster: Roster,
+    time_control: String,
+}
+
+impl Resumed {
+    /// One played step of the recording, before the rules core takes it.
+    fn step(&mut self, what: &Played, core: &Core, setup: &BoardSetup) {
+        use serde_json::Value;
+        match what {
+            Played::Board(BoardEvent::Info(BoardInfo::SerialNumber(s))) => self.serial = s.clone(),
+            Played::Note(text) if text == RELOADED_NOTE => self.roster.reloaded(),
+            Played::Note(text) => {
+                self.roster.apply_note(text);
+            }
+            Played::Arbiter(method, args) => match (method.as_str(), arbiter_values(args).as_deref()) {
+                ("SetPlayers", Some([Value::String(w), Value::String(b)])) => {
+                    let default = self.roster.for_new_games(board_tags(setup));
+                    self.roster.set_players(core.game(), w, b, &default);
+                }
+                ("SetTimeControl", Some([Value::String(s)])) => {
+                    self.time_control = parse_time_control(s).map(pgn_time_control).unwrap_or_default();
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
 }
 
 /// The journal note that marks the configuration read again (resume clears the

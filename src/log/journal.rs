@@ -17,7 +17,8 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::Path;
 
-use super::record::{Header, LogTime, MAGIC, Record, RecordKind};
+use super::record::{Header, LogTime, Record, RecordKind};
+use super::write::LogWriter;
 
 /// At most this many bytes of records are held while writes fail.
 pub const HOLD_LIMIT: usize = 16 << 20;
@@ -73,13 +74,9 @@ impl Journal<File> {
     pub fn create(path: &Path, header: &Header) -> io::Result<Journal<File>> {
         let file = OpenOptions::new().create_new(true).write(true).open(path)?;
         let mut j = Journal::new(file, 0, LogTime::default());
-        let mut head = format!("{MAGIC}\n");
-        for (k, v) in &header.fields {
-            // A header value is one line; keys have no spaces or colons.
-            let key: String = k.chars().filter(|c| !c.is_whitespace() && *c != ':').collect();
-            head += &format!("# {key}: {}\n", v.replace(['\n', '\r'], " "));
-        }
-        j.hold(head);
+        // The first line and the header fields, as every sensor log writer has them.
+        let head = LogWriter::new(Vec::new(), header)?.into_inner();
+        j.hold(String::from_utf8_lossy(&head).into_owned());
         match j.flush() {
             Flushed::Failing(e) => Err(io::Error::other(e)),
             _ => Ok(j),
@@ -206,7 +203,7 @@ impl<F: JournalFile> Journal<F> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log::parse_log;
+    use crate::log::{MAGIC, parse_log};
 
     /// A disk that fills: writes past `room` bytes fail, after writing what fits.
     struct Disk {

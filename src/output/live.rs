@@ -15,7 +15,7 @@
 //! disk at start is kept until the game sent for it has at least as many moves
 //! (say, a recording that lost writes resumed fewer); the daemon says so.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -100,8 +100,10 @@ pub fn count_plies(pgn: &str) -> usize {
     }
     moves
         .split_whitespace()
+        .filter(|t| !matches!(*t, "1-0" | "0-1" | "1/2-1/2" | "*"))
+        // A move number before a move (`12.e4`, `12...`) is not a ply.
         .map(|t| t.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.'))
-        .filter(|t| !t.is_empty() && !matches!(*t, "1-0" | "0-1" | "1/2-1/2" | "*" | "-0" | "-1" | "/2-1/2"))
+        .filter(|t| !t.is_empty())
         .count()
 }
 
@@ -117,6 +119,17 @@ struct Folder {
 }
 
 impl Folder {
+    /// The folder at `out`, nothing read yet.
+    fn new(out: PathBuf) -> Folder {
+        Folder {
+            out,
+            rounds: BTreeMap::new(),
+            floors: HashMap::new(),
+            errors: Throttle::default(),
+            held: Throttle::default(),
+        }
+    }
+
     fn round(&mut self, round: u32) -> &mut BTreeMap<(u32, u32), String> {
         let out = &self.out;
         let floors = &mut self.floors;
@@ -153,7 +166,7 @@ impl Folder {
                 LiveMsg::Withdraw(key) => changed.insert(key, None),
             };
         }
-        let mut rounds = Vec::new();
+        let mut rounds = BTreeSet::new();
         for (key, what) in changed {
             let dir = round_dir(&self.out, key.round);
             let path = dir.join(key.file_name());
@@ -193,11 +206,8 @@ impl Folder {
                     }
                 }
             }
-            if rounds.last() != Some(&key.round) {
-                rounds.push(key.round);
-            }
+            rounds.insert(key.round);
         }
-        rounds.dedup();
         for round in rounds {
             let combined: String = self.round(round).values().map(String::as_str).collect();
             let path = round_dir(&self.out, round).join("games.pgn");
@@ -210,13 +220,7 @@ impl Folder {
 
 /// Runs the writer until every sender is gone; the last state is on disk then.
 pub async fn run(out: PathBuf, mut games: mpsc::Receiver<LiveMsg>) {
-    let mut folder = Folder {
-        out,
-        rounds: BTreeMap::new(),
-        floors: HashMap::new(),
-        errors: Throttle::default(),
-        held: Throttle::default(),
-    };
+    let mut folder = Folder::new(out);
     while let Some(first) = games.recv().await {
         // Take everything waiting, then write each game once and each round's
         // `games.pgn` once.
@@ -279,13 +283,7 @@ mod tests {
     fn games_are_never_replaced_and_a_shorter_resume_does_not_overwrite() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().to_path_buf();
-        let mut f = Folder {
-            out: out.clone(),
-            rounds: BTreeMap::new(),
-            floors: HashMap::new(),
-            errors: Throttle::default(),
-            held: Throttle::default(),
-        };
+        let mut f = Folder::new(out.clone());
         f.apply(vec![game(1, 2, 1, 10), game(1, 1, 1, 3), game(1, 1, 2, 0)]);
         let games = std::fs::read_to_string(out.join("round-1/games.pgn")).unwrap();
         assert_eq!(count_plies(&games), 13);
@@ -300,13 +298,7 @@ mod tests {
         })]);
         assert!(!out.join("round-1/game-1-2.pgn").exists());
         // Restarted: the files on disk count; a game with fewer moves waits.
-        let mut f = Folder {
-            out: out.clone(),
-            rounds: BTreeMap::new(),
-            floors: HashMap::new(),
-            errors: Throttle::default(),
-            held: Throttle::default(),
-        };
+        let mut f = Folder::new(out.clone());
         f.apply(vec![game(1, 2, 1, 4)]);
         assert_eq!(
             count_plies(&std::fs::read_to_string(out.join("round-1/game-2.pgn")).unwrap()),

@@ -56,8 +56,9 @@ pub fn feed_step(core: &mut Core, step: &crate::log::Step) {
         Played::Arbiter(method, args) => {
             // Only accepted calls are recorded; one that does not apply (a log
             // written by hand) changes nothing.
-            let values: Vec<serde_json::Value> =
-                args.iter().filter_map(|a| serde_json::from_str(a).ok()).collect();
+            let Some(values) = arbiter_values(args) else {
+                return;
+            };
             let applied = match crate::rules::Decision::from_record(method, &values) {
                 Ok(Some(d)) => core.arbiter(&d, t).is_ok(),
                 Ok(None) => true,
@@ -69,6 +70,12 @@ pub fn feed_step(core: &mut Core, step: &crate::log::Step) {
         }
         Played::Host(_) | Played::Note(_) => {}
     }
+}
+
+/// An `arbiter` record's arguments as JSON values; `None` when one is not JSON
+/// (a hand-written log: the call does not apply).
+pub fn arbiter_values(args: &[String]) -> Option<Vec<serde_json::Value>> {
+    args.iter().map(|a| serde_json::from_str(a).ok()).collect()
 }
 
 pub fn jsonl(events: &[Event]) -> String {
