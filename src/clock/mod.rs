@@ -2,6 +2,8 @@
 //! presses, flag fall. Pure: the caller passes the time (microseconds on any
 //! monotonic scale) with every call.
 
+pub mod control;
+pub mod host;
 pub mod queue;
 
 use crate::protocol::{ClockSide, ClockStatus, ClockTime};
