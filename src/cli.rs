@@ -125,6 +125,10 @@ pub struct RulesArgs {
     /// What a flag fall does: `report` it (the arbiter decides) or `end` the game.
     #[arg(long, default_value = "report", value_parser = ["report", "end"])]
     pub flag: String,
+    /// Add a completed violation's time penalty to the opponent's clock (as the
+    /// daemon does with `[rules] apply_penalties = true`).
+    #[arg(long)]
+    pub apply_penalties: bool,
 }
 
 impl RulesArgs {
@@ -136,6 +140,7 @@ impl RulesArgs {
             // clap has checked the value against the three names.
             profile: self.profile.parse().unwrap_or_default(),
             flag: self.flag.parse().unwrap_or_default(),
+            apply_penalties: self.apply_penalties,
         }
     }
 }

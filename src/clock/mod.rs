@@ -6,7 +6,62 @@ pub mod control;
 pub mod host;
 pub mod queue;
 
-use crate::protocol::{ClockSide, ClockStatus, ClockTime};
+use crate::protocol::{ClockCommand, ClockSide, ClockStatus, ClockTime};
+
+/// A text for a DGT XL, which has six 7-segment characters ("1A:BC 1D:EF")
+/// where the DGT 3000 has eight of text: the first six characters, each drawn
+/// as well as seven segments can (segment bits: 0x01 top, 0x02 upper right, 0x04
+/// lower right, 0x08 bottom, 0x10 lower left, 0x20 upper left, 0x40 middle).
+pub fn segments(text: &str, beep: bool) -> ClockCommand {
+    fn glyph(c: char) -> u8 {
+        match c.to_ascii_uppercase() {
+            '0' | 'O' => 0x3f,
+            '1' => 0x06,
+            '2' | 'Z' => 0x5b,
+            '3' => 0x4f,
+            '4' => 0x66,
+            '5' | 'S' => 0x6d,
+            '6' => 0x7d,
+            '7' => 0x07,
+            '8' => 0x7f,
+            '9' => 0x6f,
+            'A' => 0x77,
+            'B' => 0x7c,
+            'C' => 0x39,
+            'D' => 0x5e,
+            'E' => 0x79,
+            'F' => 0x71,
+            'G' => 0x3d,
+            'H' | 'K' | 'X' => 0x76,
+            'I' => 0x30,
+            'J' => 0x1e,
+            'L' => 0x38,
+            'M' | 'N' => 0x54,
+            'P' => 0x73,
+            'Q' => 0x67,
+            'R' => 0x50,
+            'T' => 0x78,
+            'U' | 'W' => 0x3e,
+            'V' => 0x1c,
+            'Y' => 0x6e,
+            '-' | '+' => 0x40,
+            '=' => 0x48,
+            '#' => 0x49,
+            '?' => 0x53,
+            _ => 0,
+        }
+    }
+    let mut g = [0u8; 6];
+    for (slot, c) in g.iter_mut().zip(text.chars()) {
+        *slot = glyph(c);
+    }
+    // The command carries the positions in the order C B A F E D.
+    ClockCommand::Display {
+        segments: [g[2], g[1], g[0], g[5], g[4], g[3]],
+        icons: 0,
+        beep: if beep { 0x03 } else { 0x01 },
+    }
+}
 
 /// A chess clock as the DGT 3000 behaves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,6 +159,29 @@ impl ClockModel {
         self.at_us = now_us;
     }
 
+    /// A set-and-run command: times and the side to count down (none: stopped
+    /// until a press). The lever is where the players left it: a set moves no
+    /// lever, so it never looks like a press.
+    pub fn set_and_run(&mut self, left: ClockTime, right: ClockTime, running: Option<ClockSide>, now_us: u64) {
+        let lever = self.right_lever_high;
+        self.set(left, right, running, now_us);
+        self.right_lever_high = lever;
+    }
+
+    /// Whether a report shows what this clock shows at `now_us` (whole seconds,
+    /// the running side and the lever): a report that does is no news, and the
+    /// fractions of seconds the model keeps stand.
+    pub fn shows(&self, status: &ClockStatus, now_us: u64) -> bool {
+        let mine = self.status(now_us);
+        let secs = |t: ClockTime| t.millis() / 1000;
+        secs(mine.left) == secs(status.left)
+            && secs(mine.right) == secs(status.right)
+            && mine.running_side() == status.running_side()
+            && mine.right_lever_high == status.right_lever_high
+            && mine.left_flags.fallen == status.left_flags.fallen
+            && mine.right_flags.fallen == status.right_flags.fallen
+    }
+
     /// Stops the clock, keeping the times.
     pub fn stop(&mut self, now_us: u64) {
         self.advance(now_us);
@@ -168,6 +246,16 @@ mod tests {
         // Pressing the lever that is already down does nothing.
         c.press(ClockSide::Left, 4_000_000);
         assert_eq!(c.running(), Some(ClockSide::Right));
+    }
+
+    #[test]
+    fn an_xl_gets_six_segment_characters_in_its_order() {
+        let ClockCommand::Display { segments, beep, .. } = segments("Nf3", false) else {
+            panic!("not a display command")
+        };
+        // N f 3 in positions A B C; D E F blank.
+        assert_eq!(segments, [0x4f, 0x71, 0x54, 0, 0, 0]);
+        assert_eq!(beep, 0x01);
     }
 
     #[test]

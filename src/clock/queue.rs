@@ -40,9 +40,13 @@ pub struct CommandQueue {
 impl CommandQueue {
     /// Queues `cmd`; returns it when it is to be sent now (nothing in flight).
     pub fn push(&mut self, cmd: ClockCommand, now_us: u64) -> Option<ClockCommand> {
-        if matches!(cmd, ClockCommand::Text { .. }) {
-            self.waiting
-                .retain(|c| !matches!(c, ClockCommand::Text { .. } | ClockCommand::End));
+        if matches!(cmd, ClockCommand::Text { .. } | ClockCommand::Display { .. }) {
+            self.waiting.retain(|c| {
+                !matches!(
+                    c,
+                    ClockCommand::Text { .. } | ClockCommand::Display { .. } | ClockCommand::End
+                )
+            });
         }
         if self.in_flight.is_some() {
             self.waiting.push_back(cmd);

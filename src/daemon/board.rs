@@ -19,11 +19,12 @@ use crate::bus::{BusError, Command, Publisher, Snapshot};
 use crate::clock::queue::{CommandQueue, Due, RESENDS};
 use crate::log::{Flushed, Header, Journal, LogTime, Played, Player, Record, RecordKind, clip_to};
 use crate::output::live::LiveMsg;
+use crate::clock::control::TimeControl;
 use crate::output::replay::{Tags, arbiter_values, feed_step, game_pgn};
 use crate::protocol::{
-    AckKind, ClockCommand, ClockSide, ClockTime, Decoded, Decoder, Hms, HostCommand, RunFlags,
+    AckKind, ClockCommand, ClockSide, Decoded, Decoder, HostCommand,
 };
-use crate::rules::{Config, Core, Decision, Event, EventKind, Refused};
+use crate::rules::{Config, Core, Decision, Event, EventKind, IrregularKind, Refused};
 
 /// What a board's task is set up with.
 #[derive(Debug, Clone)]
@@ -38,6 +39,10 @@ pub struct BoardSetup {
     pub tags: Tags,
     pub rules: Config,
     pub white_side: Option<ClockSide>,
+    /// The configured time control, and whether the daemon drives the clock.
+    pub time_control: Option<(TimeControl, bool)>,
+    /// Show the last move and irregularities on the clock.
+    pub show_moves: bool,
     /// The board's sensor log: every byte both ways; also the journal it resumes from.
     pub recording: PathBuf,
     /// Configured boards known by serial number: when this board reports one of
@@ -64,10 +69,14 @@ pub struct BoardTask {
     tap: Option<broadcast::Sender<Tapped>>,
     /// Each game's round, players and broadcast file.
     roster: Roster,
-    /// The time control last set (`SetTimeControl`), in PGN syntax (seconds).
-    time_control: String,
     /// When the text shown on the clock (`ShowText`) is to end (µs of log time).
     text_end: Option<u64>,
+    /// The clock's version (major, minor), once it answered: 1 is an XL, which
+    /// shows six 7-segment characters instead of text.
+    clock_version: Option<(u8, u8)>,
+    /// The configured time control last applied (a later one waits for a game
+    /// without moves).
+    applied_tc: Option<(TimeControl, bool)>,
     /// Clock commands: one in flight until acknowledged, the others waiting.
     clock_queue: CommandQueue,
     /// Clock commands to send at the next chance (the next one after an ack).
@@ -137,6 +146,8 @@ impl BoardTask {
                 }
             }
             core.take_events();
+            // Commands the clock got before the restart are not sent again.
+            core.take_clock_commands();
             resumed.roster.all_noted();
             let mut w = Journal::append(path, last).map_err(io)?;
             w.comment(&format!("resumed {}", rfc3339_now()));
@@ -171,8 +182,9 @@ impl BoardTask {
             live,
             tap: None,
             roster: resumed.roster,
-            time_control: resumed.time_control,
             text_end: None,
+            clock_version: None,
+            applied_tc: None,
             clock_queue: CommandQueue::default(),
             clock_next: Vec::new(),
             own_events: Vec::new(),
@@ -182,6 +194,11 @@ impl BoardTask {
             clock_asked: None,
         };
         task.checked_shown = task.core.moves_shown();
+        // A time control the recording already has stands (an arbiter may have
+        // set it); the configuration's is applied only when it has none.
+        if task.core.time_control().is_some() {
+            task.applied_tc = task.setup.time_control.clone();
+        }
         if !resumed.serial.is_empty() {
             task.learn_serial(&resumed.serial);
         }
@@ -233,7 +250,9 @@ impl BoardTask {
             number,
             tags,
             by_serial,
+            time_control,
         } = update;
+        self.setup.time_control = time_control;
         let changed = round != self.setup.round || number != self.setup.number || tags != self.setup.tags;
         self.setup.round = round;
         self.setup.number = number;
@@ -383,7 +402,7 @@ impl BoardTask {
             board_number: tags.board,
             white: tags.tags.white.clone(),
             black: tags.tags.black.clone(),
-            time_control: self.time_control.clone(),
+            time_control: self.core.time_control().map(TimeControl::pgn).unwrap_or_default(),
         }
     }
 
@@ -441,7 +460,8 @@ impl BoardTask {
                             BoardEvent::ClockAck(AckKind::Command { command, .. }) => {
                                 self.clock_acked(*command, t)
                             }
-                            BoardEvent::ClockAck(AckKind::Version { .. }) => {
+                            BoardEvent::ClockAck(AckKind::Version { major, minor }) => {
+                                self.clock_version = Some((*major, *minor));
                                 self.clock_acked(ClockCommand::Version.code(), t)
                             }
                             _ => {}
@@ -591,19 +611,30 @@ impl BoardTask {
             Command::SetPosition(f) => Some(Decision::SetPosition(f.clone())),
             Command::Reinstate(p) => Some(Decision::Reinstate(*p)),
             Command::SetResult(r) => Some(Decision::SetResult(r.clone())),
+            Command::SetTimeControl(s) => Some(Decision::SetTimeControl(s.clone())),
+            Command::SetClock(w, b) => Some(Decision::SetClock(*w, *b)),
+            Command::AddTime(side, s) => Some(Decision::AddTime(side.clone(), *s)),
             _ => None,
         };
         if let Some(d) = decision {
+            if matches!(cmd, Command::SetTimeControl(_) | Command::SetClock(..) | Command::AddTime(..)) {
+                self.connected_or()?;
+            }
             return self.core.arbiter(&d, t).map_err(|e| match e {
                 Refused::InvalidArgument(m) => BusError::InvalidArgument(m),
                 Refused::NoGame(m) => BusError::NoGame(m),
+                Refused::GameUnderWay(m) => BusError::GameUnderWay(m),
             });
         }
         match cmd.clone() {
             // Applied above as decisions.
-            Command::NewGame(_) | Command::SetPosition(_) | Command::Reinstate(_) | Command::SetResult(_) => {
-                Ok(())
-            }
+            Command::NewGame(_)
+            | Command::SetPosition(_)
+            | Command::Reinstate(_)
+            | Command::SetResult(_)
+            | Command::SetTimeControl(_)
+            | Command::SetClock(..)
+            | Command::AddTime(..) => Ok(()),
             Command::SetPlayers(white, black) => {
                 for name in [&white, &black] {
                     if name.chars().count() > 200 || name.chars().any(char::is_control) {
@@ -618,51 +649,6 @@ impl BoardTask {
                     .set_players(self.core.game(), &white, &black, &default);
                 Ok(())
             }
-            Command::SetClock(white_ms, black_ms) => self.set_clock(white_ms, black_ms).await,
-            Command::AddTime(side, seconds) => {
-                let Some((white, black, _)) = self.core.clock() else {
-                    return Err(BusError::NotConnected(
-                        "no clock report yet: the times to add to are not known".into(),
-                    ));
-                };
-                let delta = i64::from(seconds) * 1000;
-                let (white, black) = match side.as_str() {
-                    "white" => (white as i64 + delta, black as i64),
-                    "black" => (white as i64, black as i64 + delta),
-                    other => {
-                        return Err(BusError::InvalidArgument(format!(
-                            "`{}`: the side is `white` or `black`",
-                            crate::log::clip_to(other, 20)
-                        )));
-                    }
-                };
-                self.set_clock(white.max(0), black.max(0)).await
-            }
-            Command::SetTimeControl(spec) => {
-                let time = parse_time_control(&spec).map_err(BusError::InvalidArgument)?;
-                if let Some(g) = self.core.game().filter(|g| g.ply() > 0 && !g.is_over()) {
-                    return Err(BusError::GameUnderWay(format!(
-                        "the game under way has {} plies: setting a time control now would reset both clocks",
-                        g.ply()
-                    )));
-                }
-                self.connected_or()?;
-                self.time_control = pgn_time_control(time);
-                let hms = Hms::from_time(time);
-                let flags = RunFlags {
-                    left_runs: false,
-                    right_runs: false,
-                    paused: false,
-                    switch_on_lever: true,
-                };
-                self.send(HostCommand::Clock(ClockCommand::SetAndRun {
-                    left: hms,
-                    right: hms,
-                    flags,
-                }))
-                .await;
-                Ok(())
-            }
             Command::ShowText(text, seconds) => {
                 if !text.is_ascii() || text.len() > 8 {
                     return Err(BusError::InvalidArgument(format!(
@@ -671,48 +657,108 @@ impl BoardTask {
                     )));
                 }
                 self.connected_or()?;
-                self.send(HostCommand::Clock(ClockCommand::text(&text, false)))
-                    .await;
-                // The text's End is this task's to send (and record) when it is due;
-                // a later text replaces this one and its End.
-                self.text_end = Some(self.now_us() + u64::from(seconds.max(1)) * 1_000_000);
+                self.show_text(&text, Some(seconds)).await;
                 Ok(())
             }
         }
     }
 
-    /// Sets the clock's times (white's and black's, ms), the running side going
-    /// on running: a set-and-run, whole seconds (what the clock shows).
-    async fn set_clock(&mut self, white_ms: i64, black_ms: i64) -> Result<(), BusError> {
-        let max = i64::from(ClockTime::MAX.millis());
-        for ms in [white_ms, black_ms] {
-            if !(0..=max).contains(&ms) {
-                return Err(BusError::InvalidArgument(format!(
-                    "{ms} ms: the DGT 3000 shows 0 to 9:59:59"
-                )));
+    /// Shows a text on the clock for `seconds` (none: until replaced or ended).
+    /// The text's End is this task's to send (and record) when it is due; a later
+    /// text replaces this one and its End. An XL shows six 7-segment characters.
+    async fn show_text(&mut self, text: &str, seconds: Option<u32>) {
+        let cmd = match self.clock_version {
+            Some((major, _)) if major < 2 => crate::clock::segments(text, false),
+            _ => ClockCommand::text(text, false),
+        };
+        self.send(HostCommand::Clock(cmd)).await;
+        self.text_end = seconds.map(|s| self.now_us() + u64::from(s.max(1)) * 1_000_000);
+    }
+
+    /// `[clock] show_moves`: the last move after each completed move (3 s), the
+    /// irregularity while the board is irregular, the times again once resolved.
+    async fn show_on_clock(&mut self, events: &[Event]) {
+        if !self.setup.show_moves || !self.connected {
+            return;
+        }
+        for e in events {
+            match &e.kind {
+                EventKind::MoveCompleted { ply, .. } => {
+                    let san = self
+                        .core
+                        .game()
+                        .and_then(|g| g.moves.get(*ply as usize - 1))
+                        .map(|m| m.san.clone());
+                    if let Some(san) = san {
+                        self.show_text(&san, Some(3)).await;
+                    }
+                }
+                EventKind::Irregular { kind, .. } => {
+                    let text = match kind {
+                        IrregularKind::IllegalMove => "ILLEGAL",
+                        IrregularKind::Displaced => "PIECES?",
+                        IrregularKind::PromotionIncomplete => "PROMOTE?",
+                        IrregularKind::ClockWithoutMove => "NO MOVE",
+                        IrregularKind::LostTrack => "CHECK",
+                        IrregularKind::AfterEnd => "GAMEOVER",
+                    };
+                    self.show_text(text, None).await;
+                }
+                EventKind::Resolved { .. } => {
+                    self.text_end = None;
+                    self.send(HostCommand::Clock(ClockCommand::End)).await;
+                }
+                _ => {}
             }
         }
-        let Some(white_side) = self.core.white_side() else {
-            return Err(BusError::InvalidArgument(
-                "which clock side is white's is not known yet: set `[clock] white` or wait for the first press".into(),
-            ));
+    }
+
+    /// The clock commands the rules core made (drive mode, an arbiter's time, a
+    /// penalty): through the clock's queue while connected.
+    async fn send_core_clock(&mut self) {
+        for c in self.core.take_clock_commands() {
+            if self.connected {
+                self.send(HostCommand::Clock(c)).await;
+            }
+        }
+    }
+
+    /// The configured time control, applied when it is new and no game has moves
+    /// under way (until then the game goes on at its own): journaled as the
+    /// decision it is, so that resume and `replay` apply it too.
+    fn apply_configured_time_control(&mut self) {
+        let Some((tc, drive)) = self.setup.time_control.clone() else {
+            return;
         };
-        self.connected_or()?;
-        let running = self.core.clock().map_or("none", |(_, _, r)| r);
-        let time = |ms: i64| Hms::from_time(ClockTime::from_millis(ms as u32));
-        let (left, right, left_runs) = match white_side {
-            ClockSide::Left => (time(white_ms), time(black_ms), running == "white"),
-            ClockSide::Right => (time(black_ms), time(white_ms), running == "black"),
-        };
-        let flags = RunFlags {
-            left_runs,
-            right_runs: running != "none" && !left_runs,
-            paused: false,
-            switch_on_lever: true,
-        };
-        self.send(HostCommand::Clock(ClockCommand::SetAndRun { left, right, flags }))
-            .await;
-        Ok(())
+        if self.applied_tc.as_ref() == Some(&(tc.clone(), drive)) {
+            return;
+        }
+        if self.core.game().is_some_and(|g| g.ply() > 0 && !g.is_over()) {
+            return;
+        }
+        let t = self.now_us();
+        if drive {
+            let d = Decision::SetTimeControl(tc.pgn());
+            if self.core.arbiter(&d, t).is_ok() {
+                self.record(t, RecordKind::Note(format!("time control {} from the configuration", tc.pgn())));
+                let args = d.args();
+                self.record(
+                    t,
+                    RecordKind::Arbiter {
+                        method: d.method().to_string(),
+                        args: args.iter().map(ToString::to_string).collect(),
+                    },
+                );
+                self.core.arbiter_call(d.method(), args, t);
+            }
+        } else if self.core.set_time_control(Some(tc.clone()), false, t).is_ok() {
+            self.record(
+                t,
+                RecordKind::Note(format!("time control {} (the clock runs its own program)", tc.pgn())),
+            );
+        }
+        tracing::info!(board = %self.setup.id, "time control {}{}", tc.pgn(), if drive { ", the daemon drives the clock" } else { "" });
+        self.applied_tc = Some((tc, drive));
     }
 
     fn connected_or(&self) -> Result<(), BusError> {
@@ -803,11 +849,14 @@ impl BoardTask {
                 }
                 _ = stop.changed() => break,
             }
+            self.apply_configured_time_control();
+            self.send_core_clock().await;
             self.keep_in_step().await;
             self.drive_clock().await;
             self.flush();
             let mut events = self.core.take_events();
             events.append(&mut self.own_events);
+            self.show_on_clock(&events).await;
             self.publish(events).await;
         }
         let t = self.now_us();
@@ -848,44 +897,11 @@ fn read_journal(path: &std::path::Path) -> Result<crate::log::SensorLog, String>
     Ok(log)
 }
 
-/// A time control for the clock: minutes (`90`), or `H:MM:SS`.
-fn parse_time_control(spec: &str) -> Result<ClockTime, String> {
-    let spec = spec.trim();
-    if spec.contains('+') {
-        return Err(format!(
-            "`{spec}`: the DGT 3000's set-and-run command carries no increment; give the base time and set the increment mode on the clock"
-        ));
-    }
-    let bad = || format!("`{spec}` is not a time control (minutes, or H:MM:SS)");
-    let t = if let Ok(min) = spec.parse::<u32>() {
-        let (h, m) = (min / 60, min % 60);
-        ClockTime::from_hms(u8::try_from(h).map_err(|_| bad())?, m as u8, 0)
-    } else {
-        let parts: Vec<u8> = spec
-            .split(':')
-            .map(|p| p.parse().map_err(|_| bad()))
-            .collect::<Result<_, _>>()?;
-        match parts.as_slice() {
-            [h, m, s] => ClockTime::from_hms(*h, *m, *s),
-            _ => None,
-        }
-    };
-    let t = t.ok_or_else(bad)?;
-    if t > ClockTime::MAX {
-        return Err(format!("`{spec}`: the DGT 3000 shows at most 9:59:59"));
-    }
-    if t.millis() == 0 {
-        return Err(format!("`{spec}`: a time control of no time"));
-    }
-    Ok(t)
-}
-
 /// What a board's recording says besides the game, gathered while resuming.
 #[derive(Default)]
 struct Resumed {
     serial: String,
     roster: Roster,
-    time_control: String,
 }
 
 impl Resumed {
@@ -902,9 +918,6 @@ impl Resumed {
                 ("SetPlayers", Some([Value::String(w), Value::String(b)])) => {
                     let default = self.roster.for_new_games(board_tags(setup));
                     self.roster.set_players(core.game(), w, b, &default);
-                }
-                ("SetTimeControl", Some([Value::String(s)])) => {
-                    self.time_control = parse_time_control(s).map(pgn_time_control).unwrap_or_default();
                 }
                 _ => {}
             },
@@ -926,11 +939,6 @@ fn board_tags(setup: &BoardSetup) -> GameTags {
     }
 }
 
-/// A time control in PGN syntax (the `TimeControl` tag): seconds.
-fn pgn_time_control(t: ClockTime) -> String {
-    (t.millis() / 1000).to_string()
-}
-
 /// A call as the log shows it: `Method arg arg`.
 fn cmd_text(cmd: &Command) -> String {
     let (method, args) = cmd.record();
@@ -945,28 +953,11 @@ pub struct BoardUpdate {
     pub number: u32,
     pub tags: Tags,
     pub by_serial: Vec<config::Board>,
+    pub time_control: Option<(TimeControl, bool)>,
 }
 
 /// Today's date for PGN (`YYYY.MM.DD`).
 pub fn pgn_date() -> String {
     let (y, m, d) = civil_date();
     format!("{y:04}.{m:02}.{d:02}")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn time_controls() {
-        assert_eq!(parse_time_control("90").unwrap().millis(), 90 * 60_000);
-        assert_eq!(parse_time_control("0:05:30").unwrap().millis(), 330_000);
-        assert!(parse_time_control("90+30").unwrap_err().contains("increment"));
-        assert!(parse_time_control("soon").is_err());
-        // Times the clock cannot show are refused, never clamped.
-        assert!(parse_time_control("600").unwrap_err().contains("9:59:59"));
-        assert!(parse_time_control("10:00:00").unwrap_err().contains("9:59:59"));
-        assert_eq!(parse_time_control("9:59:59").unwrap(), ClockTime::MAX);
-        assert!(parse_time_control("0").is_err());
-    }
 }

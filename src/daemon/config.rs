@@ -54,6 +54,8 @@ pub struct Rules {
     pub flicker_ms: u64,
     pub irregular_ms: u64,
     pub profile: Profile,
+    /// A completed violation's time penalty goes on the opponent's clock.
+    pub apply_penalties: bool,
 }
 
 impl Default for Rules {
@@ -64,6 +66,7 @@ impl Default for Rules {
             flicker_ms: d.flicker_ms,
             irregular_ms: d.irregular_ms,
             profile: d.profile,
+            apply_penalties: d.apply_penalties,
         }
     }
 }
@@ -76,6 +79,7 @@ impl Rules {
             irregular_ms: self.irregular_ms,
             profile: self.profile,
             flag: crate::rules::FlagPolicy::Report,
+            apply_penalties: self.apply_penalties,
         }
     }
 }
@@ -99,6 +103,40 @@ pub struct Clock {
     /// (time forfeit, or a draw when the opponent cannot checkmate, 6.9).
     #[serde(default)]
     pub flag: crate::rules::FlagPolicy,
+    /// `report` (the default): the clock runs its own program and the daemon
+    /// reads it; `drive`: the daemon keeps the time and sets the clock.
+    #[serde(default)]
+    pub mode: ClockMode,
+    /// The time control (`5400+30`, `40/90+30,30+30`, `G/90;d5`, ...): driven in
+    /// `drive` mode; in `report` mode it names the periods (`flag` events) and
+    /// the `TimeControl` tag.
+    #[serde(default)]
+    pub time_control: Option<TimeControlSpec>,
+    /// Show the last move on the clock after each completed move, and the
+    /// irregularity while the board is irregular.
+    #[serde(default)]
+    pub show_moves: bool,
+}
+
+/// Who keeps the time.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ClockMode {
+    #[default]
+    Report,
+    Drive,
+}
+
+/// A time control as the configuration gives it (checked when read).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(try_from = "String")]
+pub struct TimeControlSpec(pub crate::clock::control::TimeControl);
+
+impl TryFrom<String> for TimeControlSpec {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        crate::clock::control::TimeControl::parse(&s).map(TimeControlSpec)
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq, Default)]
@@ -205,6 +243,12 @@ impl Config {
 
     /// The rules core's configuration: the `[rules]` thresholds and profile, and
     /// the `[clock]` flag policy.
+    /// The time control, and whether the daemon drives the clock.
+    pub fn time_control(&self) -> Option<(crate::clock::control::TimeControl, bool)> {
+        let tc = self.clock.time_control.clone()?.0;
+        Some((tc, self.clock.mode == ClockMode::Drive))
+    }
+
     pub fn core_config(&self) -> crate::rules::Config {
         crate::rules::Config {
             flag: self.clock.flag,

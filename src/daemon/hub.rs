@@ -120,6 +120,7 @@ impl Hub {
             number,
             tags,
             by_serial,
+            time_control,
         } = self.board_update(serial, &device, fallback);
         let white_side = match self.config.clock.white {
             config::WhiteSide::Auto => None,
@@ -134,6 +135,8 @@ impl Hub {
             tags,
             rules: self.config.core_config(),
             white_side,
+            time_control,
+            show_moves: self.config.clock.show_moves,
             recording: self
                 .config
                 .state_dir()
@@ -230,6 +233,7 @@ impl Hub {
                 .filter(|b| b.serial.is_some())
                 .cloned()
                 .collect(),
+            time_control: self.config.time_control(),
         }
     }
 

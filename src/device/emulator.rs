@@ -411,7 +411,7 @@ impl State {
                         left.to_time().unwrap_or_default(),
                         right.to_time().unwrap_or_default(),
                     );
-                    self.clock.set(l, r, running, now);
+                    self.clock.set_and_run(l, r, running, now);
                 }
                 // Acks arrive only in update modes.
                 if self.cfg.drop_acks > 0 {

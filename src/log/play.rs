@@ -200,8 +200,13 @@ impl Player {
         match d {
             Decoded::Skipped(s) => vec![Played::Skipped(s)],
             Decoded::Message(m) => {
+                // A report the clock model agrees with changes nothing: the model
+                // keeps the fractions of a second that reports (whole seconds)
+                // lose, so that presses charge exactly the time between them.
                 if let BoardMessage::Clock(status) = &m {
-                    self.clock = ClockModel::from_status(status, now);
+                    if !self.clock.shows(status, now) {
+                        self.clock = ClockModel::from_status(status, now);
+                    }
                 }
                 self.board.apply(&m).into_iter().map(Played::Board).collect()
             }

@@ -19,6 +19,12 @@ pub enum Decision {
     Reinstate(u32),
     /// The game's result (`1-0`, `0-1`, `1/2-1/2`, `*`).
     SetResult(String),
+    /// The time control of the game about to start; the host drives the clock.
+    SetTimeControl(String),
+    /// Both clock times (white's, black's ms), the running side going on.
+    SetClock(i64, i64),
+    /// Seconds added to a side's clock (`white` or `black`).
+    AddTime(String, i32),
 }
 
 /// Why a decision was refused.
@@ -28,6 +34,9 @@ pub enum Refused {
     InvalidArgument(String),
     #[error("{0}")]
     NoGame(String),
+    /// A change that needs a game without moves (a time control).
+    #[error("{0}")]
+    GameUnderWay(String),
 }
 
 impl Decision {
@@ -38,22 +47,30 @@ impl Decision {
             Decision::SetPosition(_) => "SetPosition",
             Decision::Reinstate(_) => "Reinstate",
             Decision::SetResult(_) => "SetResult",
+            Decision::SetTimeControl(_) => "SetTimeControl",
+            Decision::SetClock(..) => "SetClock",
+            Decision::AddTime(..) => "AddTime",
         }
     }
 
     /// The arguments as JSON values.
     pub fn args(&self) -> Vec<Value> {
         match self {
-            Decision::NewGame(s) | Decision::SetPosition(s) | Decision::SetResult(s) => {
+            Decision::NewGame(s)
+            | Decision::SetPosition(s)
+            | Decision::SetResult(s)
+            | Decision::SetTimeControl(s) => {
                 vec![Value::String(s.clone())]
             }
             Decision::Reinstate(p) => vec![Value::from(*p)],
+            Decision::SetClock(w, b) => vec![Value::from(*w), Value::from(*b)],
+            Decision::AddTime(side, s) => vec![Value::String(side.clone()), Value::from(*s)],
         }
     }
 
-    /// The decision an `arbiter` record holds. `Ok(None)` for calls that do not
-    /// touch the game record (the clock's, the players'); `Err` for arguments that
-    /// do not fit the method.
+    /// The decision an `arbiter` record holds. `Ok(None)` for calls that the
+    /// rules core does not take (the players', a text on the clock); `Err` for
+    /// arguments that do not fit the method.
     pub fn from_record(method: &str, args: &[Value]) -> Result<Option<Decision>, String> {
         let one_string = || match args {
             [Value::String(s)] => Ok(s.clone()),
@@ -63,6 +80,23 @@ impl Decision {
             "NewGame" => Decision::NewGame(one_string()?),
             "SetPosition" => Decision::SetPosition(one_string()?),
             "SetResult" => Decision::SetResult(one_string()?),
+            "SetTimeControl" => Decision::SetTimeControl(one_string()?),
+            "SetClock" => match args {
+                [w, b] => Decision::SetClock(
+                    w.as_i64().ok_or_else(|| format!("SetClock takes ms, not {w}"))?,
+                    b.as_i64().ok_or_else(|| format!("SetClock takes ms, not {b}"))?,
+                ),
+                _ => return Err("SetClock takes white's and black's ms".into()),
+            },
+            "AddTime" => match args {
+                [Value::String(side), s] => Decision::AddTime(
+                    side.clone(),
+                    s.as_i64()
+                        .and_then(|s| i32::try_from(s).ok())
+                        .ok_or_else(|| format!("AddTime takes seconds, not {s}"))?,
+                ),
+                _ => return Err("AddTime takes a side and seconds".into()),
+            },
             "Reinstate" => match args {
                 [v] => Decision::Reinstate(
                     v.as_u64()
@@ -156,6 +190,12 @@ impl Core {
                     Refused::InvalidArgument(e)
                 }
             }),
+            Decision::SetTimeControl(spec) => {
+                let tc = crate::clock::control::TimeControl::parse(spec).map_err(Refused::InvalidArgument)?;
+                self.set_time_control(Some(tc), true, t_us)
+            }
+            Decision::SetClock(w, b) => self.arbiter_set_clock(*w, *b, t_us),
+            Decision::AddTime(side, s) => self.arbiter_add_time(side, *s, t_us),
         }
     }
 }
@@ -171,13 +211,17 @@ mod tests {
             Decision::SetPosition("8/8/8/8/8/8/8/K1k5 w - - 0 1".into()),
             Decision::Reinstate(4),
             Decision::SetResult("1/2-1/2".into()),
+            Decision::SetTimeControl("40/5400+30:1800+30".into()),
+            Decision::SetClock(5_400_000, 0),
+            Decision::AddTime("black".into(), -30),
         ] {
             assert_eq!(Decision::from_record(d.method(), &d.args()), Ok(Some(d.clone())));
         }
         assert_eq!(
-            Decision::from_record("SetClock", &[Value::from(1), Value::from(2)]),
+            Decision::from_record("SetPlayers", &[Value::from("A"), Value::from("B")]),
             Ok(None)
         );
+        assert!(Decision::from_record("SetClock", &[Value::from("x"), Value::from(2)]).is_err());
         assert!(Decision::from_record("Reinstate", &[Value::from("x")]).is_err());
         assert!(Decision::from_record("SetResult", &[]).is_err());
     }

@@ -266,6 +266,9 @@ pub struct Config {
     pub profile: Profile,
     /// What a flag fall does: reported only (the default), or the game ends.
     pub flag: FlagPolicy,
+    /// A completed violation's time penalty (7.5.5) is added to the opponent's
+    /// clock (otherwise it is reported, for the arbiter to apply).
+    pub apply_penalties: bool,
 }
 
 /// What a flag fall does (6.8, 6.9). Only the arbiter decides by default: the fall
@@ -298,6 +301,7 @@ impl Default for Config {
             irregular_ms: 2000,
             profile: Profile::Standard,
             flag: FlagPolicy::Report,
+            apply_penalties: false,
         }
     }
 }

@@ -18,6 +18,8 @@ pub struct Played {
     pub completed: bool,
     /// The mover's clock after the move (ms), when a clock reported it.
     pub clk_ms: Option<u64>,
+    /// The time the move took (ms): from the press before it to its own.
+    pub emt_ms: Option<u64>,
     /// Found across a gap in the line (the board's state after it was seen, not
     /// the move itself): `{inferred}` in PGN, `inferred: true` in events.
     pub inferred: bool,
@@ -36,6 +38,8 @@ pub struct Game {
     pub result: Option<(&'static str, &'static str)>,
     /// Claims already reported, so each is said once per position.
     pub claimed: Vec<(usize, &'static str)>,
+    /// The time control the game is played at, in PGN syntax, when known.
+    pub time_control: Option<String>,
 }
 
 impl Game {
@@ -52,6 +56,7 @@ impl Game {
             hashes: vec![hash],
             result: None,
             claimed: Vec::new(),
+            time_control: None,
         }
     }
 
@@ -88,6 +93,7 @@ impl Game {
             uci,
             completed: false,
             clk_ms: None,
+            emt_ms: None,
             inferred: false,
         });
         self.moves.last().expect("just pushed")

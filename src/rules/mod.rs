@@ -13,6 +13,7 @@
 //! judged against the move played (Art. 4).
 
 mod arbiter;
+mod clock;
 pub mod drive;
 mod event;
 mod game;
@@ -175,6 +176,8 @@ pub struct Core {
     /// report to confirm it; and the sides already reported this game.
     flag_seen: Option<ClockSide>,
     flags_reported: [bool; 2],
+    /// The clock's part: time control, the host's clock, commands, reports.
+    clk: clock::Timing,
     /// The lever (status bit 1) in the report before the last one.
     lever_before: Option<bool>,
     /// A dump taken after a gap or a line fault waits for a second dump that
@@ -242,6 +245,7 @@ impl Core {
             pending_end: None,
             flag_seen: None,
             flags_reported: [false; 2],
+            clk: clock::Timing::default(),
             lever_before: None,
             confirm_dump: false,
             shown: 0,
@@ -278,6 +282,7 @@ impl Core {
         self.pending.clear();
         self.last_place = None;
         self.unconfirmed_press = None;
+        self.clk.resync_host = true;
         let r = self.resync.get_or_insert_with(|| Resync::new(Cause::Gap, true));
         r.cause = Cause::Gap;
         r.gated = true;
@@ -450,7 +455,8 @@ impl Core {
             .map(|t| if t.kings_hold { irregular } else { release });
         let search = self.resync.as_ref().and_then(|r| self.search_at(r));
         let check = self.needs_irregular_check().then_some(irregular);
-        [tentative, search, check].into_iter().flatten().min()
+        let flag = self.host_flag_at();
+        [tentative, search, check, flag].into_iter().flatten().min()
     }
 
     /// Time passes: handles every deadline up to `now_us`.
@@ -468,6 +474,7 @@ impl Core {
     /// Ends the input: every deadline is handled, and a game end whose move was
     /// not completed stands (the board did not change after it).
     pub fn finish(&mut self) {
+        self.clk.finishing = true;
         for _ in 0..64 {
             match self.next_deadline() {
                 Some(d) => self.deadline(d),
@@ -488,6 +495,7 @@ impl Core {
 
     /// One board-level event at `t_us`.
     pub fn input(&mut self, ev: &BoardEvent, t_us: u64) {
+        self.clk.last_input = self.clk.last_input.max(t_us);
         self.advance(t_us);
         let gated = self.resync.as_ref().is_some_and(|r| r.gated);
         match ev {
@@ -533,6 +541,9 @@ impl Core {
             // A front button of the clock: reported, it decides nothing (an arbiter
             // or a tool may give it a meaning).
             BoardEvent::Button(b) => self.emit(t_us, EventKind::ClockButton { button: b.name() }),
+            BoardEvent::ClockAck(crate::protocol::AckKind::Command { command, .. }) => {
+                self.clock_acked(*command)
+            }
             BoardEvent::ClockAck(_) | BoardEvent::Info(_) => {}
         }
     }
@@ -703,9 +714,10 @@ impl Core {
         // learnt from such a press (it may be any press made while away).
         let Some(white) = self.white_side else { return };
         let presser = if white == side { Color::White } else { Color::Black };
+        let emt = self.clock_pressed(side, t);
         if presser == mover {
             self.complete(n, t);
-            self.clk_for = Some(n);
+            self.clock_completed(n, emt, t);
         }
     }
 
@@ -1102,6 +1114,12 @@ impl Core {
         self.pending_end = None;
         self.flag_seen = None;
         self.flags_reported = [false; 2];
+        self.clk.last_press = None;
+        if let Some(g) = &mut self.game {
+            g.time_control = self.clk.tc.as_ref().map(crate::clock::control::TimeControl::pgn);
+        }
+        self.clk.host = None;
+        self.start_host(t);
     }
 
     fn end_game(&mut self, t: u64, result: &'static str, termination: &'static str) {
@@ -1114,6 +1132,7 @@ impl Core {
                 self.resync = None;
                 self.unconfirmed_press = None;
                 self.emit(t, EventKind::GameEnd { result, termination });
+                self.stop_host(t);
             }
         }
     }
@@ -1263,6 +1282,10 @@ impl Core {
     }
 
     fn deadline(&mut self, d: u64) {
+        if self.host_flag_at().is_some_and(|at| at <= d) {
+            self.host_flag(d);
+            return;
+        }
         if let Some(tent) = self.tentative {
             let wait = if tent.kings_hold {
                 self.cfg.irregular_ms
@@ -1494,6 +1517,7 @@ impl Core {
             }
             c => c,
         };
+        let emt = self.clock_pressed(side, t);
         if self.tentative.is_some() {
             self.commit(t);
         }
@@ -1501,7 +1525,7 @@ impl Core {
         let n = game.ply();
         if n > 0 && !game.moves[n - 1].completed && Some(game.positions[n - 1].turn()) == color {
             self.complete(n, t);
-            self.clk_for = Some(n);
+            self.clock_completed(n, emt, t);
             return;
         }
         // A press with no move made: a completed violation (7.5), except before the
@@ -1565,103 +1589,6 @@ impl Core {
             return;
         }
         self.report_completed(t, u.color, u.board, u.kind, u.squares);
-    }
-
-    fn clock_report(&mut self, status: &ClockStatus, t: u64) {
-        self.clock_seen = true;
-        self.lever_before = self.clock.map(|c| c.right_lever_high);
-        self.clock = Some(*status);
-        let white_side = self.white_side.unwrap_or(ClockSide::Left);
-        let white = u64::from(status.time(white_side).millis());
-        let black = u64::from(status.time(white_side.other()).millis());
-        let running = match status.running_side() {
-            None => "none",
-            Some(s) if s == white_side => "white",
-            Some(_) => "black",
-        };
-        if let (Some(ply), Some(game)) = (self.clk_for.take(), self.game.as_mut()) {
-            if ply <= game.ply() {
-                let mover = game.positions[ply - 1].turn();
-                game.moves[ply - 1].clk_ms = Some(if mover.is_white() { white } else { black });
-            }
-        }
-        if self.clock_said != Some((white, black, running)) {
-            self.clock_said = Some((white, black, running));
-            self.emit(
-                t,
-                EventKind::Clock {
-                    white_ms: white,
-                    black_ms: black,
-                    running,
-                },
-            );
-        }
-        self.flag_check(status, t);
-        if let Some(u) = &mut self.unconfirmed_press {
-            if status.right_lever_high != u.right_lever_high {
-                // The lever is back: one report with a flipped bit, not a press.
-                self.unconfirmed_press = None;
-            } else {
-                u.reports = u.reports.saturating_add(1);
-                self.judge_confirmed(t);
-            }
-        }
-    }
-
-    /// A flag fall (6.8): seen only from the clock's fallen bit, confirmed by the
-    /// next report (one report that the ones around it contradict is a glitch), and
-    /// never from a display of 0:00:00, which rounds down. It is reported; the game
-    /// goes on being recorded (only the arbiter decides).
-    fn flag_check(&mut self, status: &ClockStatus, t: u64) {
-        let fallen = [ClockSide::Left, ClockSide::Right]
-            .into_iter()
-            .find(|side| match side {
-                ClockSide::Left => status.left_flags.fallen,
-                ClockSide::Right => status.right_flags.fallen,
-            });
-        let seen = std::mem::replace(&mut self.flag_seen, fallen);
-        let (Some(side), Some(white)) = (fallen, self.white_side) else {
-            return;
-        };
-        if seen != Some(side) {
-            return;
-        }
-        let Some(game) = &self.game else { return };
-        if game.is_over() || game.ply() == 0 {
-            return;
-        }
-        let color = if side == white { Color::White } else { Color::Black };
-        let idx = side_index(color.into());
-        if self.flags_reported[idx] {
-            return;
-        }
-        self.flags_reported[idx] = true;
-        self.flag_seen = None;
-        // The moves that side made (without a time control, the game is one period).
-        let first = game.positions[0].turn();
-        let ply = game.ply();
-        let mine = if first == color { ply.div_ceil(2) } else { ply / 2 };
-        let opponent_mates = !game.current().has_insufficient_material(!color);
-        self.emit(
-            t,
-            EventKind::Flag {
-                side: color.into(),
-                ply: ply as u32,
-                period_moves: mine as u32,
-                count_met: false,
-            },
-        );
-        if self.cfg.flag == FlagPolicy::End {
-            // 6.9: lost, unless the opponent cannot checkmate by any series of
-            // legal moves (then drawn).
-            let result = match (opponent_mates, color) {
-                (false, _) => "1/2-1/2",
-                (true, Color::White) => "0-1",
-                (true, Color::Black) => "1-0",
-            };
-            self.settle_end(t);
-            self.end_game(t, result, "time_forfeit");
-        }
     }
 
     /// Classifies the board against the expected position.
@@ -1779,7 +1706,10 @@ impl Core {
         let side: Side = color.into();
         self.violations[side_index(side)] += 1;
         let count = self.violations[side_index(side)];
-        let penalty = self.cfg.profile.penalty(side, count);
+        let mut penalty = self.cfg.profile.penalty(side, count);
+        if count == 1 && self.penalty_to_clock(color, t) {
+            penalty.push_str("; added to the clock");
+        }
         self.raise(t, board, kind, side, squares, count, Some(penalty));
     }
 }
