@@ -109,6 +109,11 @@ impl HostClock {
         added
     }
 
+    /// The time `side` used on its last turn (ms).
+    pub fn used_ms(&self, side: SideIx) -> u64 {
+        self.used_us[side] / 1000
+    }
+
     /// The moves a side has completed, as last told.
     pub fn moves(&self, side: SideIx) -> u32 {
         self.moves[side]

@@ -164,6 +164,12 @@ pub fn game_pgn(g: &Game, tags: &Tags) -> String {
         if let Some((_, termination)) = g.result {
             let _ = writeln!(s, "[Termination \"{termination}\"]");
         }
+        if let Some(tc) = &g.time_control {
+            let _ = writeln!(s, "[TimeControl \"{}\"]", tag_value(tc));
+        }
+        if let Some((w, b)) = g.clocks {
+            let _ = writeln!(s, "[WhiteClock \"{}\"]\n[BlackClock \"{}\"]", clk(w), clk(b));
+        }
         s.push('\n');
         let mut line = String::new();
         let start = &g.positions[0];
@@ -181,8 +187,14 @@ pub fn game_pgn(g: &Game, tags: &Tags) -> String {
             if m.inferred {
                 token.push_str(" {inferred}");
             }
-            if let Some(ms) = m.clk_ms {
-                let _ = write!(token, " {{ [%clk {}] }}", clk(ms));
+            match (m.clk_ms, m.emt_ms) {
+                (Some(c), Some(e)) => {
+                    let _ = write!(token, " {{ [%clk {}] [%emt {}] }}", clk(c), clk(e));
+                }
+                (Some(c), None) => {
+                    let _ = write!(token, " {{ [%clk {}] }}", clk(c));
+                }
+                _ => {}
             }
             if !white_to_move {
                 number += 1;

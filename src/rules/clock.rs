@@ -154,12 +154,18 @@ impl Core {
         if let Some(h) = &self.clk.host {
             return Some((h.left_ms(0, t) as i64, h.left_ms(1, t) as i64));
         }
-        let (status, _) = self.clk.taken?;
+        // The last report taken, the running side's time brought up to now.
+        let (status, at) = self.clk.taken?;
         let white = self.white_side?;
-        Some((
-            i64::from(status.time(white).millis()),
-            i64::from(status.time(white.other()).millis()),
-        ))
+        let now = |side: ClockSide| {
+            let shown = i64::from(status.time(side).millis());
+            if status.running_side() == Some(side) {
+                (shown - (t.saturating_sub(at) / 1000) as i64).max(0)
+            } else {
+                shown
+            }
+        };
+        Some((now(white), now(white.other())))
     }
 
     fn set_times(&mut self, white_ms: i64, black_ms: i64, t: u64) -> Result<(), Refused> {
@@ -196,7 +202,11 @@ impl Core {
             Color::White => (w + add, b),
             Color::Black => (w, b + add),
         };
-        let running = self.clock.and_then(|c| c.running_side());
+        // The violation was completed by the offender's press: the opponent's
+        // clock runs, and goes on running.
+        let running = self
+            .white_side
+            .map(|w| if opponent.is_white() { w } else { w.other() });
         self.push_set(w.min(MAX_SHOWN_MS as i64) as u64, b.min(MAX_SHOWN_MS as i64) as u64, running, t);
         true
     }
@@ -216,6 +226,9 @@ impl Core {
         }
         self.push_set(w, b, running_side, t);
         self.emit_clock(w, b, running.map(color_of), t);
+        if let Some(g) = &mut self.game {
+            g.clocks = Some((w, b));
+        }
     }
 
     /// A set-and-run: white's and black's times (ms; whole seconds are sent),
@@ -308,6 +321,7 @@ impl Core {
         };
         h.completed(ix(mover), moves);
         game.moves[ply - 1].clk_ms = Some(h.left_ms(ix(mover), t));
+        game.moves[ply - 1].emt_ms = Some(h.used_ms(ix(mover)));
         self.clk_for = None;
         self.send_set(t);
     }
@@ -357,6 +371,25 @@ impl Core {
     }
 
     fn clock_times(&mut self, status: &ClockStatus, t: u64) {
+        // A clock started (by a press that moved no lever, or on its own
+        // buttons): the side to move's turn begins now.
+        if let Some(s) = status.running_side() {
+            let was_stopped = self.clk.taken.is_none_or(|(p, _)| p.running_side().is_none());
+            if was_stopped {
+                self.clk.last_press.get_or_insert(t);
+            }
+            if self.clk.host.as_ref().is_some_and(|h| h.running().is_none()) {
+                if let Some(g) = self.game.as_ref().filter(|g| !g.is_over()) {
+                    let to_move = g.current().turn();
+                    if self.white_side.is_none() && g.ply() == 0 {
+                        self.white_side = Some(if to_move.is_white() { s } else { s.other() });
+                    }
+                    if let (Some(white), Some(h)) = (self.white_side, self.clk.host.as_mut()) {
+                        h.switch(Some(if s == white { 0 } else { 1 }), t);
+                    }
+                }
+            }
+        }
         if self.set_pending(t) {
             return;
         }
@@ -406,6 +439,7 @@ impl Core {
             if ply <= game.ply() {
                 let mover = game.positions[ply - 1].turn();
                 game.moves[ply - 1].clk_ms = Some(if mover.is_white() { white } else { black });
+                game.clocks = Some((white, black));
             }
         }
         self.emit_clock(white, black, running, t);

@@ -40,6 +40,9 @@ pub struct Game {
     pub claimed: Vec<(usize, &'static str)>,
     /// The time control the game is played at, in PGN syntax, when known.
     pub time_control: Option<String>,
+    /// Both clocks (white's, black's ms) as the last completed move (or a set)
+    /// left them: the `WhiteClock` and `BlackClock` tags.
+    pub clocks: Option<(u64, u64)>,
 }
 
 impl Game {
@@ -57,6 +60,7 @@ impl Game {
             result: None,
             claimed: Vec::new(),
             time_control: None,
+            clocks: None,
         }
     }
 
