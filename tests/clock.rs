@@ -5,19 +5,23 @@
 
 mod common;
 
+use eboard_bridge::board::Orientation;
 use eboard_bridge::clock::ClockModel;
 use eboard_bridge::log::{LogTime, Record, RecordKind, SensorLog, parse_log};
 use eboard_bridge::output::replay;
 use eboard_bridge::protocol::{ClockCommand, ClockSide, ClockTime, HostCommand};
 use eboard_bridge::rules::{Config, EventKind, FlagPolicy};
 use eboard_bridge::sim::{Hands, Style};
-use eboard_bridge::board::Orientation;
 use shakmaty::{Chess, Position};
 
 const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR";
 
 fn log(body: &str) -> SensorLog {
-    parse_log(&format!("# eboard-sensor-log 1\n0 board {START}\n{body}"), "t.esl").unwrap()
+    parse_log(
+        &format!("# eboard-sensor-log 1\n0 board {START}\n{body}"),
+        "t.esl",
+    )
+    .unwrap()
 }
 
 fn run(log: &SensorLog, cfg: Config) -> replay::Replay {
@@ -49,7 +53,9 @@ fn clks(r: &replay::Replay) -> Vec<Option<u64>> {
 fn ninety_thirty_sets_the_clock_and_charges_a_press_to_the_millisecond() {
     // Black starts white's clock at 1 s; white plays e4 and presses 12.4 s later.
     let mut r = run(
-        &log("0 arbiter SetTimeControl \"90+30\"\n1.000 press right\n2.000 lift e2 P\n2.400 place e4 P\n13.400 press left\n"),
+        &log(
+            "0 arbiter SetTimeControl \"90+30\"\n1.000 press right\n2.000 lift e2 P\n2.400 place e4 P\n13.400 press left\n",
+        ),
         Config::default(),
     );
     let g = r.core.game().unwrap();
@@ -69,7 +75,10 @@ fn ninety_thirty_sets_the_clock_and_charges_a_press_to_the_millisecond() {
     let pgn = replay::pgn(r.core.games(), "?");
     assert!(pgn.contains("[TimeControl \"5400+30\"]"), "{pgn}");
     assert!(pgn.contains("1. e4 { [%clk 1:30:17] [%emt 0:00:12] }"), "{pgn}");
-    assert!(pgn.contains("[WhiteClock \"1:30:17\"]\n[BlackClock \"1:30:00\"]"), "{pgn}");
+    assert!(
+        pgn.contains("[WhiteClock \"1:30:17\"]\n[BlackClock \"1:30:00\"]"),
+        "{pgn}"
+    );
 }
 
 #[test]
@@ -77,7 +86,9 @@ fn a_set_is_no_press_and_reports_wait_while_it_is_pending() {
     // White's move pressed; the clock's own report after it (before our set is
     // acknowledged) shows its own times: they are not the record's.
     let mut r = run(
-        &log("0 arbiter SetTimeControl \"3+2\"\n1.000 press right\n2.000 lift e2 P\n2.400 place e4 P\n4.000 press left\n4.100 clock left=0:02:57 right=0:03:00 running=right\n"),
+        &log(
+            "0 arbiter SetTimeControl \"3+2\"\n1.000 press right\n2.000 lift e2 P\n2.400 place e4 P\n4.000 press left\n4.100 clock left=0:02:57 right=0:03:00 running=right\n",
+        ),
         Config::default(),
     );
     let kinds: Vec<&str> = r.events.iter().map(|e| e.kind.name()).collect();
@@ -86,34 +97,10 @@ fn a_set_is_no_press_and_reports_wait_while_it_is_pending() {
     assert_eq!(sets(&mut r).len(), 2);
 }
 
-/// `plies` legal moves picked by a seeded generator (the longest real game in
-/// `shared/games` has 154 plies; these need 160), from a seed whose game lasts.
-fn random_game(plies: usize, mut seed: u64) -> Vec<shakmaty::Move> {
-    loop {
-        let mut pos = Chess::default();
-        let mut moves = Vec::new();
-        let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        while moves.len() < plies {
-            let legal = pos.legal_moves();
-            if legal.is_empty() || pos.is_insufficient_material() {
-                break;
-            }
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let m = legal[((x >> 33) as usize) % legal.len()];
-            pos.play_unchecked(m);
-            moves.push(m);
-        }
-        if moves.len() == plies {
-            return moves;
-        }
-        seed += 1;
-    }
-}
-
 /// A game of `plies` plies with think times from `seed` (up to 6 s), the clock
 /// set by the log at the start when `clock` is given; a press after every move.
 fn played(plies: usize, seed: u64, clock: Option<ClockTime>) -> (SensorLog, Vec<String>) {
-    let legal = random_game(plies, seed);
+    let legal = common::random_game(plies, seed);
     let mut pos = Chess::default();
     let mut sans = Vec::new();
     for m in &legal {
@@ -209,17 +196,19 @@ fn the_host_sees_the_flag_between_two_records_and_the_game_goes_on() {
                 4.000 lift e7 p\n4.400 place e5 p\n5.000 press right\n\
                 190.000 lift g1 N\n190.400 place f3 N\n191.000 press left\n";
     let r = run(&log(text), Config::default());
-    let flag = r
-        .events
-        .iter()
-        .find(|e| e.kind.name() == "flag")
-        .expect("a flag");
+    let flag = r.events.iter().find(|e| e.kind.name() == "flag").expect("a flag");
     // White's clock ran from 1 s; 1. e4 took 2 s and earned 2 s: 180 s left
     // when black's press at 5 s started it again, so the flag falls at 185 s.
-    let EventKind::Flag { side, ply, .. } = &flag.kind else { unreachable!() };
+    let EventKind::Flag { side, ply, .. } = &flag.kind else {
+        unreachable!()
+    };
     assert_eq!((side.name(), *ply), ("white", 2));
     assert!((flag.t - 185.0).abs() < 0.002, "flag at {}", flag.t);
-    assert_eq!(r.core.game().unwrap().ply(), 3, "moves after the flag are recorded");
+    assert_eq!(
+        r.core.game().unwrap().ply(),
+        3,
+        "moves after the flag are recorded"
+    );
     assert!(r.core.game().unwrap().result.is_none());
     // With `flag = "end"`: 0-1, and the clock is stopped.
     let mut end = run(
@@ -273,15 +262,23 @@ fn a_completed_illegal_move_puts_exactly_two_minutes_on_the_opponent_s_clock() {
         .iter()
         .find(|e| matches!(e.kind, EventKind::Irregular { completed: true, .. }))
         .unwrap();
-    let EventKind::Irregular { penalty, .. } = &irregular.kind else { unreachable!() };
-    assert!(penalty.as_deref().unwrap().ends_with("added to the clock"), "{penalty:?}");
+    let EventKind::Irregular { penalty, .. } = &irregular.kind else {
+        unreachable!()
+    };
+    assert!(
+        penalty.as_deref().unwrap().ends_with("added to the clock"),
+        "{penalty:?}"
+    );
     // White 4:56 as it was; black 5:00 + 2:00, running on.
     assert_eq!(sets(&mut r), ["2b 0a 03 0a 00 04 38 00 07 00 0a 00"]);
     // Not configured: reported only.
     let mut r = run(&log(text), Config::default());
     assert!(sets(&mut r).is_empty());
     // Drive mode: the host's clock, exactly 120 000 ms more for black.
-    let drive = format!("0 arbiter SetTimeControl \"5+0\"\n{}", &text[text.find("1.000").unwrap()..]);
+    let drive = format!(
+        "0 arbiter SetTimeControl \"5+0\"\n{}",
+        &text[text.find("1.000").unwrap()..]
+    );
     let mut r = run(&log(&drive), cfg);
     let all = sets(&mut r);
     // White (left) 296 s since its clock ran from 1 s to 5 s; black 300 + 120.
@@ -323,7 +320,12 @@ fn replay_gives_every_move_the_time_the_clock_showed() {
     for (ply, m) in game.moves.iter().enumerate() {
         let used = if ply == 0 { 0 } else { p[ply] - p[ply - 1] };
         left[ply % 2] -= used;
-        assert_eq!(m.clk_ms, Some(left[ply % 2] / 1_000_000 * 1000), "ply {}", ply + 1);
+        assert_eq!(
+            m.clk_ms,
+            Some(left[ply % 2] / 1_000_000 * 1000),
+            "ply {}",
+            ply + 1
+        );
     }
     // The same through the clock model the emulator runs.
     let mut model = ClockModel::new(
@@ -332,10 +334,13 @@ fn replay_gives_every_move_the_time_the_clock_showed() {
         0,
     );
     for (i, t) in p.iter().enumerate() {
-        let side = if i % 2 == 0 { ClockSide::Left } else { ClockSide::Right };
+        let side = if i % 2 == 0 {
+            ClockSide::Left
+        } else {
+            ClockSide::Right
+        };
         model.press(side, *t);
         let shown = model.status(*t).time(side).millis() / 1000 * 1000;
         assert_eq!(game.moves[i].clk_ms, Some(u64::from(shown)));
     }
 }
-

@@ -1227,7 +1227,10 @@ async fn a_time_control_sets_the_clock_and_the_property() {
     let _board = emulate(standing(clock), &dir.path().join("board0"), 1.0);
     let (daemon, snap, address) = bridged(dir.path(), config(dir.path())).await;
     let p = board0(&address).await;
-    let e = p.call::<_, _, ()>("SetTimeControl", &("600",)).await.unwrap_err();
+    let e = p
+        .call::<_, _, ()>("SetTimeControl", &("10:00:00",))
+        .await
+        .unwrap_err();
     assert!(e.to_string().contains("InvalidArgument"), "{e}");
     p.call::<_, _, ()>("SetTimeControl", &("90",)).await.unwrap();
     assert_eq!(snap.borrow().time_control, "5400");
@@ -1249,5 +1252,156 @@ async fn a_time_control_sets_the_clock_and_the_property() {
         sent_at(dir.path(), &set.encode()).len(),
         1,
         "one set-and-run of 1:30:00"
+    );
+}
+
+/// 80 moves (160 plies) with random think times through the daemon driving the
+/// emulated DGT 3000 at 90+30: the clock is set at the start, and after every
+/// completed move the clock shows the mover's time as the host's model has it
+/// (to the second it shows) and the opponent's within a second of the model: no
+/// drift. The published PGN is the replay of the recording.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_daemon_drives_the_clock_for_80_moves_without_drift() {
+    use eboard_bridge::board::BoardEvent;
+    use eboard_bridge::log::{Played, Player};
+    use eboard_bridge::protocol::{AckKind, ClockCommand, HostInput, clock_code};
+    let dir = tempfile::tempdir().unwrap();
+    let moves = common::random_game(160, 3);
+    let mut hands = Hands::new(
+        5,
+        Style {
+            think_ms: (50, 400),
+            step_ms: (30, 60),
+            retouch: 0,
+            slide: 0,
+            ..Style::default()
+        },
+        Orientation::Normal,
+    );
+    hands.board(Chess::default().board());
+    hands.set_clock(ClockTime::from_hms(1, 30, 0).unwrap());
+    let log = common::played_log(hands, &Chess::default(), &moves, 1500);
+    let _board = emulate(log, &dir.path().join("board0"), 1.0);
+    let text = format!(
+        "output = \"{}\"\nstate = \"{}\"\n[[board]]\ndevice = \"{}\"\nnumber = 1\n[clock]\nmode = \"drive\"\ntime_control = \"90+30\"\n",
+        dir.path().join("live").display(),
+        dir.path().join("state").display(),
+        dir.path().join("board0").display()
+    );
+    let (daemon, snap, _) = bridged(dir.path(), Config::parse(&text, "drive.toml").unwrap()).await;
+    wait_for("160 plies", 240, || snap.borrow().moves.len() == 160).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(snap.borrow().time_control, "5400+30");
+    let published = snap.borrow().pgn.clone();
+    daemon.shutdown().await;
+
+    let path = dir.path().join("state/recordings/board0.esl");
+    let recording = eboard_bridge::log::read_log(&path).unwrap();
+    let replayed = eboard_bridge::output::replay::run(
+        &recording,
+        "board0.esl",
+        eboard_bridge::rules::Config::default(),
+        None,
+    )
+    .unwrap();
+    let game = replayed.core.game().unwrap();
+    assert_eq!(game.ply(), 160);
+    assert_eq!(game.moves.iter().filter(|m| m.clk_ms.is_some()).count(), 160);
+    // The live PGN's moves and clocks are the replay's.
+    let moves_part = |pgn: &str| pgn[pgn.find("\n\n").unwrap()..].to_string();
+    let replay_pgn =
+        eboard_bridge::output::replay::game_pgn(game, &eboard_bridge::output::replay::Tags::unknown("?"));
+    assert_eq!(moves_part(&published), moves_part(&replay_pgn));
+
+    // What the clock was told and what it showed, in order.
+    let steps = Player::play_log(&recording, "board0.esl").unwrap();
+    let completed: Vec<(u64, u32)> = replayed
+        .events
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::MoveCompleted { ply, .. } => Some(((e.t * 1e6).round() as u64, ply)),
+            _ => None,
+        })
+        .collect();
+    assert!(completed.len() >= 159, "{} moves completed", completed.len());
+    let sets: Vec<(u64, ClockCommand)> = steps
+        .iter()
+        .filter_map(|s| match &s.what {
+            Played::Host(HostInput::Command(eboard_bridge::protocol::HostCommand::Clock(
+                c @ ClockCommand::SetAndRun { .. },
+            ))) => Some((s.time.micros(), c.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        eboard_bridge::protocol::HostCommand::Clock(sets[0].1.clone()).encode(),
+        [0x2b, 0x0a, 0x03, 0x0a, 1, 30, 0, 1, 30, 0, 0x08, 0],
+        "1:30:00 on both sides at the start"
+    );
+    let mut checked = 0;
+    for &(t, ply) in &completed {
+        let clk = game.moves[ply as usize - 1].clk_ms.unwrap();
+        let white_moved = ply % 2 == 1;
+        // The set made for this move, its ack, and the clock's next report.
+        let Some((ts, ClockCommand::SetAndRun { left, right, .. })) = sets.iter().find(|(ts, _)| *ts >= t)
+        else {
+            panic!("no set after ply {ply}")
+        };
+        let mover = if white_moved { left } else { right };
+        assert_eq!(
+            u64::from(mover.to_time().unwrap().millis()),
+            clk / 1000 * 1000,
+            "ply {ply}: the set carries the model's time"
+        );
+        let acked = steps
+            .iter()
+            .find(|s| {
+                s.time.micros() >= *ts
+                    && matches!(
+                        s.what,
+                        Played::Board(BoardEvent::ClockAck(AckKind::Command { command, .. }))
+                            if command == clock_code::SET_AND_RUN
+                    )
+            })
+            .map(|s| s.time.micros());
+        let Some(acked) = acked else { continue };
+        let shown = steps.iter().find_map(|s| match &s.what {
+            Played::Board(BoardEvent::Clock(status)) if s.time.micros() > acked => {
+                Some((s.time.micros(), *status))
+            }
+            _ => None,
+        });
+        let Some((tr, status)) = shown else { continue };
+        if completed.iter().any(|&(tc, _)| tc > t && tc <= tr) {
+            continue; // the next move came first
+        }
+        let (mine, theirs) = if white_moved {
+            (status.left, status.right)
+        } else {
+            (status.right, status.left)
+        };
+        assert_eq!(
+            u64::from(mine.millis()),
+            clk / 1000 * 1000,
+            "ply {ply}: the mover's time on the clock"
+        );
+        // The opponent's time in the model: its last clock minus the time since
+        // the press.
+        let theirs_model = if ply == 1 {
+            5_400_000
+        } else {
+            game.moves[ply as usize - 2].clk_ms.unwrap()
+        } as i64
+            - ((tr - t) / 1000) as i64;
+        let diff = i64::from(theirs.millis()) - theirs_model;
+        assert!(
+            diff.abs() <= 1000,
+            "ply {ply}: the opponent's clock {diff} ms off the model"
+        );
+        checked += 1;
+    }
+    assert!(
+        checked >= 120,
+        "only {checked} moves had a report after their set"
     );
 }

@@ -223,7 +223,11 @@ fn period(s: &str, minutes: Option<bool>) -> Result<Period, String> {
             }
         }
     };
-    Ok(Period { moves, base_ms, bonus })
+    Ok(Period {
+        moves,
+        base_ms,
+        bonus,
+    })
 }
 
 fn number(s: &str) -> Option<u64> {

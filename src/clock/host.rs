@@ -190,7 +190,10 @@ mod tests {
     #[test]
     fn fischer_keeps_the_fraction() {
         let mut c = clock("90+30");
-        assert_eq!(play(&mut c, 0, 0, 12_400_000), (5400 - 12) * 1_000_000 - 400_000 + 30_000_000);
+        assert_eq!(
+            play(&mut c, 0, 0, 12_400_000),
+            (5400 - 12) * 1_000_000 - 400_000 + 30_000_000
+        );
         assert_eq!(c.left_ms(0, 99 * S), 5_417_600);
         // Black runs from 12.4 s.
         assert_eq!(c.left_ms(1, 12_400_000 + 2 * S), 5_398_000);

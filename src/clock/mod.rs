@@ -162,7 +162,13 @@ impl ClockModel {
     /// A set-and-run command: times and the side to count down (none: stopped
     /// until a press). The lever is where the players left it: a set moves no
     /// lever, so it never looks like a press.
-    pub fn set_and_run(&mut self, left: ClockTime, right: ClockTime, running: Option<ClockSide>, now_us: u64) {
+    pub fn set_and_run(
+        &mut self,
+        left: ClockTime,
+        right: ClockTime,
+        running: Option<ClockSide>,
+        now_us: u64,
+    ) {
         let lever = self.right_lever_high;
         self.set(left, right, running, now_us);
         self.right_lever_high = lever;

@@ -16,14 +16,12 @@ use super::throttle::{Throttle, more};
 use super::{Input, civil_date, rfc3339_now};
 use crate::board::{BoardEvent, BoardInfo, BoardState};
 use crate::bus::{BusError, Command, Publisher, Snapshot};
+use crate::clock::control::TimeControl;
 use crate::clock::queue::{CommandQueue, Due, RESENDS};
 use crate::log::{Flushed, Header, Journal, LogTime, Played, Player, Record, RecordKind, clip_to};
 use crate::output::live::LiveMsg;
-use crate::clock::control::TimeControl;
 use crate::output::replay::{Tags, arbiter_values, feed_step, game_pgn};
-use crate::protocol::{
-    AckKind, ClockCommand, ClockSide, Decoded, Decoder, HostCommand,
-};
+use crate::protocol::{AckKind, ClockCommand, ClockSide, Decoded, Decoder, HostCommand};
 use crate::rules::{Config, Core, Decision, Event, EventKind, IrregularKind, Refused};
 
 /// What a board's task is set up with.
@@ -617,7 +615,10 @@ impl BoardTask {
             _ => None,
         };
         if let Some(d) = decision {
-            if matches!(cmd, Command::SetTimeControl(_) | Command::SetClock(..) | Command::AddTime(..)) {
+            if matches!(
+                cmd,
+                Command::SetTimeControl(_) | Command::SetClock(..) | Command::AddTime(..)
+            ) {
                 self.connected_or()?;
             }
             return self.core.arbiter(&d, t).map_err(|e| match e {
@@ -740,7 +741,10 @@ impl BoardTask {
         if drive {
             let d = Decision::SetTimeControl(tc.pgn());
             if self.core.arbiter(&d, t).is_ok() {
-                self.record(t, RecordKind::Note(format!("time control {} from the configuration", tc.pgn())));
+                self.record(
+                    t,
+                    RecordKind::Note(format!("time control {} from the configuration", tc.pgn())),
+                );
                 let args = d.args();
                 self.record(
                     t,
@@ -754,7 +758,10 @@ impl BoardTask {
         } else if self.core.set_time_control(Some(tc.clone()), false, t).is_ok() {
             self.record(
                 t,
-                RecordKind::Note(format!("time control {} (the clock runs its own program)", tc.pgn())),
+                RecordKind::Note(format!(
+                    "time control {} (the clock runs its own program)",
+                    tc.pgn()
+                )),
             );
         }
         tracing::info!(board = %self.setup.id, "time control {}{}", tc.pgn(), if drive { ", the daemon drives the clock" } else { "" });

@@ -67,7 +67,12 @@ impl Core {
     /// clock runs its own program, and the time control only names the periods).
     /// Refused while a game has moves and is not over (both clocks would be reset:
     /// `SetClock` changes times).
-    pub fn set_time_control(&mut self, tc: Option<TimeControl>, drive: bool, t_us: u64) -> Result<(), Refused> {
+    pub fn set_time_control(
+        &mut self,
+        tc: Option<TimeControl>,
+        drive: bool,
+        t_us: u64,
+    ) -> Result<(), Refused> {
         self.advance(t_us);
         if let Some(g) = self.game.as_ref().filter(|g| g.ply() > 0 && !g.is_over()) {
             return Err(Refused::GameUnderWay(format!(
@@ -146,7 +151,11 @@ impl Core {
             Color::White => (w + delta, b),
             Color::Black => (w, b + delta),
         };
-        self.set_times(w.clamp(0, MAX_SHOWN_MS as i64), b.clamp(0, MAX_SHOWN_MS as i64), t_us)
+        self.set_times(
+            w.clamp(0, MAX_SHOWN_MS as i64),
+            b.clamp(0, MAX_SHOWN_MS as i64),
+            t_us,
+        )
     }
 
     /// Both sides' times now (ms): the host's clock, or the last report taken.
@@ -197,7 +206,9 @@ impl Core {
             self.send_set(t);
             return true;
         }
-        let Some((w, b)) = self.times_now(t) else { return false };
+        let Some((w, b)) = self.times_now(t) else {
+            return false;
+        };
         let (w, b) = match opponent {
             Color::White => (w + add, b),
             Color::Black => (w, b + add),
@@ -207,7 +218,12 @@ impl Core {
         let running = self
             .white_side
             .map(|w| if opponent.is_white() { w } else { w.other() });
-        self.push_set(w.min(MAX_SHOWN_MS as i64) as u64, b.min(MAX_SHOWN_MS as i64) as u64, running, t);
+        self.push_set(
+            w.min(MAX_SHOWN_MS as i64) as u64,
+            b.min(MAX_SHOWN_MS as i64) as u64,
+            running,
+            t,
+        );
         true
     }
 
@@ -233,12 +249,22 @@ impl Core {
 
     /// A set-and-run: white's and black's times (ms; whole seconds are sent),
     /// `running` the clock side to count down (none: stopped until a press).
+    /// A stopped side gets its time rounded down (the clock shows what the model
+    /// shows), the running side rounded up (the clock is then never behind the
+    /// model, and its display, which rounds down, within a second of it).
     fn push_set(&mut self, white_ms: u64, black_ms: u64, running: Option<ClockSide>, t: u64) {
         let white = self.white_side.unwrap_or(ClockSide::Left);
-        let hms = |ms: u64| Hms::from_time(ClockTime::from_millis(ms.min(MAX_SHOWN_MS) as u32));
+        let hms = |ms: u64, side: ClockSide| {
+            let ms = if running == Some(side) {
+                ms.div_ceil(1000) * 1000
+            } else {
+                ms
+            };
+            Hms::from_time(ClockTime::from_millis(ms.min(MAX_SHOWN_MS) as u32))
+        };
         let (left, right) = match white {
-            ClockSide::Left => (hms(white_ms), hms(black_ms)),
-            ClockSide::Right => (hms(black_ms), hms(white_ms)),
+            ClockSide::Left => (hms(white_ms, ClockSide::Left), hms(black_ms, ClockSide::Right)),
+            ClockSide::Right => (hms(black_ms, ClockSide::Left), hms(white_ms, ClockSide::Right)),
         };
         let flags = RunFlags {
             left_runs: running == Some(ClockSide::Left),
@@ -416,10 +442,19 @@ impl Core {
         self.clk.suspect = None;
         self.clk.taken = Some((*status, t));
         let white_side = self.white_side.unwrap_or(ClockSide::Left);
-        let running = status.running_side().map(|s| if s == white_side { Color::White } else { Color::Black });
+        let running = status.running_side().map(|s| {
+            if s == white_side {
+                Color::White
+            } else {
+                Color::Black
+            }
+        });
         if self.clk.host.is_some() {
             if std::mem::take(&mut self.clk.resync_host) && self.white_side.is_some() {
-                let (w, b) = (status.time(white_side).millis(), status.time(white_side.other()).millis());
+                let (w, b) = (
+                    status.time(white_side).millis(),
+                    status.time(white_side.other()).millis(),
+                );
                 if let Some(h) = &mut self.clk.host {
                     let off = |side: usize, shown: u32| h.left_ms(side, t).abs_diff(u64::from(shown)) > 1000;
                     if off(0, w) || off(1, b) {
@@ -542,7 +577,10 @@ impl Core {
 fn plausible(prev: &ClockStatus, at: u64, new: &ClockStatus, t: u64) -> bool {
     let elapsed = t.saturating_sub(at) / 1000;
     [ClockSide::Left, ClockSide::Right].into_iter().all(|side| {
-        let (p, n) = (u64::from(prev.time(side).millis()), u64::from(new.time(side).millis()));
+        let (p, n) = (
+            u64::from(prev.time(side).millis()),
+            u64::from(new.time(side).millis()),
+        );
         let ran = prev.running_side() == Some(side) || new.running_side() == Some(side);
         let drop = if ran { elapsed + 1000 } else { 1000 };
         let pressed = prev.right_lever_high != new.right_lever_high;
@@ -555,18 +593,48 @@ mod tests {
     use super::*;
 
     fn status(l: u32, r: u32, running: Option<ClockSide>, lever_right: bool) -> ClockStatus {
-        ClockStatus::new(ClockTime::from_millis(l * 1000), ClockTime::from_millis(r * 1000), running, lever_right)
+        ClockStatus::new(
+            ClockTime::from_millis(l * 1000),
+            ClockTime::from_millis(r * 1000),
+            running,
+            lever_right,
+        )
     }
 
     #[test]
     fn a_report_must_follow_from_the_one_before() {
         let a = status(300, 300, Some(ClockSide::Left), false);
-        assert!(plausible(&a, 0, &status(298, 300, Some(ClockSide::Left), false), 2_000_000));
+        assert!(plausible(
+            &a,
+            0,
+            &status(298, 300, Some(ClockSide::Left), false),
+            2_000_000
+        ));
         // Down more than the time allows, or the stopped side moving.
-        assert!(!plausible(&a, 0, &status(200, 300, Some(ClockSide::Left), false), 2_000_000));
-        assert!(!plausible(&a, 0, &status(298, 290, Some(ClockSide::Left), false), 2_000_000));
+        assert!(!plausible(
+            &a,
+            0,
+            &status(200, 300, Some(ClockSide::Left), false),
+            2_000_000
+        ));
+        assert!(!plausible(
+            &a,
+            0,
+            &status(298, 290, Some(ClockSide::Left), false),
+            2_000_000
+        ));
         // Up: only for the side a press stopped (an increment).
-        assert!(!plausible(&a, 0, &status(330, 300, Some(ClockSide::Left), false), 2_000_000));
-        assert!(plausible(&a, 0, &status(327, 300, Some(ClockSide::Right), true), 3_000_000));
+        assert!(!plausible(
+            &a,
+            0,
+            &status(330, 300, Some(ClockSide::Left), false),
+            2_000_000
+        ));
+        assert!(plausible(
+            &a,
+            0,
+            &status(327, 300, Some(ClockSide::Right), true),
+            3_000_000
+        ));
     }
 }

@@ -261,3 +261,32 @@ pub fn pgn_files(dir: &std::path::Path) -> Vec<PathBuf> {
     files.sort();
     files
 }
+
+/// `plies` legal moves picked by a seeded generator (the longest real game in
+/// `shared/games` has 154 plies; these need 160), from a seed whose game lasts.
+pub fn random_game(plies: usize, mut seed: u64) -> Vec<shakmaty::Move> {
+    use shakmaty::Position;
+    loop {
+        let mut pos = shakmaty::Chess::default();
+        let mut moves = Vec::new();
+        let mut x = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        while moves.len() < plies {
+            let legal = pos.legal_moves();
+            if legal.is_empty() || pos.is_insufficient_material() {
+                break;
+            }
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let m = legal[((x >> 33) as usize) % legal.len()];
+            pos.play_unchecked(m);
+            moves.push(m);
+        }
+        if moves.len() == plies {
+            return moves;
+        }
+        seed += 1;
+    }
+}
