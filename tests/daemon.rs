@@ -846,7 +846,10 @@ async fn arbiter_decisions_and_every_game_survive_sigkill_and_sigterm() {
         std::fs::remove_dir_all(&round).unwrap();
         daemon = start_binary(&cfg, &link, Some(&address));
         wait_for("both games on disk again", 30, || {
-            moves_in(&first) == 8 && tag_in(&second, "Result") == "0-1"
+            moves_in(&first) == 8
+                && tag_in(&second, "Result") == "0-1"
+                && std::fs::read_to_string(round.join("games.pgn"))
+                    .is_ok_and(|a| a.matches("[Event ").count() == 2)
         })
         .await;
         check(&format!("after SIG{how}"));
@@ -1404,4 +1407,51 @@ async fn the_daemon_drives_the_clock_for_80_moves_without_drift() {
         checked >= 120,
         "only {checked} moves had a report after their set"
     );
+}
+
+/// An 80-move game on the clock's own program, through the emulator and the
+/// daemon: every move's `[%clk]` in the live PGN is the one `replay` gives for
+/// the same sensor log (what the clock showed after the press).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_live_clocks_are_the_replay_s_for_80_moves() {
+    let dir = tempfile::tempdir().unwrap();
+    let moves = common::random_game(160, 21);
+    // Played at the log's pace: a real clock runs in real time, and the daemon
+    // ignores a report that falls faster than the time between reports allows.
+    let style = Style {
+        think_ms: (30, 400),
+        step_ms: (20, 50),
+        retouch: 0,
+        slide: 0,
+        ..Style::default()
+    };
+    let mut hands = Hands::new(9, style, Orientation::Normal);
+    hands.board(Chess::default().board());
+    hands.set_clock(ClockTime::from_hms(1, 30, 0).unwrap());
+    let log = common::played_log(hands, &Chess::default(), &moves, 1500);
+    let replayed =
+        eboard_bridge::output::replay::run(&log, "generated", eboard_bridge::rules::Config::default(), None)
+            .unwrap();
+    let _board = emulate(log, &dir.path().join("board0"), 1.0);
+    let (daemon, snap, _) = bridged(dir.path(), config(dir.path())).await;
+    wait_for("160 plies", 180, || snap.borrow().moves.len() == 160).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let published = snap.borrow().pgn.clone();
+    daemon.shutdown().await;
+    // Moves and clocks (a move's time, `%emt`, is measured by the daemon, to
+    // within the line's latency).
+    let clocks = |pgn: &str| -> Vec<String> {
+        pgn.split("[%clk ")
+            .skip(1)
+            .map(|s| s[..s.find(']').unwrap()].to_string())
+            .collect()
+    };
+    let game = replayed.core.game().unwrap();
+    let want = clocks(&eboard_bridge::output::replay::game_pgn(
+        game,
+        &eboard_bridge::output::replay::Tags::unknown("?"),
+    ));
+    assert_eq!(want.len(), 160);
+    assert_eq!(clocks(&published), want);
+    assert_eq!(pgn_moves(&published), vec![sans(&moves)]);
 }

@@ -921,13 +921,14 @@ impl Resumed {
             Played::Note(text) => {
                 self.roster.apply_note(text);
             }
-            Played::Arbiter(method, args) => match (method.as_str(), arbiter_values(args).as_deref()) {
-                ("SetPlayers", Some([Value::String(w), Value::String(b)])) => {
+            Played::Arbiter(method, args) => {
+                if let ("SetPlayers", Some([Value::String(w), Value::String(b)])) =
+                    (method.as_str(), arbiter_values(args).as_deref())
+                {
                     let default = self.roster.for_new_games(board_tags(setup));
                     self.roster.set_players(core.game(), w, b, &default);
                 }
-                _ => {}
-            },
+            }
             _ => {}
         }
     }
