@@ -296,6 +296,13 @@ impl Core {
         }
     }
 
+    /// The line was away (a gap): the next report is not judged against the last
+    /// one taken (any number of presses may have come between).
+    pub(super) fn clock_line_lost(&mut self) {
+        self.clk.taken = None;
+        self.clk.suspect = None;
+    }
+
     /// A clock command acknowledged (`code`).
     pub(super) fn clock_acked(&mut self, code: u8) {
         if code == clock_code::SET_AND_RUN {
@@ -581,9 +588,10 @@ fn plausible(prev: &ClockStatus, at: u64, new: &ClockStatus, t: u64) -> bool {
             u64::from(prev.time(side).millis()),
             u64::from(new.time(side).millis()),
         );
-        let ran = prev.running_side() == Some(side) || new.running_side() == Some(side);
-        let drop = if ran { elapsed + 1000 } else { 1000 };
         let pressed = prev.right_lever_high != new.right_lever_high;
+        // With a press in between, either side may have run.
+        let ran = pressed || prev.running_side() == Some(side) || new.running_side() == Some(side);
+        let drop = if ran { elapsed + 1000 } else { 1000 };
         n + drop >= p && (n <= p + 1000 || pressed)
     })
 }
