@@ -344,3 +344,47 @@ fn replay_gives_every_move_the_time_the_clock_showed() {
         assert_eq!(game.moves[i].clk_ms, Some(u64::from(shown)));
     }
 }
+
+#[test]
+fn a_start_press_tells_which_side_is_white_s_when_the_host_drives() {
+    // White sits on the right: black presses the left lever to start white's clock.
+    let mut r = run(
+        &log(
+            "0 clock left=0:05:00 right=0:05:00 running=none\n0 arbiter SetTimeControl \"5+3\"\n\
+              1.000 press left\n2.000 lift e2 P\n2.400 place e4 P\n6.000 press right\n",
+        ),
+        Config::default(),
+    );
+    assert_eq!(r.core.white_side(), Some(ClockSide::Right));
+    // White used 5 s from the start press and got 3 s: 298 s.
+    assert_eq!(clks(&r), [Some(298_000)]);
+    // Black (left) 5:00 running, white (right) 4:58.
+    assert_eq!(
+        sets(&mut r).last().unwrap(),
+        "2b 0a 03 0a 00 05 00 00 04 3a 09 00"
+    );
+}
+
+#[test]
+fn after_a_gap_the_host_takes_the_times_the_clock_kept() {
+    // The line is away for a minute; the clock's first report after it shows
+    // times the host could not follow (white's clock ran on): they stand.
+    let text = "0 arbiter SetTimeControl \"5+0\"\n1.000 press right\n\
+                2.000 lift e2 P\n2.400 place e4 P\n3.000 press left\n\
+                30.000 gap reconnected\n\
+                31.000 board rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR\n\
+                31.100 clock left=0:04:00 right=0:04:10 running=right\n";
+    let r = run(&log(text), Config::default());
+    let last = r
+        .events
+        .iter()
+        .rev()
+        .find_map(|e| match e.kind {
+            EventKind::Clock {
+                white_ms, black_ms, ..
+            } => Some((white_ms, black_ms)),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(last, (240_000, 250_000));
+}

@@ -1455,3 +1455,68 @@ async fn the_live_clocks_are_the_replay_s_for_80_moves() {
     assert_eq!(clocks(&published), want);
     assert_eq!(pgn_moves(&published), vec![sans(&moves)]);
 }
+
+/// `[clock] show_moves`: after each completed move its SAN goes to the clock as
+/// text, and the times come back 3 s later (an End).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn show_moves_puts_each_completed_move_on_the_clock() {
+    use eboard_bridge::protocol::{ClockCommand, HostCommand};
+    let dir = tempfile::tempdir().unwrap();
+    let moves = "0 clock left=0:05:00 right=0:05:00 running=none\n\
+                 1.000 lift e2 P\n1.400 place e4 P\n2.000 press left\n\
+                 3.000 lift g8 n\n3.400 place f6 n\n4.000 press right\n";
+    let _board = emulate(standing(moves), &dir.path().join("board0"), 1.0);
+    let mut cfg = config(dir.path());
+    cfg.clock.show_moves = true;
+    let (daemon, snap, _) = bridged(dir.path(), cfg).await;
+    wait_for("two moves", 10, || snap.borrow().moves.len() == 2).await;
+    tokio::time::sleep(Duration::from_millis(3600)).await;
+    daemon.shutdown().await;
+    let text = |s: &str| {
+        sent_at(
+            dir.path(),
+            &HostCommand::Clock(ClockCommand::text(s, false)).encode(),
+        )
+    };
+    let (e4, nf6) = (text("e4"), text("Nf6"));
+    assert_eq!((e4.len(), nf6.len()), (1, 1), "each move shown once");
+    assert!(nf6[0] - e4[0] > 1.5, "e4 at {}, Nf6 at {}", e4[0], nf6[0]);
+    // e4's End was replaced by Nf6; Nf6's came 3 s after it.
+    let ends = sent_at(dir.path(), &HostCommand::Clock(ClockCommand::End).encode());
+    assert_eq!(ends.len(), 1, "{ends:?}");
+    assert!(
+        (2.9..3.5).contains(&(ends[0] - nf6[0])),
+        "End {} s after Nf6",
+        ends[0] - nf6[0]
+    );
+}
+
+/// A DGT XL (clock version 1) has no text: `ShowText` goes to its six 7-segment
+/// characters.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_xl_clock_gets_its_segment_display() {
+    use eboard_bridge::protocol::HostCommand;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = EmulatorConfig {
+        clock_version: (1, 14),
+        serial: "13579".into(),
+        ..EmulatorConfig::default()
+    };
+    let _board = emulate_with(standing(""), &dir.path().join("board0"), cfg);
+    let (daemon, _, address) = bridged(dir.path(), config(dir.path())).await;
+    // The version answer comes with the start-up commands.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    board0(&address)
+        .await
+        .call::<_, _, ()>("ShowText", &("Nf3", 2u32))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    daemon.shutdown().await;
+    let xl = HostCommand::Clock(eboard_bridge::clock::segments("Nf3", false)).encode();
+    assert_eq!(
+        xl,
+        [0x2b, 0x0b, 0x03, 0x01, 0x4f, 0x71, 0x54, 0, 0, 0, 0, 0x01, 0]
+    );
+    assert_eq!(sent_at(dir.path(), &xl).len(), 1);
+}

@@ -688,7 +688,7 @@ impl BoardTask {
                     let san = self
                         .core
                         .game()
-                        .and_then(|g| g.moves.get(*ply as usize - 1))
+                        .and_then(|g| g.moves.get((*ply as usize).checked_sub(1)?))
                         .map(|m| m.san.clone());
                     if let Some(san) = san {
                         self.show_text(&san, Some(3)).await;
@@ -728,15 +728,15 @@ impl BoardTask {
     /// under way (until then the game goes on at its own): journaled as the
     /// decision it is, so that resume and `replay` apply it too.
     fn apply_configured_time_control(&mut self) {
-        let Some((tc, drive)) = self.setup.time_control.clone() else {
-            return;
-        };
-        if self.applied_tc.as_ref() == Some(&(tc.clone(), drive)) {
+        if self.setup.time_control.is_none() || self.setup.time_control == self.applied_tc {
             return;
         }
         if self.core.game().is_some_and(|g| g.ply() > 0 && !g.is_over()) {
             return;
         }
+        let Some((tc, drive)) = self.setup.time_control.clone() else {
+            return;
+        };
         let t = self.now_us();
         if drive {
             let d = Decision::SetTimeControl(tc.pgn());

@@ -54,7 +54,7 @@ fn penalty_ms(profile: Profile) -> i64 {
 }
 
 fn ix(c: Color) -> usize {
-    if c.is_white() { 0 } else { 1 }
+    side_index(c.into())
 }
 
 fn color_of(i: usize) -> Color {
@@ -94,11 +94,6 @@ impl Core {
     /// The time control, when one is set.
     pub fn time_control(&self) -> Option<&TimeControl> {
         self.clk.tc.as_ref()
-    }
-
-    /// Whether the host drives the clock.
-    pub fn drives_clock(&self) -> bool {
-        self.clk.drive
     }
 
     /// Clock commands made since last taken, to send in order.
@@ -317,7 +312,7 @@ impl Core {
     /// A press (the lever changed side): the host's clock switches, and the time
     /// since the last press is the move's time if the press completes one.
     pub(super) fn clock_pressed(&mut self, side: ClockSide, t: u64) -> Option<u64> {
-        let emt = self.clk.last_press.replace(t).map(|p| (t - p) / 1000);
+        let emt = self.clk.last_press.replace(t).map(|p| t.saturating_sub(p) / 1000);
         if self.clk.host.is_some() {
             // Before the first move, a press starts the clock of the side to move:
             // the presser sits on the other side.
@@ -456,20 +451,18 @@ impl Core {
                 Color::Black
             }
         });
-        if self.clk.host.is_some() {
+        if let Some(h) = &mut self.clk.host {
+            // After a gap the clock ran on without the host: its times stand.
             if std::mem::take(&mut self.clk.resync_host) && self.white_side.is_some() {
                 let (w, b) = (
                     status.time(white_side).millis(),
                     status.time(white_side.other()).millis(),
                 );
-                if let Some(h) = &mut self.clk.host {
-                    let off = |side: usize, shown: u32| h.left_ms(side, t).abs_diff(u64::from(shown)) > 1000;
-                    if off(0, w) || off(1, b) {
-                        h.set(i64::from(w) * 1000, i64::from(b) * 1000, t);
-                    }
+                let off = |side: usize, shown: u32| h.left_ms(side, t).abs_diff(u64::from(shown)) > 1000;
+                if off(0, w) || off(1, b) {
+                    h.set(i64::from(w) * 1000, i64::from(b) * 1000, t);
                 }
             }
-            let h = self.clk.host.as_ref().expect("checked");
             let (w, b) = (h.left_ms(0, t) / 1000 * 1000, h.left_ms(1, t) / 1000 * 1000);
             let running = h.running().map(color_of);
             self.emit_clock(w, b, running, t);
@@ -562,7 +555,6 @@ impl Core {
             };
             self.settle_end(t);
             self.end_game(t, result, "time_forfeit");
-            self.stop_host(t);
         }
     }
 
@@ -583,12 +575,12 @@ impl Core {
 /// new period, a delay given back).
 fn plausible(prev: &ClockStatus, at: u64, new: &ClockStatus, t: u64) -> bool {
     let elapsed = t.saturating_sub(at) / 1000;
+    let pressed = prev.right_lever_high != new.right_lever_high;
     [ClockSide::Left, ClockSide::Right].into_iter().all(|side| {
         let (p, n) = (
             u64::from(prev.time(side).millis()),
             u64::from(new.time(side).millis()),
         );
-        let pressed = prev.right_lever_high != new.right_lever_high;
         // With a press in between, either side may have run.
         let ran = pressed || prev.running_side() == Some(side) || new.running_side() == Some(side);
         let drop = if ran { elapsed + 1000 } else { 1000 };
@@ -612,37 +604,41 @@ mod tests {
     #[test]
     fn a_report_must_follow_from_the_one_before() {
         let a = status(300, 300, Some(ClockSide::Left), false);
-        assert!(plausible(
-            &a,
-            0,
-            &status(298, 300, Some(ClockSide::Left), false),
-            2_000_000
-        ));
-        // Down more than the time allows, or the stopped side moving.
-        assert!(!plausible(
-            &a,
-            0,
-            &status(200, 300, Some(ClockSide::Left), false),
-            2_000_000
-        ));
-        assert!(!plausible(
-            &a,
-            0,
-            &status(298, 290, Some(ClockSide::Left), false),
-            2_000_000
-        ));
-        // Up: only for the side a press stopped (an increment).
-        assert!(!plausible(
-            &a,
-            0,
-            &status(330, 300, Some(ClockSide::Left), false),
-            2_000_000
-        ));
-        assert!(plausible(
-            &a,
-            0,
-            &status(327, 300, Some(ClockSide::Right), true),
-            3_000_000
-        ));
+        let left = Some(ClockSide::Left);
+        let right = Some(ClockSide::Right);
+        for (new, at_us, follows, why) in [
+            (
+                status(298, 300, left, false),
+                2_000_000,
+                true,
+                "the running side ran",
+            ),
+            (
+                status(200, 300, left, false),
+                2_000_000,
+                false,
+                "down more than the time allows",
+            ),
+            (
+                status(298, 290, left, false),
+                2_000_000,
+                false,
+                "the stopped side moving",
+            ),
+            (
+                status(330, 300, left, false),
+                2_000_000,
+                false,
+                "up with no press",
+            ),
+            (
+                status(327, 300, right, true),
+                3_000_000,
+                true,
+                "up for the side a press stopped",
+            ),
+        ] {
+            assert_eq!(plausible(&a, 0, &new, at_us), follows, "{why}");
+        }
     }
 }
