@@ -838,20 +838,21 @@ async fn arbiter_decisions_and_every_game_survive_sigkill_and_sigterm() {
         let all = std::fs::read_to_string(round.join("games.pgn")).unwrap();
         assert_eq!(all.matches("[Event ").count(), 2, "{when}: games.pgn");
     };
-    wait_for("the new game's file", 10, || tag_in(&second, "Result") == "0-1").await;
+    // The writer replaces each game's file, then games.pgn: wait for both.
+    let on_disk = || {
+        moves_in(&first) == 8
+            && tag_in(&second, "Result") == "0-1"
+            && std::fs::read_to_string(round.join("games.pgn"))
+                .is_ok_and(|a| a.matches("[Event ").count() == 2)
+    };
+    wait_for("the new game's file", 10, on_disk).await;
     check("live");
     for how in ["KILL", "TERM"] {
         signal(&mut daemon, how);
         // The folder emptied by hand: the restart writes every game again.
         std::fs::remove_dir_all(&round).unwrap();
         daemon = start_binary(&cfg, &link, Some(&address));
-        wait_for("both games on disk again", 30, || {
-            moves_in(&first) == 8
-                && tag_in(&second, "Result") == "0-1"
-                && std::fs::read_to_string(round.join("games.pgn"))
-                    .is_ok_and(|a| a.matches("[Event ").count() == 2)
-        })
-        .await;
+        wait_for("both games on disk again", 30, on_disk).await;
         check(&format!("after SIG{how}"));
         property_is(&address, "Result", "0-1").await;
         property_is(&address, "White", "Anand, Viswanathan").await;
