@@ -104,6 +104,13 @@ pub enum Command {
         /// Play the game this many times faster (the rules' thresholds scale too).
         #[arg(long, default_value_t = 1.0)]
         speed: f64,
+        /// Serve the live page, the API and the LiveChess WebSocket here (`none`:
+        /// not at all); a port already taken only means no live page.
+        #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:1982")]
+        http: String,
+        /// After the game, keep the board and the live page up until Ctrl-C.
+        #[arg(long)]
+        stay: bool,
     },
 }
 
@@ -153,7 +160,11 @@ pub fn main(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Run { devices, config, bus } => run(&devices, config.as_deref(), bus),
         Command::Record { device, out } => record(&device, &out),
-        Command::Demo { speed } => crate::demo::run(speed),
+        Command::Demo { speed, http, stay } => crate::demo::run(crate::demo::Options {
+            speed,
+            http: (http != "none").then_some(http),
+            stay,
+        }),
         Command::Replay {
             format,
             fen,

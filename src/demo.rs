@@ -96,7 +96,18 @@ pub fn demo_log() -> SensorLog {
 }
 
 /// Runs the demo; returns the exit status.
-pub fn run(speed: f64) -> ExitCode {
+/// How the demo runs (`eboard-bridge demo`'s options).
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub speed: f64,
+    /// Where the HTTP server listens (none: off).
+    pub http: Option<String>,
+    /// Keep running after the game until Ctrl-C.
+    pub stay: bool,
+}
+
+pub fn run(options: Options) -> ExitCode {
+    let speed = options.speed;
     if !(speed.is_finite() && speed > 0.0) {
         eprintln!("eboard-bridge: --speed must be a positive number, not {speed}");
         return ExitCode::from(2);
@@ -112,7 +123,7 @@ pub fn run(speed: f64) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match rt.block_on(demo(speed)) {
+    match rt.block_on(demo(options)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("eboard-bridge: demo: {e}");
@@ -161,7 +172,24 @@ pub fn demo_config(dir: &Path, device: &Path, speed: f64) -> Config {
 
 /// Starts the daemon on the session bus; without one (or with the name taken), on
 /// no bus. Returns the daemon and a line that says which.
-async fn start_daemon(device: &Path, cfg: &Config) -> Result<(Daemon, String), DaemonError> {
+async fn start_daemon(device: &Path, cfg: &mut Config) -> Result<(Daemon, String), DaemonError> {
+    match start_on_bus(device, cfg).await {
+        Err(DaemonError::Http(e)) => {
+            // The live page is a bonus: the demo goes on without it.
+            let line = format!("HTTP: no live page ({e}); try --http 127.0.0.1:PORT");
+            cfg.http = None;
+            if let Some(state) = &cfg.state {
+                let _ = std::fs::remove_dir_all(state);
+            }
+            start_on_bus(device, cfg)
+                .await
+                .map(|(d, bus)| (d, format!("{bus}\n{line}")))
+        }
+        r => r,
+    }
+}
+
+async fn start_on_bus(device: &Path, cfg: &Config) -> Result<(Daemon, String), DaemonError> {
     let path = bus::board_path(&bus::board_id(DEVICE_NAME));
     match Daemon::start(vec![device.to_path_buf()], cfg.clone(), BusChoice::Session).await {
         Ok(d) => Ok((
@@ -190,7 +218,8 @@ async fn start_daemon(device: &Path, cfg: &Config) -> Result<(Daemon, String), D
     }
 }
 
-async fn demo(speed: f64) -> Result<(), Box<dyn std::error::Error>> {
+async fn demo(options: Options) -> Result<(), Box<dyn std::error::Error>> {
+    let speed = options.speed;
     let log = demo_log();
     let length =
         Duration::from_secs_f64(log.records.last().map_or(0, |r| r.time.micros()) as f64 / 1e6 / speed);
@@ -198,8 +227,14 @@ async fn demo(speed: f64) -> Result<(), Box<dyn std::error::Error>> {
     let emulator = Emulator::open()?;
     let device = dir.join(DEVICE_NAME);
     std::os::unix::fs::symlink(emulator.path(), &device)?;
-    let cfg = demo_config(&dir, &device, speed);
-    let (daemon, bus_line) = start_daemon(&device, &cfg).await?;
+    let mut cfg = demo_config(&dir, &device, speed);
+    cfg.http = options.http.as_deref().map(crate::net::HttpConfig::on);
+    let (daemon, mut bus_line) = start_daemon(&device, &mut cfg).await?;
+    if let Some(a) = daemon.http_addresses().first() {
+        bus_line.push_str(&format!(
+            "\nlive page: http://{a}/   LiveChess API: ws://{a}/api/v1.0   PGN: http://{a}/round-1/games.pgn"
+        ));
+    }
     let mut events = daemon.events();
     let Some((_, _, mut snapshot)) = daemon.boards().into_iter().next() else {
         return Err("the daemon has no board".into());
@@ -273,7 +308,7 @@ async fn demo(speed: f64) -> Result<(), Box<dyn std::error::Error>> {
                     dirty = false;
                 }
             }
-            _ = tokio::time::sleep_until(end) => break,
+            _ = tokio::time::sleep_until(end), if !options.stay => break,
             _ = tokio::signal::ctrl_c() => break,
         }
         if served.is_finished() {

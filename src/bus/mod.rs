@@ -106,8 +106,10 @@ impl Command {
 /// A command and where its answer goes.
 pub type Request = (Command, oneshot::Sender<Result<(), BusError>>);
 
-/// Everything the `Board1` properties show.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// Everything the `Board1` properties show, and what the network's clients need
+/// besides. Serialized (`/api/boards`, MQTT) with the D-Bus property names.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+#[serde(rename_all = "PascalCase")]
 pub struct Snapshot {
     pub connected: bool,
     pub device: String,
@@ -133,6 +135,14 @@ pub struct Snapshot {
     pub black: String,
     /// The time control last set, PGN syntax (seconds), or empty.
     pub time_control: String,
+    /// Not a D-Bus property: the pieces on the board as its sensors show them,
+    /// in real orientation (FEN placement), whatever the record says; empty before
+    /// the board's first dump. LiveChess clients draw it.
+    pub placement: String,
+    /// Not a D-Bus property: the current game's start position (FEN).
+    pub start_fen: String,
+    /// Not a D-Bus property: whether a clock has reported.
+    pub has_clock: bool,
 }
 
 /// The `org.eboardbridge.Board1` object of one board.

@@ -65,6 +65,8 @@ pub struct BoardTask {
     publisher: Publisher,
     live: Option<mpsc::Sender<LiveMsg>>,
     tap: Option<broadcast::Sender<Tapped>>,
+    /// The network's event history (when the HTTP server runs).
+    feed: Option<std::sync::Arc<crate::net::EventLog>>,
     /// Each game's round, players and broadcast file.
     roster: Roster,
     /// When the text shown on the clock (`ShowText`) is to end (µs of log time).
@@ -179,6 +181,7 @@ impl BoardTask {
             publisher,
             live,
             tap: None,
+            feed: None,
             roster: resumed.roster,
             text_end: None,
             clock_version: None,
@@ -280,6 +283,12 @@ impl BoardTask {
     /// Also hands every rules event to `tap`.
     pub fn with_tap(mut self, tap: broadcast::Sender<Tapped>) -> BoardTask {
         self.tap = Some(tap);
+        self
+    }
+
+    /// Also appends every rules event to the network's event history.
+    pub fn with_feed(mut self, feed: Option<std::sync::Arc<crate::net::EventLog>>) -> BoardTask {
+        self.feed = feed;
         self
     }
 
@@ -401,6 +410,14 @@ impl BoardTask {
             white: tags.tags.white.clone(),
             black: tags.tags.black.clone(),
             time_control: self.core.time_control().map(TimeControl::pgn).unwrap_or_default(),
+            placement: if self.board.placement().is_some() {
+                let orientation = game.map_or(crate::board::Orientation::Normal, |g| g.orientation);
+                orientation.real_board(self.core.sensors()).to_string()
+            } else {
+                String::new()
+            },
+            start_fen: game.map(|g| g.start_fen.clone()).unwrap_or_default(),
+            has_clock: self.core.clock().is_some(),
         }
     }
 
@@ -409,6 +426,11 @@ impl BoardTask {
         for e in &events {
             if !matches!(e.kind, EventKind::Touch { .. } | EventKind::Clock { .. }) {
                 tracing::info!(board = %self.setup.id, "{}", serde_json::to_string(e).unwrap_or_default());
+            }
+        }
+        if let Some(feed) = &self.feed {
+            for e in &events {
+                feed.push(&self.setup.id, e);
             }
         }
         if let Some(tap) = &self.tap {

@@ -45,6 +45,10 @@ pub struct Config {
     /// Board numbers and players, by serial number or device.
     #[serde(default, rename = "board")]
     pub boards: Vec<Board>,
+    /// The HTTP server (live page, API, live PGN, LiveChess WebSocket): off
+    /// unless configured.
+    #[serde(default)]
+    pub http: Option<crate::net::HttpConfig>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -291,6 +295,29 @@ black = "Nepomniachtchi, Ian"
         assert_eq!(c.core_config().flag, crate::rules::FlagPolicy::End);
         assert!(Config::parse("[clock]\nflag = \"claim\"\n", "c.toml").is_err());
         assert_eq!(c.board(Some("12345"), Path::new("/dev/x")).unwrap().number, 2);
+        assert_eq!(c.http, None);
+    }
+
+    #[test]
+    fn http_listens_on_one_address_or_several() {
+        let c = Config::parse("[http]\nlisten = \"127.0.0.1:1982\"\n", "c.toml").unwrap();
+        let h = c.http.unwrap();
+        assert_eq!(h.listen.addresses(), ["127.0.0.1:1982"]);
+        assert_eq!(h.max_connections, 256);
+        let c = Config::parse(
+            "[http]\nlisten = [\"127.0.0.1:1982\", \"[::1]:1982\"]\nmax_connections = 8\nevent_history = 100\n",
+            "c.toml",
+        )
+        .unwrap();
+        let h = c.http.unwrap();
+        assert_eq!(h.listen.addresses().len(), 2);
+        assert_eq!((h.max_connections, h.event_history), (8, 100));
+        let e = Config::parse("[http]\nlisten = \"x\"\nport = 3\n", "c.toml").unwrap_err();
+        assert!(
+            e.to_string().contains("line 1") || e.to_string().contains("line 3"),
+            "{e}"
+        );
+        assert!(Config::parse("[http]\nmax_connections = 3\n", "c.toml").is_err());
     }
 
     #[test]

@@ -53,6 +53,8 @@ pub(crate) struct Hub {
     connection: Option<zbus::Connection>,
     live: mpsc::Sender<LiveMsg>,
     tap: broadcast::Sender<Tapped>,
+    /// The network's event history, when the HTTP server runs.
+    feed: Option<std::sync::Arc<crate::net::EventLog>>,
     stop: watch::Receiver<bool>,
     reload: mpsc::Receiver<Config>,
     date: String,
@@ -76,6 +78,7 @@ impl Hub {
             connection,
             live,
             tap,
+            feed: None,
             stop,
             reload,
             date: super::board::pgn_date(),
@@ -83,6 +86,12 @@ impl Hub {
             tasks: Vec::new(),
             list,
         }
+    }
+
+    /// Every board's rules events also go to the network's event history.
+    pub(crate) fn with_feed(mut self, feed: Option<std::sync::Arc<crate::net::EventLog>>) -> Hub {
+        self.feed = feed;
+        self
     }
 
     /// The board number for a board the configuration does not name: the lowest
@@ -173,7 +182,8 @@ impl Hub {
         let publisher = Publisher::new(snap_tx, publisher_bus);
         let task = BoardTask::new(setup, out_tx, publisher, Some(self.live.clone()))
             .map_err(|e| DaemonError::Board(id.clone(), e))?
-            .with_tap(self.tap.clone());
+            .with_tap(self.tap.clone())
+            .with_feed(self.feed.clone());
         let (device_tx, device_rx) = watch::channel(device);
         self.tasks.push(tokio::spawn(device::run(
             device_rx,

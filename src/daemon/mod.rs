@@ -109,6 +109,8 @@ pub enum DaemonError {
     Name(zbus::Error),
     #[error("board {0}: {1}")]
     Board(String, board::BoardError),
+    #[error("HTTP: {0}")]
+    Http(#[from] crate::net::NetError),
 }
 
 /// A running daemon.
@@ -120,6 +122,7 @@ pub struct Daemon {
     boards: watch::Receiver<Vec<BoardRef>>,
     tap: broadcast::Sender<Tapped>,
     reload: mpsc::Sender<Config>,
+    http: Option<crate::net::Server>,
 }
 
 /// The devices named on the command line and in the configuration (`devices`, and
@@ -162,6 +165,12 @@ impl Daemon {
         let (reload, reload_rx) = mpsc::channel(4);
         let (tap, _) = broadcast::channel(1024);
         let (list_tx, boards) = watch::channel(Vec::new());
+        let feed = config
+            .http
+            .as_ref()
+            .map(|h| crate::net::EventLog::new(h.event_history));
+        let http_config = config.http.clone();
+        let output = config.output_dir();
         let initial = match &watched {
             Some(dir) => hub::entries(dir),
             None => devices,
@@ -171,15 +180,29 @@ impl Daemon {
             connection.clone(),
             live_tx,
             tap.clone(),
-            stop_rx,
+            stop_rx.clone(),
             reload_rx,
             list_tx,
-        );
+        )
+        .with_feed(feed.clone());
         let mut failed = None;
         for path in initial {
             if let Err(e) = hub.add(path, None).await {
                 failed = Some(e);
                 break;
+            }
+        }
+        let mut http = None;
+        if let (None, Some(h), Some(events)) = (&failed, &http_config, feed) {
+            let ctx = crate::net::Context {
+                boards: boards.clone(),
+                events,
+                output,
+                stop: stop_rx.clone(),
+            };
+            match crate::net::Server::start(h, ctx).await {
+                Ok(s) => http = Some(s),
+                Err(e) => failed = Some(e.into()),
             }
         }
         if failed.is_none() {
@@ -198,6 +221,9 @@ impl Daemon {
             let _ = stop.send(true);
             hub.abandon().await;
             let _ = live.await;
+            if let Some(s) = http {
+                s.stopped().await;
+            }
             return Err(e);
         }
         Ok(Daemon {
@@ -208,7 +234,16 @@ impl Daemon {
             boards,
             tap,
             reload,
+            http,
         })
+    }
+
+    /// Where the HTTP server listens (none when it is off).
+    pub fn http_addresses(&self) -> Vec<std::net::SocketAddr> {
+        self.http
+            .as_ref()
+            .map(|h| h.addresses.clone())
+            .unwrap_or_default()
     }
 
     /// The configuration read again (SIGHUP): each board's round, number and
@@ -245,6 +280,9 @@ impl Daemon {
         }
         if let Some(l) = self.live.take() {
             let _ = l.await;
+        }
+        if let Some(h) = self.http.take() {
+            h.stopped().await;
         }
     }
 }

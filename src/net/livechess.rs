@@ -1,0 +1,609 @@
+//! The DGT LiveChess "eboards" WebSocket API (`shared/spec/livechess-api.md`), as
+//! the lichess and chess.com pages, display widgets and the Go, Java and Node
+//! clients speak it.
+//!
+//! A [`Session`] is one connection's state (its feeds) and answers each text frame
+//! with the frames to send; [`Session::pushes`] gives the feed pushes for boards
+//! that changed. It does no IO, so the protocol is tested without sockets; the
+//! socket loop is in `net::serve`.
+//!
+//! The moves in `san` come from the rules core's record, not from comparing board
+//! snapshots: a client gets the moves as played (amended and taken back as the
+//! record is). `setup` and `flip` change only what this connection's feed reports,
+//! never the game record.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use shakmaty::fen::Fen;
+use shakmaty::san::San;
+use shakmaty::{CastlingMode, Chess, EnPassantMode, Position};
+
+use crate::bus::Snapshot;
+
+/// One board as the API sees it.
+#[derive(Debug, Clone)]
+pub struct BoardView {
+    /// The daemon's board id.
+    pub id: String,
+    pub snapshot: Snapshot,
+}
+
+impl BoardView {
+    /// The `serialnr`: the board's serial number, else its id.
+    pub fn serialnr(&self) -> &str {
+        if self.snapshot.serial_number.is_empty() {
+            &self.id
+        } else {
+            &self.snapshot.serial_number
+        }
+    }
+
+    fn placement(&self) -> Option<&str> {
+        (!self.snapshot.placement.is_empty()).then_some(self.snapshot.placement.as_str())
+    }
+
+    fn clock(&self, now_ms: u64) -> Option<Clock> {
+        let s = &self.snapshot;
+        s.has_clock.then(|| Clock {
+            white: (s.white_clock_ms.max(0) / 1000) as u64,
+            black: (s.black_clock_ms.max(0) / 1000) as u64,
+            run: match s.clock_running.as_str() {
+                "white" => Some(true),
+                "black" => Some(false),
+                _ => None,
+            },
+            time: now_ms,
+        })
+    }
+
+    /// Its entry in the `eboards` list.
+    pub fn entry(&self, now_ms: u64) -> Value {
+        let s = &self.snapshot;
+        let source = s
+            .connected
+            .then(|| {
+                std::path::Path::new(&s.device)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().to_string())
+            })
+            .flatten();
+        json!({
+            "serialnr": self.serialnr(),
+            "source": source,
+            "state": if s.connected { "ACTIVE" } else { "NOTRESPONDING" },
+            "battery": null,
+            "comment": null,
+            "board": self.placement(),
+            "flipped": s.orientation == "rotated",
+            "clock": self.clock(now_ms),
+        })
+    }
+}
+
+/// The clock object of a push (seconds left, which side runs, when read).
+#[derive(Debug, Clone, Serialize)]
+pub struct Clock {
+    pub white: u64,
+    pub black: u64,
+    pub run: Option<bool>,
+    pub time: u64,
+}
+
+/// The `eboards` list: boards that are connected first (clients take the first).
+pub fn eboards(boards: &[BoardView], now_ms: u64) -> Value {
+    let mut sorted: Vec<&BoardView> = boards.iter().collect();
+    sorted.sort_by_key(|b| !b.snapshot.connected);
+    Value::Array(sorted.iter().map(|b| b.entry(now_ms)).collect())
+}
+
+/// Where the moves of a feed start: the `setup` position, and the ply of the
+/// board's game at which it stands (none: the game never reached it).
+#[derive(Debug, Clone)]
+struct Setup {
+    fen: String,
+    /// The game the ply was found in: its start and moves.
+    found_in: Option<(String, Vec<String>)>,
+    ply: Option<usize>,
+}
+
+#[derive(Debug, Clone)]
+struct Feed {
+    /// The client's feed id, echoed in every push.
+    id: Value,
+    /// The daemon's board id.
+    board: String,
+    setup: Option<Setup>,
+    flip: Option<bool>,
+    /// What the last push said (none sent yet).
+    sent: Option<Sent>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Sent {
+    board: Option<String>,
+    clock: Option<(u64, u64, Option<bool>)>,
+    flipped: bool,
+    san: Option<Vec<String>>,
+    start: Option<String>,
+    matches: Option<bool>,
+}
+
+/// One connection's feeds.
+#[derive(Debug, Default)]
+pub struct Session {
+    feeds: Vec<Feed>,
+}
+
+#[derive(Serialize)]
+struct Reply<'a> {
+    response: &'a str,
+    id: &'a Value,
+    param: Value,
+    time: u64,
+}
+
+fn frame(response: &str, id: &Value, param: Value, time: u64) -> String {
+    serde_json::to_string(&Reply {
+        response,
+        id,
+        param,
+        time,
+    })
+    .unwrap_or_default()
+}
+
+fn error(id: &Value, message: impl Into<String>, time: u64) -> String {
+    frame("error", id, json!({ "message": message.into() }), time)
+}
+
+impl Session {
+    /// The board ids this connection has feeds on.
+    pub fn boards(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self.feeds.iter().map(|f| f.board.clone()).collect();
+        ids.sort();
+        ids.dedup();
+        ids
+    }
+
+    /// Answers one text frame: the reply, then any push it causes. `find` gives a
+    /// board by id; `all` lists them (for `eboards` and `sources`).
+    pub fn call(&mut self, text: &str, all: &[BoardView], now_ms: u64) -> Vec<String> {
+        let req: Value = match serde_json::from_str(text) {
+            Ok(v @ Value::Object(_)) => v,
+            Ok(_) => return vec![error(&Value::Null, "a call is a JSON object", now_ms)],
+            Err(e) => return vec![error(&Value::Null, format!("not JSON: {e}"), now_ms)],
+        };
+        let id = req.get("id").cloned().unwrap_or(Value::Null);
+        let param = req.get("param").cloned().unwrap_or(Value::Null);
+        let Some(call) = req.get("call").and_then(Value::as_str) else {
+            return vec![error(&id, "no `call` in the request", now_ms)];
+        };
+        match call {
+            "eboards" => vec![frame("call", &id, eboards(all, now_ms), now_ms)],
+            "sources" => {
+                let list = all
+                    .iter()
+                    .map(|b| {
+                        json!({
+                            "type": "serial",
+                            "device": b.snapshot.device,
+                            "name": b.id,
+                            "present": b.snapshot.connected,
+                            "active": b.snapshot.connected,
+                            "status": null,
+                        })
+                    })
+                    .collect();
+                vec![frame("call", &id, Value::Array(list), now_ms)]
+            }
+            "subscribe" => self.subscribe(&id, &param, all, now_ms),
+            "unsubscribe" => {
+                let feed = param.get("id").cloned().unwrap_or(Value::Null);
+                let before = self.feeds.len();
+                self.feeds.retain(|f| f.id != feed);
+                if self.feeds.len() == before {
+                    vec![error(&id, format!("no feed with id {feed}"), now_ms)]
+                } else {
+                    vec![frame("call", &id, Value::Null, now_ms)]
+                }
+            }
+            "call" => self.method(&id, &param, all, now_ms),
+            other => vec![error(&id, format!("unknown call `{other}`"), now_ms)],
+        }
+    }
+
+    fn subscribe(&mut self, id: &Value, param: &Value, all: &[BoardView], now_ms: u64) -> Vec<String> {
+        match param.get("feed").and_then(Value::as_str) {
+            Some("eboardevent") => {}
+            Some(other) => return vec![error(id, format!("unknown feed `{other}`"), now_ms)],
+            None => return vec![error(id, "subscribe names no `feed`", now_ms)],
+        }
+        let feed_id = param.get("id").cloned().unwrap_or(Value::Null);
+        let serial = param.get("param").and_then(|p| p.get("serialnr"));
+        let board = match serial {
+            // Numbers are taken as their digits.
+            Some(s) => {
+                let s = match s {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                all.iter().find(|b| b.serialnr() == s || b.id == s)
+            }
+            // No serial number (some clients send none): the first board listed.
+            None => {
+                let mut sorted: Vec<&BoardView> = all.iter().collect();
+                sorted.sort_by_key(|b| !b.snapshot.connected);
+                sorted.first().copied()
+            }
+        };
+        let Some(board) = board else {
+            return vec![error(id, "no such e-board", now_ms)];
+        };
+        // A feed id used again replaces that feed.
+        self.feeds.retain(|f| f.id != feed_id);
+        self.feeds.push(Feed {
+            id: feed_id,
+            board: board.id.clone(),
+            setup: None,
+            flip: None,
+            sent: None,
+        });
+        let mut out = vec![frame("call", id, Value::Null, now_ms)];
+        let last = self.feeds.len() - 1;
+        out.extend(self.push(last, Some(board), now_ms, true));
+        out
+    }
+
+    /// `call`: `setup` or `flip` on a feed.
+    fn method(&mut self, id: &Value, param: &Value, all: &[BoardView], now_ms: u64) -> Vec<String> {
+        let feed_id = param.get("id").cloned().unwrap_or(Value::Null);
+        let index = match self.feeds.iter().position(|f| f.id == feed_id) {
+            Some(i) => i,
+            // A client that names another feed id than its one subscription's
+            // (seen in an old client) means that one.
+            None if self.feeds.len() == 1 => 0,
+            None => return vec![error(id, format!("no feed with id {feed_id}"), now_ms)],
+        };
+        let args = param.get("param").cloned().unwrap_or(Value::Null);
+        let method = param.get("method").and_then(Value::as_str).unwrap_or("");
+        // One client sends `flip` under the method name `setup`.
+        let flip = args.get("flip").and_then(Value::as_bool);
+        match (method, args.get("fen").and_then(Value::as_str), flip) {
+            ("setup", Some(fen), _) => {
+                if let Err(e) = position(fen) {
+                    return vec![error(id, format!("setup: {e}"), now_ms)];
+                }
+                self.feeds[index].setup = Some(Setup {
+                    fen: fen.trim().to_string(),
+                    found_in: None,
+                    ply: None,
+                });
+            }
+            ("setup" | "flip", _, Some(f)) => self.feeds[index].flip = Some(f),
+            ("setup", None, None) => return vec![error(id, "setup needs `fen`", now_ms)],
+            ("flip", _, None) => return vec![error(id, "flip needs `flip` (true or false)", now_ms)],
+            (other, _, _) => return vec![error(id, format!("unknown method `{other}`"), now_ms)],
+        }
+        let mut out = vec![frame("call", id, Value::Null, now_ms)];
+        let board = all.iter().find(|b| b.id == self.feeds[index].board);
+        out.extend(self.push(index, board, now_ms, true));
+        out
+    }
+
+    /// The pushes for feeds whose board changed, as `find` shows the boards now.
+    pub fn pushes(&mut self, find: impl Fn(&str) -> Option<BoardView>, now_ms: u64) -> Vec<String> {
+        let mut out = Vec::new();
+        for i in 0..self.feeds.len() {
+            let board = find(&self.feeds[i].board);
+            out.extend(self.push(i, board.as_ref(), now_ms, false));
+        }
+        out
+    }
+
+    /// Feed `index`'s push when something it reports changed (or `always`).
+    fn push(&mut self, index: usize, board: Option<&BoardView>, now_ms: u64, always: bool) -> Option<String> {
+        let board = board?;
+        let feed = &mut self.feeds[index];
+        let clock = board.clock(now_ms);
+        let (start, san, matches) = match &mut feed.setup {
+            Some(setup) => {
+                let (san, matches) = moves_since(setup, &board.snapshot);
+                (Some(setup.fen.clone()), Some(san), Some(matches))
+            }
+            None => (None, None, None),
+        };
+        let now = Sent {
+            board: board.placement().map(str::to_string),
+            clock: clock.as_ref().map(|c| (c.white, c.black, c.run)),
+            flipped: feed.flip.unwrap_or(board.snapshot.orientation == "rotated"),
+            san,
+            start,
+            matches,
+        };
+        let first = feed.sent.is_none();
+        if !always && feed.sent.as_ref() == Some(&now) {
+            return None;
+        }
+        // The clock is said in the first push and when it changed.
+        let clock_changed = first || feed.sent.as_ref().map(|s| &s.clock) != Some(&now.clock);
+        let mut param = serde_json::Map::new();
+        param.insert("serialnr".into(), board.serialnr().into());
+        param.insert("flipped".into(), now.flipped.into());
+        param.insert("board".into(), now.board.clone().map_or(Value::Null, Value::from));
+        if clock_changed {
+            param.insert(
+                "clock".into(),
+                clock.map_or(Value::Null, |c| serde_json::to_value(c).unwrap_or_default()),
+            );
+        }
+        if let (Some(start), Some(san), Some(m)) = (&now.start, &now.san, now.matches) {
+            param.insert("start".into(), start.clone().into());
+            param.insert("san".into(), san.clone().into());
+            param.insert("match".into(), m.into());
+        }
+        let text = frame("feed", &feed.id, Value::Object(param), now_ms);
+        feed.sent = Some(now);
+        Some(text)
+    }
+}
+
+/// A FEN's position (standard or Chess960 castling, as its rights say).
+fn position(fen: &str) -> Result<Chess, String> {
+    let setup = fen
+        .trim()
+        .parse::<Fen>()
+        .map_err(|e| format!("`{fen}` is not a FEN: {e}"))?
+        .into_setup();
+    let mode = CastlingMode::detect(&setup);
+    setup
+        .position(mode)
+        .map_err(|e| format!("`{fen}` is not a legal position: {e}"))
+}
+
+/// The same position for the rules of play: pieces, side to move, castling rights,
+/// a legal en-passant capture.
+fn same_position(a: &Chess, b: &Chess) -> bool {
+    a.board() == b.board()
+        && a.turn() == b.turn()
+        && a.castles().castling_rights() == b.castles().castling_rights()
+        && a.ep_square(EnPassantMode::Legal) == b.ep_square(EnPassantMode::Legal)
+}
+
+/// The moves of the board's game from the setup position on, and whether the
+/// board shows the position after them. A game that never reached the setup
+/// position gives no moves (as LiveChess gives none when the board does not match).
+fn moves_since(setup: &mut Setup, snap: &Snapshot) -> (Vec<String>, bool) {
+    let current = (snap.start_fen.clone(), snap.moves.clone());
+    if setup.found_in.as_ref() != Some(&current) {
+        setup.ply = find_ply(&setup.fen, &snap.start_fen, &snap.moves);
+        setup.found_in = Some(current);
+    }
+    match setup.ply {
+        Some(k) => {
+            let board = snap.fen.split(' ').next().unwrap_or_default();
+            (
+                snap.moves[k..].to_vec(),
+                !snap.placement.is_empty() && board == snap.placement,
+            )
+        }
+        None => (Vec::new(), false),
+    }
+}
+
+/// The last ply of the game at which it stood in the `setup` position.
+fn find_ply(setup: &str, start: &str, moves: &[String]) -> Option<usize> {
+    let target = position(setup).ok()?;
+    let mut pos = position(start).ok()?;
+    let mut found = same_position(&pos, &target).then_some(0);
+    for (i, san) in moves.iter().enumerate() {
+        let m = san.parse::<San>().ok()?.to_move(&pos).ok()?;
+        pos.play_unchecked(m);
+        if same_position(&pos, &target) {
+            found = Some(i + 1);
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+
+    fn board(moves: &[&str]) -> BoardView {
+        let mut pos = position(START).unwrap();
+        for m in moves {
+            let mv = m.parse::<San>().unwrap().to_move(&pos).unwrap();
+            pos.play_unchecked(mv);
+        }
+        let fen = Fen::from_position(&pos, EnPassantMode::Legal).to_string();
+        BoardView {
+            id: "dgt_1".into(),
+            snapshot: Snapshot {
+                connected: true,
+                device: "/dev/eboard/dgt_1".into(),
+                serial_number: "23946".into(),
+                orientation: "normal".into(),
+                placement: fen.split(' ').next().unwrap().to_string(),
+                fen,
+                start_fen: START.into(),
+                moves: moves.iter().map(|s| s.to_string()).collect(),
+                ..Snapshot::default()
+            },
+        }
+    }
+
+    fn parse(frames: &[String]) -> Vec<Value> {
+        frames.iter().map(|f| serde_json::from_str(f).unwrap()).collect()
+    }
+
+    #[test]
+    fn eboards_echoes_the_id_and_lists_every_field() {
+        let mut s = Session::default();
+        let b = board(&[]);
+        for req in [
+            r#"{"id":1,"call":"eboards"}"#,
+            r#"{"id":1,"call":"eboards","param":null}"#,
+            r#"{"id":1,"call":"eboards","param":{}}"#,
+        ] {
+            let out = s.call(req, std::slice::from_ref(&b), 1000);
+            assert!(
+                out[0].starts_with(r#"{"response":"call","id":1,"param":[{"#),
+                "{}",
+                out[0]
+            );
+            let v = parse(&out);
+            let e = &v[0]["param"][0];
+            assert_eq!(e["serialnr"], "23946");
+            assert_eq!(e["source"], "dgt_1");
+            assert_eq!(e["state"], "ACTIVE");
+            assert_eq!(e["board"], "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR");
+            assert_eq!(e["flipped"], false);
+            for k in ["battery", "comment", "clock"] {
+                assert!(e[k].is_null(), "{k}");
+            }
+            assert_eq!(v[0]["time"], 1000);
+        }
+    }
+
+    #[test]
+    fn subscribe_replies_then_pushes_the_state_and_setup_brings_san() {
+        let mut s = Session::default();
+        let b = board(&["e4", "e5"]);
+        let all = [b.clone()];
+        let v = parse(&s.call(
+            r#"{"id":2,"call":"subscribe","param":{"feed":"eboardevent","id":1,"param":{"serialnr":"23946"}}}"#,
+            &all,
+            5,
+        ));
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[0]["response"], "call");
+        assert_eq!(v[0]["id"], 2);
+        assert!(v[0]["param"].is_null());
+        assert_eq!(v[1]["response"], "feed");
+        assert_eq!(v[1]["id"], 1);
+        assert_eq!(v[1]["param"]["board"], b.snapshot.placement);
+        assert!(v[1]["param"]["clock"].is_null());
+        assert!(v[1]["param"].get("san").is_none());
+        // Nothing changed: no push.
+        assert!(s.pushes(|_| Some(b.clone()), 6).is_empty());
+        let v = parse(&s.call(
+            &format!(
+                r#"{{"id":3,"call":"call","param":{{"id":1,"method":"setup","param":{{"fen":"{START}"}}}}}}"#
+            ),
+            &all,
+            7,
+        ));
+        assert_eq!(v[0]["id"], 3);
+        assert_eq!(v[1]["param"]["start"], START);
+        assert_eq!(v[1]["param"]["san"], json!(["e4", "e5"]));
+        assert_eq!(v[1]["param"]["match"], true);
+        // Two more moves at once.
+        let later = board(&["e4", "e5", "Nf3", "Nc6"]);
+        let v = parse(&s.pushes(|_| Some(later.clone()), 8));
+        assert_eq!(v[0]["param"]["san"], json!(["e4", "e5", "Nf3", "Nc6"]));
+        // A setup at a later position of the game: the moves after it.
+        let after_e4 = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";
+        let v = parse(&s.call(
+            &format!(r#"{{"id":3,"call":"call","param":{{"id":1,"method":"setup","param":{{"fen":"{after_e4}"}}}}}}"#),
+            std::slice::from_ref(&later),
+            9,
+        ));
+        assert_eq!(v[1]["param"]["san"], json!(["e5", "Nf3", "Nc6"]));
+        // A position the game never reached: no moves, no match.
+        let other = "rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1";
+        let v = parse(&s.call(
+            &format!(
+                r#"{{"id":3,"call":"call","param":{{"id":1,"method":"setup","param":{{"fen":"{other}"}}}}}}"#
+            ),
+            &[later],
+            9,
+        ));
+        assert_eq!(v[1]["param"]["san"], json!([]));
+        assert_eq!(v[1]["param"]["match"], false);
+    }
+
+    #[test]
+    fn clocks_are_seconds_with_the_running_side_and_pushed_when_they_change() {
+        let mut s = Session::default();
+        let mut b = board(&["e4"]);
+        b.snapshot.has_clock = true;
+        b.snapshot.white_clock_ms = 5_676_400;
+        b.snapshot.black_clock_ms = 7_190_000;
+        b.snapshot.clock_running = "black".into();
+        let v = parse(&s.call(
+            r#"{"id":2,"call":"subscribe","param":{"feed":"eboardevent","id":7,"param":{"serialnr":"23946"}}}"#,
+            std::slice::from_ref(&b),
+            42,
+        ));
+        assert_eq!(
+            v[1]["param"]["clock"],
+            json!({"white":5676,"black":7190,"run":false,"time":42})
+        );
+        // The board changes, the clock does not: no clock key.
+        let mut lifted = b.clone();
+        lifted.snapshot.placement = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNB1KBNR".into();
+        let v = parse(&s.pushes(|_| Some(lifted.clone()), 43));
+        assert!(v[0]["param"].get("clock").is_none());
+        assert_eq!(v[0]["param"]["board"], lifted.snapshot.placement);
+        lifted.snapshot.black_clock_ms = 7_189_000;
+        let v = parse(&s.pushes(|_| Some(lifted.clone()), 44));
+        assert_eq!(v[0]["param"]["clock"]["black"], 7189);
+        lifted.snapshot.clock_running = "none".into();
+        let v = parse(&s.pushes(|_| Some(lifted.clone()), 45));
+        assert!(v[0]["param"]["clock"]["run"].is_null());
+    }
+
+    #[test]
+    fn errors_flip_unsubscribe_and_loose_clients() {
+        let mut s = Session::default();
+        let b = board(&[]);
+        let all = [b.clone()];
+        let v = parse(&s.call(
+            r#"{"id":6,"call":"subscribe","param":{"feed":"eboardevent","id":2,"param":{"serialnr":"99999"}}}"#,
+            &all,
+            1,
+        ));
+        assert_eq!(v[0]["response"], "error");
+        assert_eq!(v[0]["id"], 6);
+        assert_eq!(v[0]["param"]["message"], "no such e-board");
+        assert_eq!(parse(&s.call("{nope", &all, 1))[0]["response"], "error");
+        assert_eq!(
+            parse(&s.call(r#"{"id":9,"call":"dance"}"#, &all, 1))[0]["response"],
+            "error"
+        );
+        // No serial number: the first board.
+        let v = parse(&s.call(
+            r#"{"id":1,"call":"subscribe","param":{"feed":"eboardevent","id":1}}"#,
+            &all,
+            1,
+        ));
+        assert_eq!(v[1]["param"]["serialnr"], "23946");
+        // Flip, also sent by one client as `setup` with a flip argument.
+        let v = parse(&s.call(
+            r#"{"id":4,"call":"call","param":{"id":1,"method":"flip","param":{"flip":true}}}"#,
+            &all,
+            1,
+        ));
+        assert_eq!(v[0]["response"], "call");
+        assert_eq!(v[1]["param"]["flipped"], true);
+        let v = parse(&s.call(
+            r#"{"id":4,"call":"call","param":{"id":1,"method":"setup","param":{"flip":false}}}"#,
+            &all,
+            1,
+        ));
+        assert_eq!(v[1]["param"]["flipped"], false);
+        let v = parse(&s.call(
+            r#"{"id":3,"call":"call","param":{"id":1,"method":"setup","param":{"fen":"not a fen"}}}"#,
+            &all,
+            1,
+        ));
+        assert_eq!(v[0]["response"], "error");
+        assert_eq!(s.boards(), ["dgt_1"]);
+        let v = parse(&s.call(r#"{"id":5,"call":"unsubscribe","param":{"id":1}}"#, &all, 1));
+        assert_eq!(v[0]["response"], "call");
+        assert!(s.boards().is_empty());
+        assert!(s.pushes(|_| Some(b.clone()), 2).is_empty());
+    }
+}

@@ -1,0 +1,576 @@
+//! The daemon on the network (`[http]` in the configuration; off unless
+//! configured, on in the demo): one HTTP server on the daemon's tokio runtime.
+//!
+//! | path | what |
+//! |---|---|
+//! | `/` (`/live.js`, `/live.css`) | the live page: every board, its clocks, moves and flags |
+//! | `/api/boards` | every board's state as JSON, by D-Bus property name |
+//! | `/api/events` | Server-Sent Events: every board's rules events (jsonl, with `board`), resumable with `Last-Event-ID` |
+//! | `/round-N/games.pgn`, `/round-N/game-M.pgn` | the broadcast folder's files, with `ETag` and `Last-Modified` |
+//! | `/api/v1.0` | the DGT LiveChess WebSocket API (`livechess`) |
+//! | `/api/v1.0/eboards` | the LiveChess board list as plain JSON |
+//!
+//! Everything served is read-only: arbiters' calls stay on D-Bus, where the policy
+//! says who may make them. No client can slow a board: the boards' tasks only
+//! append to the event history (`events`) and replace their snapshots (`watch`),
+//! and every connection reads them at its own pace. At most `max_connections`
+//! connections are served at once; one more is answered `503` and closed.
+
+pub mod events;
+pub mod livechess;
+pub mod pgn;
+
+use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use axum::Router;
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Path as UrlPath, State};
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde::Deserialize;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
+use tokio::task::JoinHandle;
+
+use crate::daemon::hub::BoardRef;
+pub use events::EventLog;
+use events::Next;
+use livechess::{BoardView, Session};
+
+/// `[http]` in the configuration.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HttpConfig {
+    /// Where to listen: `"127.0.0.1:1982"`, or a list; a name (`localhost:1982`)
+    /// listens on every address it has (LiveChess clients reach `localhost`,
+    /// which may be 127.0.0.1 or ::1).
+    pub listen: Listen,
+    /// Connections served at once; one more is answered 503 and closed.
+    #[serde(default = "default_max_connections")]
+    pub max_connections: usize,
+    /// Events kept for clients that reconnect (`Last-Event-ID`).
+    #[serde(default = "default_history")]
+    pub event_history: usize,
+}
+
+fn default_max_connections() -> usize {
+    256
+}
+
+fn default_history() -> usize {
+    events::DEFAULT_HISTORY
+}
+
+/// One address or several.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Listen {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Listen {
+    pub fn addresses(&self) -> Vec<String> {
+        match self {
+            Listen::One(a) => vec![a.clone()],
+            Listen::Many(v) => v.clone(),
+        }
+    }
+}
+
+impl HttpConfig {
+    /// Listening on `addr`, with the defaults.
+    pub fn on(addr: &str) -> HttpConfig {
+        HttpConfig {
+            listen: Listen::One(addr.into()),
+            max_connections: default_max_connections(),
+            event_history: default_history(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum NetError {
+    #[error("[http] listen: `{0}` is not an address (HOST:PORT): {1}")]
+    Address(String, std::io::Error),
+    #[error("[http] listen: cannot listen on {0}: {1} (is another program on that port?)")]
+    Bind(SocketAddr, std::io::Error),
+    #[error("[http] listen: no address to listen on")]
+    Nothing,
+}
+
+/// What the handlers read: the boards, their events, the broadcast folder.
+#[derive(Clone)]
+pub struct Context {
+    pub boards: watch::Receiver<Vec<BoardRef>>,
+    pub events: Arc<EventLog>,
+    pub output: PathBuf,
+    pub stop: watch::Receiver<bool>,
+}
+
+impl Context {
+    fn views(&self) -> Vec<BoardView> {
+        self.boards
+            .borrow()
+            .iter()
+            .map(|b| BoardView {
+                id: b.id.clone(),
+                snapshot: b.snapshot.borrow().clone(),
+            })
+            .collect()
+    }
+
+    fn view(&self, id: &str) -> Option<BoardView> {
+        self.boards
+            .borrow()
+            .iter()
+            .find(|b| b.id == id)
+            .map(|b| BoardView {
+                id: b.id.clone(),
+                snapshot: b.snapshot.borrow().clone(),
+            })
+    }
+}
+
+/// The running server: its listening addresses and tasks.
+pub struct Server {
+    pub addresses: Vec<SocketAddr>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Server {
+    /// Binds every configured address (all before serving any: a port taken is
+    /// an error at start, not a surprise later) and serves them.
+    pub async fn start(config: &HttpConfig, ctx: Context) -> Result<Server, NetError> {
+        let mut listeners = Vec::new();
+        for text in config.listen.addresses() {
+            let addrs: Vec<SocketAddr> = tokio::net::lookup_host(text.as_str())
+                .await
+                .map_err(|e| NetError::Address(text.clone(), e))?
+                .collect();
+            let named = text.parse::<SocketAddr>().is_err();
+            for addr in addrs {
+                match TcpListener::bind(addr).await {
+                    Ok(l) => listeners.push(l),
+                    // A name may have an address family this machine lacks
+                    // (`localhost` and ::1 without IPv6): the others serve.
+                    Err(e) if named && e.kind() == std::io::ErrorKind::AddrNotAvailable => {
+                        tracing::info!("HTTP: {text}: {addr} not available here: {e}")
+                    }
+                    Err(e) => return Err(NetError::Bind(addr, e)),
+                }
+            }
+        }
+        if listeners.is_empty() {
+            return Err(NetError::Nothing);
+        }
+        let slots = Arc::new(Semaphore::new(config.max_connections.max(1)));
+        let mut addresses = Vec::new();
+        let mut tasks = Vec::new();
+        for listener in listeners {
+            if let Ok(a) = listener.local_addr() {
+                addresses.push(a);
+            }
+            let app = router(ctx.clone());
+            let mut stop = ctx.stop.clone();
+            let limited = Limited {
+                listener,
+                slots: slots.clone(),
+            };
+            tasks.push(tokio::spawn(async move {
+                let shutdown = async move {
+                    let _ = stop.wait_for(|s| *s).await;
+                };
+                if let Err(e) = axum::serve(limited, app).with_graceful_shutdown(shutdown).await {
+                    tracing::error!("HTTP: the server stopped: {e}");
+                }
+            }));
+        }
+        tracing::info!(
+            "HTTP: serving on {}",
+            addresses
+                .iter()
+                .map(|a| format!("http://{a}/"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        Ok(Server { addresses, tasks })
+    }
+
+    /// Waits (a moment) for the server to close its connections after stop.
+    pub async fn stopped(self) {
+        for t in self.tasks {
+            let abort = t.abort_handle();
+            if tokio::time::timeout(Duration::from_secs(2), t).await.is_err() {
+                abort.abort();
+            }
+        }
+    }
+}
+
+fn router(ctx: Context) -> Router {
+    Router::new()
+        .route("/", get(page))
+        .route("/live.js", get(script))
+        .route("/live.css", get(style))
+        .route("/api/boards", get(api_boards))
+        .route("/api/events", get(api_events))
+        .route("/api/v1.0", get(livechess_socket))
+        .route("/api/v1.0/eboards", get(livechess_list))
+        .route("/{round}/{file}", get(pgn_file))
+        .with_state(ctx)
+}
+
+/// Milliseconds since the epoch.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Read-only data any page may read (a display on another origin).
+fn open(mut r: Response) -> Response {
+    r.headers_mut()
+        .insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+    r
+}
+
+fn asset(body: &'static str, kind: &'static str) -> Response {
+    let mut r = body.into_response();
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    r
+}
+
+async fn page() -> Response {
+    asset(include_str!("../../assets/live.html"), "text/html; charset=utf-8")
+}
+
+async fn script() -> Response {
+    asset(
+        include_str!("../../assets/live.js"),
+        "text/javascript; charset=utf-8",
+    )
+}
+
+async fn style() -> Response {
+    asset(include_str!("../../assets/live.css"), "text/css; charset=utf-8")
+}
+
+fn json_response(value: &serde_json::Value, pretty: bool) -> Response {
+    let text = if pretty {
+        serde_json::to_string_pretty(value)
+    } else {
+        serde_json::to_string(value)
+    }
+    .unwrap_or_default();
+    let mut r = text.into_response();
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    open(r)
+}
+
+/// Every board: its id, D-Bus object path and properties.
+pub fn boards_json(boards: &[BoardRef]) -> serde_json::Value {
+    serde_json::Value::Array(
+        boards
+            .iter()
+            .map(|b| {
+                let mut v = serde_json::to_value(&*b.snapshot.borrow()).unwrap_or_default();
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("Id".into(), b.id.clone().into());
+                    o.insert("ObjectPath".into(), b.object_path.clone().into());
+                }
+                v
+            })
+            .collect(),
+    )
+}
+
+async fn api_boards(State(ctx): State<Context>) -> Response {
+    let list = ctx.boards.borrow().clone();
+    json_response(&boards_json(&list), false)
+}
+
+struct Stream {
+    log: Arc<EventLog>,
+    seen: u64,
+    pending: VecDeque<SseEvent>,
+    changed: watch::Receiver<u64>,
+    stop: watch::Receiver<bool>,
+}
+
+/// Server-Sent Events. Without `Last-Event-ID`, from now on; with one of this
+/// run's ids, every event after it; with one of an earlier run's (the daemon
+/// restarted), a `reset` event and every event kept. A client behind the history
+/// gets a `lost` event with how many it missed.
+async fn api_events(State(ctx): State<Context>, headers: HeaderMap) -> Response {
+    let log = ctx.events.clone();
+    let mut pending = VecDeque::new();
+    let seen = match headers.get("last-event-id").and_then(|v| v.to_str().ok()) {
+        None => log.last_id(),
+        Some(text) => match log.parse_sse_id(text) {
+            Some(id) => id.min(log.last_id()),
+            None => {
+                pending.push_back(
+                    SseEvent::default()
+                        .event("reset")
+                        .data(r#"{"reason":"the event ids are from an earlier run of the daemon"}"#),
+                );
+                log.before_oldest()
+            }
+        },
+    };
+    let state = Stream {
+        changed: log.watch(),
+        log,
+        seen,
+        pending,
+        stop: ctx.stop.clone(),
+    };
+    let stream = futures_util::stream::unfold(state, |mut s| async move {
+        loop {
+            if let Some(e) = s.pending.pop_front() {
+                return Some((Ok::<_, Infallible>(e), s));
+            }
+            if *s.stop.borrow() {
+                return None;
+            }
+            // Marked seen before reading, so that an event appended meanwhile
+            // wakes the wait below.
+            s.changed.borrow_and_update();
+            match s.log.after(s.seen, 256) {
+                Next::Lost(n) => {
+                    s.seen += n;
+                    s.pending.push_back(
+                        SseEvent::default()
+                            .event("lost")
+                            .data(format!("{{\"missed\":{n}}}")),
+                    );
+                }
+                Next::Items(items) if !items.is_empty() => {
+                    for i in items {
+                        s.seen = i.id;
+                        s.pending
+                            .push_back(SseEvent::default().id(s.log.sse_id(i.id)).data(&*i.json));
+                    }
+                }
+                Next::Items(_) => {
+                    tokio::select! {
+                        r = s.changed.changed() => if r.is_err() { return None },
+                        _ = s.stop.changed() => return None,
+                    }
+                }
+            }
+        }
+    });
+    open(Sse::new(stream).keep_alive(KeepAlive::default()).into_response())
+}
+
+async fn livechess_list(State(ctx): State<Context>) -> Response {
+    json_response(&livechess::eboards(&ctx.views(), now_ms()), true)
+}
+
+async fn livechess_socket(State(ctx): State<Context>, ws: WebSocketUpgrade) -> Response {
+    // Any Origin, or none: LiveChess accepts pages from chess.com and lichess.
+    ws.on_upgrade(move |socket| livechess_connection(socket, ctx))
+}
+
+/// A write that takes longer than this ends the connection (a client that does
+/// not read).
+const SEND_TIMEOUT: Duration = Duration::from_secs(30);
+
+async fn livechess_connection(mut socket: WebSocket, ctx: Context) {
+    let mut session = Session::default();
+    let changed = Arc::new(Notify::new());
+    let mut watchers: HashMap<String, JoinHandle<()>> = HashMap::new();
+    let mut stop = ctx.stop.clone();
+    'conn: loop {
+        let frames = tokio::select! {
+            msg = socket.recv() => match msg {
+                Some(Ok(Message::Text(text))) => {
+                    let frames = session.call(text.as_str(), &ctx.views(), now_ms());
+                    watch_boards(&ctx, &session, &mut watchers, &changed);
+                    frames
+                }
+                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
+                // Pings are answered by the socket; binary frames mean nothing here.
+                Some(Ok(_)) => continue,
+            },
+            _ = changed.notified() => session.pushes(|id| ctx.view(id), now_ms()),
+            _ = stop.changed() => break,
+        };
+        for f in frames {
+            match tokio::time::timeout(SEND_TIMEOUT, socket.send(Message::Text(f.into()))).await {
+                Ok(Ok(())) => {}
+                _ => break 'conn,
+            }
+        }
+    }
+    for (_, w) in watchers {
+        w.abort();
+    }
+}
+
+/// One task per board the connection has feeds on, waking it when the board's
+/// snapshot changes (changes that come faster than the client reads fold into one).
+fn watch_boards(
+    ctx: &Context,
+    session: &Session,
+    watchers: &mut HashMap<String, JoinHandle<()>>,
+    changed: &Arc<Notify>,
+) {
+    let wanted = session.boards();
+    watchers.retain(|id, w| {
+        let keep = wanted.contains(id);
+        if !keep {
+            w.abort();
+        }
+        keep
+    });
+    for id in wanted {
+        if watchers.contains_key(&id) {
+            continue;
+        }
+        let Some(mut rx) = ctx
+            .boards
+            .borrow()
+            .iter()
+            .find(|b| b.id == id)
+            .map(|b| b.snapshot.clone())
+        else {
+            continue;
+        };
+        let changed = changed.clone();
+        watchers.insert(
+            id,
+            tokio::spawn(async move {
+                rx.borrow_and_update();
+                while rx.changed().await.is_ok() {
+                    changed.notify_one();
+                }
+            }),
+        );
+    }
+}
+
+async fn pgn_file(
+    State(ctx): State<Context>,
+    UrlPath((round, file)): UrlPath<(String, String)>,
+    headers: HeaderMap,
+) -> Response {
+    match pgn::file_for(&ctx.output, &round, &file) {
+        Some(path) => open(pgn::serve(path, &headers).await),
+        None => (axum::http::StatusCode::NOT_FOUND, "not found\n").into_response(),
+    }
+}
+
+/// A TCP listener that serves at most as many connections as it has slots.
+struct Limited {
+    listener: TcpListener,
+    slots: Arc<Semaphore>,
+}
+
+/// A connection holding its slot until it closes.
+struct Counted {
+    stream: TcpStream,
+    _slot: OwnedSemaphorePermit,
+}
+
+impl axum::serve::Listener for Limited {
+    type Io = Counted;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (Counted, SocketAddr) {
+        loop {
+            let (stream, addr) = match self.listener.accept().await {
+                Ok(c) => c,
+                Err(e) => {
+                    // Out of file descriptors and the like: try again shortly.
+                    tracing::warn!("HTTP: cannot accept a connection: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            };
+            match self.slots.clone().try_acquire_owned() {
+                Ok(slot) => {
+                    let _ = stream.set_nodelay(true);
+                    return (Counted { stream, _slot: slot }, addr);
+                }
+                Err(_) => {
+                    tracing::debug!("HTTP: {addr}: too many connections, refused");
+                    tokio::spawn(refuse(stream));
+                }
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+}
+
+/// Answers a connection over the limit and closes it.
+async fn refuse(mut stream: TcpStream) {
+    const BODY: &str = "too many connections to this eboard-bridge; try again later\n";
+    let reply = format!(
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nRetry-After: 5\r\nConnection: close\r\n\r\n{BODY}",
+        BODY.len()
+    );
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        let _ = stream.write_all(reply.as_bytes()).await;
+        let _ = stream.shutdown().await;
+    })
+    .await;
+}
+
+impl AsyncRead for Counted {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Counted {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+}
