@@ -428,11 +428,6 @@ impl BoardTask {
                 tracing::info!(board = %self.setup.id, "{}", serde_json::to_string(e).unwrap_or_default());
             }
         }
-        if let Some(feed) = &self.feed {
-            for e in &events {
-                feed.push(&self.setup.id, e);
-            }
-        }
         if let Some(tap) = &self.tap {
             for e in &events {
                 // No receiver is not an error: nobody is watching.
@@ -457,6 +452,12 @@ impl BoardTask {
         let snap = self.snapshot();
         if snap != self.publisher.current() || !events.is_empty() {
             self.publisher.publish(snap, &events).await;
+        }
+        // The network after D-Bus: its many clients wake up once the signals are out.
+        if let Some(feed) = &self.feed {
+            for e in &events {
+                feed.push(&self.setup.id, e);
+            }
         }
         if let Some(live) = &self.live {
             for m in files {

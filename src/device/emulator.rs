@@ -34,7 +34,13 @@ pub struct EmulatorConfig {
     /// The first this many acknowledgements of host clock commands are not sent
     /// (a clock that missed them), for tests of resends.
     pub drop_acks: u32,
+    /// When given, the instant each record's bytes were written to the line, by
+    /// record index (latency measurements: `benches/network.rs`).
+    pub trace: Option<WriteTrace>,
 }
+
+/// Record indices and the instants their bytes were written.
+pub type WriteTrace = std::sync::Arc<std::sync::Mutex<Vec<(usize, Instant)>>>;
 
 impl Default for EmulatorConfig {
     fn default() -> Self {
@@ -44,6 +50,7 @@ impl Default for EmulatorConfig {
             version: (3, 1),
             clock_version: (2, 2),
             drop_acks: 0,
+            trace: None,
         }
     }
 }
@@ -126,6 +133,7 @@ impl Emulator {
         let mut buf = [0u8; 256];
         let mut start: Option<Instant> = None;
         let mut out = Vec::new();
+        let mut written: Option<usize> = None;
         loop {
             // The next thing due: a record, or a clock message.
             let now_log = start.map(|s| state.log_time(s));
@@ -170,6 +178,7 @@ impl Emulator {
                     };
                     if record_first {
                         let r = &log.records[next];
+                        written = Some(next);
                         next += 1;
                         state.record(&r.kind, r.time.micros(), &mut out);
                     } else if let Some((t, _)) = tick {
@@ -181,7 +190,14 @@ impl Emulator {
                 master.write_all(&out).await?;
                 master.flush().await?;
                 out.clear();
+                if let (Some(trace), Some(i)) = (&cfg.trace, written) {
+                    trace
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push((i, Instant::now()));
+                }
             }
+            written = None;
         }
     }
 }

@@ -107,6 +107,8 @@ pub enum NetError {
     Bind(SocketAddr, std::io::Error),
     #[error("[http] listen: no address to listen on")]
     Nothing,
+    #[error("HTTP: cannot start the server's thread: {0}")]
+    Runtime(std::io::Error),
 }
 
 /// What the handlers read: the boards, their events, the broadcast folder.
@@ -142,10 +144,10 @@ impl Context {
     }
 }
 
-/// The running server: its listening addresses and tasks.
+/// The running server: its listening addresses, and the thread that serves them.
 pub struct Server {
     pub addresses: Vec<SocketAddr>,
-    tasks: Vec<JoinHandle<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Server {
@@ -160,7 +162,7 @@ impl Server {
                 .collect();
             let named = text.parse::<SocketAddr>().is_err();
             for addr in addrs {
-                match TcpListener::bind(addr).await {
+                match std::net::TcpListener::bind(addr).and_then(|l| l.set_nonblocking(true).map(|()| l)) {
                     Ok(l) => listeners.push(l),
                     // A name may have an address family this machine lacks
                     // (`localhost` and ::1 without IPv6): the others serve.
@@ -175,27 +177,46 @@ impl Server {
             return Err(NetError::Nothing);
         }
         let slots = Arc::new(Semaphore::new(config.max_connections.max(1)));
-        let mut addresses = Vec::new();
-        let mut tasks = Vec::new();
-        for listener in listeners {
-            if let Ok(a) = listener.local_addr() {
-                addresses.push(a);
-            }
-            let app = router(ctx.clone());
-            let mut stop = ctx.stop.clone();
-            let limited = Limited {
-                listener,
-                slots: slots.clone(),
-            };
-            tasks.push(tokio::spawn(async move {
-                let shutdown = async move {
-                    let _ = stop.wait_for(|s| *s).await;
+        let addresses: Vec<SocketAddr> = listeners.iter().filter_map(|l| l.local_addr().ok()).collect();
+        // A runtime of its own, on a thread of its own: however many clients
+        // there are, their tasks never queue before a board's.
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(NetError::Runtime)?;
+        let serve = async move {
+            let mut tasks = Vec::new();
+            for listener in listeners {
+                let listener = match TcpListener::from_std(listener) {
+                    Ok(l) => l,
+                    Err(e) => {
+                        tracing::error!("HTTP: cannot serve a listening socket: {e}");
+                        continue;
+                    }
                 };
-                if let Err(e) = axum::serve(limited, app).with_graceful_shutdown(shutdown).await {
-                    tracing::error!("HTTP: the server stopped: {e}");
-                }
-            }));
-        }
+                let app = router(ctx.clone());
+                let mut stop = ctx.stop.clone();
+                let limited = Limited {
+                    listener,
+                    slots: slots.clone(),
+                };
+                tasks.push(tokio::spawn(async move {
+                    let shutdown = async move {
+                        let _ = stop.wait_for(|s| *s).await;
+                    };
+                    if let Err(e) = axum::serve(limited, app).with_graceful_shutdown(shutdown).await {
+                        tracing::error!("HTTP: the server stopped: {e}");
+                    }
+                }));
+            }
+            for t in tasks {
+                let _ = t.await;
+            }
+        };
+        let thread = std::thread::Builder::new()
+            .name("eboard-http".into())
+            .spawn(move || runtime.block_on(serve))
+            .map_err(NetError::Runtime)?;
         tracing::info!(
             "HTTP: serving on {}",
             addresses
@@ -204,16 +225,22 @@ impl Server {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        Ok(Server { addresses, tasks })
+        Ok(Server {
+            addresses,
+            thread: Some(thread),
+        })
     }
 
-    /// Waits (a moment) for the server to close its connections after stop.
-    pub async fn stopped(self) {
-        for t in self.tasks {
-            let abort = t.abort_handle();
-            if tokio::time::timeout(Duration::from_secs(2), t).await.is_err() {
-                abort.abort();
-            }
+    /// Waits (2 s at most) for the server to close its connections after stop;
+    /// a connection still open then ends with the process.
+    pub async fn stopped(mut self) {
+        let Some(thread) = self.thread.take() else { return };
+        let until = tokio::time::Instant::now() + Duration::from_secs(2);
+        while !thread.is_finished() && tokio::time::Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        if thread.is_finished() {
+            let _ = thread.join();
         }
     }
 }

@@ -1,0 +1,296 @@
+//! Do network clients delay a board? `cargo bench --bench network`.
+//!
+//! One emulated board plays a real game (Kasparov - Deep Blue 1997, game 1) at real
+//! speed through the daemon, published on a private D-Bus broker (busd) with the
+//! HTTP server on. A D-Bus client, on a thread and runtime of its own, notes when
+//! each `MoveMade` arrives; the emulator notes when it wrote the bytes of the
+//! placement that made the move (`release_ms = 0`, so the move is made on it). The
+//! latency of a move is the difference.
+//!
+//! The game is played twice: with no network client, and with 200 SSE clients
+//! reading `/api/events`, 20 LiveChess clients subscribed to the board, and one
+//! SSE client that never reads, all in a separate process (this binary again,
+//! with `EB_NETWORK_CLIENTS` set). The figures are printed for both runs.
+//!
+//! `EB_NETWORK_PLIES` (default 60) sets how many plies of the game are played.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use eboard_bridge::board::Orientation;
+use eboard_bridge::daemon::{BusChoice, Config, Daemon};
+use eboard_bridge::device::{Emulator, EmulatorConfig};
+use eboard_bridge::log::{Header, SensorLog};
+use eboard_bridge::net::HttpConfig;
+use eboard_bridge::protocol::ClockTime;
+use eboard_bridge::rules::EventKind;
+use eboard_bridge::sim::{Hands, Style};
+use futures_util::StreamExt;
+use shakmaty::san::San;
+use shakmaty::{Chess, Position};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::time::Instant;
+
+const GAME: &str = "Nf3 d5 g3 Bg4 b3 Nd7 Bb2 e6 Bg2 Ngf6 O-O c6 d3 Bd6 Nbd2 O-O h3 Bh5 e3 h6 Qe1 Qa5 a3 Bc7 Nh4 g5 \
+Nhf3 e5 e4 Rfe8 Nh2 Qb6 Qc1 a5 Re1 Bd6 Ndf1 dxe4 dxe4 Bc5 Ne3 Rad8 Nhf1 g4 hxg4 Nxg4 f3 Nxe3 Nxe3 Be7 Kh1 Bg5 \
+Re2 a4 b4 f5 exf5 e4 f4 Bxe2 fxg5 Ne5 g6 Bf3 Bc3 Qb5 Qf1 Qxf1+ Rxf1 h5 Kg1 Kf8 Bh3 b5 Kf2 Kg7 g4 Kh6 Rg1";
+
+fn game_log(plies: usize) -> SensorLog {
+    let style = Style {
+        think_ms: (300, 900),
+        step_ms: (80, 160),
+        retouch: 0,
+        ..Style::default()
+    };
+    let mut hands = Hands::new(1997, style, Orientation::Normal);
+    let mut pos = Chess::default();
+    hands.board(pos.board());
+    hands.set_clock(ClockTime::from_hms(1, 30, 0).expect("a time"));
+    for san in GAME.split_whitespace().take(plies) {
+        let mv = san
+            .parse::<San>()
+            .ok()
+            .and_then(|s| s.to_move(&pos).ok())
+            .expect("the game's moves are legal");
+        hands.play(&pos, &mv);
+        pos.play_unchecked(mv);
+    }
+    hands.wait(1500);
+    SensorLog {
+        header: Header::default(),
+        records: hands.records,
+        lines: Vec::new(),
+    }
+}
+
+fn rules() -> eboard_bridge::rules::Config {
+    eboard_bridge::rules::Config {
+        release_ms: 0,
+        ..eboard_bridge::rules::Config::default()
+    }
+}
+
+/// For each ply, the index of the record whose bytes make the move (replayed
+/// offline with the same rules).
+fn making_records(log: &SensorLog) -> Vec<usize> {
+    let r = eboard_bridge::output::replay::run(log, "bench", rules(), None).expect("the log plays");
+    r.events
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::Move { .. } => {
+                let t = (e.t * 1e6).round() as u64;
+                log.records.iter().rposition(|r| r.time.micros() <= t)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+/// The latencies (ms) of every move of one run.
+fn run(plies: usize, load: bool) -> Vec<f64> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    rt.block_on(async move {
+        let dir = tempfile::tempdir().expect("a folder");
+        let log = game_log(plies);
+        let making = making_records(&log);
+        assert_eq!(making.len(), plies, "the log replays to every move");
+        let address = format!("unix:path={}", dir.path().join("bus.sock").display());
+        let mut bus = busd::bus::Bus::for_address(Some(&address)).await.expect("busd");
+        tokio::spawn(async move {
+            let _ = bus.run().await;
+        });
+
+        // The D-Bus client, on its own thread and runtime.
+        let arrivals: Arc<Mutex<Vec<(u32, Instant)>>> = Arc::default();
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        {
+            let arrivals = arrivals.clone();
+            let address = address.clone();
+            std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("a runtime");
+                rt.block_on(async move {
+                    let conn = zbus::connection::Builder::address(address.as_str())
+                        .expect("an address")
+                        .build()
+                        .await
+                        .expect("the bus");
+                    let rule = zbus::MatchRule::builder()
+                        .msg_type(zbus::message::Type::Signal)
+                        .interface("org.eboardbridge.Board1")
+                        .expect("a name")
+                        .member("MoveMade")
+                        .expect("a name")
+                        .build();
+                    let mut stream = zbus::MessageStream::for_match_rule(rule, &conn, None)
+                        .await
+                        .expect("a match rule");
+                    let _ = ready_tx.send(());
+                    while let Some(Ok(msg)) = stream.next().await {
+                        let at = Instant::now();
+                        if let Ok((ply, _, _, _)) = msg.body().deserialize::<(u32, String, String, String)>()
+                        {
+                            arrivals.lock().expect("a lock").push((ply, at));
+                        }
+                    }
+                });
+            });
+        }
+        ready_rx.recv().expect("the listener is ready");
+
+        let trace: Arc<Mutex<Vec<(usize, Instant)>>> = Arc::default();
+        let emulator = Emulator::open().expect("a pty");
+        let link = dir.path().join("board0");
+        std::os::unix::fs::symlink(emulator.path(), &link).expect("a link");
+        let cfg = EmulatorConfig {
+            speed: 1.0,
+            trace: Some(trace.clone()),
+            ..EmulatorConfig::default()
+        };
+        let played = log.clone();
+        let emulated = tokio::spawn(async move {
+            let _ = emulator.run(&played, "bench", &cfg).await;
+        });
+        let mut config = Config {
+            output: Some(dir.path().join("live")),
+            state: Some(dir.path().join("state")),
+            http: Some(HttpConfig::on("127.0.0.1:0")),
+            ..Config::default()
+        };
+        config.rules.release_ms = 0;
+        let daemon = Daemon::start(vec![link], config, BusChoice::Address(address))
+            .await
+            .expect("the daemon starts");
+        let http = daemon.http_addresses()[0];
+        let mut clients = None;
+        if load {
+            let exe = std::env::current_exe().expect("this program");
+            let mut child = tokio::process::Command::new(exe)
+                .env("EB_NETWORK_CLIENTS", http.to_string())
+                .stdout(std::process::Stdio::piped())
+                .kill_on_drop(true)
+                .spawn()
+                .expect("the clients' process");
+            // It says when every client is connected.
+            let mut out = child.stdout.take().expect("its stdout");
+            let mut buf = [0u8; 64];
+            let n = out.read(&mut buf).await.expect("a line");
+            eprintln!("  load: {}", String::from_utf8_lossy(&buf[..n]).trim());
+            clients = Some(child);
+        }
+        let (_, _, snap) = daemon.boards()[0].clone();
+        let until = Instant::now() + Duration::from_secs(600);
+        while snap.borrow().moves.len() < plies && Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let moves = snap.borrow().moves.len();
+        if let Some(mut c) = clients {
+            let _ = c.kill().await;
+        }
+        daemon.shutdown().await;
+        emulated.abort();
+        assert_eq!(moves, plies, "every move was made");
+        let trace = trace.lock().expect("a lock").clone();
+        let arrivals = arrivals.lock().expect("a lock").clone();
+        let mut latencies = Vec::new();
+        for (ply, at) in arrivals {
+            let Some(record) = making.get(ply as usize - 1) else {
+                continue;
+            };
+            if let Some((_, written)) = trace.iter().find(|(i, _)| i == record) {
+                latencies.push(at.saturating_duration_since(*written).as_secs_f64() * 1e3);
+            }
+        }
+        latencies
+    })
+}
+
+/// The clients' process: 200 SSE readers, 20 LiveChess feeds, one SSE client that
+/// never reads; runs until killed.
+fn clients(addr: &str) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    rt.block_on(async move {
+        let request = format!("GET /api/events HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\r\n");
+        let mut readers = Vec::new();
+        for _ in 0..200 {
+            let mut s = tokio::net::TcpStream::connect(addr).await.expect("connects");
+            s.write_all(request.as_bytes()).await.expect("writes");
+            readers.push(tokio::spawn(async move {
+                let mut buf = vec![0u8; 16 * 1024];
+                while let Ok(n) = s.read(&mut buf).await {
+                    if n == 0 {
+                        break;
+                    }
+                }
+            }));
+        }
+        // One that asks and never reads.
+        let mut stuck = tokio::net::TcpStream::connect(addr).await.expect("connects");
+        stuck.write_all(request.as_bytes()).await.expect("writes");
+        for feed in 0..20 {
+            let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/api/v1.0"))
+                .await
+                .expect("a LiveChess connection");
+            use futures_util::SinkExt;
+            let sub = format!(
+                r#"{{"id":2,"call":"subscribe","param":{{"feed":"eboardevent","id":{feed},"param":{{}}}}}}"#
+            );
+            ws.send(tokio_tungstenite::tungstenite::Message::Text(sub.into()))
+                .await
+                .expect("subscribes");
+            let setup = r#"{"id":3,"call":"call","param":{"id":FEED,"method":"setup","param":{"fen":"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"}}}"#
+                .replace("FEED", &feed.to_string());
+            ws.send(tokio_tungstenite::tungstenite::Message::Text(setup.into()))
+                .await
+                .expect("sets up");
+            readers.push(tokio::spawn(async move { while let Some(Ok(_)) = ws.next().await {} }));
+        }
+        println!("200 SSE readers, 1 SSE client that never reads, 20 LiveChess feeds connected");
+        std::future::pending::<()>().await;
+        drop(stuck);
+    });
+}
+
+fn main() {
+    if let Ok(addr) = std::env::var("EB_NETWORK_CLIENTS") {
+        clients(&addr);
+        return;
+    }
+    let plies = std::env::var("EB_NETWORK_PLIES")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(60)
+        .min(GAME.split_whitespace().count());
+    for (name, load) in [
+        ("no network client", false),
+        ("200 SSE + 1 stuck + 20 LiveChess", true),
+    ] {
+        eprintln!("{name}: playing {plies} plies at real speed");
+        let mut l = run(plies, load);
+        l.sort_by(f64::total_cmp);
+        println!(
+            "{name}: {} moves, last byte on the pty -> MoveMade on D-Bus: median {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+            l.len(),
+            percentile(&l, 0.5),
+            percentile(&l, 0.9),
+            percentile(&l, 0.99),
+            l.last().copied().unwrap_or(0.0)
+        );
+    }
+}
