@@ -17,7 +17,7 @@ profile=$(mktemp -d)
 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
   --disable-background-networking --disable-component-update --disable-sync \
   --user-data-dir="$profile" --hide-scrollbars --window-size=900,780 \
-  --virtual-time-budget=3000 --screenshot="$PWD/docs/live-page.png" \
+  --timeout=5000 --screenshot="$PWD/docs/live-page.png" \
   "http://127.0.0.1:$port/" 2>/dev/null
 rm -rf "$profile"
 echo "docs/live-page.png"
