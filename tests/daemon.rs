@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{listen, pgn_games, pgn_moves, private_bus};
+use common::{listen, pgn_games, pgn_moves, private_bus, quick, wait_for};
 use eboard_bridge::board::Orientation;
 use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME, ROOT_PATH};
 use eboard_bridge::daemon::{BusChoice, Config, Daemon, DaemonError};
@@ -20,16 +20,6 @@ use eboard_bridge::sim::{Hands, Style};
 use futures_util::StreamExt;
 use shakmaty::{Chess, Move, Position};
 
-/// Quick hands: the game is played in a few seconds of log time.
-fn quick() -> Style {
-    Style {
-        think_ms: (150, 300),
-        step_ms: (60, 120),
-        retouch: 0,
-        ..Style::default()
-    }
-}
-
 /// A sensor log of `moves` from `start` played by simulated hands.
 fn game_log(start: &Chess, moves: &[Move], seed: u64) -> SensorLog {
     let mut hands = Hands::new(seed, quick(), Orientation::Normal);
@@ -39,11 +29,7 @@ fn game_log(start: &Chess, moves: &[Move], seed: u64) -> SensorLog {
 }
 
 fn sans(moves: &[Move]) -> Vec<String> {
-    let mut pos = Chess::default();
-    moves
-        .iter()
-        .map(|m| shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut pos, *m).to_string())
-        .collect()
+    common::sans(&Chess::default(), moves)
 }
 
 /// Starts an emulator playing `log` and points `link` at it.
@@ -82,17 +68,6 @@ fn config(dir: &Path) -> Config {
         "test.toml",
     )
     .unwrap()
-}
-
-async fn wait_for(what: &str, secs: u64, mut check: impl FnMut() -> bool) {
-    let until = tokio::time::Instant::now() + Duration::from_secs(secs);
-    while !check() {
-        assert!(
-            tokio::time::Instant::now() < until,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

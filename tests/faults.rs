@@ -13,7 +13,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{pgn_games, pgn_moves};
+use common::{pgn_games, pgn_moves, sans};
 use eboard_bridge::board::Orientation;
 use eboard_bridge::daemon::{BusChoice, Config, Daemon};
 use eboard_bridge::device::relay::{self, LineFaults, RelayStats};
@@ -70,14 +70,6 @@ fn game_log(run: &Run) -> SensorLog {
     // The board stands set up for a while before the round starts.
     hands.wait(8000);
     common::played_log(hands, &run.start, &run.moves, 3000)
-}
-
-fn sans(start: &Chess, moves: &[Move]) -> Vec<String> {
-    let mut pos = start.clone();
-    moves
-        .iter()
-        .map(|m| shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut pos, *m).to_string())
-        .collect()
 }
 
 /// The result the board shows at the end: a forced end, else none.

@@ -10,14 +10,14 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
-use common::pgn_games;
+use common::{pgn_games, quick, sans, wait_for};
 use eboard_bridge::board::Orientation;
 use eboard_bridge::daemon::{BusChoice, Config, Daemon};
 use eboard_bridge::device::{Emulator, EmulatorConfig};
 use eboard_bridge::log::SensorLog;
 use eboard_bridge::net::HttpConfig;
 use eboard_bridge::protocol::ClockTime;
-use eboard_bridge::sim::{Hands, Style};
+use eboard_bridge::sim::Hands;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use shakmaty::{Chess, Move, Position};
@@ -26,28 +26,11 @@ use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
-fn quick() -> Style {
-    Style {
-        think_ms: (150, 300),
-        step_ms: (60, 120),
-        retouch: 0,
-        ..Style::default()
-    }
-}
-
 fn game_log(start: &Chess, moves: &[Move], seed: u64, rest_ms: u64) -> SensorLog {
     let mut hands = Hands::new(seed, quick(), Orientation::Normal);
     hands.board(start.board());
     hands.set_clock(ClockTime::from_hms(1, 30, 0).unwrap());
     common::played_log(hands, start, moves, rest_ms)
-}
-
-fn sans(start: &Chess, moves: &[Move]) -> Vec<String> {
-    let mut pos = start.clone();
-    moves
-        .iter()
-        .map(|m| shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut pos, *m).to_string())
-        .collect()
 }
 
 fn emulate(log: SensorLog, link: &Path, speed: f64, serial: &str) -> tokio::task::JoinHandle<()> {
@@ -95,17 +78,6 @@ async fn start(
     assert_eq!(addr.ip().to_string(), "127.0.0.1");
     assert_ne!(addr.port(), 0);
     (daemon, addr, emulator)
-}
-
-async fn wait_for(what: &str, secs: u64, mut check: impl FnMut() -> bool) {
-    let until = tokio::time::Instant::now() + Duration::from_secs(secs);
-    while !check() {
-        assert!(
-            tokio::time::Instant::now() < until,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// A response: status, headers (names in lower case), body.

@@ -290,3 +290,34 @@ pub fn random_game(plies: usize, mut seed: u64) -> Vec<shakmaty::Move> {
         seed += 1;
     }
 }
+
+/// Quick hands: a game is played in a few seconds of log time.
+pub fn quick() -> eboard_bridge::sim::Style {
+    eboard_bridge::sim::Style {
+        think_ms: (150, 300),
+        step_ms: (60, 120),
+        retouch: 0,
+        ..eboard_bridge::sim::Style::default()
+    }
+}
+
+/// The SAN (with check and mate signs) of `moves` from `start`.
+pub fn sans(start: &shakmaty::Chess, moves: &[shakmaty::Move]) -> Vec<String> {
+    let mut pos = start.clone();
+    moves
+        .iter()
+        .map(|m| shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut pos, *m).to_string())
+        .collect()
+}
+
+/// Waits until `check` holds, polling every 50 ms; fails the test after `secs`.
+pub async fn wait_for(what: &str, secs: u64, mut check: impl FnMut() -> bool) {
+    let until = tokio::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while !check() {
+        assert!(
+            tokio::time::Instant::now() < until,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
