@@ -191,4 +191,19 @@ fn systemd_unit_runs_the_daemon_on_the_system_bus_hardened() {
     assert!(!unit.contains("DynamicUser=yes"));
     assert!(read("systemd/eboard-bridge.sysusers").contains("u eboard-bridge "));
     assert!(unit.contains("ExecReload=/bin/kill -HUP $MAINPID"));
+    // The drop-in for HTTP and MQTT undoes exactly the three network settings.
+    let net = read("systemd/network.conf");
+    let settings: Vec<&str> = net
+        .lines()
+        .filter(|l| !l.starts_with('#') && l.contains('='))
+        .collect();
+    assert_eq!(
+        settings,
+        [
+            "PrivateNetwork=no",
+            "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6",
+            "IPAddressDeny="
+        ]
+    );
+    assert!(net.contains("[Service]"));
 }

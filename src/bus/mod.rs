@@ -101,6 +101,52 @@ impl Command {
             Command::AddTime(s, secs) => ("AddTime", vec![Value::from(s.as_str()), Value::from(*secs)]),
         }
     }
+
+    /// The command a method name and its arguments (JSON, as `record` gives
+    /// them) stand for; what is wrong, else.
+    pub fn from_json(method: &str, args: &[serde_json::Value]) -> Result<Command, String> {
+        use serde_json::Value;
+        let text = |i: usize| match args.get(i) {
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(v) => Err(format!("{method}: argument {} must be a string, not {v}", i + 1)),
+            None => Err(format!("{method}: argument {} is missing", i + 1)),
+        };
+        let int = |i: usize| match args.get(i) {
+            Some(v) => v
+                .as_i64()
+                .ok_or_else(|| format!("{method}: argument {} must be an integer, not {v}", i + 1)),
+            None => Err(format!("{method}: argument {} is missing", i + 1)),
+        };
+        let arity = match method {
+            "NewGame" | "SetPosition" | "Reinstate" | "SetResult" | "SetTimeControl" => 1,
+            "ShowText" | "SetPlayers" | "SetClock" | "AddTime" => 2,
+            _ => return Err(format!("no method {method}")),
+        };
+        if args.len() != arity {
+            return Err(format!("{method} takes {arity} argument(s), not {}", args.len()));
+        }
+        let range = |v: i64, what: &str| format!("{method}: {v} is out of range for {what}");
+        Ok(match method {
+            "NewGame" => Command::NewGame(text(0)?),
+            "SetPosition" => Command::SetPosition(text(0)?),
+            "Reinstate" => {
+                let p = int(0)?;
+                Command::Reinstate(u32::try_from(p).map_err(|_| range(p, "a ply"))?)
+            }
+            "SetResult" => Command::SetResult(text(0)?),
+            "SetTimeControl" => Command::SetTimeControl(text(0)?),
+            "ShowText" => {
+                let s = int(1)?;
+                Command::ShowText(text(0)?, u32::try_from(s).map_err(|_| range(s, "seconds"))?)
+            }
+            "SetPlayers" => Command::SetPlayers(text(0)?, text(1)?),
+            "SetClock" => Command::SetClock(int(0)?, int(1)?),
+            _ => {
+                let s = int(1)?;
+                Command::AddTime(text(0)?, i32::try_from(s).map_err(|_| range(s, "seconds"))?)
+            }
+        })
+    }
 }
 
 /// A command and where its answer goes.
@@ -464,4 +510,41 @@ async fn emit(
         time_control => time_control_changed,
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn commands_from_json_are_what_record_gives() {
+        let all = [
+            Command::NewGame(String::new()),
+            Command::SetPosition("8/8/8/8/8/8/8/K6k w - - 0 1".into()),
+            Command::Reinstate(12),
+            Command::SetResult("1-0".into()),
+            Command::SetTimeControl("40/5400+30:1800+30".into()),
+            Command::ShowText("ARBITER".into(), 5),
+            Command::SetPlayers("Carlsen, Magnus".into(), "Caruana, Fabiano".into()),
+            Command::SetClock(60_000, -1),
+            Command::AddTime("black".into(), 120),
+        ];
+        assert_eq!(all.len(), CHANGING_METHODS.len());
+        for c in all {
+            let (method, args) = c.record();
+            assert_eq!(Command::from_json(method, &args).unwrap(), c);
+        }
+    }
+
+    #[test]
+    fn malformed_arguments_say_what_is_wrong() {
+        let e = |m: &str, a: serde_json::Value| Command::from_json(m, a.as_array().unwrap()).unwrap_err();
+        assert!(e("Resign", json!([])).contains("no method Resign"));
+        assert!(e("SetPlayers", json!(["A"])).contains("takes 2"));
+        assert!(e("SetPlayers", json!(["A", 3])).contains("argument 2 must be a string"));
+        assert!(e("Reinstate", json!([-1])).contains("out of range"));
+        assert!(e("SetClock", json!([1.5, 2])).contains("integer"));
+        assert!(e("AddTime", json!(["white", 1u64 << 40])).contains("out of range"));
+    }
 }

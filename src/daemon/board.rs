@@ -67,6 +67,7 @@ pub struct BoardTask {
     tap: Option<broadcast::Sender<Tapped>>,
     /// The network's event history (when the HTTP server runs).
     feed: Option<std::sync::Arc<crate::net::EventLog>>,
+    mqtt: Option<crate::mqtt::Outbox>,
     /// Each game's round, players and broadcast file.
     roster: Roster,
     /// When the text shown on the clock (`ShowText`) is to end (µs of log time).
@@ -182,6 +183,7 @@ impl BoardTask {
             live,
             tap: None,
             feed: None,
+            mqtt: None,
             roster: resumed.roster,
             text_end: None,
             clock_version: None,
@@ -289,6 +291,13 @@ impl BoardTask {
     /// Also appends every rules event to the network's event history.
     pub fn with_feed(mut self, feed: Option<std::sync::Arc<crate::net::EventLog>>) -> BoardTask {
         self.feed = feed;
+        self
+    }
+
+    /// Also hands every rules event and every change of the properties to the
+    /// MQTT link (which never makes the board wait).
+    pub fn with_mqtt(mut self, mqtt: Option<crate::mqtt::Outbox>) -> BoardTask {
+        self.mqtt = mqtt;
         self
     }
 
@@ -450,8 +459,18 @@ impl BoardTask {
             self.flush();
         }
         let snap = self.snapshot();
-        if snap != self.publisher.current() || !events.is_empty() {
+        let changed = snap != self.publisher.current();
+        if changed || !events.is_empty() {
+            let state = (changed && self.mqtt.is_some()).then(|| snap.clone());
             self.publisher.publish(snap, &events).await;
+            if let Some(mqtt) = &self.mqtt {
+                // The link's task ended only if the daemon is stopping.
+                let _ = mqtt.send(crate::mqtt::Update {
+                    board: self.setup.id.clone(),
+                    events: events.clone(),
+                    state,
+                });
+            }
         }
         // The network after D-Bus: its many clients wake up once the signals are out.
         if let Some(feed) = &self.feed {

@@ -49,6 +49,9 @@ pub struct Config {
     /// unless configured.
     #[serde(default)]
     pub http: Option<crate::net::HttpConfig>,
+    /// The MQTT broker every board is published to (off unless configured).
+    #[serde(default)]
+    pub mqtt: Option<crate::mqtt::MqttConfig>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -171,7 +174,7 @@ pub enum ConfigError {
 impl Config {
     /// Parses `text` (from `file`, for messages).
     pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
-        toml::from_str(text).map_err(|e| {
+        let config: Config = toml::from_str(text).map_err(|e| {
             let at = e
                 .span()
                 .map(|s| {
@@ -184,7 +187,14 @@ impl Config {
                 file: file.to_string(),
                 message: format!("{at}{}", e.message()),
             }
-        })
+        })?;
+        if let Some(m) = &config.mqtt {
+            m.check().map_err(|e| ConfigError::Parse {
+                file: file.to_string(),
+                message: format!("[mqtt] {e}"),
+            })?;
+        }
+        Ok(config)
     }
 
     /// Reads the file given, or the default file when it exists (else defaults).

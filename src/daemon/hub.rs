@@ -36,6 +36,8 @@ pub struct BoardRef {
     /// Its D-Bus object path.
     pub object_path: String,
     pub snapshot: watch::Receiver<Snapshot>,
+    /// Arbiter calls to the board (as D-Bus and MQTT take them).
+    pub commands: mpsc::Sender<Request>,
 }
 
 struct Slot {
@@ -55,6 +57,8 @@ pub(crate) struct Hub {
     tap: broadcast::Sender<Tapped>,
     /// The network's event history, when the HTTP server runs.
     feed: Option<std::sync::Arc<crate::net::EventLog>>,
+    /// The MQTT link's inbox, when `[mqtt]` is configured.
+    mqtt: Option<crate::mqtt::Outbox>,
     stop: watch::Receiver<bool>,
     reload: mpsc::Receiver<Config>,
     date: String,
@@ -79,6 +83,7 @@ impl Hub {
             live,
             tap,
             feed: None,
+            mqtt: None,
             stop,
             reload,
             date: super::board::pgn_date(),
@@ -91,6 +96,12 @@ impl Hub {
     /// Every board's rules events also go to the network's event history.
     pub(crate) fn with_feed(mut self, feed: Option<std::sync::Arc<crate::net::EventLog>>) -> Hub {
         self.feed = feed;
+        self
+    }
+
+    /// Every board's events and properties also go to the MQTT link.
+    pub(crate) fn with_mqtt(mut self, mqtt: Option<crate::mqtt::Outbox>) -> Hub {
+        self.mqtt = mqtt;
         self
     }
 
@@ -158,20 +169,20 @@ impl Hub {
         let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>(64);
         let (snap_tx, snap_rx) = watch::channel(Snapshot::default());
         let object_path = bus::board_path(&id);
+        // Arbiter calls (D-Bus, MQTT) go into the board's one channel.
+        let (req_tx, mut req_rx) = mpsc::channel::<Request>(16);
+        let fwd = input_tx.clone();
+        tokio::spawn(async move {
+            while let Some(r) = req_rx.recv().await {
+                if fwd.send(Input::Command(r)).await.is_err() {
+                    break;
+                }
+            }
+        });
         let publisher_bus = match &self.connection {
             Some(conn) => {
-                // Forward D-Bus requests into the board's one channel.
-                let (req_tx, mut req_rx) = mpsc::channel::<Request>(16);
-                let fwd = input_tx.clone();
-                tokio::spawn(async move {
-                    while let Some(r) = req_rx.recv().await {
-                        if fwd.send(Input::Command(r)).await.is_err() {
-                            break;
-                        }
-                    }
-                });
                 conn.object_server()
-                    .at(object_path.as_str(), Board1::new(snap_rx.clone(), req_tx))
+                    .at(object_path.as_str(), Board1::new(snap_rx.clone(), req_tx.clone()))
                     .await?;
                 let p = zbus::zvariant::OwnedObjectPath::try_from(object_path.clone())
                     .map_err(zbus::Error::from)?;
@@ -183,7 +194,8 @@ impl Hub {
         let task = BoardTask::new(setup, out_tx, publisher, Some(self.live.clone()))
             .map_err(|e| DaemonError::Board(id.clone(), e))?
             .with_tap(self.tap.clone())
-            .with_feed(self.feed.clone());
+            .with_feed(self.feed.clone())
+            .with_mqtt(self.mqtt.clone());
         let (device_tx, device_rx) = watch::channel(device);
         self.tasks.push(tokio::spawn(device::run(
             device_rx,
@@ -214,6 +226,7 @@ impl Hub {
                 id,
                 object_path,
                 snapshot: snap_rx,
+                commands: req_tx,
             })
         });
         Ok(())

@@ -111,6 +111,8 @@ pub enum DaemonError {
     Board(String, board::BoardError),
     #[error("HTTP: {0}")]
     Http(#[from] crate::net::NetError),
+    #[error("MQTT: {0}")]
+    Mqtt(#[from] crate::mqtt::MqttError),
 }
 
 /// A running daemon.
@@ -123,6 +125,7 @@ pub struct Daemon {
     tap: broadcast::Sender<Tapped>,
     reload: mpsc::Sender<Config>,
     http: Option<crate::net::Server>,
+    mqtt: Option<crate::mqtt::Mqtt>,
 }
 
 /// The devices named on the command line and in the configuration (`devices`, and
@@ -170,6 +173,15 @@ impl Daemon {
             .as_ref()
             .map(|h| crate::net::EventLog::new(h.event_history));
         let http_config = config.http.clone();
+        let mqtt_config = config.mqtt.clone();
+        let (mqtt_tx, mqtt_rx) = match &mqtt_config {
+            Some(_) => {
+                let (tx, rx) = mpsc::unbounded_channel();
+                (Some(tx), Some(rx))
+            }
+            None => (None, None),
+        };
+        let state_dir = config.state_dir();
         let output = config.output_dir();
         let initial = match &watched {
             Some(dir) => hub::entries(dir),
@@ -184,7 +196,8 @@ impl Daemon {
             reload_rx,
             list_tx,
         )
-        .with_feed(feed.clone());
+        .with_feed(feed.clone())
+        .with_mqtt(mqtt_tx);
         let mut failed = None;
         for path in initial {
             if let Err(e) = hub.add(path, None).await {
@@ -202,6 +215,13 @@ impl Daemon {
             };
             match crate::net::Server::start(h, ctx).await {
                 Ok(s) => http = Some(s),
+                Err(e) => failed = Some(e.into()),
+            }
+        }
+        let mut mqtt = None;
+        if let (None, Some(m), Some(rx)) = (&failed, mqtt_config, mqtt_rx) {
+            match crate::mqtt::Mqtt::start(m, state_dir, boards.clone(), rx) {
+                Ok(s) => mqtt = Some(s),
                 Err(e) => failed = Some(e.into()),
             }
         }
@@ -224,6 +244,9 @@ impl Daemon {
             if let Some(s) = http {
                 s.stopped().await;
             }
+            if let Some(m) = mqtt {
+                m.stopped().await;
+            }
             return Err(e);
         }
         Ok(Daemon {
@@ -235,6 +258,7 @@ impl Daemon {
             tap,
             reload,
             http,
+            mqtt,
         })
     }
 
@@ -283,6 +307,10 @@ impl Daemon {
         }
         if let Some(h) = self.http.take() {
             h.stopped().await;
+        }
+        // Last: the boards' final events are in its queue.
+        if let Some(m) = self.mqtt.take() {
+            m.stopped().await;
         }
     }
 }

@@ -1,0 +1,716 @@
+//! Every board on an MQTT broker (`[mqtt]`, off by default), for the halls of an
+//! event that D-Bus cannot reach. Topics under the prefix `P`
+//! (`shared/spec/interfaces.md`):
+//! - `P/status`: `online`, retained; the last will `offline` when the daemon dies.
+//! - `P/boards/<id>/state`: the D-Bus properties by name (JSON), retained.
+//! - `P/boards/<id>/events`: the jsonl events, one a message, each with the
+//!   board's `seq`, in order.
+//! - `P/boards/<id>/pgn`: the current game's PGN, retained.
+//! - `P/boards/<id>/cmd/<Method>`: arbiter calls (MQTT 5 request/response).
+//!
+//! One task owns the link. Boards hand it their events and state through an
+//! unbounded channel and never wait for it: a slow or absent broker delays no
+//! board and no D-Bus signal. Events go to a queue on disk first (`spool`) and
+//! leave it when the broker acknowledges them, so nothing is lost while the
+//! broker is away or the daemon restarts.
+//!
+//! Order: publications go out on one connection at one QoS; the broker
+//! acknowledges them in the order it received them (MQTT 5 §4.6), so the
+//! acknowledgements are matched to a queue of what was sent.
+
+pub mod config;
+pub mod spool;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use rumqttc::v5::mqttbytes::QoS;
+use rumqttc::v5::mqttbytes::v5::{ConnectReturnCode, LastWill, Packet, Publish, PublishProperties};
+use rumqttc::v5::{AsyncClient, ConnectionError, Event, EventLoop, MqttOptions};
+use rumqttc::{Outgoing, TlsConfiguration, Transport};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+pub use config::MqttConfig;
+use spool::Queue;
+
+use crate::bus::{BusError, Command, Snapshot};
+use crate::daemon::hub::BoardRef;
+use crate::rules::Event as RulesEvent;
+
+/// Publications awaiting the broker's acknowledgement at once.
+const WINDOW: usize = 64;
+/// Retry after a failed connection: from 1 s, doubling, up to this.
+const MAX_BACKOFF: Duration = Duration::from_secs(8);
+/// On shutdown, how long the queue may take to reach the broker.
+const CLOSE_GRACE: Duration = Duration::from_secs(3);
+/// How long an arbiter call may take before its caller is told it timed out.
+const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What a board hands over after each change.
+#[derive(Debug)]
+pub struct Update {
+    pub board: String,
+    pub events: Vec<RulesEvent>,
+    /// The board's properties, when they changed.
+    pub state: Option<Snapshot>,
+}
+
+/// Where boards send their updates.
+pub type Outbox = mpsc::UnboundedSender<Update>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum MqttError {
+    #[error("[mqtt] {0}")]
+    Config(String),
+    #[error("[mqtt] {0}")]
+    Tls(String),
+}
+
+/// Whether arbiter calls are taken, and why not.
+#[derive(Debug, Clone, PartialEq)]
+enum Calls {
+    Allowed,
+    Refused(String),
+}
+
+/// One board's publications.
+struct BoardOut {
+    queue: Queue,
+    state: Option<String>,
+    state_sent: bool,
+    pgn: Option<String>,
+    pgn_sent: bool,
+    /// The last `seq` handed to the connection.
+    sent: u64,
+}
+
+/// What an acknowledgement stands for.
+enum Tag {
+    Event(String, u64),
+    Other,
+}
+
+struct Link {
+    client: AsyncClient,
+    events: EventLoop,
+    connected: bool,
+    inflight: VecDeque<Tag>,
+}
+
+/// A reply to an arbiter call.
+struct Reply {
+    topic: String,
+    correlation: Option<Bytes>,
+    body: String,
+}
+
+struct Service {
+    cfg: MqttConfig,
+    prefix: String,
+    qos: QoS,
+    dir: PathBuf,
+    tls: Option<Arc<rustls::ClientConfig>>,
+    /// TLS without the client certificate, for the anonymous probe.
+    tls_anonymous: Option<Arc<rustls::ClientConfig>>,
+    boards: BTreeMap<String, BoardOut>,
+    list: watch::Receiver<Vec<BoardRef>>,
+    calls: Calls,
+    replies: VecDeque<Reply>,
+    /// The failure last said, so that a broker that stays away is said once.
+    last_error: Option<String>,
+}
+
+/// The running link's task.
+pub struct Mqtt {
+    task: JoinHandle<()>,
+}
+
+impl Mqtt {
+    /// Starts the link to the broker. It ends when every `Outbox` is dropped, after
+    /// a last try to deliver the queue and to say `offline`.
+    pub fn start(
+        cfg: MqttConfig,
+        state_dir: PathBuf,
+        boards: watch::Receiver<Vec<BoardRef>>,
+        updates: mpsc::UnboundedReceiver<Update>,
+    ) -> Result<Mqtt, MqttError> {
+        cfg.check().map_err(MqttError::Config)?;
+        let (tls, tls_anonymous) = if cfg.broker.tls {
+            (
+                Some(Arc::new(tls_config(&cfg, true)?)),
+                Some(Arc::new(tls_config(&cfg, false)?)),
+            )
+        } else {
+            (None, None)
+        };
+        let qos = if cfg.qos == 2 {
+            QoS::ExactlyOnce
+        } else {
+            QoS::AtLeastOnce
+        };
+        let calls = if cfg.commands {
+            Calls::Refused("the broker has not been asked yet whether it refuses anonymous clients".into())
+        } else {
+            Calls::Refused("commands over MQTT are off ([mqtt] commands = false)".into())
+        };
+        let svc = Service {
+            prefix: cfg.prefix(),
+            qos,
+            dir: state_dir.join("mqtt"),
+            tls,
+            tls_anonymous,
+            boards: BTreeMap::new(),
+            list: boards,
+            calls,
+            replies: VecDeque::new(),
+            last_error: None,
+            cfg,
+        };
+        tracing::info!(
+            "MQTT: publishing to {} under {}/ as {}",
+            svc.cfg.broker,
+            svc.prefix,
+            svc.cfg.client_id()
+        );
+        Ok(Mqtt {
+            task: tokio::spawn(svc.run(updates)),
+        })
+    }
+
+    /// Waits for the task to end (every `Outbox` dropped).
+    pub async fn stopped(self) {
+        let _ = self.task.await;
+    }
+}
+
+/// The rustls configuration: the CA file's roots (else the system's), and the
+/// client certificate when one is configured and `with_cert`.
+fn tls_config(cfg: &MqttConfig, with_cert: bool) -> Result<rustls::ClientConfig, MqttError> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let err = |what: &std::path::Path, e: &dyn std::fmt::Display| {
+        MqttError::Tls(format!("{}: {e}", what.display()))
+    };
+    let mut roots = rustls::RootCertStore::empty();
+    match &cfg.ca_file {
+        Some(ca) => {
+            for cert in CertificateDer::pem_file_iter(ca).map_err(|e| err(ca, &e))? {
+                let cert = cert.map_err(|e| err(ca, &e))?;
+                roots.add(cert).map_err(|e| err(ca, &e))?;
+            }
+            if roots.is_empty() {
+                return Err(MqttError::Tls(format!("{}: no certificate in it", ca.display())));
+            }
+        }
+        None => {
+            let found = rustls_native_certs::load_native_certs();
+            for cert in found.certs {
+                let _ = roots.add(cert);
+            }
+            if roots.is_empty() {
+                return Err(MqttError::Tls(
+                    "no CA certificates on this system: set ca_file to the broker's CA".into(),
+                ));
+            }
+        }
+    }
+    let builder =
+        rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .map_err(|e| MqttError::Tls(e.to_string()))?
+            .with_root_certificates(roots);
+    match (&cfg.cert_file, &cfg.key_file, with_cert) {
+        (Some(cert), Some(key), true) => {
+            let chain = CertificateDer::pem_file_iter(cert)
+                .map_err(|e| err(cert, &e))?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| err(cert, &e))?;
+            let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| err(key, &e))?;
+            builder
+                .with_client_auth_cert(chain, key_der)
+                .map_err(|e| MqttError::Tls(format!("{} and {}: {e}", cert.display(), key.display())))
+        }
+        _ => Ok(builder.with_no_client_auth()),
+    }
+}
+
+/// The next event of a link, or never without one.
+async fn poll(link: Option<&mut Link>) -> Result<Event, ConnectionError> {
+    match link {
+        Some(l) => l.events.poll().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+impl Service {
+    fn status_topic(&self) -> String {
+        format!("{}/status", self.prefix)
+    }
+
+    fn options(&self, client_id: String, tls: Option<&Arc<rustls::ClientConfig>>) -> MqttOptions {
+        let mut o = MqttOptions::new(client_id, self.cfg.broker.host.clone(), self.cfg.broker.port);
+        o.set_keep_alive(Duration::from_secs(15));
+        o.set_clean_start(true);
+        o.set_connection_timeout(5);
+        if let Some(t) = tls {
+            o.set_transport(Transport::Tls(TlsConfiguration::Rustls(t.clone())));
+        }
+        o
+    }
+
+    /// A new connection (made by the first poll), with the last will and the
+    /// credentials; commands are checked against the broker first.
+    async fn connect(&mut self) -> Result<Link, String> {
+        let mut o = self.options(self.cfg.client_id(), self.tls.as_ref());
+        o.set_last_will(LastWill::new(
+            self.status_topic(),
+            "offline",
+            self.qos,
+            true,
+            None,
+        ));
+        if let Some(path) = &self.cfg.credentials_file {
+            let (user, password) = config::read_credentials(path)?;
+            o.set_credentials(user, password);
+        }
+        if self.cfg.commands {
+            self.calls = self.probe().await;
+            if let Calls::Refused(why) = &self.calls {
+                tracing::warn!("MQTT: arbiter calls are refused: {why}");
+            }
+        }
+        let (client, events) = AsyncClient::new(o, 1024);
+        Ok(Link {
+            client,
+            events,
+            connected: false,
+            inflight: VecDeque::new(),
+        })
+    }
+
+    /// Connects without credentials (nor client certificate): calls are taken only
+    /// when the broker refuses that, i.e. when every caller it lets publish is one
+    /// it authenticated.
+    async fn probe(&self) -> Calls {
+        let o = self.options(
+            format!("{}-probe", self.cfg.client_id()),
+            self.tls_anonymous.as_ref(),
+        );
+        let (client, mut events) = AsyncClient::new(o, 4);
+        let outcome = tokio::time::timeout(Duration::from_secs(6), async {
+            loop {
+                match events.poll().await {
+                    Ok(Event::Incoming(Packet::ConnAck(_))) => return Ok(()),
+                    Ok(_) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        })
+        .await;
+        let calls = match outcome {
+            Ok(Ok(())) => Calls::Refused(format!(
+                "{} accepts clients without credentials, so a caller may not be one it authenticated (set allow_anonymous false)",
+                self.cfg.broker
+            )),
+            Ok(Err(ConnectionError::ConnectionRefused(
+                ConnectReturnCode::NotAuthorized | ConnectReturnCode::BadUserNamePassword,
+            ))) => Calls::Allowed,
+            // A TLS broker that wants a client certificate ends the handshake.
+            Ok(Err(ConnectionError::Tls(_))) if self.cfg.broker.tls => Calls::Allowed,
+            Ok(Err(e)) => Calls::Refused(format!(
+                "cannot tell whether {} refuses anonymous clients: {e}",
+                self.cfg.broker
+            )),
+            Err(_) => Calls::Refused(format!(
+                "cannot tell whether {} refuses anonymous clients: no answer in 6 s",
+                self.cfg.broker
+            )),
+        };
+        let _ = client.try_disconnect();
+        let _ = tokio::time::timeout(Duration::from_millis(500), async {
+            while events.poll().await.is_ok() {}
+        })
+        .await;
+        calls
+    }
+
+    fn board(&mut self, id: &str) -> &mut BoardOut {
+        if !self.boards.contains_key(id) {
+            let queue = match Queue::open(&self.dir, id, self.cfg.queue_limit) {
+                Ok(q) => q,
+                Err(e) => {
+                    tracing::error!(
+                        "MQTT: board {id}: the queue in {} cannot be opened ({e}); its events are held in memory only",
+                        self.dir.display()
+                    );
+                    Queue::in_memory(self.cfg.queue_limit)
+                }
+            };
+            if queue.waiting() > 0 {
+                tracing::info!(
+                    "MQTT: board {id}: {} event(s) from before the restart wait for the broker",
+                    queue.waiting()
+                );
+            }
+            let sent = queue.acked();
+            self.boards.insert(
+                id.to_string(),
+                BoardOut {
+                    queue,
+                    state: None,
+                    state_sent: true,
+                    pgn: None,
+                    pgn_sent: true,
+                    sent,
+                },
+            );
+        }
+        self.boards.get_mut(id).expect("inserted above")
+    }
+
+    fn update(&mut self, u: Update) {
+        let b = self.board(&u.board);
+        for e in &u.events {
+            let text = serde_json::to_string(e).unwrap_or_else(|_| "{}".into());
+            b.queue.push(&text, &u.board);
+        }
+        if b.queue.dropped > 0 {
+            tracing::warn!(
+                "MQTT: board {}: {} event(s) dropped, over queue_limit ({}) while the broker is away",
+                u.board,
+                b.queue.dropped,
+                b.queue.waiting()
+            );
+            b.queue.dropped = 0;
+        }
+        if let Some(s) = u.state {
+            let mut v = serde_json::to_value(&s).unwrap_or_default();
+            if let serde_json::Value::Object(m) = &mut v {
+                m.insert("Id".into(), u.board.clone().into());
+                m.insert("Seq".into(), b.queue.last().into());
+            }
+            let json = v.to_string();
+            if b.state.as_deref() != Some(json.as_str()) {
+                b.state = Some(json);
+                b.state_sent = false;
+            }
+            if b.pgn.as_deref() != Some(s.pgn.as_str()) {
+                b.pgn = Some(s.pgn);
+                b.pgn_sent = false;
+            }
+        }
+    }
+
+    /// The link is up: what is waiting goes out, up to the window.
+    fn pump(&mut self, link: &mut Link) {
+        let qos = self.qos;
+        while link.inflight.len() < WINDOW {
+            let Some(r) = self.replies.pop_front() else { break };
+            let props = PublishProperties {
+                correlation_data: r.correlation.clone(),
+                content_type: Some("application/json".into()),
+                ..Default::default()
+            };
+            if link
+                .client
+                .try_publish_with_properties(r.topic.clone(), qos, false, r.body.clone(), props)
+                .is_err()
+            {
+                self.replies.push_front(r);
+                return;
+            }
+            link.inflight.push_back(Tag::Other);
+        }
+        let prefix = self.prefix.clone();
+        for (id, b) in self.boards.iter_mut() {
+            let room = WINDOW.saturating_sub(link.inflight.len());
+            if room == 0 {
+                return;
+            }
+            let batch: Vec<(u64, String)> = b.queue.after(b.sent).take(room).cloned().collect();
+            for (seq, line) in batch {
+                let topic = format!("{prefix}/boards/{id}/events");
+                if link.client.try_publish(topic, qos, false, line).is_err() {
+                    return;
+                }
+                b.sent = seq;
+                link.inflight.push_back(Tag::Event(id.clone(), seq));
+            }
+            if b.queue.after(b.sent).next().is_some() {
+                continue;
+            }
+            for (what, body, sent) in [
+                ("state", &b.state, &mut b.state_sent),
+                ("pgn", &b.pgn, &mut b.pgn_sent),
+            ] {
+                if *sent || link.inflight.len() >= WINDOW {
+                    continue;
+                }
+                let Some(body) = body else { continue };
+                let topic = format!("{prefix}/boards/{id}/{what}");
+                if link.client.try_publish(topic, qos, true, body.clone()).is_err() {
+                    return;
+                }
+                *sent = true;
+                link.inflight.push_back(Tag::Other);
+            }
+        }
+    }
+
+    /// The broker acknowledged the oldest publication in flight.
+    fn acknowledged(&mut self, link: &mut Link, refused: Option<String>) {
+        let Some(tag) = link.inflight.pop_front() else {
+            return;
+        };
+        if let Some(why) = &refused {
+            tracing::error!(
+                "MQTT: the broker refused a publication ({why}): give this client the right to publish under {}/ in the broker's ACL",
+                self.prefix
+            );
+        }
+        if let Tag::Event(id, seq) = tag {
+            if let Some(b) = self.boards.get_mut(&id) {
+                b.queue.ack(seq);
+            }
+        }
+    }
+
+    /// The connection came up: status, the subscription to calls, and every
+    /// retained document again (a broker restarted without persistence lost them).
+    fn connected(&mut self, link: &mut Link) {
+        link.connected = true;
+        if self.last_error.take().is_some() {
+            tracing::info!("MQTT: connected to {} again", self.cfg.broker);
+        } else {
+            tracing::info!("MQTT: connected to {}", self.cfg.broker);
+        }
+        let _ = link
+            .client
+            .try_publish(self.status_topic(), self.qos, true, "online");
+        link.inflight.push_back(Tag::Other);
+        let _ = link
+            .client
+            .try_subscribe(format!("{}/boards/+/cmd/+", self.prefix), self.qos);
+        for b in self.boards.values_mut() {
+            b.state_sent = b.state.is_none();
+            b.pgn_sent = b.pgn.is_none();
+        }
+    }
+
+    /// The connection is gone: what was in flight goes again on the next one.
+    fn disconnected(&mut self, why: String) {
+        for b in self.boards.values_mut() {
+            b.sent = b.queue.acked();
+        }
+        if self.last_error.as_deref() != Some(why.as_str()) {
+            tracing::warn!(
+                "MQTT: {}: {why}; events are queued and sent when it is back",
+                self.cfg.broker
+            );
+            self.last_error = Some(why);
+        }
+    }
+
+    /// An arbiter call: `P/boards/<id>/cmd/<Method>`, the arguments a JSON array.
+    fn call(&mut self, p: Publish, replies: &mpsc::UnboundedSender<Reply>) {
+        let topic = String::from_utf8_lossy(&p.topic).to_string();
+        let props = p.properties.unwrap_or_default();
+        let reply_to = props.response_topic.clone();
+        let correlation = props.correlation_data.clone();
+        let replies = replies.clone();
+        let answer = move |body: String| {
+            if let Some(topic) = &reply_to {
+                let _ = replies.send(Reply {
+                    topic: topic.clone(),
+                    correlation: correlation.clone(),
+                    body,
+                });
+            }
+        };
+        let error = |name: &str, message: &str| {
+            serde_json::json!({"error": format!("{}.{name}", crate::bus::ERROR_PREFIX), "message": message})
+                .to_string()
+        };
+        let Some((id, method)) = topic
+            .strip_prefix(&format!("{}/boards/", self.prefix))
+            .and_then(|rest| rest.split_once("/cmd/"))
+        else {
+            return;
+        };
+        let (id, method) = (id.to_string(), method.to_string());
+        if let Calls::Refused(why) = &self.calls {
+            tracing::warn!("MQTT: {method} on board {id} refused: {why}");
+            answer(error("NotAllowed", why));
+            return;
+        }
+        let args: Vec<serde_json::Value> = match serde_json::from_slice(&p.payload) {
+            Ok(serde_json::Value::Array(a)) => a,
+            _ if p.payload.is_empty() => Vec::new(),
+            _ => {
+                answer(error(
+                    "InvalidArgument",
+                    "the payload must be the arguments as a JSON array",
+                ));
+                return;
+            }
+        };
+        let command = match Command::from_json(&method, &args) {
+            Ok(c) => c,
+            Err(e) => {
+                answer(error("InvalidArgument", &e));
+                return;
+            }
+        };
+        let Some(target) = self
+            .list
+            .borrow()
+            .iter()
+            .find(|b| b.id == id)
+            .map(|b| b.commands.clone())
+        else {
+            answer(error("NoBoard", &format!("no board {id} on this daemon")));
+            return;
+        };
+        tracing::info!("MQTT: {method}{} on board {id}", serde_json::Value::Array(args));
+        tokio::spawn(async move {
+            let (tx, rx) = oneshot::channel();
+            let outcome = match target.send((command, tx)).await {
+                Err(_) => Err(BusError::Unavailable(format!("board {id} has stopped"))),
+                Ok(()) => match tokio::time::timeout(CALL_TIMEOUT, rx).await {
+                    Ok(Ok(r)) => r,
+                    Ok(Err(_)) => Err(BusError::Unavailable(format!("board {id} has stopped"))),
+                    Err(_) => Err(BusError::Unavailable(format!(
+                        "board {id} did not answer in 10 s"
+                    ))),
+                },
+            };
+            answer(match outcome {
+                Ok(()) => serde_json::json!({"ok": true}).to_string(),
+                Err(e) => {
+                    use zbus::DBusError;
+                    let message = e.description().unwrap_or_default().to_string();
+                    serde_json::json!({"error": e.name().to_string(), "message": message}).to_string()
+                }
+            });
+        });
+    }
+
+    fn save_acked(&mut self) {
+        for (id, b) in self.boards.iter_mut() {
+            if let Err(e) = b.queue.save_acked() {
+                tracing::warn!("MQTT: board {id}: cannot note what the broker has: {e}");
+            }
+        }
+    }
+
+    fn delivered(&self, link: &Link) -> bool {
+        link.inflight.is_empty()
+            && self.replies.is_empty()
+            && self.boards.values().all(|b| b.queue.waiting() == 0)
+    }
+
+    async fn run(mut self, mut updates: mpsc::UnboundedReceiver<Update>) {
+        let (reply_tx, mut reply_rx) = mpsc::unbounded_channel::<Reply>();
+        let mut link: Option<Link> = None;
+        let mut retry_at = Instant::now();
+        let mut backoff = Duration::from_secs(1);
+        let mut closing: Option<Instant> = None;
+        let mut said_offline = false;
+        let mut save_at: Option<Instant> = None;
+        loop {
+            if link.is_none() && closing.is_none() && Instant::now() >= retry_at {
+                match self.connect().await {
+                    Ok(l) => link = Some(l),
+                    Err(e) => {
+                        self.disconnected(e);
+                        retry_at = Instant::now() + MAX_BACKOFF;
+                    }
+                }
+            }
+            if save_at.is_none() && self.boards.values().any(|b| b.queue.acked_unsaved()) {
+                save_at = Some(Instant::now() + Duration::from_secs(1));
+            }
+            tokio::select! {
+                ev = poll(link.as_mut()) => {
+                    let l = link.as_mut().expect("polled a link");
+                    match ev {
+                        Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                            backoff = Duration::from_secs(1);
+                            self.connected(l);
+                        }
+                        Ok(Event::Incoming(Packet::PubAck(a))) if self.qos == QoS::AtLeastOnce => {
+                            use rumqttc::v5::mqttbytes::v5::PubAckReason as R;
+                            let refused = (!matches!(a.reason, R::Success | R::NoMatchingSubscribers))
+                                .then(|| format!("{:?}", a.reason));
+                            self.acknowledged(l, refused);
+                        }
+                        Ok(Event::Incoming(Packet::PubRec(r))) if self.qos == QoS::ExactlyOnce => {
+                            use rumqttc::v5::mqttbytes::v5::PubRecReason as R;
+                            // A refused QoS 2 publication ends here: no PUBCOMP follows.
+                            if !matches!(r.reason, R::Success | R::NoMatchingSubscribers) {
+                                self.acknowledged(l, Some(format!("{:?}", r.reason)));
+                            }
+                        }
+                        Ok(Event::Incoming(Packet::PubComp(_))) if self.qos == QoS::ExactlyOnce => {
+                            self.acknowledged(l, None);
+                        }
+                        Ok(Event::Incoming(Packet::Publish(p))) => self.call(p, &reply_tx),
+                        Ok(Event::Outgoing(Outgoing::Disconnect)) if said_offline => break,
+                        Ok(_) => {}
+                        Err(e) => {
+                            link = None;
+                            self.disconnected(e.to_string());
+                            if closing.is_some() {
+                                break;
+                            }
+                            retry_at = Instant::now() + backoff;
+                            backoff = (backoff * 2).min(MAX_BACKOFF);
+                        }
+                    }
+                }
+                u = updates.recv(), if closing.is_none() => match u {
+                    Some(u) => self.update(u),
+                    None => {
+                        if link.as_ref().is_none_or(|l| !l.connected) {
+                            break;
+                        }
+                        closing = Some(Instant::now() + CLOSE_GRACE);
+                    }
+                },
+                Some(r) = reply_rx.recv() => self.replies.push_back(r),
+                _ = sleep_until(Some(retry_at)), if link.is_none() && closing.is_none() => {}
+                _ = sleep_until(save_at) => {
+                    save_at = None;
+                    self.save_acked();
+                }
+                _ = sleep_until(closing) => {
+                    tracing::warn!("MQTT: stopping with events not yet acknowledged; they are sent after the next start");
+                    break;
+                }
+            }
+            if let Some(l) = link.as_mut().filter(|l| l.connected) {
+                self.pump(l);
+                if closing.is_some() && !said_offline && self.delivered(l) {
+                    let _ = l
+                        .client
+                        .try_publish(self.status_topic(), self.qos, true, "offline");
+                    let _ = l.client.try_disconnect();
+                    said_offline = true;
+                }
+            }
+        }
+        self.save_acked();
+    }
+}
