@@ -12,6 +12,10 @@
 //! SSE client that never reads, all in a separate process (this binary again,
 //! with `EB_NETWORK_CLIENTS` set). The figures are printed for both runs.
 //!
+//! Then three times with `[mqtt]` on: a real Mosquitto broker on a free port (when
+//! `mosquitto` is installed), a "broker" that accepts the connection and never
+//! answers, and no broker at all: a slow or absent broker must not delay a board.
+//!
 //! `EB_NETWORK_PLIES` (default 60) sets how many plies of the game are played.
 
 use std::sync::{Arc, Mutex};
@@ -92,7 +96,23 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 /// The latencies (ms) of every move of one run.
-fn run(plies: usize, load: bool) -> Vec<f64> {
+/// What runs beside the board.
+#[derive(Clone, Copy, PartialEq)]
+enum Load {
+    Nothing,
+    Clients,
+    /// `[mqtt]` pointing at this port.
+    Mqtt(u16),
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn run(plies: usize, load: Load) -> Vec<f64> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -168,13 +188,19 @@ fn run(plies: usize, load: bool) -> Vec<f64> {
             http: Some(HttpConfig::on("127.0.0.1:0")),
             ..Config::default()
         };
+        if let Load::Mqtt(port) = load {
+            let mut m = eboard_bridge::mqtt::MqttConfig::for_broker(&format!("mqtt://127.0.0.1:{port}"))
+                .expect("a broker address");
+            m.prefix = Some("eboard/bench".into());
+            config.mqtt = Some(m);
+        }
         config.rules.release_ms = 0;
         let daemon = Daemon::start(vec![link], config, BusChoice::Address(address))
             .await
             .expect("the daemon starts");
         let http = daemon.http_addresses()[0];
         let mut clients = None;
-        if load {
+        if load == Load::Clients {
             let exe = std::env::current_exe().expect("this program");
             let mut child = tokio::process::Command::new(exe)
                 .env("EB_NETWORK_CLIENTS", http.to_string())
@@ -277,10 +303,37 @@ fn main() {
         .and_then(|p| p.parse().ok())
         .unwrap_or(60)
         .min(GAME.split_whitespace().count());
-    for (name, load) in [
-        ("no network client", false),
-        ("200 SSE + 1 stuck + 20 LiveChess", true),
-    ] {
+    // A real broker, when installed.
+    let broker_port = free_port();
+    let broker = ["/usr/sbin/mosquitto", "/usr/bin/mosquitto"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .and_then(|bin| {
+            std::process::Command::new(bin)
+                .args(["-p", &broker_port.to_string()])
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .ok()
+        });
+    // A broker that takes the connection and never answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let silent_port = silent.local_addr().expect("its address").port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in silent.incoming().flatten() {
+            held.push(s);
+        }
+    });
+    let mut runs = vec![
+        ("no network client", Load::Nothing),
+        ("200 SSE + 1 stuck + 20 LiveChess", Load::Clients),
+    ];
+    if broker.is_some() {
+        runs.push(("MQTT, broker up (Mosquitto)", Load::Mqtt(broker_port)));
+    }
+    runs.push(("MQTT, broker silent", Load::Mqtt(silent_port)));
+    runs.push(("MQTT, no broker", Load::Mqtt(free_port())));
+    for (name, load) in runs {
         eprintln!("{name}: playing {plies} plies at real speed");
         let mut l = run(plies, load);
         l.sort_by(f64::total_cmp);
@@ -292,5 +345,9 @@ fn main() {
             percentile(&l, 0.99),
             l.last().copied().unwrap_or(0.0)
         );
+    }
+    if let Some(mut b) = broker {
+        let _ = b.kill();
+        let _ = b.wait();
     }
 }
