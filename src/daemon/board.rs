@@ -68,6 +68,8 @@ pub struct BoardTask {
     /// The network's event history (when the HTTP server runs).
     feed: Option<std::sync::Arc<crate::net::EventLog>>,
     mqtt: Option<crate::mqtt::Outbox>,
+    /// The latest time the rules core was given.
+    core_t: u64,
     /// Each game's round, players and broadcast file.
     roster: Roster,
     /// When the text shown on the clock (`ShowText`) is to end (µs of log time).
@@ -184,6 +186,7 @@ impl BoardTask {
             tap: None,
             feed: None,
             mqtt: None,
+            core_t: offset_us,
             roster: resumed.roster,
             text_end: None,
             clock_version: None,
@@ -303,6 +306,23 @@ impl BoardTask {
 
     fn now_us(&self) -> u64 {
         self.offset_us + self.started.elapsed().as_micros() as u64
+    }
+
+    /// Now, for the rules core: never before a time it was already given.
+    fn core_now(&mut self) -> u64 {
+        let t = self.now_us().max(self.core_t);
+        self.core_t = t;
+        t
+    }
+
+    /// The time of bytes read at `at`, for the rules core and the journal: when
+    /// they were read, unless the core has already been told of a later time
+    /// (a deadline handled while they waited), since its time never goes back.
+    fn read_time(&mut self, at: Instant) -> u64 {
+        let read = self.offset_us + at.saturating_duration_since(self.started).as_micros() as u64;
+        let t = read.max(self.core_t);
+        self.core_t = t;
+        t
     }
 
     fn record(&mut self, t: u64, kind: RecordKind) {
@@ -624,7 +644,7 @@ impl BoardTask {
         let r = self.apply(&cmd).await;
         match &r {
             Ok(()) => {
-                let t = self.now_us();
+                let t = self.core_now();
                 let (method, args) = cmd.record();
                 self.record(
                     t,
@@ -645,7 +665,7 @@ impl BoardTask {
     }
 
     async fn apply(&mut self, cmd: &Command) -> Result<(), BusError> {
-        let t = self.now_us();
+        let t = self.core_now();
         let decision = match cmd {
             Command::NewGame(f) => Some(Decision::NewGame(f.clone())),
             Command::SetPosition(f) => Some(Decision::SetPosition(f.clone())),
@@ -779,7 +799,7 @@ impl BoardTask {
         let Some((tc, drive)) = self.setup.time_control.clone() else {
             return;
         };
-        let t = self.now_us();
+        let t = self.core_now();
         if drive {
             let d = Decision::SetTimeControl(tc.pgn());
             if self.core.arbiter(&d, t).is_ok() {
@@ -824,6 +844,7 @@ impl BoardTask {
     /// Runs until `stop` turns true or every sender is gone; then flushes.
     pub async fn run(mut self, mut input: mpsc::Receiver<Input>, mut stop: watch::Receiver<bool>) {
         self.publish(Vec::new()).await;
+        let mut immediate = 0u32;
         loop {
             let next = [
                 self.core.next_deadline(),
@@ -834,18 +855,39 @@ impl BoardTask {
             .into_iter()
             .flatten()
             .min();
-            let deadline = next.map(|d| {
-                let now = self.now_us();
-                tokio::time::Instant::now() + std::time::Duration::from_micros(d.saturating_sub(now))
-            });
-            let sleep = async {
-                match deadline {
-                    Some(d) => tokio::time::sleep_until(d).await,
-                    None => std::future::pending().await,
+            let now = self.now_us();
+            // A deadline already due is handled at once, not by a timer (which
+            // would round it up to the runtime's next millisecond), unless input is
+            // waiting: input goes first, and the core handles the deadlines before
+            // its time itself. At most a few times in a row, so that a deadline that
+            // did not move on could never spin here.
+            let wake = if next.is_some_and(|d| d <= now) && immediate < 8 {
+                immediate += 1;
+                match input.try_recv() {
+                    Ok(msg) => Wake::Input(Some(msg)),
+                    Err(mpsc::error::TryRecvError::Empty) => Wake::Deadline,
+                    Err(mpsc::error::TryRecvError::Disconnected) => Wake::Input(None),
+                }
+            } else {
+                immediate = 0;
+                let sleep = async {
+                    match next {
+                        Some(d) => {
+                            let wait = std::time::Duration::from_micros(d.saturating_sub(now));
+                            tokio::time::sleep(wait).await
+                        }
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    biased;
+                    _ = stop.changed() => Wake::Stop,
+                    msg = input.recv() => Wake::Input(msg),
+                    _ = sleep => Wake::Deadline,
                 }
             };
-            tokio::select! {
-                msg = input.recv() => {
+            match wake {
+                Wake::Input(msg) => {
                     let Some(msg) = msg else { break };
                     let t = self.now_us();
                     match msg {
@@ -861,6 +903,7 @@ impl BoardTask {
                             // What the board did while away is not known: a gap,
                             // until the dump the start-up commands ask for.
                             self.record(t, RecordKind::Gap(note));
+                            self.core_t = self.core_t.max(t);
                             self.core.gap(t);
                             for cmd in crate::device::serial::start_up_commands() {
                                 self.send(cmd).await;
@@ -868,9 +911,15 @@ impl BoardTask {
                             self.dump_asked = Some(t);
                             self.checked_shown = self.core.moves_shown();
                         }
-                        Input::Device(DeviceEvent::Bytes(b)) => self.bytes(&b, t),
+                        Input::Device(DeviceEvent::Bytes(b, at)) => {
+                            let t = self.read_time(at);
+                            self.bytes(&b, t)
+                        }
                         Input::Device(DeviceEvent::Disconnected(why)) => {
-                            tracing::warn!("{}: disconnected ({why}); the game is kept", self.setup.device.display());
+                            tracing::warn!(
+                                "{}: disconnected ({why}); the game is kept",
+                                self.setup.device.display()
+                            );
                             self.connected = false;
                             self.clock_queue.clear();
                             self.clock_next.clear();
@@ -886,8 +935,8 @@ impl BoardTask {
                         }
                     }
                 }
-                _ = sleep => {
-                    let t = self.now_us();
+                Wake::Deadline => {
+                    let t = self.core_now();
                     self.core.advance(t);
                     if self.text_end.is_some_and(|e| e <= t) {
                         self.text_end = None;
@@ -896,7 +945,7 @@ impl BoardTask {
                         }
                     }
                 }
-                _ = stop.changed() => break,
+                Wake::Stop => break,
             }
             self.apply_configured_time_control();
             self.send_core_clock().await;
@@ -914,6 +963,15 @@ impl BoardTask {
         let events = self.core.take_events();
         self.publish(events).await;
     }
+}
+
+/// What woke a board's task. It lives on the stack for one turn of the loop;
+/// boxing the input would allocate for every read.
+#[allow(clippy::large_enum_variant)]
+enum Wake {
+    Input(Option<Input>),
+    Deadline,
+    Stop,
 }
 
 /// Reads a board's recording to resume from it. A last line without its line end

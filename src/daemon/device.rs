@@ -20,8 +20,10 @@ pub const REOPEN_AFTER: Duration = Duration::from_millis(300);
 pub enum DeviceEvent {
     /// Opened (this device); the board is ready for its start-up commands.
     Connected(PathBuf),
-    /// Bytes as one read returned them.
-    Bytes(Vec<u8>),
+    /// Bytes as one read returned them, and when that read returned: the board's
+    /// timing is taken here, not when its task gets round to the bytes (under
+    /// load that can be much later, and a quick lift-and-replace would look long).
+    Bytes(Vec<u8>, std::time::Instant),
     /// The line failed or the device went away.
     Disconnected(String),
 }
@@ -75,7 +77,8 @@ pub async fn run(
                 r = line.read(&mut buf) => match r {
                     Ok(0) => break "end of file".to_string(),
                     Ok(n) => {
-                        if input.send(Input::Device(DeviceEvent::Bytes(buf[..n].to_vec()))).await.is_err() {
+                        let at = std::time::Instant::now();
+                        if input.send(Input::Device(DeviceEvent::Bytes(buf[..n].to_vec(), at))).await.is_err() {
                             return;
                         }
                     }
