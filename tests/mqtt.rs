@@ -1,9 +1,10 @@
 //! Every board of every hall on MQTT, against real Mosquitto brokers started on
 //! free localhost ports with the configuration files of `docs/mqtt/` (ports and
-//! paths replaced): two halls, each a broker bridged to a central one and a daemon
-//! with an emulated board on a real pseudo-terminal; a subscriber on the central
-//! broker; a hall's broker stopped for 30 s mid-game; a daemon killed; arbiter
-//! calls over MQTT 5 request/response; TLS with client certificates.
+//! paths replaced): two daemons, each with an emulated board on a real
+//! pseudo-terminal, publishing to one central broker (hall A through its own
+//! broker and a bridge, hall B straight); a subscriber on the central broker; hall
+//! A's broker stopped for 30 s mid-game; a daemon killed; arbiter calls over MQTT 5
+//! request/response; TLS with client certificates.
 
 mod common;
 
@@ -292,10 +293,11 @@ fn emulate(log: SensorLog, link: &Path, serial: &str) -> tokio::task::JoinHandle
 }
 
 /// The daemon configuration of `docs/mqtt/eboard-bridge.toml` for `hall`, with
-/// this test's folders, broker port and credentials, and a board on `link`.
-fn daemon_toml(dir: &Path, hall: &str, port: u16, link: &Path, commands: bool) -> String {
+/// this test's folders, broker port and credentials (as `user`), and a board on
+/// `link`.
+fn daemon_toml(dir: &Path, hall: &str, user: &str, port: u16, link: &Path, commands: bool) -> String {
     let creds = dir.join(format!("{hall}-credentials"));
-    std::fs::write(&creds, format!("eboard-bridge\n{PASSWORD}\n")).unwrap();
+    std::fs::write(&creds, format!("{user}\n{PASSWORD}\n")).unwrap();
     let state = dir.join(format!("{hall}-state"));
     let text = docs("eboard-bridge.toml")
         .replace("hall-a", hall)
@@ -365,10 +367,9 @@ fn game(file: &str) -> common::PgnGame {
 async fn two_halls_on_one_central_broker_lose_nothing_through_a_broker_outage() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let (central_port, a_port, b_port) = (free_port(), free_port(), free_port());
+    let (central_port, a_port) = (free_port(), free_port());
     let central = central_broker(d, central_port, &["hall-a", "hall-b"]).await;
     let mut hall_a = hall_broker(d, "hall-a", a_port, central_port).await;
-    let _hall_b = hall_broker(d, "hall-b", b_port, central_port).await;
     let room = Subscriber::start(central_port, "broadcast", "broadcast-room", "eboard/#").await;
 
     // Hall A: the daemon in this process, on a private D-Bus.
@@ -377,7 +378,11 @@ async fn two_halls_on_one_central_broker_lose_nothing_through_a_broker_outage() 
     let link_a = d.join("board-a");
     let emulator_a = emulate(game_log(&game_a.start, &game_a.moves, 3, 1000), &link_a, "1001");
     let address = common::private_bus(d).await;
-    let config_a = Config::parse(&daemon_toml(d, "hall-a", a_port, &link_a, true), "hall-a.toml").unwrap();
+    let config_a = Config::parse(
+        &daemon_toml(d, "hall-a", "eboard-bridge", a_port, &link_a, true),
+        "hall-a.toml",
+    )
+    .unwrap();
     let daemon_a = Daemon::start(
         vec![link_a.clone()],
         config_a,
@@ -385,11 +390,16 @@ async fn two_halls_on_one_central_broker_lose_nothing_through_a_broker_outage() 
     )
     .await
     .unwrap();
-    // Hall B: the real binary, killed at the end.
+    // Hall B: the real binary, killed at the end, with no broker of its own: it
+    // publishes straight to the central broker, as its hall's user there.
     let link_b = d.join("board-b");
     let _emulator_b = emulate(game_log(&game_b.start, &game_b.moves, 4, 1000), &link_b, "1002");
     let config_b = d.join("hall-b.toml");
-    std::fs::write(&config_b, daemon_toml(d, "hall-b", b_port, &link_b, false)).unwrap();
+    std::fs::write(
+        &config_b,
+        daemon_toml(d, "hall-b", "hall-b", central_port, &link_b, false),
+    )
+    .unwrap();
     let mut daemon_b = run_binary(&config_b, &link_b, &d.join("hall-b.log"));
 
     let events_a = "eboard/hall-a/boards/board_a/events";
@@ -587,7 +597,11 @@ async fn arbiter_calls_change_the_game_only_when_enabled_and_allowed() {
     };
 
     // Commands off: refused with the reason, nothing changes.
-    let config = Config::parse(&daemon_toml(d, "hall-a", port, &link, false), "c.toml").unwrap();
+    let config = Config::parse(
+        &daemon_toml(d, "hall-a", "eboard-bridge", port, &link, false),
+        "c.toml",
+    )
+    .unwrap();
     let daemon = Daemon::start(vec![link.clone()], config, BusChoice::None)
         .await
         .unwrap();
@@ -614,7 +628,11 @@ async fn arbiter_calls_change_the_game_only_when_enabled_and_allowed() {
     daemon.shutdown().await;
 
     // Commands on, on a broker that authenticates everyone.
-    let config = Config::parse(&daemon_toml(d, "hall-a", port, &link, true), "c.toml").unwrap();
+    let config = Config::parse(
+        &daemon_toml(d, "hall-a", "eboard-bridge", port, &link, true),
+        "c.toml",
+    )
+    .unwrap();
     let daemon = Daemon::start(vec![link.clone()], config, BusChoice::None)
         .await
         .unwrap();
@@ -669,7 +687,11 @@ async fn arbiter_calls_change_the_game_only_when_enabled_and_allowed() {
     // Commands on, but the broker lets anyone in: refused.
     let open_port = free_port();
     let _open = Broker::start(d, "open", "listener 1883\nallow_anonymous true\n", open_port).await;
-    let config = Config::parse(&daemon_toml(d, "hall-a", open_port, &link, true), "c.toml").unwrap();
+    let config = Config::parse(
+        &daemon_toml(d, "hall-a", "eboard-bridge", open_port, &link, true),
+        "c.toml",
+    )
+    .unwrap();
     let daemon = Daemon::start(vec![link.clone()], config, BusChoice::None)
         .await
         .unwrap();
