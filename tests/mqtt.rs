@@ -315,6 +315,15 @@ fn daemon_toml(dir: &Path, hall: &str, user: &str, port: u16, link: &Path, comma
     )
 }
 
+/// Hall A's daemon in this process (no D-Bus), on the broker at `port`.
+async fn hall_a_daemon(dir: &Path, port: u16, link: &Path, commands: bool) -> Daemon {
+    let text = daemon_toml(dir, "hall-a", "eboard-bridge", port, link, commands);
+    let config = Config::parse(&text, "hall-a.toml").unwrap();
+    Daemon::start(vec![link.to_path_buf()], config, BusChoice::None)
+        .await
+        .unwrap()
+}
+
 /// The real binary, as a hall's machine runs it.
 struct Process(Child);
 
@@ -531,7 +540,8 @@ async fn call(
     let reply_topic = format!("eboard/hall-a/reply/{user}");
     let mut puback = None;
     let mut reply = None;
-    let outcome = tokio::time::timeout(Duration::from_secs(8), async {
+    // A refused publication gets no reply: the wait ends on the PUBACK.
+    let _ = tokio::time::timeout(Duration::from_secs(8), async {
         loop {
             match events.poll().await.unwrap() {
                 Event::Incoming(Packet::ConnAck(_)) => {
@@ -574,8 +584,6 @@ async fn call(
         }
     })
     .await;
-    // A refused publication gets no reply: the wait ends on the PUBACK.
-    let _ = outcome;
     (puback.expect("the broker answered the call"), reply)
 }
 
@@ -597,14 +605,7 @@ async fn arbiter_calls_change_the_game_only_when_enabled_and_allowed() {
     };
 
     // Commands off: refused with the reason, nothing changes.
-    let config = Config::parse(
-        &daemon_toml(d, "hall-a", "eboard-bridge", port, &link, false),
-        "c.toml",
-    )
-    .unwrap();
-    let daemon = Daemon::start(vec![link.clone()], config, BusChoice::None)
-        .await
-        .unwrap();
+    let daemon = hall_a_daemon(d, port, &link, false).await;
     wait_for("the game under way", 20, || {
         state()["Moves"].as_array().is_some_and(|m| !m.is_empty())
     })
@@ -628,14 +629,7 @@ async fn arbiter_calls_change_the_game_only_when_enabled_and_allowed() {
     daemon.shutdown().await;
 
     // Commands on, on a broker that authenticates everyone.
-    let config = Config::parse(
-        &daemon_toml(d, "hall-a", "eboard-bridge", port, &link, true),
-        "c.toml",
-    )
-    .unwrap();
-    let daemon = Daemon::start(vec![link.clone()], config, BusChoice::None)
-        .await
-        .unwrap();
+    let daemon = hall_a_daemon(d, port, &link, true).await;
     wait_for("online again", 20, || {
         room.last("eboard/hall-a/status")
             .is_some_and(|m| m.payload == "online")
@@ -687,14 +681,7 @@ async fn arbiter_calls_change_the_game_only_when_enabled_and_allowed() {
     // Commands on, but the broker lets anyone in: refused.
     let open_port = free_port();
     let _open = Broker::start(d, "open", "listener 1883\nallow_anonymous true\n", open_port).await;
-    let config = Config::parse(
-        &daemon_toml(d, "hall-a", "eboard-bridge", open_port, &link, true),
-        "c.toml",
-    )
-    .unwrap();
-    let daemon = Daemon::start(vec![link.clone()], config, BusChoice::None)
-        .await
-        .unwrap();
+    let daemon = hall_a_daemon(d, open_port, &link, true).await;
     let open_room = Subscriber::start(open_port, "viewer", "open-display", "eboard/hall-a/#").await;
     wait_for("the board on the open broker", 20, || {
         open_room.last("eboard/hall-a/boards/board_a/state").is_some()

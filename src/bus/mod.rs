@@ -152,6 +152,15 @@ impl Command {
 /// A command and where its answer goes.
 pub type Request = (Command, oneshot::Sender<Result<(), BusError>>);
 
+/// Hands `cmd` to a board's task (as D-Bus and MQTT calls do) and waits for its
+/// answer.
+pub async fn ask(commands: &mpsc::Sender<Request>, cmd: Command) -> Result<(), BusError> {
+    let (tx, rx) = oneshot::channel();
+    let gone = || BusError::Unavailable("the board's task has stopped".into());
+    commands.send((cmd, tx)).await.map_err(|_| gone())?;
+    rx.await.map_err(|_| gone())?
+}
+
 /// Everything the `Board1` properties show, and what the network's clients need
 /// besides. Serialized (`/api/boards`, MQTT) with the D-Bus property names.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
@@ -203,10 +212,7 @@ impl Board1 {
     }
 
     async fn ask(&self, cmd: Command) -> Result<(), BusError> {
-        let (tx, rx) = oneshot::channel();
-        let gone = || BusError::Unavailable("the board's task has stopped".into());
-        self.commands.send((cmd, tx)).await.map_err(|_| gone())?;
-        rx.await.map_err(|_| gone())?
+        ask(&self.commands, cmd).await
     }
 
     fn snap(&self) -> watch::Ref<'_, Snapshot> {

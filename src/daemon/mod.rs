@@ -174,13 +174,7 @@ impl Daemon {
             .map(|h| crate::net::EventLog::new(h.event_history));
         let http_config = config.http.clone();
         let mqtt_config = config.mqtt.clone();
-        let (mqtt_tx, mqtt_rx) = match &mqtt_config {
-            Some(_) => {
-                let (tx, rx) = mpsc::unbounded_channel();
-                (Some(tx), Some(rx))
-            }
-            None => (None, None),
-        };
+        let (mqtt_tx, mqtt_rx) = mqtt_config.is_some().then(mpsc::unbounded_channel).unzip();
         let state_dir = config.state_dir();
         let output = config.output_dir();
         let initial = match &watched {

@@ -31,7 +31,7 @@ use rumqttc::v5::mqttbytes::QoS;
 use rumqttc::v5::mqttbytes::v5::{ConnectReturnCode, LastWill, Packet, Publish, PublishProperties};
 use rumqttc::v5::{AsyncClient, ConnectionError, Event, EventLoop, MqttOptions};
 use rumqttc::{Outgoing, TlsConfiguration, Transport};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
@@ -496,10 +496,14 @@ impl Service {
         } else {
             tracing::info!("MQTT: connected to {}", self.cfg.broker);
         }
-        let _ = link
+        // Only what was handed to the client is awaited (the FIFO matches acks).
+        if link
             .client
-            .try_publish(self.status_topic(), self.qos, true, "online");
-        link.inflight.push_back(Tag::Other);
+            .try_publish(self.status_topic(), self.qos, true, "online")
+            .is_ok()
+        {
+            link.inflight.push_back(Tag::Other);
+        }
         let _ = link
             .client
             .try_subscribe(format!("{}/boards/+/cmd/+", self.prefix), self.qos);
@@ -585,17 +589,13 @@ impl Service {
         };
         tracing::info!("MQTT: {method}{} on board {id}", serde_json::Value::Array(args));
         tokio::spawn(async move {
-            let (tx, rx) = oneshot::channel();
-            let outcome = match target.send((command, tx)).await {
-                Err(_) => Err(BusError::Unavailable(format!("board {id} has stopped"))),
-                Ok(()) => match tokio::time::timeout(CALL_TIMEOUT, rx).await {
-                    Ok(Ok(r)) => r,
-                    Ok(Err(_)) => Err(BusError::Unavailable(format!("board {id} has stopped"))),
-                    Err(_) => Err(BusError::Unavailable(format!(
+            let outcome = tokio::time::timeout(CALL_TIMEOUT, crate::bus::ask(&target, command))
+                .await
+                .unwrap_or_else(|_| {
+                    Err(BusError::Unavailable(format!(
                         "board {id} did not answer in 10 s"
-                    ))),
-                },
-            };
+                    )))
+                });
             answer(match outcome {
                 Ok(()) => serde_json::json!({"ok": true}).to_string(),
                 Err(e) => {
