@@ -4,13 +4,18 @@
 //! games with slides, retouches, captures in every order and clock presses, at a
 //! fixed seed so that every run measures the same input. The board-level events
 //! are decoded once (through the same decoder and player `replay` uses); the
-//! figure is the rules core alone consuming them, then the whole `replay` path.
+//! figure is the rules core alone consuming them, then the whole `replay` path
+//! in this process, then `eboard-bridge replay` as a whole process reading the log
+//! from a file (written to the bench's temporary folder) and writing its output
+//! to a file, in each output format.
 
 use std::hint::black_box;
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use eboard_bridge::board::Orientation;
-use eboard_bridge::log::{Header, Played, Player, SensorLog};
+use eboard_bridge::log::{Header, LogWriter, Played, Player, SensorLog};
 use eboard_bridge::protocol::ClockTime;
 use eboard_bridge::rules::{Config, Core};
 use eboard_bridge::sim::{Hands, Seeded, Style};
@@ -47,6 +52,27 @@ fn long_log() -> (SensorLog, usize) {
     (log, plies)
 }
 
+/// Runs `eboard-bridge replay` on `log` `runs` times; the median wall time and
+/// the output's size.
+fn replay_process(log: &Path, format: &str, runs: usize) -> (Duration, u64) {
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("bench-core.{format}"));
+    let mut times = Vec::new();
+    for _ in 0..runs {
+        let file = std::fs::File::create(&out).expect("the output file");
+        let start = Instant::now();
+        let status = Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
+            .args(["replay", "--format", format])
+            .arg(log)
+            .stdout(Stdio::from(file))
+            .status()
+            .expect("eboard-bridge runs");
+        times.push(start.elapsed());
+        assert!(status.success(), "replay --format {format} failed: {status}");
+    }
+    let size = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
+    (median(times), size)
+}
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -54,6 +80,15 @@ fn median(mut v: Vec<Duration>) -> Duration {
 
 fn main() {
     let (log, plies) = long_log();
+    let log_path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-core.esl");
+    {
+        let file = std::io::BufWriter::new(std::fs::File::create(&log_path).expect("the log file"));
+        let mut w = LogWriter::new(file, &log.header).expect("the log header");
+        for r in &log.records {
+            w.write(r).expect("a record");
+        }
+        w.flush().expect("the log written");
+    }
     let steps = Player::play_log(&log, "bench").expect("the generated log plays");
     let events: Vec<_> = steps
         .iter()
@@ -106,5 +141,18 @@ fn main() {
         replay.as_secs_f64(),
         per_sec(log.records.len(), replay)
     );
+    println!(
+        "log file: {} ({} bytes)",
+        log_path.display(),
+        std::fs::metadata(&log_path).map_or(0, |m| m.len())
+    );
+    for format in ["text", "jsonl", "pgn"] {
+        let (d, size) = replay_process(&log_path, format, runs);
+        println!(
+            "eboard-bridge replay --format {format} (whole process, log file in, {size} bytes out): {:.3} s median of {runs}, {:.0} records/s",
+            d.as_secs_f64(),
+            per_sec(log.records.len(), d)
+        );
+    }
     assert_eq!(moves, plies, "the bench log must replay to the moves played");
 }

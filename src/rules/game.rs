@@ -7,6 +7,9 @@ use shakmaty::uci::UciMove;
 use shakmaty::zobrist::Zobrist64;
 use shakmaty::{Board, CastlingMode, Chess, EnPassantMode, Move, Position, Role, Square};
 
+use std::cell::OnceCell;
+
+use super::matching;
 use crate::board::Orientation;
 
 /// A move in the record.
@@ -35,6 +38,11 @@ pub struct Game {
     pub positions: Vec<Chess>,
     pub moves: Vec<Played>,
     hashes: Vec<u64>,
+    /// The placement hash of each position (`matching`).
+    placements: Vec<u64>,
+    /// The legal moves of each position with their results' placement hashes,
+    /// computed when first asked for and kept while the position is in the record.
+    results: Vec<OnceCell<matching::Results>>,
     pub result: Option<(&'static str, &'static str)>,
     /// Claims already reported, so each is said once per position.
     pub claimed: Vec<(usize, &'static str)>,
@@ -49,6 +57,7 @@ impl Game {
     pub fn new(number: u32, start: Chess, mode: CastlingMode, orientation: Orientation) -> Game {
         let start_fen = fen(&start);
         let hash = hash(&start);
+        let placement = matching::placement(start.board());
         Game {
             number,
             orientation,
@@ -57,6 +66,8 @@ impl Game {
             positions: vec![start],
             moves: Vec::new(),
             hashes: vec![hash],
+            placements: vec![placement],
+            results: vec![OnceCell::new()],
             result: None,
             claimed: Vec::new(),
             time_control: None,
@@ -86,10 +97,15 @@ impl Game {
     /// Plays a legal move onto the record.
     pub fn push(&mut self, mv: Move) -> &Played {
         let pos = self.current().clone();
-        let uci = UciMove::from_move(mv, self.mode).to_string();
+        let placement = matching::after(pos.board(), self.placement(self.ply()), &mv, pos.turn());
+        let mut uci = String::with_capacity(5);
+        UciMove::from_move(mv, self.mode).append_to_string(&mut uci);
         let mut after = pos;
-        let san = SanPlus::from_move_and_play_unchecked(&mut after, mv).to_string();
+        let mut san = String::with_capacity(8);
+        SanPlus::from_move_and_play_unchecked(&mut after, mv).append_to_string(&mut san);
         self.hashes.push(hash(&after));
+        self.placements.push(placement);
+        self.results.push(OnceCell::new());
         self.positions.push(after);
         self.moves.push(Played {
             mv,
@@ -108,7 +124,31 @@ impl Game {
         self.moves.truncate(ply);
         self.positions.truncate(ply + 1);
         self.hashes.truncate(ply + 1);
+        self.placements.truncate(ply + 1);
+        self.results.truncate(ply + 1);
         self.claimed.retain(|(p, _)| *p <= ply);
+    }
+
+    /// The placement hash of the position after `ply` plies.
+    pub fn placement(&self, ply: usize) -> u64 {
+        self.placements[ply]
+    }
+
+    /// The legal move from the position after `ply` plies whose result shows
+    /// `board`, whose placement hash is `h`.
+    pub fn move_from(&self, ply: usize, h: u64, board: &Board) -> Option<Move> {
+        matching::find(&self.positions[ply], self.results(ply), h, board)
+    }
+
+    /// The legal moves of the position after `ply` plies, with the placement
+    /// hashes of their results.
+    fn results(&self, ply: usize) -> &[(u64, Move)] {
+        self.results[ply].get_or_init(|| matching::results(&self.positions[ply], self.placements[ply]))
+    }
+
+    /// The position after `ply` plies shows `board` (placement hash `h`).
+    pub fn shows(&self, ply: usize, h: u64, board: &Board) -> bool {
+        self.placements[ply] == h && self.positions[ply].board() == board
     }
 
     /// How often the current position has occurred.
@@ -120,11 +160,13 @@ impl Game {
     /// The end the current position forces, if any (5.1.1, 5.2.1, 5.2.2, 9.6).
     pub fn forced_end(&self) -> Option<(&'static str, &'static str)> {
         let pos = self.current();
-        if pos.is_checkmate() {
-            return Some((if pos.turn().is_white() { "0-1" } else { "1-0" }, "checkmate"));
-        }
-        if pos.is_stalemate() {
-            return Some(("1/2-1/2", "stalemate"));
+        // The legal moves come from the matching table (built once per position).
+        if self.results(self.ply()).is_empty() {
+            return Some(if pos.is_check() {
+                (if pos.turn().is_white() { "0-1" } else { "1-0" }, "checkmate")
+            } else {
+                ("1/2-1/2", "stalemate")
+            });
         }
         if pos.is_insufficient_material() {
             return Some(("1/2-1/2", "insufficient_material"));
@@ -156,7 +198,9 @@ impl Game {
 }
 
 pub fn fen(pos: &Chess) -> String {
-    Fen::from_position(pos, EnPassantMode::Legal).to_string()
+    let mut s = String::with_capacity(90);
+    Fen::from_position(pos, EnPassantMode::Legal).append_to_string(&mut s);
+    s
 }
 
 fn hash(pos: &Chess) -> u64 {

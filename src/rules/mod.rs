@@ -17,6 +17,7 @@ mod clock;
 pub mod drive;
 mod event;
 mod game;
+mod matching;
 mod touch;
 
 use shakmaty::{Bitboard, Board, CastlingMode, Chess, Color, Move, Piece, Position, Role, Square};
@@ -27,6 +28,7 @@ pub use game::{Game, Played, fen as game_fen};
 
 use crate::board::{BoardEvent, Orientation};
 use crate::protocol::{ClockSide, ClockStatus, PieceCode};
+use matching::Sensors;
 use touch::{Touch, TouchLog};
 
 /// A move the board shows but that is not yet reported as made.
@@ -128,8 +130,8 @@ struct PendingLift {
 #[derive(Debug)]
 pub struct Core {
     cfg: Config,
-    /// The sensors' placement in board numbering.
-    sensors: Board,
+    /// The sensors' placement in board numbering, with its placement hash.
+    sensors: Sensors,
     game: Option<Game>,
     /// Games before the current one, in order.
     finished: Vec<Game>,
@@ -219,7 +221,7 @@ impl Core {
     pub fn new(cfg: Config) -> Core {
         Core {
             cfg,
-            sensors: Board::empty(),
+            sensors: Sensors::default(),
             game: None,
             finished: Vec::new(),
             games: 0,
@@ -263,7 +265,7 @@ impl Core {
 
     /// The board as the sensors report it, in board numbering.
     pub fn sensors(&self) -> &Board {
-        &self.sensors
+        self.sensors.board()
     }
 
     /// The irregularity reported and not yet resolved, if any.
@@ -510,7 +512,7 @@ impl Core {
                     }
                     r.lifted = r.lifted.saturating_add(1);
                 }
-                self.sensors.discard_piece_at(*square);
+                self.sensors.discard(*square);
                 self.last_change = t_us;
                 if !gated {
                     let lifted = piece.piece();
@@ -523,8 +525,8 @@ impl Core {
                     r.placed = r.placed.saturating_add(1);
                 }
                 match piece {
-                    PieceCode::Piece(p) => self.sensors.set_piece_at(*square, *p),
-                    _ => self.sensors.discard_piece_at(*square),
+                    PieceCode::Piece(p) => self.sensors.set(*square, *p),
+                    _ => self.sensors.discard(*square),
                 }
                 self.last_change = t_us;
                 if !gated {
@@ -556,7 +558,7 @@ impl Core {
     fn dump(&mut self, board: Board, t: u64) {
         let polled = !self.updates_seen;
         let gated = self.resync.as_ref().is_some_and(|r| r.gated);
-        if !gated && board == self.sensors {
+        if !gated && &board == self.sensors.board() {
             self.confirm_dump = false;
             // Confirmed: the board is as the updates left it. If it also shows the
             // record (or a move on from it), the line is in step again.
@@ -594,7 +596,7 @@ impl Core {
             let r = self.resync.get_or_insert_with(|| Resync::new(Cause::Gap, false));
             r.cause = Cause::Gap;
         }
-        self.sensors = board;
+        self.sensors = Sensors::new(board);
         self.pending.clear();
         self.last_place = None;
         self.last_change = t;
@@ -654,18 +656,19 @@ impl Core {
     fn one_step(&self, board: &Board) -> bool {
         let Some(g) = &self.game else { return false };
         let real = g.orientation.real_board(board);
+        let h = matching::placement(&real);
         let n = g.ply();
         real == *g.current().board()
-            || game::move_to(g.current(), &real).is_some()
+            || g.move_from(n, h, &real).is_some()
             || is_partial(g.current(), &real)
-            || (n > 0 && !g.moves[n - 1].completed && game::move_to(&g.positions[n - 1], &real).is_some())
+            || (n > 0 && !g.moves[n - 1].completed && g.move_from(n - 1, h, &real).is_some())
     }
 
     /// A dump of a polled board that differs from the last: the pieces gone are
     /// lifts and the pieces arrived are placements, at the dump's time. Lifts of
     /// the side to move come first, a king before its rook, as hands do.
     fn dump_as_changes(&mut self, board: &Board, t: u64) {
-        let before = self.sensors.clone();
+        let before = self.sensors.board().clone();
         let to_move = self.to_move();
         let mut lifts: Vec<(Square, Piece)> = Square::ALL
             .into_iter()
@@ -687,12 +690,12 @@ impl Core {
             if board.piece_at(sq).is_some() {
                 continue;
             }
-            self.sensors.discard_piece_at(sq);
+            self.sensors.discard(sq);
             self.last_change = t;
             self.changed(t, Some((sq, piece, true)));
         }
         for (sq, piece) in places {
-            self.sensors.set_piece_at(sq, piece);
+            self.sensors.set(sq, piece);
             self.last_change = t;
             self.changed(t, Some((sq, piece, false)));
         }
@@ -877,7 +880,13 @@ impl Core {
 
     fn real_board(&self) -> Board {
         let o = self.game.as_ref().map_or(Orientation::Normal, |g| g.orientation);
-        o.real_board(&self.sensors)
+        o.real_board(self.sensors.board())
+    }
+
+    /// The placement hash of the real board (`real_board`).
+    fn real_hash(&self) -> u64 {
+        let o = self.game.as_ref().map_or(Orientation::Normal, |g| g.orientation);
+        self.sensors.hash(o)
     }
 
     /// A board change. `change` is (board square, piece, is a lift).
@@ -979,7 +988,7 @@ impl Core {
             return false;
         }
         let board = self.real_board();
-        &board != game.current().board() && game::move_to(&game.positions[n - 1], &board).is_some()
+        &board != game.current().board() && game.move_from(n - 1, self.real_hash(), &board).is_some()
     }
 
     /// The opponent of a move the board shows lifts a piece of their own: that move
@@ -1016,7 +1025,7 @@ impl Core {
     fn try_new_game(&mut self, t: u64, dump: bool) -> bool {
         if let Some((pos, mode)) = self.start_at.take() {
             let placement = pos.board().clone();
-            let orientation = if Orientation::Rotated.real_board(&self.sensors) == placement {
+            let orientation = if Orientation::Rotated.real_board(self.sensors.board()) == placement {
                 Orientation::Rotated
             } else {
                 Orientation::Normal
@@ -1024,7 +1033,7 @@ impl Core {
             self.start_game(pos, mode, orientation, t);
             return true;
         }
-        let Some((pos, mode, orientation)) = start_position(&self.sensors) else {
+        let Some((pos, mode, orientation)) = start_position(self.sensors.board()) else {
             return dump && self.game_under_way(t);
         };
         let fresh = self.game.as_ref().is_some_and(|g| {
@@ -1058,7 +1067,7 @@ impl Core {
         }
         let start = Chess::default();
         for orientation in [Orientation::Normal, Orientation::Rotated] {
-            let board = orientation.real_board(&self.sensors);
+            let board = orientation.real_board(self.sensors.board());
             let game::Inferred::Path(path) =
                 game::infer_path(&start, &board, game::MAX_INFERRED_PLIES, game::INFER_BUDGET, &[])
             else {
@@ -1081,9 +1090,10 @@ impl Core {
             return false;
         }
         let board = self.real_board();
+        let h = self.real_hash();
         let n = g.ply();
-        game::move_to(g.current(), &board).is_some()
-            || (!g.moves[n - 1].completed && game::move_to(&g.positions[n - 1], &board).is_some())
+        g.move_from(n, h, &board).is_some()
+            || (!g.moves[n - 1].completed && g.move_from(n - 1, h, &board).is_some())
     }
 
     fn start_game(&mut self, pos: Chess, mode: CastlingMode, orientation: Orientation, t: u64) {
@@ -1165,18 +1175,18 @@ impl Core {
             return;
         }
         let n = game.ply();
-        let current = game.current().clone();
+        let h = self.real_hash();
         // Across a gap, what the board shows was not seen being played.
         let inferred = self.resync.as_ref().is_some_and(|r| r.cause == Cause::Gap);
         self.takeback = None;
-        if current.board() == &board {
+        if game.shows(n, h, &board) {
             self.tentative = None;
             self.held = None;
             self.resync = None;
             self.resolve(t);
             return;
         }
-        if let Some(mv) = game::move_to(&current, &board) {
+        if let Some(mv) = game.move_from(n, h, &board) {
             let kings_hold = mv.role() == Role::King && CENTRE.contains(&mv.to());
             self.show(Tentative {
                 base: n,
@@ -1188,7 +1198,7 @@ impl Core {
             return;
         }
         if n > 0 && !game.moves[n - 1].completed {
-            if let Some(mv) = game::move_to(&game.positions[n - 1], &board) {
+            if let Some(mv) = game.move_from(n - 1, h, &board) {
                 self.show(Tentative {
                     base: n - 1,
                     mv,
@@ -1201,12 +1211,12 @@ impl Core {
         }
         // An earlier position, or a legal move from one: a take-back.
         for k in (n.saturating_sub(8)..n).rev() {
-            if game.positions[k].board() == &board {
+            if game.shows(k, h, &board) {
                 self.tentative = None;
                 self.takeback = Some(k);
                 return;
             }
-            if let Some(mv) = game::move_to(&game.positions[k], &board) {
+            if let Some(mv) = game.move_from(k, h, &board) {
                 self.show(Tentative {
                     base: k,
                     mv,
@@ -1724,6 +1734,11 @@ fn side_index(s: Side) -> usize {
 
 /// The start position the board shows, if any: standard or Chess960, either way round.
 fn start_position(sensors: &Board) -> Option<(Chess, CastlingMode, Orientation)> {
+    // Every start position fills the first two ranks and the last two, and only
+    // them (either way round): most boards are ruled out by that alone.
+    if sensors.occupied() != Bitboard(0xffff_0000_0000_ffff) {
+        return None;
+    }
     for orientation in [Orientation::Normal, Orientation::Rotated] {
         let board = orientation.real_board(sensors);
         if board == Board::new() {

@@ -1,0 +1,254 @@
+//! Matching a board by placement hash instead of by search.
+//!
+//! Every placement (which piece stands on which square; side to move, castling
+//! rights and the rest play no part) has a 64-bit hash: the XOR of one fixed
+//! random key per occupied (piece, square). A lift or a placement changes the
+//! sensor board's hash by one XOR, so it is always up to date, for the board as it
+//! stands and for the board turned round. For each position of the game the
+//! hashes of the results of its legal moves are computed once, from the
+//! position's own hash and the squares each move changes (no move is played), and
+//! kept until the record drops the position. Matching a board against a position
+//! is then a scan of a few dozen integers; a hit is confirmed on the boards
+//! themselves, so a hash collision can never make a move.
+
+use shakmaty::{Board, Chess, Color, Move, Piece, Position, Role, Square};
+
+use crate::board::Orientation;
+
+/// splitmix64: a fixed sequence of well-mixed keys (the same in every build).
+const fn splitmix(state: u64) -> (u64, u64) {
+    let state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (state, z ^ (z >> 31))
+}
+
+/// One key per (piece, square): 12 pieces × 64 squares.
+static KEYS: [[u64; 64]; 12] = {
+    let mut keys = [[0u64; 64]; 12];
+    let mut state = 0x00eb_0a2d_b21d_6e00;
+    let mut p = 0;
+    while p < 12 {
+        let mut sq = 0;
+        while sq < 64 {
+            let (s, k) = splitmix(state);
+            state = s;
+            keys[p][sq] = k;
+            sq += 1;
+        }
+        p += 1;
+    }
+    keys
+};
+
+/// The key of `piece` on `square`.
+#[inline]
+pub fn key(piece: Piece, square: Square) -> u64 {
+    let p = (piece.role as usize - 1) * 2 + usize::from(piece.color == Color::Black);
+    KEYS[p][square as usize]
+}
+
+/// The placement hash of a whole board.
+pub fn placement(board: &Board) -> u64 {
+    board.iter().fold(0, |h, (sq, p)| h ^ key(p, sq))
+}
+
+/// The sensor board in board numbering, with its placement hash kept up to date
+/// for both ways round (`hash[0]` as it stands, `hash[1]` turned round).
+#[derive(Debug, Clone)]
+pub struct Sensors {
+    board: Board,
+    hash: [u64; 2],
+}
+
+impl Default for Sensors {
+    fn default() -> Sensors {
+        Sensors::new(Board::empty())
+    }
+}
+
+impl Sensors {
+    pub fn new(board: Board) -> Sensors {
+        let mut hash = [0, 0];
+        for (sq, p) in board.iter() {
+            hash[0] ^= key(p, sq);
+            hash[1] ^= key(p, sq.rotate_180());
+        }
+        Sensors { board, hash }
+    }
+
+    pub fn board(&self) -> &Board {
+        &self.board
+    }
+
+    /// The placement hash of the real board seen with `orientation`.
+    #[inline]
+    pub fn hash(&self, orientation: Orientation) -> u64 {
+        match orientation {
+            Orientation::Normal => self.hash[0],
+            Orientation::Rotated => self.hash[1],
+        }
+    }
+
+    #[inline]
+    fn toggle(&mut self, sq: Square, p: Piece) {
+        self.hash[0] ^= key(p, sq);
+        self.hash[1] ^= key(p, sq.rotate_180());
+    }
+
+    /// A piece set down on `sq` (board numbering), replacing what stood there.
+    pub fn set(&mut self, sq: Square, piece: Piece) {
+        if let Some(old) = self.board.remove_piece_at(sq) {
+            self.toggle(sq, old);
+        }
+        self.board.set_piece_at(sq, piece);
+        self.toggle(sq, piece);
+    }
+
+    /// `sq` (board numbering) emptied.
+    pub fn discard(&mut self, sq: Square) {
+        if let Some(old) = self.board.remove_piece_at(sq) {
+            self.toggle(sq, old);
+        }
+    }
+}
+
+/// The placement hash after `mv` from a position whose board is `board` and
+/// whose placement hash is `h`: only the squares the move changes are keyed.
+pub fn after(board: &Board, h: u64, mv: &Move, us: Color) -> u64 {
+    match *mv {
+        Move::Normal {
+            role,
+            from,
+            capture,
+            to,
+            promotion,
+        } => {
+            let mut h = h ^ key(role.of(us), from) ^ key(promotion.unwrap_or(role).of(us), to);
+            if let Some(c) = capture {
+                h ^= key(c.of(!us), to);
+            }
+            h
+        }
+        Move::EnPassant { from, to } => {
+            let taken = Square::from_coords(to.file(), from.rank());
+            h ^ key(Role::Pawn.of(us), from) ^ key(Role::Pawn.of(us), to) ^ key(Role::Pawn.of(!us), taken)
+        }
+        Move::Castle { king, rook } => {
+            let side = shakmaty::CastlingSide::from_king_side(king < rook);
+            let king_to = side.king_to(us);
+            let rook_to = side.rook_to(us);
+            h ^ key(Role::King.of(us), king)
+                ^ key(Role::Rook.of(us), rook)
+                ^ key(Role::King.of(us), king_to)
+                ^ key(Role::Rook.of(us), rook_to)
+        }
+        Move::Put { role, to } => {
+            debug_assert!(board.piece_at(to).is_none());
+            h ^ key(role.of(us), to)
+        }
+    }
+}
+
+/// Legal moves, each with the placement hash of its result.
+pub type Results = Box<[(u64, Move)]>;
+
+/// The legal moves of `pos` with the placement hash of each one's result.
+pub fn results(pos: &Chess, h: u64) -> Results {
+    let us = pos.turn();
+    let board = pos.board();
+    pos.legal_moves()
+        .into_iter()
+        .map(|m| (after(board, h, &m, us), m))
+        .collect()
+}
+
+/// The move among `results` (of `pos`) whose result shows `board` (hash `h`).
+/// A hash hit is confirmed on the boards.
+pub fn find(pos: &Chess, results: &[(u64, Move)], h: u64, board: &Board) -> Option<Move> {
+    results
+        .iter()
+        .filter(|(r, _)| *r == h)
+        .map(|(_, m)| *m)
+        .find(|m| {
+            let mut after = pos.clone();
+            after.play_unchecked(*m);
+            after.board() == board
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shakmaty::CastlingMode;
+    use shakmaty::fen::Fen;
+
+    fn pos(fen: &str, mode: CastlingMode) -> Chess {
+        fen.parse::<Fen>()
+            .expect("fen")
+            .into_position(mode)
+            .expect("legal")
+    }
+
+    /// Every legal move's computed hash equals the hash of the board it leads to:
+    /// normal moves, captures, promotions, en passant, both castlings, Chess960
+    /// castling with the king or rook staying put.
+    #[test]
+    fn result_hashes_match_the_boards_played() {
+        let fens = [
+            (
+                "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+                CastlingMode::Standard,
+            ),
+            (
+                "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+                CastlingMode::Standard,
+            ),
+            (
+                "r3k2r/p1ppqpb1/bn2pnp1/3PN3/Pp2P3/2N2Q1p/1PPBBPPP/R3K2R b KQkq a3 0 1",
+                CastlingMode::Standard,
+            ),
+            ("n1n5/PPPk4/8/8/8/8/4Kppp/5N1N w - - 0 1", CastlingMode::Standard),
+            ("1r2k1r1/8/8/8/8/8/8/1R2K1R1 w GBgb - 0 1", CastlingMode::Chess960),
+            ("2rk3r/8/8/8/8/8/8/2RK3R w HChc - 0 1", CastlingMode::Chess960),
+            ("5rkr/8/8/8/8/8/8/5RKR b HFhf - 0 1", CastlingMode::Chess960),
+        ];
+        let (mut checked, mut castles, mut en_passant, mut promotions) = (0, 0, 0, 0);
+        for (fen, mode) in fens {
+            let p = pos(fen, mode);
+            let h = placement(p.board());
+            for (r, m) in results(&p, h).iter() {
+                let mut q = p.clone();
+                q.play_unchecked(*m);
+                assert_eq!(*r, placement(q.board()), "{fen}: {m:?}");
+                assert_eq!(find(&p, &results(&p, h), *r, q.board()), Some(*m), "{fen}: {m:?}");
+                checked += 1;
+                castles += usize::from(m.is_castle());
+                en_passant += usize::from(m.is_en_passant());
+                promotions += usize::from(m.is_promotion());
+            }
+        }
+        assert!(checked > 150, "{checked} moves checked");
+        assert!(castles >= 6, "{castles} castlings checked");
+        assert!(
+            en_passant >= 1 && promotions >= 8,
+            "{en_passant} en passant, {promotions} promotions"
+        );
+    }
+
+    /// The sensor hash follows lifts and placements either way round.
+    #[test]
+    fn sensors_hash_follows_changes() {
+        let mut s = Sensors::new(Board::new());
+        s.discard(Square::E2);
+        s.set(Square::E4, Color::White.pawn());
+        s.set(Square::D7, Color::White.queen()); // over a black pawn
+        let mut rotated = s.board().clone();
+        rotated.rotate_180();
+        assert_eq!(s.hash(Orientation::Normal), placement(s.board()));
+        assert_eq!(s.hash(Orientation::Rotated), placement(&rotated));
+        s.discard(Square::A5); // empty already: no change
+        assert_eq!(s.hash(Orientation::Normal), placement(s.board()));
+    }
+}
