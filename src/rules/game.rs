@@ -2,7 +2,7 @@
 //! repetition come from `shakmaty`.
 
 use shakmaty::fen::Fen;
-use shakmaty::san::SanPlus;
+use shakmaty::san::{San, SanPlus, Suffix};
 use shakmaty::uci::UciMove;
 use shakmaty::zobrist::Zobrist64;
 use shakmaty::{Board, CastlingMode, Chess, EnPassantMode, Move, Position, Role, Square};
@@ -100,13 +100,25 @@ impl Game {
         let placement = matching::after(pos.board(), self.placement(self.ply()), &mv, pos.turn());
         let mut uci = String::with_capacity(5);
         UciMove::from_move(mv, self.mode).append_to_string(&mut uci);
+        // SAN from shakmaty (the moves that need telling apart); its suffix from
+        // the new position's legal moves, which the matching table needs anyway.
+        let plain = San::from_move(&pos, mv);
         let mut after = pos;
-        let mut san = String::with_capacity(8);
-        SanPlus::from_move_and_play_unchecked(&mut after, mv).append_to_string(&mut san);
+        after.play_unchecked(mv);
+        let check = after.checkers().any();
         self.hashes.push(hash(&after));
         self.placements.push(placement);
         self.results.push(OnceCell::new());
         self.positions.push(after);
+        let suffix = check.then(|| {
+            if self.results(self.ply() + 1).is_empty() {
+                Suffix::Checkmate
+            } else {
+                Suffix::Check
+            }
+        });
+        let mut san = String::with_capacity(8);
+        SanPlus { san: plain, suffix }.append_to_string(&mut san);
         self.moves.push(Played {
             mv,
             san,
@@ -138,6 +150,11 @@ impl Game {
     /// `board`, whose placement hash is `h`.
     pub fn move_from(&self, ply: usize, h: u64, board: &Board) -> Option<Move> {
         matching::find(&self.positions[ply], self.results(ply), h, board)
+    }
+
+    /// The legal moves of the position after `ply` plies.
+    pub fn legal(&self, ply: usize) -> shakmaty::MoveList {
+        self.results(ply).iter().map(|(_, m)| *m).collect()
     }
 
     /// The legal moves of the position after `ply` plies, with the placement

@@ -1389,8 +1389,7 @@ impl Core {
             self.complete(n, t);
         }
         let Some(game) = self.game.as_mut() else { return };
-        let pos = game.current().clone();
-        let mover = pos.turn();
+        let mover = game.current().turn();
         game.push(tent.mv);
         let Some(played) = game.moves.last_mut() else {
             return;
@@ -1403,7 +1402,12 @@ impl Core {
         let flags = if tent.inferred {
             Vec::new()
         } else {
-            self.touches.flags(&pos, &tent.mv, mover)
+            let legal = self
+                .game
+                .as_ref()
+                .map(|g| g.legal(g.ply() - 1))
+                .unwrap_or_default();
+            self.touches.flags(&legal, &tent.mv, mover)
         };
         for (article, touched) in flags {
             self.emit(

@@ -3,7 +3,7 @@
 //! The core never rejects a legal move because of touch-move: it records the move
 //! and raises a flag that the opponent could claim.
 
-use shakmaty::{Chess, Color, Move, Piece, Position, Role, Square};
+use shakmaty::{Chess, Color, Move, Piece, Role, Square};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Touch {
@@ -66,12 +66,12 @@ impl TouchLog {
     }
 
     /// The flags the move `mv` by `mover` from `pos` raises.
-    pub fn flags(&self, pos: &Chess, mv: &Move, mover: Color) -> Vec<(&'static str, Vec<String>)> {
+    /// `legal` holds the legal moves of the position the move was played from.
+    pub fn flags(&self, legal: &[Move], mv: &Move, mover: Color) -> Vec<(&'static str, Vec<String>)> {
         let mine: Vec<&Touch> = self.touches.iter().filter(|t| t.side == mover).collect();
         let touched: Vec<String> = mine.iter().map(|t| t.square.to_string()).collect();
         let own: Vec<&Touch> = mine.iter().copied().filter(|t| t.piece.color == mover).collect();
         let opp: Vec<&Touch> = mine.iter().copied().filter(|t| t.piece.color != mover).collect();
-        let legal = pos.legal_moves();
         let moved = moved_squares(mv);
         let mut flags = Vec::new();
 
