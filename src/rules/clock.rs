@@ -6,6 +6,7 @@
 //! both get the same record, since acknowledgements come in with the board's
 //! bytes.
 
+use super::*;
 use shakmaty::{Color, Position};
 
 use super::{Core, EventKind, FlagPolicy, Profile, Refused, Side, side_index};
@@ -586,6 +587,87 @@ fn plausible(prev: &ClockStatus, at: u64, new: &ClockStatus, t: u64) -> bool {
         let drop = if ran { elapsed + 1000 } else { 1000 };
         n + drop >= p && (n <= p + 1000 || pressed)
     })
+}
+
+impl Core {
+    pub(super) fn press(&mut self, side: ClockSide, t: u64) {
+        self.clock_seen = true;
+        let Some(game) = &self.game else { return };
+        if game.is_over() {
+            return;
+        }
+        // Who pressed: the mover of a move the board shows or that is not completed.
+        let presser = match (&self.tentative, game.moves.last()) {
+            (Some(tent), _) => Some(game.positions[tent.base].turn()),
+            (None, Some(last)) if !last.completed => Some(game.positions[game.ply() - 1].turn()),
+            _ => None,
+        };
+        if let (Some(color), None) = (presser, self.white_side) {
+            self.white_side = Some(if color.is_white() { side } else { side.other() });
+        }
+        let color = presser.or_else(|| {
+            self.white_side
+                .map(|w| if w == side { Color::White } else { Color::Black })
+        });
+        // Before the first move, a press with the board changed is the side to move's.
+        let color = match color {
+            None if game.ply() == 0 && game.current().board() != &self.real_board() => {
+                let us = game.current().turn();
+                self.white_side = Some(if us.is_white() { side } else { side.other() });
+                Some(us)
+            }
+            c => c,
+        };
+        let emt = self.clock_pressed(side, t);
+        if self.tentative.is_some() {
+            self.commit(t);
+        }
+        let Some(game) = &self.game else { return };
+        let n = game.ply();
+        if n > 0 && !game.moves[n - 1].completed && Some(game.positions[n - 1].turn()) == color {
+            self.complete(n, t);
+            self.clock_completed(n, emt, t);
+            return;
+        }
+        // A press with no move made: a completed violation (7.5), except before the
+        // first move with the board untouched, when pressing starts the game's clock.
+        if n == 0 && game.current().board() == &self.real_board() {
+            return;
+        }
+        let Some(color) = color else { return };
+        if color != game.current().turn() {
+            return;
+        }
+        // While the board may be plies ahead of the record, a press is no
+        // violation: what was played in the gap is not known.
+        if self.resync.is_some() {
+            return;
+        }
+        self.flush_touches(t);
+        let (kind, squares) = self
+            .classify()
+            .unwrap_or((IrregularKind::ClockWithoutMove, Vec::new()));
+        // On a line that lost something lately, the press and the board must first
+        // be confirmed (the daemon asks for a clock report and a dump): noise is
+        // no violation. A lever back where it stood before one contradicting report
+        // is that report's bit put right, not a press.
+        if self.noisy_until.is_some_and(|until| t < until) {
+            if self.lever_before == Some(side == ClockSide::Left) {
+                return;
+            }
+            self.unconfirmed_press = Some(Unconfirmed {
+                color,
+                right_lever_high: side == ClockSide::Left,
+                reports: 0,
+                dumped: false,
+                board: self.real_board(),
+                kind,
+                squares,
+            });
+            return;
+        }
+        self.report_completed(t, color, self.real_board(), kind, squares);
+    }
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 //! is then a scan of a few dozen integers; a hit is confirmed on the boards
 //! themselves, so a hash collision can never make a move.
 
+use super::*;
 use shakmaty::{Board, Chess, Color, Move, Piece, Position, Role, Square};
 
 use crate::board::Orientation;
@@ -176,6 +177,169 @@ pub fn find(pos: &Chess, results: &[(u64, Move)], h: u64, board: &Board) -> Opti
             after.play_unchecked(*m);
             after.board() == board
         })
+}
+
+pub(super) fn diff_squares(a: &Board, b: &Board) -> Vec<Square> {
+    Square::ALL
+        .into_iter()
+        .filter(|sq| a.piece_at(*sq) != b.piece_at(*sq))
+        .collect()
+}
+
+/// A board on the way from `pos` to a legal move's result: only the move's squares
+/// differ, each showing what it had, what it will have, nothing, or the moving
+/// piece; or pieces only lifted from the expected position.
+pub(super) fn is_partial(pos: &Chess, board: &Board) -> bool {
+    let expected = pos.board();
+    let diff = diff_squares(expected, board);
+    if diff.iter().all(|sq| board.piece_at(*sq).is_none()) {
+        // Pieces in the air: each must be one a legal move lifts (its own piece, a
+        // castling rook, or the piece it captures); a piece off the board that no
+        // legal move touches was knocked off or taken away.
+        let legal = pos.legal_moves();
+        return diff.iter().all(|sq| {
+            legal.iter().any(|m| match *m {
+                Move::Castle { king, rook } => king == *sq || rook == *sq,
+                Move::EnPassant { from, to } => {
+                    from == *sq || Square::from_coords(to.file(), from.rank()) == *sq
+                }
+                _ => m.from() == Some(*sq) || (m.is_capture() && m.to() == *sq),
+            })
+        });
+    }
+    pos.legal_moves().into_iter().any(|m| {
+        let mut after = pos.clone();
+        after.play_unchecked(m);
+        let result = after.board();
+        let mut touched = Bitboard::EMPTY;
+        for sq in Square::ALL {
+            if expected.piece_at(sq) != result.piece_at(sq) {
+                touched.add(sq);
+            }
+        }
+        let mover = m.from().and_then(|f| expected.piece_at(f));
+        diff.iter().all(|sq| {
+            touched.contains(*sq) && {
+                let now = board.piece_at(*sq);
+                now.is_none() || now == expected.piece_at(*sq) || now == result.piece_at(*sq) || now == mover
+            }
+        })
+    })
+}
+
+/// A piece on `square` that a legal move from `pos` captures.
+pub(super) fn capture_target(pos: &Chess, square: Square) -> bool {
+    pos.legal_moves().iter().any(|m| match *m {
+        Move::EnPassant { from, to } => Square::from_coords(to.file(), from.rank()) == square,
+        _ => m.is_capture() && m.to() == square,
+    })
+}
+
+impl Core {
+    /// Matches the board against what the game allows.
+    pub(super) fn evaluate(&mut self, t: u64) {
+        let board = self.real_board();
+        if let Some(r) = &mut self.resync {
+            r.search = Search::No;
+        }
+        let Some(game) = &self.game else { return };
+        if let Some((result, _)) = kings_result(&board) {
+            // A forced end whose move was not completed stands: the kings only say
+            // the game is over.
+            if self.pending_end.is_some() {
+                self.settle_end(t);
+                return;
+            }
+            // Never a move: drop a king step onto the centre that is not completed.
+            self.tentative = None;
+            let Some(g) = self.game.as_ref() else { return };
+            if let Some(last) = g.moves.last() {
+                if !last.completed && last.mv.role() == Role::King && CENTRE.contains(&last.mv.to()) {
+                    let ply = g.ply() - 1;
+                    self.take_back(ply, t);
+                }
+            }
+            self.end_game(t, result, "result_kings");
+            return;
+        }
+        let n = game.ply();
+        let h = self.real_hash();
+        // Across a gap, what the board shows was not seen being played.
+        let inferred = self.resync.as_ref().is_some_and(|r| r.cause == Cause::Gap);
+        self.takeback = None;
+        if game.shows(n, h, &board) {
+            self.tentative = None;
+            self.held = None;
+            self.resync = None;
+            self.resolve(t);
+            return;
+        }
+        if let Some(mv) = game.move_from(n, h, &board) {
+            let kings_hold = mv.role() == Role::King && CENTRE.contains(&mv.to());
+            self.show(Tentative {
+                base: n,
+                mv,
+                kings_hold,
+                inferred,
+            });
+            self.resolve(t);
+            return;
+        }
+        if n > 0 && !game.moves[n - 1].completed {
+            if let Some(mv) = game.move_from(n - 1, h, &board) {
+                self.show(Tentative {
+                    base: n - 1,
+                    mv,
+                    kings_hold: false,
+                    inferred,
+                });
+                self.resolve(t);
+                return;
+            }
+        }
+        // An earlier position, or a legal move from one: a take-back.
+        for k in (n.saturating_sub(8)..n).rev() {
+            if game.shows(k, h, &board) {
+                self.tentative = None;
+                self.takeback = Some(k);
+                return;
+            }
+            if let Some(mv) = game.move_from(k, h, &board) {
+                self.show(Tentative {
+                    base: k,
+                    mv,
+                    kings_hold: false,
+                    inferred,
+                });
+                return;
+            }
+        }
+        self.tentative = None;
+        // The opponent lifted a piece the held move could have captured, and the
+        // board goes on from that move: it was made after all.
+        if let Some(h) = self.held {
+            let mut after = game.positions[h.base].clone();
+            after.play_unchecked(h.mv);
+            // Something set down beyond the held move, on the way to a reply.
+            let placed = diff_squares(after.board(), &board)
+                .iter()
+                .any(|sq| board.piece_at(*sq).is_some());
+            if h.base == n
+                && (game::move_to(&after, &board).is_some() || (placed && is_partial(&after, &board)))
+            {
+                self.tentative = Some(h);
+                self.commit(t);
+                self.evaluate(t);
+                return;
+            }
+        }
+        // The line may have missed plies: look for them once the board rests.
+        if let Some(r) = &mut self.resync {
+            if !r.gated {
+                r.search = Search::Short;
+            }
+        }
+    }
 }
 
 #[cfg(test)]

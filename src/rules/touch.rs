@@ -3,6 +3,7 @@
 //! The core never rejects a legal move because of touch-move: it records the move
 //! and raises a flag that the opponent could claim.
 
+use super::*;
 use shakmaty::{Chess, Color, Move, Piece, Role, Square};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -201,5 +202,145 @@ fn captured_square(m: &Move) -> Option<Square> {
         } => Some(to),
         Move::EnPassant { from, to } => Some(Square::from_coords(to.file(), from.rank())),
         _ => None,
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(super) struct PendingLift {
+    pub(super) square: Square,
+    pub(super) piece: Piece,
+    pub(super) at: u64,
+}
+
+impl Core {
+    /// A board change. `change` is (board square, piece, is a lift).
+    pub(super) fn changed(&mut self, t: u64, change: Option<(Square, Piece, bool)>) {
+        if self.try_new_game(t, change.is_none()) {
+            return;
+        }
+        let Some(game) = &self.game else { return };
+        if game.is_over() {
+            // After the end nothing is recorded; a board back at the final position
+            // resolves what was reported (the irregular deadline reports a change).
+            if game.current().board() == &self.real_board() {
+                self.resolve(t);
+            }
+            return;
+        }
+        let orientation = game.orientation;
+        if let Some((sq, piece, lift)) = change {
+            let real = orientation.real(sq);
+            if lift {
+                // The opponent starting their turn makes the move the board shows.
+                self.opponent_lift(real, piece, t);
+                // A lift from a square the piece slid onto a moment ago continues
+                // the same touch.
+                let sliding = self.last_place.is_some_and(|(sq, p, at)| {
+                    sq == real && p == piece && t.saturating_sub(at) < self.cfg.release_ms * 1000
+                });
+                if !sliding {
+                    self.pending.push(PendingLift {
+                        square: real,
+                        piece,
+                        at: t,
+                    });
+                }
+            } else {
+                self.last_place = Some((real, piece, t));
+                self.touches.placed(real, piece);
+                // The piece back where it was lifted within the flicker threshold:
+                // sensor noise, not a touch.
+                let flicker = self.cfg.flicker_ms * 1000;
+                if let Some(i) = self
+                    .pending
+                    .iter()
+                    .rposition(|p| p.square == real && p.piece == piece && t.saturating_sub(p.at) <= flicker)
+                {
+                    self.pending.remove(i);
+                } else {
+                    self.flush_touches(t);
+                }
+            }
+        }
+        self.evaluate(t);
+    }
+
+    /// Turns the lifts waiting out the flicker threshold into touches.
+    pub(super) fn flush_touches(&mut self, t: u64) {
+        let board = self.real_board();
+        for p in std::mem::take(&mut self.pending) {
+            let returned = board.piece_at(p.square) == Some(p.piece) && t > p.at;
+            self.touch(p, returned);
+        }
+    }
+
+    pub(super) fn touch(&mut self, p: PendingLift, returned: bool) {
+        let Some(game) = &self.game else { return };
+        // A touch belongs to the player having the move: once a move is made, that
+        // is the opponent (an amendment later gives the mover's pieces back to the
+        // mover); while the board shows a move not yet made, its mover's pieces are
+        // still theirs.
+        let side = match &self.tentative {
+            Some(t) if game.positions[t.base].turn() == p.piece.color => p.piece.color,
+            _ if self.amending(p.piece.color) => p.piece.color,
+            _ => game.current().turn(),
+        };
+        let first = self.touches.push(Touch {
+            side,
+            square: p.square,
+            piece: p.piece,
+            returned,
+        });
+        self.emit(
+            p.at,
+            EventKind::Touch {
+                side: side.into(),
+                square: p.square.to_string(),
+                piece: p.piece.char().to_string(),
+                first,
+                returned,
+            },
+        );
+    }
+
+    /// The board shows the last move, not yet completed, changed by its mover
+    /// `color` into another legal move.
+    pub(super) fn amending(&self, color: Color) -> bool {
+        let Some(game) = &self.game else { return false };
+        let n = game.ply();
+        if n == 0 || game.moves[n - 1].completed || game.positions[n - 1].turn() != color {
+            return false;
+        }
+        let board = self.real_board();
+        &board != game.current().board() && game.move_from(n - 1, self.real_hash(), &board).is_some()
+    }
+
+    /// The opponent of a move the board shows lifts a piece of their own: that move
+    /// is made (the opponent starts their turn), and completed if there is no clock.
+    pub(super) fn opponent_lift(&mut self, square: Square, piece: Piece, t: u64) {
+        let Some(game) = &self.game else { return };
+        if let Some(tent) = self.tentative {
+            let base = &game.positions[tent.base];
+            let mover = base.turn();
+            if piece.color != mover && !(tent.kings_hold && piece.role == Role::King) {
+                if capture_target(base, square) {
+                    self.held = Some(tent);
+                } else {
+                    self.commit(t);
+                }
+            }
+        }
+        let Some(game) = &self.game else { return };
+        if let Some(last) = game.moves.last() {
+            let mover = game.positions[game.ply() - 1].turn();
+            // Without a clock the opponent's touch completes the move; with one,
+            // a move that ended the game is completed by it too (the opponent
+            // has no move to make: the game is over).
+            let ends = self.pending_end.is_some_and(|(p, ..)| p == game.ply());
+            if !last.completed && piece.color != mover && (!self.clock_seen || ends) {
+                let ply = game.ply();
+                self.complete(ply, t);
+            }
+        }
     }
 }

@@ -1,0 +1,259 @@
+//! Irregular positions (Art. 7): a board that stands unexplained is classified
+//! (illegal move, displaced pieces, promotion incomplete, a press without a move)
+//! and reported; a completed violation is judged, on a suspect line only once a
+//! dump has confirmed the board; `resolved` when the board is explained again.
+
+use super::*;
+
+/// An unexplained board that has been reported.
+#[derive(Debug, Clone)]
+pub(super) struct Irregular {
+    pub(super) board: Board,
+    /// The kind reported, `None` while the board is only unexplained.
+    pub(super) kind: Option<IrregularKind>,
+}
+
+/// A press on a suspect line that would be a completed violation. A lever bit
+/// flipped in one clock report looks like a press, and a field update lost looks
+/// like no move: the violation is judged only when the next clock report shows
+/// the lever still down on the presser's side and a dump shows the board as the
+/// updates left it.
+#[derive(Debug, Clone)]
+pub(super) struct Unconfirmed {
+    pub(super) color: Color,
+    /// Where the press put the lever (status bit 1: high on the right).
+    pub(super) right_lever_high: bool,
+    /// Clock reports since the press (the first is the press's own).
+    pub(super) reports: u8,
+    pub(super) dumped: bool,
+    /// What the board showed at the press.
+    pub(super) board: Board,
+    pub(super) kind: IrregularKind,
+    pub(super) squares: Vec<String>,
+}
+
+/// A line that showed a fault stays suspect this long (µs).
+pub(super) const NOISY_FOR_US: u64 = 60_000_000;
+
+/// The board shows `us` castling (king two or more squares along the back rank and
+/// a rook of `us` jumped over it) from `expected`, whether legal or not.
+pub(super) fn castling_attempt(expected: &Board, board: &Board, us: Color) -> Option<(Square, Square)> {
+    let diff = diff_squares(expected, board);
+    if diff.len() != 4 {
+        return None;
+    }
+    let king = us.king();
+    let rook = us.rook();
+    let from = *diff
+        .iter()
+        .find(|sq| expected.piece_at(**sq) == Some(king) && board.piece_at(**sq).is_none())?;
+    let to = *diff.iter().find(|sq| board.piece_at(**sq) == Some(king))?;
+    let rook_from = *diff
+        .iter()
+        .find(|sq| expected.piece_at(**sq) == Some(rook) && board.piece_at(**sq).is_none())?;
+    let rook_to = *diff.iter().find(|sq| board.piece_at(**sq) == Some(rook))?;
+    let same_rank = [to, rook_from, rook_to].iter().all(|sq| sq.rank() == from.rank());
+    // The rook ends between the king's squares (or on the king's first square).
+    let between = from.min(to) <= rook_to && rook_to <= from.max(to);
+    (same_rank && between && from != to).then_some((from, to))
+}
+
+/// Exactly one piece of `us` left its square and stands on another (maybe on an
+/// opponent's piece): an attempted move.
+pub(super) fn one_piece_moved(expected: &Board, board: &Board, us: Color) -> Option<(Square, Square)> {
+    let diff = diff_squares(expected, board);
+    let vacated: Vec<Square> = diff
+        .iter()
+        .copied()
+        .filter(|sq| board.piece_at(*sq).is_none())
+        .collect();
+    let arrived: Vec<Square> = diff
+        .iter()
+        .copied()
+        .filter(|sq| board.piece_at(*sq).is_some())
+        .collect();
+    match (vacated.as_slice(), arrived.as_slice()) {
+        ([from], [to]) => {
+            let p = expected.piece_at(*from)?;
+            (p.color == us
+                && board.piece_at(*to) == Some(p)
+                && expected.piece_at(*to).is_none_or(|q| q.color != us))
+            .then_some((*from, *to))
+        }
+        _ => None,
+    }
+}
+
+impl Core {
+    pub(super) fn needs_irregular_check(&self) -> bool {
+        if self.tentative.is_some() || self.resync.as_ref().is_some_and(|r| r.gated) {
+            return false;
+        }
+        let Some(game) = &self.game else { return false };
+        let board = self.real_board();
+        if game.current().board() == &board {
+            return false;
+        }
+        match &self.irregular {
+            Some(irr) if irr.board == board => false,
+            // After the end, a change is reported once (until the board is back).
+            Some(irr) if game.is_over() && irr.kind.is_some() => false,
+            _ => !(game.is_over() && kings_result(&board).is_some()),
+        }
+    }
+
+    /// The board is explained again: `resolved`, when an irregularity was reported.
+    pub(super) fn resolve(&mut self, t: u64) {
+        if let Some(irr) = self.irregular.take() {
+            if irr.kind.is_some() {
+                let fen = self.game.as_ref().map(Game::fen).unwrap_or_default();
+                self.emit(t, EventKind::Resolved { fen });
+            }
+        }
+    }
+
+    /// A press waiting for confirmation that has it: the completed violation, as
+    /// the board showed it at the press.
+    pub(super) fn judge_confirmed(&mut self, t: u64) {
+        if !self
+            .unconfirmed_press
+            .as_ref()
+            .is_some_and(|u| u.dumped && u.reports >= 2)
+        {
+            return;
+        }
+        let Some(u) = self.unconfirmed_press.take() else {
+            return;
+        };
+        if self
+            .game
+            .as_ref()
+            .is_none_or(|g| g.is_over() || g.current().turn() != u.color)
+        {
+            return;
+        }
+        self.report_completed(t, u.color, u.board, u.kind, u.squares);
+    }
+
+    /// Classifies the board against the expected position.
+    pub(super) fn classify(&self) -> Option<(IrregularKind, Vec<String>)> {
+        let game = self.game.as_ref()?;
+        let board = self.real_board();
+        let pos = game.current();
+        if pos.board() == &board {
+            return None;
+        }
+        let us = pos.turn();
+        let diff = diff_squares(pos.board(), &board);
+        // Pawn released on the last rank: a promotion under way.
+        let promo = diff.iter().any(|sq| {
+            board.piece_at(*sq) == Some(us.pawn())
+                && sq.rank() == shakmaty::Rank::new(if us.is_white() { 7 } else { 0 })
+        });
+        if promo {
+            return Some((
+                IrregularKind::PromotionIncomplete,
+                diff.iter().map(Square::to_string).collect(),
+            ));
+        }
+        if is_partial(pos, &board) {
+            return None;
+        }
+        if let Some((from, to)) =
+            one_piece_moved(pos.board(), &board, us).or_else(|| castling_attempt(pos.board(), &board, us))
+        {
+            return Some((IrregularKind::IllegalMove, vec![from.to_string(), to.to_string()]));
+        }
+        Some((
+            IrregularKind::Displaced,
+            diff.iter().map(Square::to_string).collect(),
+        ))
+    }
+
+    pub(super) fn report_irregular(&mut self, t: u64) {
+        let board = self.real_board();
+        if self.irregular.as_ref().is_some_and(|i| i.board == board) {
+            return;
+        }
+        let Some(game) = &self.game else { return };
+        let side: Side = game.current().turn().into();
+        let count = self.violations[side_index(side)];
+        if game.is_over() {
+            // Nothing is recorded after the end, but a board that changes is said.
+            let squares = diff_squares(game.current().board(), &board);
+            let squares = squares.iter().map(Square::to_string).collect();
+            self.raise(t, board, IrregularKind::AfterEnd, side, squares, count, None);
+            return;
+        }
+        // Pieces only lifted (in the air) or a move under way are not irregular;
+        // neither is an earlier position (handled as a take-back).
+        let Some((kind, squares)) = self.classify() else {
+            self.irregular = Some(Irregular { board, kind: None });
+            return;
+        };
+        // Promotion under way without a press is not yet a violation.
+        if kind == IrregularKind::PromotionIncomplete {
+            self.irregular = Some(Irregular { board, kind: None });
+            return;
+        }
+        // Across a gap, a board no legal sequence reaches: the record lost track of
+        // the game (nothing is invented; a known position or the arbiter resumes it).
+        let kind = match &self.resync {
+            Some(r) if r.cause == Cause::Gap && kind != IrregularKind::IllegalMove => {
+                IrregularKind::LostTrack
+            }
+            _ => kind,
+        };
+        self.raise(t, board, kind, side, squares, count, None);
+    }
+
+    /// Reports an irregularity and remembers the board it stands on. A completed
+    /// violation (7.5) is the one that carries a penalty.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn raise(
+        &mut self,
+        t: u64,
+        board: Board,
+        kind: IrregularKind,
+        side: Side,
+        squares: Vec<String>,
+        count: u32,
+        penalty: Option<String>,
+    ) {
+        let seen = (kind == IrregularKind::LostTrack).then(|| board.board_fen().to_string());
+        self.irregular = Some(Irregular {
+            board,
+            kind: Some(kind),
+        });
+        self.emit(
+            t,
+            EventKind::Irregular {
+                kind,
+                side,
+                squares,
+                completed: penalty.is_some(),
+                count,
+                penalty,
+                board: seen,
+            },
+        );
+    }
+
+    pub(super) fn report_completed(
+        &mut self,
+        t: u64,
+        color: Color,
+        board: Board,
+        kind: IrregularKind,
+        squares: Vec<String>,
+    ) {
+        let side: Side = color.into();
+        self.violations[side_index(side)] += 1;
+        let count = self.violations[side_index(side)];
+        let mut penalty = self.cfg.profile.penalty(side, count);
+        if count == 1 && self.penalty_to_clock(color, t) {
+            penalty.push_str("; added to the clock");
+        }
+        self.raise(t, board, kind, side, squares, count, Some(penalty));
+    }
+}

@@ -1,0 +1,210 @@
+//! The record: a move the board shows waits for its release (a tentative
+//! move), then is made, amended (Art. 4.7), taken back, or completed; after each,
+//! the end the position forces and the draws claimable.
+
+use super::*;
+
+/// A move the board shows but that is not yet reported as made.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Tentative {
+    /// The ply it is played from: the current ply (a new move), one less (an
+    /// amendment of a move not completed), or earlier (a take-back and a new move).
+    pub(super) base: usize,
+    pub(super) mv: Move,
+    /// A king stepping onto a centre square may be the start of a result by kings:
+    /// it waits for the irregular threshold instead of the release threshold.
+    pub(super) kings_hold: bool,
+    /// Found across a gap in the line: marked, and judged for no touch-move.
+    pub(super) inferred: bool,
+}
+
+impl Core {
+    /// The board shows a move not yet made: it waits for its release. A new move
+    /// shown is counted (the daemon checks it against a dump).
+    pub(super) fn show(&mut self, tent: Tentative) {
+        let same = self
+            .tentative
+            .is_some_and(|t| t.base == tent.base && t.mv == tent.mv);
+        if !same {
+            self.shown += 1;
+        }
+        self.tentative = Some(tent);
+    }
+
+    /// The board shows a move (or an amendment, or a take-back and a move): record it.
+    pub(super) fn commit(&mut self, t: u64) {
+        let Some(tent) = self.tentative.take() else { return };
+        self.held = None;
+        self.flush_touches(t);
+        let Some(game) = self.game.as_mut() else { return };
+        let n = game.ply();
+        if tent.base + 1 == n && !game.moves[n - 1].completed {
+            if game.moves[n - 1].mv == tent.mv {
+                return;
+            }
+            // Amendment of a move made but not completed.
+            let was = game.moves[n - 1].clone();
+            let mover = game.positions[n - 1].turn();
+            game.truncate(n - 1);
+            game.push(tent.mv);
+            let Some(played) = game.moves.last_mut() else {
+                return;
+            };
+            played.inferred = tent.inferred;
+            let played = played.clone();
+            let fen = game.fen();
+            self.emit(
+                t,
+                EventKind::MoveAmended {
+                    ply: n as u32,
+                    was: was.san.clone(),
+                    san: played.san.clone(),
+                    uci: played.uci,
+                    fen,
+                    inferred: tent.inferred,
+                },
+            );
+            let Some(base) = self.game.as_ref().map(|g| g.positions[n - 1].clone()) else {
+                return;
+            };
+            let touched = self.touches.amend(mover);
+            let article = touch::amendment_article(&base, &was.mv, &tent.mv).filter(|_| !tent.inferred);
+            if let Some(article) = article {
+                self.emit(
+                    t,
+                    EventKind::TouchMove {
+                        article,
+                        side: mover.into(),
+                        touched,
+                        played: played.san,
+                    },
+                );
+            }
+            self.after_move(t);
+            return;
+        }
+        if tent.base < n {
+            self.take_back(tent.base, t);
+        }
+        let Some(game) = self.game.as_mut() else { return };
+        let n = game.ply();
+        // The previous move (the opponent's) is completed by this one at the latest.
+        if n > 0 && !game.moves[n - 1].completed {
+            self.complete(n, t);
+        }
+        let Some(game) = self.game.as_mut() else { return };
+        let mover = game.current().turn();
+        game.push(tent.mv);
+        let Some(played) = game.moves.last_mut() else {
+            return;
+        };
+        played.inferred = tent.inferred;
+        let played = played.clone();
+        let fen = game.fen();
+        let ply = game.ply() as u32;
+        // Touches are judged only for a move seen being played.
+        let flags = if tent.inferred {
+            Vec::new()
+        } else {
+            let legal = self
+                .game
+                .as_ref()
+                .map(|g| g.legal(g.ply() - 1))
+                .unwrap_or_default();
+            self.touches.flags(&legal, &tent.mv, mover)
+        };
+        for (article, touched) in flags {
+            self.emit(
+                t,
+                EventKind::TouchMove {
+                    article,
+                    side: mover.into(),
+                    touched,
+                    played: played.san.clone(),
+                },
+            );
+        }
+        self.emit(
+            t,
+            EventKind::Move {
+                ply,
+                san: played.san,
+                uci: played.uci,
+                fen,
+                side: mover.into(),
+                inferred: tent.inferred,
+            },
+        );
+        self.touches.next_turn(!mover);
+        self.after_move(t);
+    }
+
+    /// After a move is recorded: a forced end waits for the move to be completed
+    /// (until then the same player may still amend it); draws claimable are said.
+    pub(super) fn after_move(&mut self, t: u64) {
+        // The board is where the record is: the line is in step again.
+        let board = self.real_board();
+        if self.game.as_ref().is_some_and(|g| g.current().board() == &board) {
+            self.resync = None;
+        }
+        let Some(game) = self.game.as_mut() else { return };
+        let ply = game.ply();
+        self.pending_end = game.forced_end().map(|(r, term)| (ply, r, term));
+        if let Some((_, result, termination)) = self.pending_end {
+            if game.moves.last().is_some_and(|m| m.completed) {
+                self.end_game(t, result, termination);
+            }
+            return;
+        }
+        let ply = game.ply();
+        let fresh: Vec<&'static str> = game
+            .claimable()
+            .into_iter()
+            .filter(|r| !game.claimed.contains(&(ply, *r)))
+            .collect();
+        game.claimed.extend(fresh.iter().map(|r| (ply, *r)));
+        for reason in fresh {
+            self.emit(t, EventKind::DrawClaimable { reason });
+        }
+    }
+
+    pub(super) fn take_back(&mut self, to_ply: usize, t: u64) {
+        let Some(game) = self.game.as_mut() else { return };
+        if to_ply >= game.ply() {
+            return;
+        }
+        game.truncate(to_ply);
+        if self.pending_end.is_some_and(|(p, ..)| p > to_ply) {
+            self.pending_end = None;
+        }
+        let fen = game.fen();
+        let turn = game.current().turn();
+        self.emit(
+            t,
+            EventKind::Takeback {
+                to_ply: to_ply as u32,
+                fen,
+            },
+        );
+        self.touches.retract(turn);
+    }
+
+    pub(super) fn complete(&mut self, ply: usize, t: u64) {
+        let Some(game) = self.game.as_mut() else { return };
+        if ply == 0 || ply > game.ply() || game.moves[ply - 1].completed {
+            return;
+        }
+        game.moves[ply - 1].completed = true;
+        let side = game.positions[ply - 1].turn();
+        self.emit(
+            t,
+            EventKind::MoveCompleted {
+                ply: ply as u32,
+                side: side.into(),
+            },
+        );
+        if self.pending_end.is_some_and(|(p, ..)| p == ply) {
+            self.settle_end(t);
+        }
+    }
+}

@@ -1,0 +1,465 @@
+//! Line faults in the rules core: gaps (a reconnect, skipped or corrupted bytes,
+//! a `gap` record), dumps that settle the sensor board, a board read by dumps
+//! only, and the plies the line may have missed, inferred honestly or reported
+//! as `lost_track` (`shared/spec/rules.md`, issue 9).
+
+use super::*;
+
+/// Why the line may have missed changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Cause {
+    /// A gap (reconnect, skipped bytes, a `gap` record) or a dump the field updates
+    /// did not lead to: every move found is inferred.
+    Gap,
+    /// A board read by dumps only (polled): several plies may fall between two.
+    Poll,
+}
+
+/// Which search for missed plies waits for the board to rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Search {
+    No,
+    /// Up to [`SHORT_PLIES`], once the board has stood for the release threshold.
+    Short,
+    /// Up to [`game::MAX_INFERRED_PLIES`], once it has stood for the irregularity
+    /// threshold: more plies can explain more, so a piece held in the hand must not
+    /// be taken for one captured.
+    Long,
+}
+
+/// The plies bridged as soon as the board rests.
+pub(super) const SHORT_PLIES: usize = 2;
+
+/// A stretch during which the board may be several plies ahead of the record.
+#[derive(Debug, Clone)]
+pub(super) struct Resync {
+    pub(super) cause: Cause,
+    /// Waiting for the first dump after a gap: the sensor board is not known, so
+    /// field updates are not judged, and presses and clock reports are held.
+    pub(super) gated: bool,
+    pub(super) held_press: Option<ClockSide>,
+    pub(super) held_clock: Option<ClockStatus>,
+    /// The board is unexplained: the plies that reach it are looked for once it
+    /// has stood still long enough (see [`Core::search_at`]).
+    pub(super) search: Search,
+    /// Squares pieces were seen lifted from meanwhile (real squares, in order):
+    /// evidence of the order of the plies when several orders reach the board.
+    pub(super) lifts: Vec<Square>,
+    /// Lifts and placements seen since the last dump: with a piece seen placed and
+    /// none seen lifted and not placed again, the board is not a snapshot with a
+    /// piece in the hand.
+    pub(super) lifted: u16,
+    pub(super) placed: u16,
+    /// The board the dump after the gap showed (real squares): plies found across
+    /// the gap end there; what was seen after it is judged as seen.
+    pub(super) anchor: Option<Board>,
+}
+
+impl Resync {
+    pub(super) fn new(cause: Cause, gated: bool) -> Resync {
+        Resync {
+            cause,
+            gated,
+            held_press: None,
+            held_clock: None,
+            search: Search::No,
+            lifts: Vec::new(),
+            lifted: 0,
+            placed: 0,
+            anchor: None,
+        }
+    }
+}
+
+impl Core {
+    /// The line may have lost changes here (a reconnect, skipped or corrupted
+    /// bytes, a `gap` record). Until the next dump, field updates only move the
+    /// sensor board (nothing is judged on it), and presses and clock reports are
+    /// held; the dump is then matched against the positions up to
+    /// [`game::MAX_INFERRED_PLIES`] plies ahead, and the held press only completes
+    /// a move. Calling it again before the dump changes nothing.
+    pub fn gap(&mut self, t_us: u64) {
+        self.advance(t_us);
+        self.pending.clear();
+        self.last_place = None;
+        self.unconfirmed_press = None;
+        self.clk.resync_host = true;
+        self.clock_line_lost();
+        let r = self.resync.get_or_insert_with(|| Resync::new(Cause::Gap, true));
+        r.cause = Cause::Gap;
+        r.gated = true;
+        r.search = Search::No;
+    }
+
+    /// Bytes from the board were skipped (lost or corrupted on the line): a field
+    /// update may be missing, so the board is checked against a dump (one that
+    /// disagrees with the updates is handled as a gap it closes), moves found
+    /// meanwhile are marked inferred, and presses are judged only once confirmed.
+    /// Unlike [`Core::gap`], what the board shows goes on being judged.
+    pub fn line_fault(&mut self, t_us: u64) {
+        self.advance(t_us);
+        self.noisy_until = Some(t_us + NOISY_FOR_US);
+        self.confirm_dump = true;
+        if self.game.is_some() {
+            let r = self.resync.get_or_insert_with(|| Resync::new(Cause::Gap, false));
+            r.cause = Cause::Gap;
+        }
+    }
+
+    /// Whether a fresh board dump would help now: after a gap, while a press waits
+    /// for the board to be confirmed, while a flag fall waits for a second report
+    /// (a clock report then), and while the board is irregular or unexplained
+    /// on a line that may have lost something. The daemon asks the board for one
+    /// when this turns true, and every few seconds while it stays so.
+    pub fn wants_dump(&self) -> bool {
+        if self.resync.as_ref().is_some_and(|r| r.gated)
+            || self.unconfirmed_press.as_ref().is_some_and(|u| !u.dumped)
+        {
+            return true;
+        }
+        if self.confirm_dump || self.irregular.as_ref().is_some_and(|i| i.kind.is_some()) {
+            return true;
+        }
+        self.resync.is_some() && self.tentative.is_none() && self.unexplained()
+    }
+
+    /// Whether the last dump awaits a second that agrees with it (or the first
+    /// after a gap is still awaited): worth asking for at once, not only every few
+    /// seconds.
+    pub fn confirming(&self) -> bool {
+        self.confirm_dump || self.resync.as_ref().is_some_and(|r| r.gated)
+    }
+
+    /// When plies may be inferred for the board as it stands: up to 2 once it has
+    /// stood for the release threshold, up to 6 once it has stood for the
+    /// irregularity threshold (a piece held in the hand must not be explained as
+    /// one captured).
+    pub(super) fn search_at(&self, r: &Resync) -> Option<u64> {
+        let at_rest = r.placed > 0 && r.lifted <= r.placed;
+        let wait = match r.search {
+            Search::No => return None,
+            Search::Short => self.cfg.release_ms,
+            Search::Long if at_rest => self.cfg.release_ms,
+            Search::Long => self.cfg.irregular_ms,
+        };
+        Some(self.last_change + wait * 1000)
+    }
+
+    /// The board differs from the expected position with no move under way.
+    pub(super) fn unexplained(&self) -> bool {
+        self.game
+            .as_ref()
+            .is_some_and(|g| !g.is_over() && g.current().board() != &self.real_board())
+    }
+
+    /// A whole-board report. After a gap it settles the sensor board; on a board
+    /// read by dumps only it is the next board state, seen as lifts and placements;
+    /// on a board sending updates, one that disagrees with them means the line lost
+    /// something, and it is handled as a gap that this dump closes.
+    pub(super) fn dump(&mut self, board: Board, t: u64) {
+        let polled = !self.updates_seen;
+        let gated = self.resync.as_ref().is_some_and(|r| r.gated);
+        if !gated && &board == self.sensors.board() {
+            self.confirm_dump = false;
+            // Confirmed: the board is as the updates left it. If it also shows the
+            // record (or a move on from it), the line is in step again.
+            let in_step = self.tentative.is_some() || !self.unexplained();
+            if in_step && self.resync.as_ref().is_some_and(|r| r.cause == Cause::Gap) {
+                self.resync = None;
+            }
+            // A board still unexplained, now confirmed: plies may be looked for.
+            if let Some(r) = &mut self.resync {
+                if !in_step && r.search == Search::No {
+                    r.search = Search::Short;
+                }
+            }
+            // The board as the updates left it: a press waiting for it may be judged.
+            if let Some(u) = &mut self.unconfirmed_press {
+                u.dumped = true;
+            }
+            self.judge_confirmed(t);
+            return;
+        }
+        self.unconfirmed_press = None;
+        if !gated && polled && self.game.is_some() {
+            self.resync.get_or_insert_with(|| Resync::new(Cause::Poll, false));
+            // A step of one move (or the pieces of one in the air) is seen as
+            // lifts and placements, so touches count; a dump further on than
+            // that is matched as a whole (its lifts would be guesses).
+            if self.one_step(&board) {
+                self.dump_as_changes(&board, t);
+                return;
+            }
+        }
+        if !gated && !polled && self.game.is_some() {
+            // The updates did not lead to this board: something was lost.
+            self.noisy_until = Some(t + NOISY_FOR_US);
+            let r = self.resync.get_or_insert_with(|| Resync::new(Cause::Gap, false));
+            r.cause = Cause::Gap;
+        }
+        self.sensors = Sensors::new(board);
+        self.pending.clear();
+        self.last_place = None;
+        self.last_change = t;
+        // A dump taken on a line that has shown faults is confirmed by a second;
+        // so is the first with no game under way (it decides whether one starts).
+        self.confirm_dump = self.noisy_until.is_some_and(|until| t < until) || self.game.is_none();
+        let (clock, press) = match &mut self.resync {
+            Some(r) => {
+                r.gated = false;
+                r.lifted = 0;
+                r.placed = 0;
+                (r.held_clock.take(), r.held_press.take())
+            }
+            None => (None, None),
+        };
+        let anchor = self.real_board();
+        if let Some(r) = &mut self.resync {
+            r.anchor = Some(anchor);
+        }
+        self.changed(t, None);
+        // A move the dump after a gap shows was made (released) while the line was
+        // away: it is made now, not after another release threshold.
+        if gated && self.tentative.is_some() {
+            self.commit(t);
+        }
+        if let Some(status) = clock {
+            self.clock_report(&status, t);
+        }
+        // Up to 2 plies missed are looked for at once on the dump itself (few plies
+        // explain little; the board may not rest again before more are played).
+        if self.resync.as_ref().is_some_and(|r| r.search != Search::No) && !self.confirm_dump {
+            let board = self.real_board();
+            if let Some((base, path)) = self.best_path(&board, SHORT_PLIES) {
+                self.commit_found(base, path, t);
+                if let Some(r) = &mut self.resync {
+                    r.anchor = None;
+                    r.search = Search::No;
+                }
+            }
+        }
+        // A press held over the gap completes the move it follows: now if the board
+        // is explained, else once the plies that reach it are found.
+        match (&mut self.resync, press) {
+            (Some(r), Some(side)) if r.search != Search::No => r.held_press = Some(side),
+            (_, Some(side)) => self.held_press(side, t),
+            _ => {}
+        }
+    }
+
+    /// `board` (board numbering) is at most one move from the record: the expected
+    /// position, a legal move's result or amendment, or a move under way.
+    pub(super) fn one_step(&self, board: &Board) -> bool {
+        let Some(g) = &self.game else { return false };
+        let real = g.orientation.real_board(board);
+        let h = matching::placement(&real);
+        let n = g.ply();
+        real == *g.current().board()
+            || g.move_from(n, h, &real).is_some()
+            || is_partial(g.current(), &real)
+            || (n > 0 && !g.moves[n - 1].completed && g.move_from(n - 1, h, &real).is_some())
+    }
+
+    /// A dump of a polled board that differs from the last: the pieces gone are
+    /// lifts and the pieces arrived are placements, at the dump's time. Lifts of
+    /// the side to move come first, a king before its rook, as hands do.
+    pub(super) fn dump_as_changes(&mut self, board: &Board, t: u64) {
+        let before = self.sensors.board().clone();
+        let to_move = self.to_move();
+        let mut lifts: Vec<(Square, Piece)> = Square::ALL
+            .into_iter()
+            .filter_map(|sq| {
+                let was = before.piece_at(sq)?;
+                (board.piece_at(sq) != Some(was)).then_some((sq, was))
+            })
+            .collect();
+        lifts.sort_by_key(|(_, p)| (p.color != to_move, p.role != Role::King));
+        let places: Vec<(Square, Piece)> = Square::ALL
+            .into_iter()
+            .filter_map(|sq| {
+                let now = board.piece_at(sq)?;
+                (before.piece_at(sq) != Some(now)).then_some((sq, now))
+            })
+            .collect();
+        for (sq, piece) in lifts {
+            // A piece replaced directly (a capture) is seen as the placement only.
+            if board.piece_at(sq).is_some() {
+                continue;
+            }
+            self.sensors.discard(sq);
+            self.last_change = t;
+            self.changed(t, Some((sq, piece, true)));
+        }
+        for (sq, piece) in places {
+            self.sensors.set(sq, piece);
+            self.last_change = t;
+            self.changed(t, Some((sq, piece, false)));
+        }
+    }
+
+    /// A press held over a gap: it completes the move its presser made, and is
+    /// judged for nothing else (what happened in the gap is not known).
+    pub(super) fn held_press(&mut self, side: ClockSide, t: u64) {
+        self.clock_seen = true;
+        if self.tentative.is_some() {
+            self.commit(t);
+        }
+        let Some(game) = &self.game else { return };
+        let n = game.ply();
+        if n == 0 || game.moves[n - 1].completed || game.is_over() {
+            return;
+        }
+        let mover = game.positions[n - 1].turn();
+        // Who pressed across a gap is known only from the clock's sides, never
+        // learnt from such a press (it may be any press made while away).
+        let Some(white) = self.white_side else { return };
+        let presser = if white == side { Color::White } else { Color::Black };
+        let emt = self.clock_pressed(side, t);
+        if presser == mover {
+            self.complete(n, t);
+            self.clock_completed(n, emt, t);
+        }
+    }
+
+    /// Looks for the plies that reach the board from the record (the line may have
+    /// missed them). Found: recorded, marked inferred, all but the last completed.
+    /// Not found: the board stays unexplained and the irregular deadline reports it
+    /// (`lost_track` after a gap).
+    pub(super) fn infer(&mut self, t: u64) {
+        let Some(r) = &mut self.resync else { return };
+        let (plies, next) = match r.search {
+            Search::Short => (SHORT_PLIES, Search::Long),
+            _ => (game::MAX_INFERRED_PLIES, Search::No),
+        };
+        r.search = next;
+        // Only on a board a dump has confirmed (the confirming dump looks again).
+        if self.confirm_dump {
+            if let Some(r) = &mut self.resync {
+                r.search = Search::No;
+            }
+            return;
+        }
+        let board = self.real_board();
+        // The plies missed end on the board the dump after the gap showed, when the
+        // board has moved on from it since: those are found first (up to 6 plies at
+        // once, unless that dump had a piece in the air: the board after it has more
+        // pieces), and what was seen after the dump is then judged as seen.
+        let anchor = self.resync.as_mut().and_then(|r| r.anchor.take());
+        if let Some(anchor) = anchor {
+            if anchor != board && board.occupied().count() <= anchor.occupied().count() {
+                if let Some((base, path)) = self.best_path(&anchor, game::MAX_INFERRED_PLIES) {
+                    self.commit_found(base, path, t);
+                    self.evaluate(t);
+                    return;
+                }
+            }
+        }
+        if let Some((base, path)) = self.best_path(&board, plies) {
+            self.commit_found(base, path, t);
+        }
+    }
+
+    /// The path of at most `plies` to `board` (real squares) from the record, or
+    /// from before its last move when that is not completed: (base ply, path).
+    pub(super) fn best_path(&self, board: &Board, plies: usize) -> Option<(usize, Vec<Move>)> {
+        let game = self.game.as_ref()?;
+        if game.is_over() {
+            return None;
+        }
+        let lifts = self
+            .resync
+            .as_ref()
+            .map(|r| r.lifts.as_slice())
+            .unwrap_or_default();
+        // From the record, and, when its last move is not completed, from before
+        // it (that move may have gone on while the line was away: a slide cut in
+        // the middle is an amendment, not a ply more).
+        let n = game.ply();
+        let mut bases = vec![n];
+        if n > 0 && !game.moves[n - 1].completed {
+            bases.push(n - 1);
+        }
+        // The side whose time runs on the clock is the side to move (before the
+        // press held over the gap, if any, which may have started it).
+        let turn = self.clock_turn();
+        let mut best: Option<(usize, Vec<Move>)> = None;
+        let mut best_key = None;
+        for base in bases {
+            let from = &game.positions[base];
+            let game::Inferred::Path(path) = game::infer_path(from, board, plies, game::INFER_BUDGET, lifts)
+            else {
+                continue;
+            };
+            let ends = if path.len() % 2 == 0 {
+                from.turn()
+            } else {
+                !from.turn()
+            };
+            // The clock agrees, then fewer plies, then the record as it stands.
+            let key = (turn.is_none_or(|c| c == ends), usize::MAX - path.len(), base == n);
+            if best_key.is_none_or(|k| key > k) {
+                best_key = Some(key);
+                best = Some((base, path));
+            }
+        }
+        best
+    }
+
+    /// Records a path found from ply `base` of the record; a press held over the
+    /// gap then completes the last of its plies.
+    pub(super) fn commit_found(&mut self, base: usize, path: Vec<Move>, t: u64) {
+        let n = self.game.as_ref().map_or(0, Game::ply);
+        // Taken first: recording the plies closes the window that holds it.
+        let press = self.resync.as_mut().and_then(|r| r.held_press.take());
+        if base < n {
+            // The first ply amends the move not completed.
+            let mut rest = path.into_iter();
+            if let Some(first) = rest.next() {
+                self.tentative = Some(Tentative {
+                    base,
+                    mv: first,
+                    kings_hold: false,
+                    inferred: true,
+                });
+                self.commit(t);
+                let later: Vec<Move> = rest.collect();
+                if !later.is_empty() {
+                    self.complete(n, t);
+                    self.commit_inferred(later, t);
+                }
+            }
+        } else {
+            self.commit_inferred(path, t);
+        }
+        if let Some(side) = press {
+            self.held_press(side, t);
+        }
+    }
+
+    /// The side to move as the clock shows it (its running side), when the clock
+    /// runs and its sides are known.
+    pub(super) fn clock_turn(&self) -> Option<Color> {
+        let side = self.clock?.running_side()?;
+        let white = self.white_side?;
+        Some(if side == white { Color::White } else { Color::Black })
+    }
+
+    /// Records plies found across a gap: marked inferred, all but the last
+    /// completed.
+    pub(super) fn commit_inferred(&mut self, path: Vec<Move>, t: u64) {
+        let last = path.len().saturating_sub(1);
+        for (i, mv) in path.into_iter().enumerate() {
+            let base = self.game.as_ref().map_or(0, Game::ply);
+            self.tentative = Some(Tentative {
+                base,
+                mv,
+                kings_hold: false,
+                inferred: true,
+            });
+            self.commit(t);
+            if i < last {
+                self.complete(base + 1, t);
+            }
+        }
+    }
+}

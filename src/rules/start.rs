@@ -1,0 +1,231 @@
+//! Game start and end, and which way round the board stands: a start position
+//! (standard or Chess960, either way round) starts a game; a game under way seen
+//! after a gap is taken up; kings on the centre squares end it.
+
+use super::*;
+
+/// The start position the board shows, if any: standard or Chess960, either way round.
+pub(super) fn start_position(sensors: &Board) -> Option<(Chess, CastlingMode, Orientation)> {
+    // Every start position fills the first two ranks and the last two, and only
+    // them (either way round): most boards are ruled out by that alone.
+    if sensors.occupied() != Bitboard(0xffff_0000_0000_ffff) {
+        return None;
+    }
+    for orientation in [Orientation::Normal, Orientation::Rotated] {
+        let board = orientation.real_board(sensors);
+        if board == Board::new() {
+            return Some((Chess::default(), CastlingMode::Standard, orientation));
+        }
+        if let Some(pos) = chess960_start(&board) {
+            return Some((pos, CastlingMode::Chess960, orientation));
+        }
+    }
+    None
+}
+
+pub(super) fn chess960_start(board: &Board) -> Option<Chess> {
+    use shakmaty::{File, Rank};
+    let mut back = Vec::with_capacity(8);
+    for f in 0..8 {
+        let file = File::new(f);
+        let w = board.piece_at(Square::from_coords(file, Rank::First))?;
+        let b = board.piece_at(Square::from_coords(file, Rank::Eighth))?;
+        if w.color != Color::White || b.color != Color::Black || w.role != b.role || w.role == Role::Pawn {
+            return None;
+        }
+        back.push(w.role);
+    }
+    let mut expected = Board::empty();
+    for f in 0..8 {
+        let file = File::new(f);
+        expected.set_piece_at(
+            Square::from_coords(file, Rank::First),
+            Piece {
+                color: Color::White,
+                role: back[f as usize],
+            },
+        );
+        expected.set_piece_at(Square::from_coords(file, Rank::Second), Color::White.pawn());
+        expected.set_piece_at(Square::from_coords(file, Rank::Seventh), Color::Black.pawn());
+        expected.set_piece_at(
+            Square::from_coords(file, Rank::Eighth),
+            Piece {
+                color: Color::Black,
+                role: back[f as usize],
+            },
+        );
+    }
+    if &expected != board {
+        return None;
+    }
+    let count = |r: Role| back.iter().filter(|x| **x == r).count();
+    if count(Role::King) != 1 || count(Role::Queen) != 1 || count(Role::Rook) != 2 || count(Role::Bishop) != 2
+    {
+        return None;
+    }
+    let bishops: Vec<usize> = (0..8).filter(|i| back[*i] == Role::Bishop).collect();
+    let rooks: Vec<usize> = (0..8).filter(|i| back[*i] == Role::Rook).collect();
+    let king = back.iter().position(|r| *r == Role::King)?;
+    if bishops[0] % 2 == bishops[1] % 2 || !(rooks[0] < king && king < rooks[1]) {
+        return None;
+    }
+    let fen = format!("{} w KQkq - 0 1", board.board_fen());
+    let fen: shakmaty::fen::Fen = fen.parse().ok()?;
+    fen.into_position(CastlingMode::Chess960).ok()
+}
+
+/// Both kings on the centre squares: the DGT convention for a result.
+pub(super) fn kings_result(board: &Board) -> Option<(&'static str, ())> {
+    let kings = board.kings();
+    if kings.count() != 2 || !kings.into_iter().all(|sq| CENTRE.contains(&sq)) {
+        return None;
+    }
+    let light = kings.into_iter().filter(|sq| sq.is_light()).count();
+    Some((
+        match light {
+            2 => "1-0",
+            0 => "0-1",
+            _ => "1/2-1/2",
+        },
+        (),
+    ))
+}
+
+pub(super) const CENTRE: [Square; 4] = [Square::D4, Square::D5, Square::E4, Square::E5];
+
+impl Core {
+    /// A start position on the board starts a game; so does, on a `dump` after a
+    /// gap with no game under way, a game a few plies in.
+    pub(super) fn try_new_game(&mut self, t: u64, dump: bool) -> bool {
+        if let Some((pos, mode)) = self.start_at.take() {
+            let placement = pos.board().clone();
+            let orientation = if Orientation::Rotated.real_board(self.sensors.board()) == placement {
+                Orientation::Rotated
+            } else {
+                Orientation::Normal
+            };
+            self.start_game(pos, mode, orientation, t);
+            return true;
+        }
+        let Some((pos, mode, orientation)) = start_position(self.sensors.board()) else {
+            return dump && self.game_under_way(t);
+        };
+        let fresh = self.game.as_ref().is_some_and(|g| {
+            g.ply() == 0 && !g.is_over() && g.orientation == orientation && g.current() == &pos
+        });
+        if fresh || self.continues_game() {
+            return false;
+        }
+        // A mate or other forced end whose move was not completed stands.
+        self.settle_end(t);
+        if let Some(g) = &self.game {
+            if !g.is_over() && g.ply() > 0 {
+                self.end_game(t, "*", "abandoned");
+            }
+        }
+        self.start_game(pos, mode, orientation, t);
+        true
+    }
+
+    /// With no game under way, a dump after a gap that shows a standard game a few
+    /// plies in (its start was lost on the line, or the daemon started late): the
+    /// game starts from the start position and those plies are inferred.
+    pub(super) fn game_under_way(&mut self, t: u64) -> bool {
+        if self.game.as_ref().is_some_and(|g| !g.is_over())
+            || !self
+                .resync
+                .as_ref()
+                .is_some_and(|r| r.cause == Cause::Gap && !r.gated)
+        {
+            return false;
+        }
+        let start = Chess::default();
+        for orientation in [Orientation::Normal, Orientation::Rotated] {
+            let board = orientation.real_board(self.sensors.board());
+            let game::Inferred::Path(path) =
+                game::infer_path(&start, &board, game::MAX_INFERRED_PLIES, game::INFER_BUDGET, &[])
+            else {
+                continue;
+            };
+            self.settle_end(t);
+            self.start_game(start, CastlingMode::Standard, orientation, t);
+            self.resync = Some(Resync::new(Cause::Gap, false));
+            self.commit_inferred(path, t);
+            return true;
+        }
+        false
+    }
+
+    /// The board shows a legal move of the game under way (knights back home can
+    /// bring the start position back): that is a move, not a new game.
+    pub(super) fn continues_game(&self) -> bool {
+        let Some(g) = &self.game else { return false };
+        if g.is_over() || g.ply() == 0 {
+            return false;
+        }
+        let board = self.real_board();
+        let h = self.real_hash();
+        let n = g.ply();
+        g.move_from(n, h, &board).is_some()
+            || (!g.moves[n - 1].completed && g.move_from(n - 1, h, &board).is_some())
+    }
+
+    pub(super) fn start_game(&mut self, pos: Chess, mode: CastlingMode, orientation: Orientation, t: u64) {
+        self.games += 1;
+        let g = Game::new(self.games, pos, mode, orientation);
+        if let Some(prev) = self.game.take() {
+            self.finished.push(prev);
+        }
+        self.emit(
+            t,
+            EventKind::GameStart {
+                game: g.number,
+                fen: g.start_fen.clone(),
+                variant: g.variant(),
+                orientation: orientation.name(),
+            },
+        );
+        self.game = Some(g);
+        self.pending.clear();
+        self.touches = TouchLog::default();
+        self.tentative = None;
+        self.held = None;
+        self.takeback = None;
+        self.irregular = None;
+        self.violations = [0, 0];
+        self.clk_for = None;
+        self.resync = None;
+        self.unconfirmed_press = None;
+        self.pending_end = None;
+        self.flag_seen = None;
+        self.flags_reported = [false; 2];
+        self.clk.last_press = None;
+        if let Some(g) = &mut self.game {
+            g.time_control = self.clk.tc.as_ref().map(crate::clock::control::TimeControl::pgn);
+        }
+        self.clk.host = None;
+        self.start_host(t);
+    }
+
+    pub(super) fn end_game(&mut self, t: u64, result: &'static str, termination: &'static str) {
+        self.pending_end = None;
+        if let Some(g) = &mut self.game {
+            if g.result.is_none() {
+                g.result = Some((result, termination));
+                self.tentative = None;
+                self.held = None;
+                self.resync = None;
+                self.unconfirmed_press = None;
+                self.emit(t, EventKind::GameEnd { result, termination });
+                self.stop_host(t);
+            }
+        }
+    }
+
+    /// A pending forced end becomes the result.
+    pub(super) fn settle_end(&mut self, t: u64) {
+        if let Some((_, result, termination)) = self.pending_end.take() {
+            self.end_game(t, result, termination);
+        }
+    }
+}
