@@ -18,16 +18,15 @@
 //!
 //! `EB_NETWORK_PLIES` (default 60) sets how many plies of the game are played.
 
-use std::sync::{Arc, Mutex};
+mod support;
+
 use std::time::Duration;
 
 use eboard_bridge::board::Orientation;
 use eboard_bridge::daemon::{BusChoice, Config, Daemon};
-use eboard_bridge::device::{Emulator, EmulatorConfig};
 use eboard_bridge::log::{Header, SensorLog};
 use eboard_bridge::net::HttpConfig;
 use eboard_bridge::protocol::ClockTime;
-use eboard_bridge::rules::EventKind;
 use eboard_bridge::sim::{Hands, Style};
 use futures_util::StreamExt;
 use shakmaty::san::San;
@@ -67,34 +66,6 @@ fn game_log(plies: usize) -> SensorLog {
     }
 }
 
-fn rules() -> eboard_bridge::rules::Config {
-    eboard_bridge::rules::Config {
-        release_ms: 0,
-        ..eboard_bridge::rules::Config::default()
-    }
-}
-
-/// For each ply, the index of the record whose bytes make the move (replayed
-/// offline with the same rules).
-fn making_records(log: &SensorLog) -> Vec<usize> {
-    let r = eboard_bridge::output::replay::run(log, "bench", rules(), None).expect("the log plays");
-    r.events
-        .iter()
-        .filter_map(|e| match e.kind {
-            EventKind::Move { .. } => {
-                let t = (e.t * 1e6).round() as u64;
-                log.records.iter().rposition(|r| r.time.micros() <= t)
-            }
-            _ => None,
-        })
-        .collect()
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i.min(sorted.len() - 1)]
-}
-
 /// The latencies (ms) of every move of one run.
 /// What runs beside the board.
 #[derive(Clone, Copy, PartialEq)]
@@ -121,67 +92,13 @@ fn run(plies: usize, load: Load) -> Vec<f64> {
     rt.block_on(async move {
         let dir = tempfile::tempdir().expect("a folder");
         let log = game_log(plies);
-        let making = making_records(&log);
+        let making = support::making_records(&log);
         assert_eq!(making.len(), plies, "the log replays to every move");
         let address = format!("unix:path={}", dir.path().join("bus.sock").display());
-        let mut bus = busd::bus::Bus::for_address(Some(&address)).await.expect("busd");
-        tokio::spawn(async move {
-            let _ = bus.run().await;
-        });
-
-        // The D-Bus client, on its own thread and runtime.
-        let arrivals: Arc<Mutex<Vec<(u32, Instant)>>> = Arc::default();
-        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-        {
-            let arrivals = arrivals.clone();
-            let address = address.clone();
-            std::thread::spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .expect("a runtime");
-                rt.block_on(async move {
-                    let conn = zbus::connection::Builder::address(address.as_str())
-                        .expect("an address")
-                        .build()
-                        .await
-                        .expect("the bus");
-                    let rule = zbus::MatchRule::builder()
-                        .msg_type(zbus::message::Type::Signal)
-                        .interface("org.eboardbridge.Board1")
-                        .expect("a name")
-                        .member("MoveMade")
-                        .expect("a name")
-                        .build();
-                    let mut stream = zbus::MessageStream::for_match_rule(rule, &conn, None)
-                        .await
-                        .expect("a match rule");
-                    let _ = ready_tx.send(());
-                    while let Some(Ok(msg)) = stream.next().await {
-                        let at = Instant::now();
-                        if let Ok((ply, _, _, _)) = msg.body().deserialize::<(u32, String, String, String)>()
-                        {
-                            arrivals.lock().expect("a lock").push((ply, at));
-                        }
-                    }
-                });
-            });
-        }
-        ready_rx.recv().expect("the listener is ready");
-
-        let trace: Arc<Mutex<Vec<(usize, Instant)>>> = Arc::default();
-        let emulator = Emulator::open().expect("a pty");
+        support::broker(&address).await;
+        let arrivals = support::listen(&address);
         let link = dir.path().join("board0");
-        std::os::unix::fs::symlink(emulator.path(), &link).expect("a link");
-        let cfg = EmulatorConfig {
-            speed: 1.0,
-            trace: Some(trace.clone()),
-            ..EmulatorConfig::default()
-        };
-        let played = log.clone();
-        let emulated = tokio::spawn(async move {
-            let _ = emulator.run(&played, "bench", &cfg).await;
-        });
+        let (emulated, trace) = support::board(&log, &link);
         let mut config = Config {
             output: Some(dir.path().join("live")),
             state: Some(dir.path().join("state")),
@@ -230,16 +147,7 @@ fn run(plies: usize, load: Load) -> Vec<f64> {
         assert_eq!(moves, plies, "every move was made");
         let trace = trace.lock().expect("a lock").clone();
         let arrivals = arrivals.lock().expect("a lock").clone();
-        let mut latencies = Vec::new();
-        for (ply, at) in arrivals {
-            let Some(record) = making.get(ply as usize - 1) else {
-                continue;
-            };
-            if let Some((_, written)) = trace.iter().find(|(i, _)| i == record) {
-                latencies.push(at.saturating_duration_since(*written).as_secs_f64() * 1e3);
-            }
-        }
-        latencies
+        support::latencies(&making, &trace, &arrivals)
     })
 }
 
@@ -336,15 +244,7 @@ fn main() {
     for (name, load) in runs {
         eprintln!("{name}: playing {plies} plies at real speed");
         let mut l = run(plies, load);
-        l.sort_by(f64::total_cmp);
-        println!(
-            "{name}: {} moves, last byte on the pty -> MoveMade on D-Bus: median {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
-            l.len(),
-            percentile(&l, 0.5),
-            percentile(&l, 0.9),
-            percentile(&l, 0.99),
-            l.last().copied().unwrap_or(0.0)
-        );
+        println!("{}", support::summary(name, &mut l));
     }
     if let Some(mut b) = broker {
         let _ = b.kill();

@@ -56,6 +56,9 @@ pub struct Style {
     pub think_ms: (u64, u64),
     /// All records at time 0 (timing must not matter to the game).
     pub zero_time: bool,
+    /// Milliseconds the hands wait after a move's last placement (and after a
+    /// retouch), so that it is released.
+    pub settle_ms: u64,
 }
 
 impl Default for Style {
@@ -68,6 +71,7 @@ impl Default for Style {
             step_ms: (120, 500),
             think_ms: (800, 3000),
             zero_time: false,
+            settle_ms: 400,
         }
     }
 }
@@ -200,12 +204,12 @@ impl Hands {
                     .expect("a legal move's piece stands on its square");
                 self.lift(from, piece);
                 self.place(from, piece);
-                self.wait(400);
+                self.wait(self.style.settle_ms);
             }
         }
         self.hands(pos, mv);
         // Let the last placement be released.
-        self.wait(400);
+        self.wait(self.style.settle_ms);
         if self.style.clock && self.rng.chance(self.style.press) {
             self.press(us);
             self.step();

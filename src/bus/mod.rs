@@ -404,6 +404,8 @@ impl Board1 {
 pub struct Publisher {
     snapshot: watch::Sender<Snapshot>,
     bus: Option<(zbus::Connection, OwnedObjectPath)>,
+    /// The board's interface on the object server, looked up once.
+    iface: tokio::sync::OnceCell<zbus::object_server::InterfaceRef<Board1>>,
 }
 
 impl Publisher {
@@ -411,11 +413,20 @@ impl Publisher {
         snapshot: watch::Sender<Snapshot>,
         bus: Option<(zbus::Connection, OwnedObjectPath)>,
     ) -> Publisher {
-        Publisher { snapshot, bus }
+        Publisher {
+            snapshot,
+            bus,
+            iface: tokio::sync::OnceCell::new(),
+        }
     }
 
     pub fn current(&self) -> Snapshot {
         self.snapshot.borrow().clone()
+    }
+
+    /// `snap` differs from the snapshot published last.
+    pub fn differs(&self, snap: &Snapshot) -> bool {
+        *self.snapshot.borrow() != *snap
     }
 
     /// Publishes a new snapshot and the events that led to it. Bus errors are
@@ -423,20 +434,26 @@ impl Publisher {
     pub async fn publish(&self, snap: Snapshot, events: &[Event]) {
         let old = self.snapshot.send_replace(snap.clone());
         let Some((conn, path)) = &self.bus else { return };
-        if let Err(e) = emit(conn, path, &old, &snap, events).await {
+        let iface = self
+            .iface
+            .get_or_try_init(|| conn.object_server().interface::<_, Board1>(path.as_ref()))
+            .await;
+        let r = match iface {
+            Ok(iface) => emit(iface, &old, &snap, events).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = r {
             tracing::warn!("D-Bus: cannot publish on {}: {e}", path.as_str());
         }
     }
 }
 
 async fn emit(
-    conn: &zbus::Connection,
-    path: &OwnedObjectPath,
+    iface: &zbus::object_server::InterfaceRef<Board1>,
     old: &Snapshot,
     new: &Snapshot,
     events: &[Event],
 ) -> zbus::Result<()> {
-    let iface = conn.object_server().interface::<_, Board1>(path.as_ref()).await?;
     let e = iface.signal_emitter();
     for ev in events {
         match &ev.kind {

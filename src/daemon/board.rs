@@ -451,7 +451,21 @@ impl BoardTask {
     }
 
     /// Publishes what changed: snapshot, signals, and the broadcast files.
+    /// D-Bus first (a move's signal is what clients wait for; its snapshot, the
+    /// properties, holds the game's PGN as it is now); then the log, the journal's
+    /// notes, MQTT, the network and the broadcast files.
     async fn publish(&mut self, events: Vec<Event>) {
+        // Every game's file, the current one's and any that just ended (the
+        // snapshot's PGN comes from here).
+        let default = self.new_game_tags();
+        let current = self.core.game().map(|g| g.number);
+        let (notes, files) = self.roster.update(self.core.games(), current, &default);
+        let snap = self.snapshot();
+        let changed = self.publisher.differs(&snap);
+        let state = (changed && self.mqtt.is_some()).then(|| snap.clone());
+        if changed || !events.is_empty() {
+            self.publisher.publish(snap, &events).await;
+        }
         for e in &events {
             if !matches!(e.kind, EventKind::Touch { .. } | EventKind::Clock { .. }) {
                 tracing::info!(board = %self.setup.id, "{}", serde_json::to_string(e).unwrap_or_default());
@@ -466,11 +480,7 @@ impl BoardTask {
                 });
             }
         }
-        // Every game's file, the current one's and any that just ended; the tags
-        // of a game seen for the first time go to the journal at once.
-        let default = self.new_game_tags();
-        let current = self.core.game().map(|g| g.number);
-        let (notes, files) = self.roster.update(self.core.games(), current, &default);
+        // The tags of a game seen for the first time go to the journal at once.
         if !notes.is_empty() {
             let t = self.now_us();
             for n in notes {
@@ -478,11 +488,7 @@ impl BoardTask {
             }
             self.flush();
         }
-        let snap = self.snapshot();
-        let changed = snap != self.publisher.current();
         if changed || !events.is_empty() {
-            let state = (changed && self.mqtt.is_some()).then(|| snap.clone());
-            self.publisher.publish(snap, &events).await;
             if let Some(mqtt) = &self.mqtt {
                 // The link's task ended only if the daemon is stopping.
                 let _ = mqtt.send(crate::mqtt::Update {
@@ -913,7 +919,13 @@ impl BoardTask {
                         }
                         Input::Device(DeviceEvent::Bytes(b, at)) => {
                             let t = self.read_time(at);
-                            self.bytes(&b, t)
+                            self.bytes(&b, t);
+                            // A deadline the bytes made due already (a placement
+                            // with `release_ms = 0`) is met in this turn, not the next.
+                            let now = self.core_now();
+                            if self.core.next_deadline().is_some_and(|d| d <= now) {
+                                self.core.advance(now);
+                            }
                         }
                         Input::Device(DeviceEvent::Disconnected(why)) => {
                             tracing::warn!(
@@ -949,13 +961,16 @@ impl BoardTask {
             }
             self.apply_configured_time_control();
             self.send_core_clock().await;
-            self.keep_in_step().await;
             self.drive_clock().await;
             self.flush();
             let mut events = self.core.take_events();
             events.append(&mut self.own_events);
             self.show_on_clock(&events).await;
             self.publish(events).await;
+            // Asked of the board once the publication is out: a move's signal does
+            // not wait for the dump that checks it.
+            self.keep_in_step().await;
+            self.flush();
         }
         let t = self.now_us();
         self.record(t, RecordKind::Note("stopped".into()));

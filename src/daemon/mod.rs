@@ -119,7 +119,7 @@ pub enum DaemonError {
 pub struct Daemon {
     stop: watch::Sender<bool>,
     hub: Option<JoinHandle<()>>,
-    live: Option<JoinHandle<()>>,
+    live: Option<JoinHandle<crate::output::live::Written>>,
     pub connection: Option<zbus::Connection>,
     boards: watch::Receiver<Vec<BoardRef>>,
     tap: broadcast::Sender<Tapped>,

@@ -6,10 +6,15 @@
 //!   game the arbiter replaced with `NewGame`): a game never replaces another;
 //! - `<out>/round-N/games.pgn`: every game of the round, by board, then by K.
 //!
-//! One task owns the folder; boards send it their games' PGN (`LiveMsg`). Files are
-//! replaced atomically (written beside, then renamed), so a reader never sees half
-//! a file. `games.pgn` is made from every game file of the round, those written
-//! before a restart included.
+//! One task owns the folder; boards send it their games' PGN (`LiveMsg`). The
+//! writing itself runs on a blocking thread, one batch at a time, never on the
+//! runtime's workers. Changes are coalesced: the latest state of a game wins, a
+//! game's file is written at most every [`FILE_EVERY`], and a round's `games.pgn`
+//! at most every [`COMBINED_EVERY`] (not for every move of every board). Files are
+//! replaced atomically (written beside, synced, then renamed), so a reader never
+//! sees half a file. `games.pgn` is made from every game file of the round, those
+//! written before a restart included. When the daemon stops, everything sent is
+//! written before the task ends.
 //!
 //! A resume never publishes fewer moves than were published: a game file found on
 //! disk at start is kept until the game sent for it has at least as many moves
@@ -18,10 +23,19 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 
 use crate::daemon::throttle::{Throttle, more};
+
+/// The shortest time between two writes of the folder's game files (a batch
+/// holds the latest state of every game that changed meanwhile).
+pub const FILE_EVERY: Duration = Duration::from_millis(250);
+
+/// The shortest time between two writes of a round's `games.pgn`.
+pub const COMBINED_EVERY: Duration = Duration::from_secs(1);
 
 /// Which file a game goes to: round, board number, and the game's place among the
 /// board's games of the round (1 for the first).
@@ -116,6 +130,18 @@ struct Folder {
     floors: HashMap<GameKey, usize>,
     errors: Throttle,
     held: Throttle,
+    /// Rounds whose `games.pgn` is behind their game files.
+    stale: BTreeSet<u32>,
+    written: Written,
+}
+
+/// What the writer wrote, for the record (and the tests).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Written {
+    /// Game files written (each synced and renamed into place).
+    pub files: u64,
+    /// `games.pgn` files written.
+    pub combined: u64,
 }
 
 impl Folder {
@@ -127,6 +153,8 @@ impl Folder {
             floors: HashMap::new(),
             errors: Throttle::default(),
             held: Throttle::default(),
+            stale: BTreeSet::new(),
+            written: Written::default(),
         }
     }
 
@@ -156,8 +184,8 @@ impl Folder {
         }
     }
 
-    /// Applies the changes of one batch (the last word on each game wins) and
-    /// rewrites the rounds' `games.pgn`.
+    /// Applies the changes of one batch (the last word on each game wins); the
+    /// rounds changed are marked for `write_combined`.
     fn apply(&mut self, batch: Vec<LiveMsg>) {
         let mut changed: BTreeMap<GameKey, Option<(usize, String)>> = BTreeMap::new();
         for m in batch {
@@ -166,7 +194,6 @@ impl Folder {
                 LiveMsg::Withdraw(key) => changed.insert(key, None),
             };
         }
-        let mut rounds = BTreeSet::new();
         for (key, what) in changed {
             let dir = round_dir(&self.out, key.round);
             let path = dir.join(key.file_name());
@@ -189,6 +216,7 @@ impl Folder {
                     if self.round(key.round).get(&(key.board, key.index)) == Some(&pgn) {
                         continue;
                     }
+                    self.written.files += 1;
                     if let Err(e) = write_atomic(&path, &pgn) {
                         self.error(&path, e);
                     }
@@ -206,11 +234,16 @@ impl Folder {
                     }
                 }
             }
-            rounds.insert(key.round);
+            self.stale.insert(key.round);
         }
-        for round in rounds {
+    }
+
+    /// Rewrites the `games.pgn` of every round changed since the last time.
+    fn write_combined(&mut self) {
+        for round in std::mem::take(&mut self.stale) {
             let combined: String = self.round(round).values().map(String::as_str).collect();
             let path = round_dir(&self.out, round).join("games.pgn");
+            self.written.combined += 1;
             if let Err(e) = write_atomic(&path, &combined) {
                 self.error(&path, e);
             }
@@ -219,17 +252,66 @@ impl Folder {
 }
 
 /// Runs the writer until every sender is gone; the last state is on disk then.
-pub async fn run(out: PathBuf, mut games: mpsc::Receiver<LiveMsg>) {
+pub async fn run(out: PathBuf, mut games: mpsc::Receiver<LiveMsg>) -> Written {
     let mut folder = Folder::new(out);
-    while let Some(first) = games.recv().await {
-        // Take everything waiting, then write each game once and each round's
-        // `games.pgn` once.
-        let mut batch = vec![first];
-        while let Ok(g) = games.try_recv() {
-            batch.push(g);
+    // When the game files and `games.pgn` were last written.
+    let mut files_at: Option<Instant> = None;
+    let mut combined_at: Option<Instant> = None;
+    let mut open = true;
+    while open || !folder.stale.is_empty() {
+        // `games.pgn` is due once its interval has passed since the last write.
+        let combined_due =
+            (!folder.stale.is_empty()).then(|| combined_at.map_or(Instant::now(), |t| t + COMBINED_EVERY));
+        let mut batch = Vec::new();
+        if open {
+            let first = match combined_due {
+                Some(due) => tokio::select! {
+                    m = games.recv() => m.ok_or(()),
+                    _ = tokio::time::sleep_until(due) => Err(()),
+                },
+                None => games.recv().await.ok_or(()),
+            };
+            match first {
+                Ok(m) => {
+                    batch.push(m);
+                    // Coalesce: what comes before the files may be written again
+                    // joins this batch (the latest state of each game wins).
+                    if let Some(at) = files_at {
+                        tokio::time::sleep_until(at + FILE_EVERY).await;
+                    }
+                }
+                Err(()) => open = !games.is_closed() || !games.is_empty(),
+            }
+            while let Ok(m) = games.try_recv() {
+                batch.push(m);
+            }
         }
-        folder.apply(batch);
+        let now = Instant::now();
+        let combine = !open || combined_due.is_some_and(|d| d <= now);
+        let wrote_files = !batch.is_empty();
+        // The writing blocks: on the blocking pool, one batch at a time.
+        let job = tokio::task::spawn_blocking(move || {
+            folder.apply(batch);
+            if combine {
+                folder.write_combined();
+            }
+            folder
+        });
+        folder = match job.await {
+            Ok(f) => f,
+            Err(e) => {
+                tracing::error!("the broadcast folder's writer failed: {e}");
+                return Written::default();
+            }
+        };
+        if wrote_files {
+            files_at = Some(now);
+        }
+        if combine {
+            combined_at = Some(now);
+        }
     }
+    folder.written
 }
 
 #[cfg(test)]
@@ -285,6 +367,7 @@ mod tests {
         let out = dir.path().to_path_buf();
         let mut f = Folder::new(out.clone());
         f.apply(vec![game(1, 2, 1, 10), game(1, 1, 1, 3), game(1, 1, 2, 0)]);
+        f.write_combined();
         let games = std::fs::read_to_string(out.join("round-1/games.pgn")).unwrap();
         assert_eq!(count_plies(&games), 13);
         // Board order, then each board's games in order.
@@ -296,27 +379,32 @@ mod tests {
             board: 1,
             index: 2,
         })]);
+        f.write_combined();
         assert!(!out.join("round-1/game-1-2.pgn").exists());
         // Restarted: the files on disk count; a game with fewer moves waits.
         let mut f = Folder::new(out.clone());
         f.apply(vec![game(1, 2, 1, 4)]);
+        f.write_combined();
         assert_eq!(
             count_plies(&std::fs::read_to_string(out.join("round-1/game-2.pgn")).unwrap()),
             10
         );
         f.apply(vec![game(1, 2, 1, 11)]);
+        f.write_combined();
         assert_eq!(
             count_plies(&std::fs::read_to_string(out.join("round-1/game-2.pgn")).unwrap()),
             11
         );
         // Once passed, a take-back is published as it is.
         f.apply(vec![game(1, 2, 1, 9)]);
+        f.write_combined();
         assert_eq!(
             count_plies(&std::fs::read_to_string(out.join("round-1/game-2.pgn")).unwrap()),
             9
         );
         // A new round leaves the old one alone.
         f.apply(vec![game(2, 2, 1, 1)]);
+        f.write_combined();
         assert_eq!(
             count_plies(&std::fs::read_to_string(out.join("round-1/games.pgn")).unwrap()),
             12
@@ -324,6 +412,69 @@ mod tests {
         assert_eq!(
             count_plies(&std::fs::read_to_string(out.join("round-2/games.pgn")).unwrap()),
             1
+        );
+    }
+}
+
+#[cfg(test)]
+mod writer_tests {
+    use super::*;
+
+    /// Four boards changing their games every 5 ms for about a second: each file
+    /// is written a few times a second at most, `games.pgn` about once a second,
+    /// and what is on disk at the end is the last state sent for every game.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn changes_are_coalesced_and_the_last_state_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let (tx, rx) = mpsc::channel(64);
+        let writer = tokio::spawn(run(dir.path().to_path_buf(), rx));
+        let started = std::time::Instant::now();
+        let mut sent = 0u64;
+        for step in 1..=200usize {
+            for board in 1..=4 {
+                let key = GameKey {
+                    round: 1,
+                    board,
+                    index: 1,
+                };
+                let pgn = format!("[Round \"1.{board}\"]\n\n{}*\n\n", "e4 ".repeat(step));
+                tx.send(LiveMsg::Game {
+                    key,
+                    plies: step,
+                    pgn,
+                })
+                .await
+                .unwrap();
+                sent += 1;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        drop(tx);
+        let written = writer.await.unwrap();
+        let secs = started.elapsed().as_secs_f64();
+        // At most one batch per FILE_EVERY (plus the first and the last), each
+        // writing the four files once.
+        let batches = (secs / FILE_EVERY.as_secs_f64()).ceil() as u64 + 2;
+        assert!(
+            written.files <= 4 * batches,
+            "{written:?} in {secs:.2} s from {sent} changes"
+        );
+        assert!(written.files >= 4, "{written:?}");
+        let combined = (secs / COMBINED_EVERY.as_secs_f64()).ceil() as u64 + 2;
+        assert!(
+            written.combined <= combined && written.combined >= 1,
+            "{written:?} in {secs:.2} s"
+        );
+        let round = dir.path().join("round-1");
+        for board in 1..=4 {
+            let text = std::fs::read_to_string(round.join(format!("game-{board}.pgn"))).unwrap();
+            assert_eq!(count_plies(&text), 200, "board {board}");
+        }
+        let all = std::fs::read_to_string(round.join("games.pgn")).unwrap();
+        assert_eq!(
+            count_plies(&all),
+            800,
+            "games.pgn holds the last state of all four"
         );
     }
 }

@@ -1,0 +1,179 @@
+//! End-to-end latency of a move: `cargo bench --bench latency`.
+//!
+//! An emulated board on a real pty, driven by this harness, plays random legal
+//! games (fixed seed) with quick hands until `EB_LATENCY_MOVES` moves (default
+//! 1,000) are made. The daemon bridges it with `release_ms = 0` (a move is made on
+//! its placement) and publishes on a private D-Bus broker: a real `dbus-daemon`
+//! (the broker of the system bus the daemon runs on), or the in-process `busd`
+//! the tests use with `EB_LATENCY_BROKER=busd` (or when `dbus-daemon` is not
+//! installed); a D-Bus client
+//! on a thread and runtime of its own notes when each `MoveMade` arrives. The
+//! latency of a move is that arrival minus the instant the emulator wrote the
+//! bytes of the placement that made it. The daemon runs with its defaults
+//! otherwise (its journal, the broadcast folder); no network server. The
+//! machine should be otherwise idle.
+//!
+//! `EB_LATENCY_HOP=1` first times the broker's hop alone: as many signals shaped
+//! like `MoveMade`, sent 20 ms apart from a zbus connection to the same listener,
+//! the floor under any daemon's figure on this machine.
+
+mod support;
+
+use std::time::Duration;
+
+use eboard_bridge::board::Orientation;
+use eboard_bridge::daemon::{BusChoice, Config, Daemon};
+use eboard_bridge::log::{Header, SensorLog};
+use eboard_bridge::sim::{Hands, Seeded, Style};
+use shakmaty::{Chess, Position};
+use tokio::time::Instant;
+
+/// Random legal games of at most 80 plies, one after another on the same board
+/// (pieces set up again between games), until `moves` moves are played.
+fn games_log(moves: usize) -> SensorLog {
+    let style = Style {
+        think_ms: (40, 80),
+        step_ms: (20, 40),
+        settle_ms: 50,
+        retouch: 0,
+        clock: false,
+        ..Style::default()
+    };
+    let mut hands = Hands::new(2026, style, Orientation::Normal);
+    let mut pick = Seeded::new(13);
+    let mut played = 0;
+    while played < moves {
+        let mut pos = Chess::default();
+        hands.board(pos.board());
+        hands.wait(500);
+        for _ in 0..80 {
+            let legal = pos.legal_moves();
+            if played == moves || legal.is_empty() || pos.is_insufficient_material() {
+                break;
+            }
+            let mv = legal[pick.range(0, legal.len() as u64 - 1) as usize];
+            hands.play(&pos, &mv);
+            pos.play_unchecked(mv);
+            played += 1;
+        }
+        hands.wait(500);
+    }
+    SensorLog {
+        header: Header::default(),
+        records: hands.records,
+        lines: Vec::new(),
+    }
+}
+
+/// The broker's hop alone: `moves` signals shaped like `MoveMade`, sent 20 ms
+/// apart by a zbus connection on this runtime, timed from their send to their
+/// arrival at the same listener.
+async fn hop(address: &str, moves: usize) -> Vec<f64> {
+    let arrivals = support::listen(address);
+    let conn = zbus::connection::Builder::address(address)
+        .expect("an address")
+        .build()
+        .await
+        .expect("the bus");
+    let fen = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";
+    let mut sent = Vec::new();
+    for i in 0..moves {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let uci = format!("m{i}");
+        let at = Instant::now();
+        conn.emit_signal(
+            None::<()>,
+            "/org/eboardbridge/Board/hop",
+            "org.eboardbridge.Board1",
+            "MoveMade",
+            &(i as u32, "e4", uci.as_str(), fen),
+        )
+        .await
+        .expect("sent");
+        sent.push((at, uci));
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let arrivals = arrivals.lock().expect("a lock").clone();
+    assert_eq!(arrivals.len(), moves, "every signal arrived");
+    sent.iter()
+        .zip(&arrivals)
+        .map(|((s, a), (at, b))| {
+            assert_eq!(a, b);
+            at.saturating_duration_since(*s).as_secs_f64() * 1e3
+        })
+        .collect()
+}
+
+fn main() {
+    let moves = std::env::var("EB_LATENCY_MOVES")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(1000);
+    let log = games_log(moves);
+    let making = support::making_records(&log);
+    let secs = log.records.last().map_or(0.0, |r| r.time.seconds());
+    eprintln!(
+        "{} moves in {} games, {secs:.0} s of play at real speed",
+        making.len(),
+        log.records
+            .iter()
+            .filter(|r| matches!(r.kind, eboard_bridge::log::RecordKind::Board(_)))
+            .count()
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let mut latencies = rt.block_on(async move {
+        let dir = tempfile::tempdir().expect("a folder");
+        let busd = std::env::var("EB_LATENCY_BROKER").is_ok_and(|b| b == "busd");
+        let dbus_daemon = if busd {
+            None
+        } else {
+            support::dbus_daemon(dir.path())
+        };
+        let (_broker, address) = match dbus_daemon {
+            Some((b, a)) => (Some(b), a),
+            None => {
+                let address = format!("unix:path={}", dir.path().join("busd.sock").display());
+                support::broker(&address).await;
+                (None, address)
+            }
+        };
+        let broker = if _broker.is_some() { "dbus-daemon" } else { "busd" };
+        if std::env::var("EB_LATENCY_HOP").is_ok() {
+            let mut l = hop(&address, making.len()).await;
+            println!(
+                "{}",
+                support::summary(
+                    &format!("{broker}: the broker's hop alone (zbus to zbus)"),
+                    &mut l
+                )
+            );
+        }
+        let arrivals = support::listen(&address);
+        let link = dir.path().join("board0");
+        let (emulated, trace) = support::board(&log, &link);
+        let mut config = Config {
+            output: Some(dir.path().join("live")),
+            state: Some(dir.path().join("state")),
+            ..Config::default()
+        };
+        config.rules.release_ms = 0;
+        let daemon = Daemon::start(vec![link], config, BusChoice::Address(address))
+            .await
+            .expect("the daemon starts");
+        let until = Instant::now() + Duration::from_secs_f64(secs + 60.0);
+        while arrivals.lock().expect("a lock").len() < making.len() && Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        daemon.shutdown().await;
+        emulated.abort();
+        let arrivals = arrivals.lock().expect("a lock").clone();
+        let trace = trace.lock().expect("a lock").clone();
+        (broker, support::latencies(&making, &trace, &arrivals))
+    });
+    let name = format!("release_ms = 0, {} broker, idle machine", latencies.0);
+    println!("{}", support::summary(&name, &mut latencies.1));
+}
