@@ -64,6 +64,7 @@ fn replay_process(log: &Path, format: &str, runs: usize) -> (Duration, u64) {
             .args(["replay", "--format", format])
             .arg(log)
             .stdout(Stdio::from(file))
+            .stderr(Stdio::null())
             .status()
             .expect("eboard-bridge runs");
         times.push(start.elapsed());

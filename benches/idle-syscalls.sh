@@ -32,8 +32,10 @@ EOF
 emu=$!
 i=0
 while [ ! -e "$dir/board" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-mkdir -p "$dir/state"
-STATE_DIRECTORY="$dir/state" "$bin" run --bus none --device "$dir/board" --device "$dir/absent/board" 2>"$dir/daemon.txt" &
+mkdir -p "$dir/state" "$dir/devices"
+# The absent device's nearest folder is watched: nothing else is written there
+# (the traces written in "$dir" would wake the daemon, rightly, and be counted).
+STATE_DIRECTORY="$dir/state" "$bin" run --bus none --device "$dir/board" --device "$dir/devices/absent/board" 2>"$dir/daemon.txt" &
 daemon=$!
 # Start-up: the line opened, the start-up commands answered, the game started,
 # the first dump confirmed by a second, and the runtime's blocking threads (files
