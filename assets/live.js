@@ -17,7 +17,14 @@ function fromApi(b) {
   };
 }
 
+// Events that arrive while the boards are read wait for the answer, then are
+// applied to it: an answer can be older than an event already received, and must
+// not roll the page back over it. Those the answer already holds change nothing.
+let pending = null;
+
 async function load() {
+  if (pending) return; // a read under way: the events after it wait for it
+  pending = [];
   try {
     const r = await fetch('/api/boards', { cache: 'no-store' });
     const list = await r.json();
@@ -27,10 +34,17 @@ async function load() {
       if (old) s.flags = old.flags;
       boards.set(b.Id, s);
     }
-    renderAll();
   } catch (e) {
     setLink('down', 'cannot read the boards');
   }
+  const waiting = pending;
+  pending = null;
+  for (const e of waiting) apply(e);
+  renderAll();
+}
+
+function receive(e) {
+  if (pending) pending.push(e); else apply(e);
 }
 
 function setLink(cls, text) {
@@ -55,6 +69,8 @@ function apply(e) {
       break;
     case 'move':
     case 'move_amended':
+      // Already there (the boards were read after it): nothing to do.
+      if (s.moves.length >= e.ply && s.moves[e.ply - 1].san === e.san) return;
       s.moves.length = e.ply - 1;
       s.moves.push({ san: e.san, inferred: !!e.inferred });
       s.fen = e.fen; s.last = e.uci;
@@ -198,7 +214,7 @@ function connect() {
   const es = new EventSource('/api/events');
   es.onopen = () => { setLink('live', 'live'); load(); };
   es.onerror = () => setLink('down', 'reconnecting');
-  es.onmessage = m => { try { apply(JSON.parse(m.data)); } catch (e) { console.error(e); } };
+  es.onmessage = m => { try { receive(JSON.parse(m.data)); } catch (e) { console.error(e); } };
   // The daemon restarted, or this page fell behind: read the boards afresh.
   es.addEventListener('reset', load);
   es.addEventListener('lost', load);
