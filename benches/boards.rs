@@ -25,7 +25,10 @@ use shakmaty::san::SanPlus;
 use shakmaty::{Chess, Position};
 
 fn env(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 /// One board's game: the log and its moves in SAN.
@@ -72,7 +75,9 @@ fn games_on_disk(dir: &Path) -> Vec<Vec<String>> {
         if !name.starts_with("game-") || !name.ends_with(".pgn") {
             continue;
         }
-        let Ok(text) = std::fs::read_to_string(e.path()) else { continue };
+        let Ok(text) = std::fs::read_to_string(e.path()) else {
+            continue;
+        };
         let mut moves = Vec::new();
         let mut depth = 0usize;
         let mut body = String::new();
@@ -137,7 +142,9 @@ fn main() {
         .enable_all()
         .build()
         .expect("a runtime");
-    let links: Vec<PathBuf> = (0..boards).map(|i| devices.join(format!("board-{i:03}"))).collect();
+    let links: Vec<PathBuf> = (0..boards)
+        .map(|i| devices.join(format!("board-{i:03}")))
+        .collect();
     let _guard = rt.enter();
     let mut emulators = Vec::new();
     for (i, (log, _)) in played.iter().enumerate() {
@@ -215,7 +222,10 @@ fn main() {
             .iter()
             .max_by_key(|g| g.iter().zip(sans).take_while(|(a, b)| a == b).count());
         eprintln!("board {i}: played {}", sans.join(" "));
-        eprintln!("board {i}: on disk {}", best.map(|g| g.join(" ")).unwrap_or_default());
+        eprintln!(
+            "board {i}: on disk {}",
+            best.map(|g| g.join(" ")).unwrap_or_default()
+        );
     }
     let said = std::fs::read_to_string(dir.path().join("daemon.txt")).unwrap_or_default();
     let flags = said.matches("\"type\":\"touch_move\"").count();
@@ -229,5 +239,10 @@ fn main() {
         hwm as f64 / 1024.0,
         100.0 * cpu_secs / wall
     );
-    assert_eq!(exact, boards, "every game exact; the daemon said:\n{}", said.lines().rev().take(20).collect::<Vec<_>>().join("\n"));
+    assert_eq!(
+        exact,
+        boards,
+        "every game exact; the daemon said:\n{}",
+        said.lines().rev().take(20).collect::<Vec<_>>().join("\n")
+    );
 }
