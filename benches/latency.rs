@@ -22,7 +22,7 @@ mod support;
 use std::time::Duration;
 
 use eboard_bridge::board::Orientation;
-use eboard_bridge::daemon::{BusChoice, Config, Daemon};
+use eboard_bridge::daemon::{BusChoice, Daemon};
 use eboard_bridge::log::{Header, SensorLog};
 use eboard_bridge::sim::{Hands, Seeded, Style};
 use shakmaty::{Chess, Position};
@@ -144,23 +144,13 @@ fn main() {
         let broker = if _broker.is_some() { "dbus-daemon" } else { "busd" };
         if std::env::var("EB_LATENCY_HOP").is_ok() {
             let mut l = hop(&address, making.len()).await;
-            println!(
-                "{}",
-                support::summary(
-                    &format!("{broker}: the broker's hop alone (zbus to zbus)"),
-                    &mut l
-                )
-            );
+            let what = "signals, zbus send -> zbus arrival (the broker's hop alone)";
+            println!("{}", support::summary_of(broker, what, &mut l));
         }
         let arrivals = support::listen(&address);
         let link = dir.path().join("board0");
         let (emulated, trace) = support::board(&log, &link);
-        let mut config = Config {
-            output: Some(dir.path().join("live")),
-            state: Some(dir.path().join("state")),
-            ..Config::default()
-        };
-        config.rules.release_ms = 0;
+        let config = support::daemon_config(dir.path());
         let daemon = Daemon::start(vec![link], config, BusChoice::Address(address))
             .await
             .expect("the daemon starts");

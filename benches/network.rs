@@ -100,10 +100,8 @@ fn run(plies: usize, load: Load) -> Vec<f64> {
         let link = dir.path().join("board0");
         let (emulated, trace) = support::board(&log, &link);
         let mut config = Config {
-            output: Some(dir.path().join("live")),
-            state: Some(dir.path().join("state")),
             http: Some(HttpConfig::on("127.0.0.1:0")),
-            ..Config::default()
+            ..support::daemon_config(dir.path())
         };
         if let Load::Mqtt(port) = load {
             let mut m = eboard_bridge::mqtt::MqttConfig::for_broker(&format!("mqtt://127.0.0.1:{port}"))
@@ -111,7 +109,6 @@ fn run(plies: usize, load: Load) -> Vec<f64> {
             m.prefix = Some("eboard/bench".into());
             config.mqtt = Some(m);
         }
-        config.rules.release_ms = 0;
         let daemon = Daemon::start(vec![link], config, BusChoice::Address(address))
             .await
             .expect("the daemon starts");

@@ -22,6 +22,18 @@ pub fn rules() -> eboard_bridge::rules::Config {
     }
 }
 
+/// The daemon's configuration for a bench in `dir`: its folders there, and the
+/// bench's rules.
+pub fn daemon_config(dir: &Path) -> eboard_bridge::daemon::Config {
+    let mut config = eboard_bridge::daemon::Config {
+        output: Some(dir.join("live")),
+        state: Some(dir.join("state")),
+        ..eboard_bridge::daemon::Config::default()
+    };
+    config.rules.release_ms = rules().release_ms;
+    config
+}
+
 /// For each move made, in order, the index of the record whose bytes make it and
 /// its UCI (replayed offline with the same rules).
 pub fn making_records(log: &SensorLog) -> Vec<(usize, String)> {

@@ -420,10 +420,6 @@ impl Publisher {
         }
     }
 
-    pub fn current(&self) -> Snapshot {
-        self.snapshot.borrow().clone()
-    }
-
     /// `snap` differs from the snapshot published last.
     pub fn differs(&self, snap: &Snapshot) -> bool {
         *self.snapshot.borrow() != *snap

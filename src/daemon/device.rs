@@ -63,8 +63,6 @@ pub async fn run(
                     reported_absent = true;
                 }
                 while outgoing.try_recv().is_ok() {}
-                // Bytes for the board are dropped while it is away; so are any
-                // that come while it is waited for.
                 let wait = async {
                     match appeared(&path).await {
                         Ok(()) => retry = REOPEN_AFTER,
@@ -75,12 +73,18 @@ pub async fn run(
                         }
                     }
                 };
-                tokio::select! {
-                    _ = wait => continue,
-                    r = device.changed() => if r.is_err() { return } else { reported_absent = false; continue },
-                    _ = stop.changed() => return,
-                    out = outgoing.recv() => if out.is_none() { return } else { continue },
+                tokio::pin!(wait);
+                loop {
+                    tokio::select! {
+                        _ = &mut wait => break,
+                        r = device.changed() => if r.is_err() { return } else { reported_absent = false; break },
+                        _ = stop.changed() => return,
+                        // Bytes for the board are dropped while it is away; the
+                        // wait for it goes on.
+                        out = outgoing.recv() => if out.is_none() { return },
+                    }
                 }
+                continue;
             }
         };
         reported_absent = false;

@@ -264,15 +264,17 @@ pub async fn run(out: PathBuf, mut games: mpsc::Receiver<LiveMsg>) -> Written {
             (!folder.stale.is_empty()).then(|| combined_at.map_or(Instant::now(), |t| t + COMBINED_EVERY));
         let mut batch = Vec::new();
         if open {
+            // A change, or `games.pgn` due (`None` from the timer), or the end
+            // (`None` from the channel, which is then closed and empty).
             let first = match combined_due {
                 Some(due) => tokio::select! {
-                    m = games.recv() => m.ok_or(()),
-                    _ = tokio::time::sleep_until(due) => Err(()),
+                    m = games.recv() => m,
+                    _ = tokio::time::sleep_until(due) => None,
                 },
-                None => games.recv().await.ok_or(()),
+                None => games.recv().await,
             };
             match first {
-                Ok(m) => {
+                Some(m) => {
                     batch.push(m);
                     // Coalesce: what comes before the files may be written again
                     // joins this batch (the latest state of each game wins).
@@ -280,7 +282,7 @@ pub async fn run(out: PathBuf, mut games: mpsc::Receiver<LiveMsg>) -> Written {
                         tokio::time::sleep_until(at + FILE_EVERY).await;
                     }
                 }
-                Err(()) => open = !games.is_closed() || !games.is_empty(),
+                None => open = !games.is_closed(),
             }
             while let Ok(m) = games.try_recv() {
                 batch.push(m);

@@ -97,7 +97,7 @@ impl Game {
     /// Plays a legal move onto the record.
     pub fn push(&mut self, mv: Move) -> &Played {
         let pos = self.current().clone();
-        let placement = matching::after(pos.board(), self.placement(self.ply()), &mv, pos.turn());
+        let placement = matching::after(self.placement(self.ply()), &mv, pos.turn());
         let mut uci = String::with_capacity(5);
         UciMove::from_move(mv, self.mode).append_to_string(&mut uci);
         // SAN from shakmaty (the moves that need telling apart); its suffix from

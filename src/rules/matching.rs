@@ -115,9 +115,9 @@ impl Sensors {
     }
 }
 
-/// The placement hash after `mv` from a position whose board is `board` and
-/// whose placement hash is `h`: only the squares the move changes are keyed.
-pub fn after(board: &Board, h: u64, mv: &Move, us: Color) -> u64 {
+/// The placement hash after `mv` by `us` from a position whose placement hash is
+/// `h`: only the squares the move changes are keyed.
+pub fn after(h: u64, mv: &Move, us: Color) -> u64 {
     match *mv {
         Move::Normal {
             role,
@@ -145,10 +145,7 @@ pub fn after(board: &Board, h: u64, mv: &Move, us: Color) -> u64 {
                 ^ key(Role::King.of(us), king_to)
                 ^ key(Role::Rook.of(us), rook_to)
         }
-        Move::Put { role, to } => {
-            debug_assert!(board.piece_at(to).is_none());
-            h ^ key(role.of(us), to)
-        }
+        Move::Put { role, to } => h ^ key(role.of(us), to),
     }
 }
 
@@ -158,10 +155,9 @@ pub type Results = Box<[(u64, Move)]>;
 /// The legal moves of `pos` with the placement hash of each one's result.
 pub fn results(pos: &Chess, h: u64) -> Results {
     let us = pos.turn();
-    let board = pos.board();
     pos.legal_moves()
         .into_iter()
-        .map(|m| (after(board, h, &m, us), m))
+        .map(|m| (after(h, &m, us), m))
         .collect()
 }
 
