@@ -252,47 +252,42 @@ fn replay(format: Format, fen: Option<&str>, cfg: Config, logs: &[PathBuf]) -> E
     let mut out = stdout.lock();
     for path in logs {
         let file = path.display().to_string();
-        let log = match read_log(path) {
-            Ok(l) => l,
-            Err(e) => return report(&e),
+        let print = match format {
+            Format::Sensors => None,
+            Format::Jsonl => Some(replay::Print::Jsonl),
+            Format::Uci => Some(replay::Print::Uci),
+            Format::Pgn => Some(replay::Print::Pgn),
+            Format::Text => Some(replay::Print::Text),
         };
-        let text = if format == Format::Sensors {
-            match Player::play_log(&log, &file) {
-                Ok(steps) => steps.iter().map(|s| sensors::format_step(s) + "\n").collect(),
-                Err(e) => return report(&e),
+        let text = match print {
+            None => {
+                let log = match read_log(path) {
+                    Ok(l) => l,
+                    Err(e) => return report(&e),
+                };
+                match Player::play_log(&log, &file) {
+                    Ok(steps) => vec![
+                        steps
+                            .iter()
+                            .map(|s| sensors::format_step(s) + "\n")
+                            .collect::<String>()
+                            .into_bytes(),
+                    ],
+                    Err(e) => return report(&e),
+                }
             }
-        } else {
-            let start = match (&given, log.header.get("fen")) {
-                (Some(s), _) => Some(s.clone()),
-                (None, Some(f)) => match replay::parse_start(f) {
-                    Ok(s) => Some(s),
-                    Err(e) => {
-                        eprintln!("eboard-bridge: {file}: header field `fen`: {e}");
-                        return ExitCode::from(EXIT_BAD_INPUT);
-                    }
-                },
-                (None, None) => None,
-            };
-            let r = match replay::run(&log, &file, cfg, start) {
-                Ok(r) => r,
-                Err(e) => return report(&e),
-            };
-            let date = log
-                .header
-                .get("started")
-                .and_then(|s| s.get(..10))
-                .map_or_else(|| "????.??.??".to_string(), |d| d.replace('-', "."));
-            match format {
-                Format::Jsonl => replay::jsonl(&r.events),
-                Format::Uci => replay::uci(r.core.games()),
-                Format::Pgn => replay::pgn(r.core.games(), &date),
-                _ => replay::text(&r.events),
-            }
+            Some(print) => match replay::replay_file(path, &file, cfg, given.as_ref(), print) {
+                Ok(text) => text,
+                Err(e) => {
+                    eprintln!("eboard-bridge: {e}");
+                    return ExitCode::from(EXIT_BAD_INPUT);
+                }
+            },
         };
         if logs.len() > 1 && format != Format::Jsonl && writeln!(out, "# log {file}").is_err() {
             return ExitCode::SUCCESS; // stdout closed (a pager quit): nothing more to say
         }
-        if out.write_all(text.as_bytes()).is_err() {
+        if text.iter().any(|chunk| out.write_all(chunk).is_err()) {
             return ExitCode::SUCCESS;
         }
     }

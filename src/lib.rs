@@ -11,6 +11,7 @@ pub mod daemon;
 pub mod demo;
 pub mod device;
 pub mod log;
+pub mod memory;
 pub mod mqtt;
 pub mod net;
 pub mod output;

@@ -3,7 +3,12 @@ use std::process::ExitCode;
 use clap::Parser;
 use tracing_subscriber::prelude::*;
 
+/// mimalloc, with freed memory returned at once: see `eboard_bridge::memory`.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
+    eboard_bridge::memory::return_freed_memory_at_once();
     let cli = eboard_bridge::cli::Cli::parse();
     let journal = std::env::var_os("JOURNAL_STREAM").is_some();
     // The daemon and the recorder say what they do (boards connected or waited

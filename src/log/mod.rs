@@ -9,6 +9,8 @@ mod write;
 
 pub use journal::{Flushed, Journal};
 pub use play::{Played, Player, Step};
-pub use read::{LogError, clip_to, parse_log, parse_log_lenient, parse_record, read_log};
+pub use read::{
+    LogError, clip_to, parse_each, parse_log, parse_log_lenient, parse_record, read_log, read_text,
+};
 pub use record::{Header, LogTime, MAGIC, Record, RecordKind, Running, SensorLog};
 pub use write::{LogWriter, to_string};

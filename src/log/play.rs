@@ -137,9 +137,20 @@ impl Player {
 
     /// Plays one record. `line` is its line in the file, for errors and steps.
     pub fn play(&mut self, record: &Record, line: Option<usize>) -> Result<Vec<Step>, LogError> {
+        let mut steps = Vec::new();
+        self.play_into(record, line, &mut steps)?;
+        Ok(steps)
+    }
+
+    /// Plays one record, appending its steps to `steps`.
+    pub fn play_into(
+        &mut self,
+        record: &Record,
+        line: Option<usize>,
+        steps: &mut Vec<Step>,
+    ) -> Result<(), LogError> {
         let now = record.time.micros();
         self.last_time = record.time;
-        let mut steps = Vec::new();
         let step = |what| Step {
             time: record.time,
             line,
@@ -167,7 +178,7 @@ impl Player {
                 }
             }
         }
-        Ok(steps)
+        Ok(())
     }
 
     /// Ends the log: reports bytes left inside an unfinished message.

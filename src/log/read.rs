@@ -5,7 +5,7 @@ use std::path::Path;
 
 use shakmaty::{Piece, Square};
 
-use super::record::{LogTime, MAGIC, Record, RecordKind, Running, SensorLog};
+use super::record::{Header, LogTime, MAGIC, Record, RecordKind, Running, SensorLog};
 use crate::protocol::{ClockButton, ClockSide, ClockTime, Placement};
 
 /// A sensor log that cannot be read: where and why.
@@ -21,23 +21,27 @@ pub struct LogError {
 /// Reads and parses a sensor log file.
 pub fn read_log(path: &Path) -> Result<SensorLog, LogError> {
     let file = path.display().to_string();
+    parse_log(&read_text(path, &file)?, &file)
+}
+
+/// Reads a sensor log file's text; `file` names it in errors.
+pub fn read_text(path: &Path, file: &str) -> Result<String, LogError> {
     let bytes = std::fs::read(path).map_err(|e| LogError {
-        file: file.clone(),
+        file: file.to_string(),
         line: 0,
         problem: format!("cannot read: {e}"),
     })?;
-    let text = String::from_utf8(bytes).map_err(|e| {
+    String::from_utf8(bytes).map_err(|e| {
         let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()]
             .iter()
             .filter(|&&b| b == b'\n')
             .count();
         LogError {
-            file: file.clone(),
+            file: file.to_string(),
             line,
             problem: "not UTF-8 text".into(),
         }
-    })?;
-    parse_log(&text, &file)
+    })
 }
 
 /// Parses the text of a sensor log; `file` names it in errors.
@@ -52,13 +56,37 @@ pub fn parse_log_lenient(text: &str, file: &str, skipped: &mut Vec<LogError>) ->
     parse(text, file, Some(skipped))
 }
 
-fn parse(text: &str, file: &str, mut lenient: Option<&mut Vec<LogError>>) -> Result<SensorLog, LogError> {
+fn parse(text: &str, file: &str, lenient: Option<&mut Vec<LogError>>) -> Result<SensorLog, LogError> {
+    let mut records = Vec::new();
+    let mut lines = Vec::new();
+    let header = parse_each(text, file, lenient, |_, record, line| {
+        records.push(record);
+        lines.push(line);
+        Ok(())
+    })?;
+    Ok(SensorLog {
+        header,
+        records,
+        lines,
+    })
+}
+
+/// Parses a sensor log record by record, in file order: `each` is given the
+/// header (complete by the first record), each record and its 1-based line, and
+/// may stop the reading with an error of its own. Returns the header.
+pub fn parse_each(
+    text: &str,
+    file: &str,
+    mut lenient: Option<&mut Vec<LogError>>,
+    mut each: impl FnMut(&Header, Record, usize) -> Result<(), LogError>,
+) -> Result<Header, LogError> {
     let err = |line: usize, problem: String| LogError {
         file: file.to_string(),
         line,
         problem,
     };
-    let mut log = SensorLog::default();
+    let mut header = Header::default();
+    let mut any = false;
     let mut lines = text
         .split('\n')
         .enumerate()
@@ -83,11 +111,11 @@ fn parse(text: &str, file: &str, mut lenient: Option<&mut Vec<LogError>>) -> Res
             continue;
         }
         if let Some(comment) = trimmed.strip_prefix('#') {
-            if log.records.is_empty() {
+            if !any {
                 if let Some((k, v)) = comment.trim().split_once(':') {
                     let key = k.trim();
                     if !key.is_empty() && !key.contains(char::is_whitespace) {
-                        log.header.fields.push((key.to_string(), v.trim().to_string()));
+                        header.fields.push((key.to_string(), v.trim().to_string()));
                     }
                 }
             }
@@ -109,10 +137,10 @@ fn parse(text: &str, file: &str, mut lenient: Option<&mut Vec<LogError>>) -> Res
             (Err(e), None) => return Err(e),
         };
         last = record.time;
-        log.records.push(record);
-        log.lines.push(n);
+        any = true;
+        each(&header, record, n)?;
     }
-    Ok(log)
+    Ok(header)
 }
 
 /// Parses one record line (not blank, not a comment).

@@ -1,11 +1,261 @@
 //! `replay --format text|jsonl|uci|pgn`: sensor logs through the rules core.
 
 use std::fmt::Write;
+use std::path::Path;
+use std::sync::mpsc;
 
 use shakmaty::{CastlingMode, Chess, Position};
 
-use crate::log::{LogError, Played, Player, SensorLog};
+use crate::log::{Header, LogError, Played, Player, SensorLog, Step};
 use crate::rules::{Config, Core, Event, EventKind, Game};
+
+/// What `replay` prints of a log (`--format`, but for `sensors`, which stops
+/// before the rules core).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Print {
+    Text,
+    Jsonl,
+    Uci,
+    Pgn,
+}
+
+/// Bytes of printed output kept in one piece.
+const CHUNK: usize = 256 * 1024;
+
+/// Steps handed to the rules core at a time.
+const BATCH: usize = 512;
+
+/// What the reading side hands to the rules core: the header first (complete by
+/// the first record), then the played steps in batches.
+enum Read {
+    Header(Header),
+    Steps(Vec<Step>),
+}
+
+/// What the rules core hands back to be printed.
+enum Made {
+    Events(Vec<Event>),
+    /// Games over, in order (then the last one, at the end of the log).
+    Games(Vec<Game>),
+}
+
+/// `replay` of one log file as a whole, on two threads, one a core each: one
+/// reads, parses and plays the log into board-level steps (decoder and board as
+/// for [`run`]) and prints what comes back; this one runs the rules core on the
+/// steps and hands back its events as they come (`text`, `jsonl`) or the games
+/// as they end (`uci`, `pgn`). Reading and printing together take about as long
+/// as the rules core, so neither side waits much. `given` overrides the header's
+/// `fen`. Returns what to print for the log, complete: a log with a problem in
+/// it prints nothing and gives the problem (the first one in the file, with its
+/// line).
+pub fn replay_file(
+    path: &Path,
+    file: &str,
+    cfg: Config,
+    given: Option<&(Chess, CastlingMode)>,
+    print: Print,
+) -> Result<Vec<Vec<u8>>, String> {
+    std::thread::scope(|scope| {
+        let (steps_tx, steps_rx) = mpsc::sync_channel::<Read>(32);
+        // Unbounded: the rules core never waits for the printer, so the reading
+        // side (which waits for the rules core) cannot wait for itself.
+        let (made_tx, made_rx) = mpsc::channel::<Made>();
+        let io = scope.spawn(move || read_and_print(path, file, steps_tx, &made_rx, print));
+        let played = play_steps(&steps_rx, &made_tx, file, cfg, given, print);
+        // Stops the reading side if the rules core stopped first; ends what it
+        // prints.
+        drop(steps_rx);
+        drop(made_tx);
+        let printed = io
+            .join()
+            .unwrap_or_else(|_| Err(format!("{file}: the reading thread failed")));
+        // The reader's problem comes first: the rules core only stops early when
+        // the header is wrong, and the reader's is then "hung up" (empty).
+        match (printed, played) {
+            (Err(e), _) if !e.is_empty() => Err(e),
+            (_, Err(e)) => Err(e),
+            (printed, Ok(())) => printed,
+        }
+    })
+}
+
+/// The reading and printing side: the file parsed and played record by record,
+/// the steps sent on in batches, and between records what the rules core has
+/// made printed. An empty error means the rules core hung up (it has its own
+/// problem to report).
+fn read_and_print(
+    path: &Path,
+    file: &str,
+    tx: mpsc::SyncSender<Read>,
+    made: &mpsc::Receiver<Made>,
+    print: Print,
+) -> Result<Vec<Vec<u8>>, String> {
+    let text = crate::log::read_text(path, file).map_err(|e| e.to_string())?;
+    let mut printer = Printer {
+        print,
+        date: String::new(),
+        out: Vec::new(),
+        chunk: Vec::with_capacity(CHUNK),
+        line: String::new(),
+    };
+    let mut player = Player::new(file);
+    let mut steps = Vec::with_capacity(BATCH + 16);
+    let mut header_sent = false;
+    let hung_up = || LogError {
+        file: String::new(),
+        line: 0,
+        problem: String::new(),
+    };
+    let header = crate::log::parse_each(&text, file, None, |header, record, line| {
+        if !header_sent {
+            printer.date = pgn_date(header);
+            tx.send(Read::Header(header.clone())).map_err(|_| hung_up())?;
+            header_sent = true;
+        }
+        player.play_into(&record, Some(line), &mut steps)?;
+        if steps.len() >= BATCH {
+            let next = Vec::with_capacity(BATCH + 16);
+            let mut full = Read::Steps(std::mem::replace(&mut steps, next));
+            // While the rules core is a batch behind, print what it made: it
+            // hands something back after every batch, which also frees a slot.
+            loop {
+                match tx.try_send(full) {
+                    Ok(()) => break,
+                    Err(mpsc::TrySendError::Full(again)) => {
+                        full = again;
+                        printer.print(&made.recv().map_err(|_| hung_up())?);
+                    }
+                    Err(mpsc::TrySendError::Disconnected(_)) => return Err(hung_up()),
+                }
+            }
+            while let Ok(m) = made.try_recv() {
+                printer.print(&m);
+            }
+        }
+        Ok(())
+    })
+    .map_err(|e| {
+        if e.problem.is_empty() {
+            String::new()
+        } else {
+            e.to_string()
+        }
+    })?;
+    if !header_sent {
+        printer.date = pgn_date(&header);
+        tx.send(Read::Header(header)).map_err(|_| String::new())?;
+    }
+    steps.extend(player.finish());
+    tx.send(Read::Steps(steps)).map_err(|_| String::new())?;
+    drop(tx);
+    for m in made {
+        printer.print(&m);
+    }
+    printer.out.push(printer.chunk);
+    Ok(printer.out)
+}
+
+/// The PGN `Date` of a log's games: the day its header says it started.
+fn pgn_date(header: &Header) -> String {
+    header
+        .get("started")
+        .and_then(|s| s.get(..10))
+        .map_or_else(|| "????.??.??".to_string(), |d| d.replace('-', "."))
+}
+
+/// The rules core's side: the steps as they come, the events and the games that
+/// end handed back as they are made.
+fn play_steps(
+    rx: &mpsc::Receiver<Read>,
+    tx: &mpsc::Sender<Made>,
+    file: &str,
+    cfg: Config,
+    given: Option<&(Chess, CastlingMode)>,
+    print: Print,
+) -> Result<(), String> {
+    let Ok(Read::Header(header)) = rx.recv() else {
+        // The reader stopped before the header: its problem says why.
+        return Ok(());
+    };
+    let start = match (given, header.get("fen")) {
+        (Some(s), _) => Some(s.clone()),
+        (None, Some(f)) => Some(parse_start(f).map_err(|e| format!("{file}: header field `fen`: {e}"))?),
+        (None, None) => None,
+    };
+    let mut core = match start {
+        Some((pos, mode)) => Core::with_start(cfg, pos, mode),
+        None => Core::new(cfg),
+    };
+    let events = matches!(print, Print::Text | Print::Jsonl);
+    let hand_on = |core: &mut Core, last: bool| {
+        let made = if events {
+            Made::Events(core.take_events())
+        } else {
+            core.drain_events();
+            let mut games = core.take_finished();
+            if last {
+                games.extend(core.game().cloned());
+            }
+            Made::Games(games)
+        };
+        // The reading side stops listening only when it has its own problem.
+        let _ = tx.send(made);
+    };
+    for read in rx {
+        let Read::Steps(steps) = read else { continue };
+        for step in &steps {
+            feed_step(&mut core, step);
+        }
+        hand_on(&mut core, false);
+    }
+    core.finish();
+    hand_on(&mut core, true);
+    Ok(())
+}
+
+/// Prints what the rules core made: events as lines, or games as PGN or UCI.
+struct Printer {
+    print: Print,
+    date: String,
+    /// What is printed so far, in chunks of about [`CHUNK`] bytes (never
+    /// copied to grow), then the chunk being filled.
+    out: Vec<Vec<u8>>,
+    chunk: Vec<u8>,
+    line: String,
+}
+
+impl Printer {
+    /// Prints what was made and sends it back to be freed by the side that
+    /// made it (unless that side is done).
+    fn print(&mut self, made: &Made) {
+        match made {
+            Made::Events(events) => {
+                for e in events {
+                    if self.print == Print::Text {
+                        self.line.clear();
+                        text_line(&mut self.line, e);
+                        self.chunk.extend_from_slice(self.line.as_bytes());
+                    } else {
+                        // Serialising plain data to memory cannot fail.
+                        let _ = serde_json::to_writer(&mut self.chunk, e);
+                        self.chunk.push(b'\n');
+                    }
+                }
+            }
+            Made::Games(games) => {
+                let text = match self.print {
+                    Print::Uci => uci(games.iter()),
+                    _ => pgn(games.iter(), &self.date),
+                };
+                self.chunk.extend_from_slice(text.as_bytes());
+            }
+        }
+        if self.chunk.len() >= CHUNK {
+            let next = Vec::with_capacity(CHUNK + CHUNK / 2);
+            self.out.push(std::mem::replace(&mut self.chunk, next));
+        }
+    }
+}
 
 /// The result of replaying logs: the events and the games.
 pub struct Replay {
@@ -225,138 +475,271 @@ pub fn game_pgn(g: &Game, tags: &Tags) -> String {
 pub fn text(events: &[Event]) -> String {
     let mut s = String::new();
     for e in events {
-        let what = match &e.kind {
-            EventKind::GameStart {
-                game,
-                fen,
-                variant,
-                orientation,
-            } => {
-                format!("game {game} starts ({variant}, board {orientation}): {fen}")
-            }
-            EventKind::Touch {
-                side,
-                square,
-                piece,
-                first,
-                returned,
-            } => format!(
-                "{} touches {piece} on {square}{}{}",
-                side.name(),
-                if *first { " (first)" } else { "" },
-                if *returned { ", puts it back" } else { "" }
-            ),
-            EventKind::Move {
-                ply,
-                san,
-                side,
-                inferred,
-                ..
-            } => {
-                let n = ply.div_ceil(2);
-                let how = if *inferred {
-                    " (inferred across a gap in the line)"
-                } else {
-                    ""
-                };
-                if side.name() == "white" {
-                    format!("{n}. {san}{how}")
-                } else {
-                    format!("{n}... {san}{how}")
-                }
-            }
-            EventKind::MoveAmended {
-                ply,
-                was,
-                san,
-                inferred,
-                ..
-            } => format!(
-                "ply {ply} amended: {was} becomes {san}{}",
-                if *inferred {
-                    " (seen across a gap in the line)"
-                } else {
-                    ""
-                }
-            ),
-            EventKind::MoveCompleted { ply, side } => format!("{} completes ply {ply}", side.name()),
-            EventKind::Takeback { to_ply, fen } => format!("take-back to ply {to_ply}: {fen}"),
-            EventKind::TouchMove {
-                article,
-                side,
-                touched,
-                played,
-            } => format!(
-                "touch-move (Art. {article}): {} touched {} and played {played}",
-                side.name(),
-                touched.join(" ")
-            ),
-            EventKind::Irregular {
-                kind,
-                side,
-                squares,
-                completed,
-                count,
-                penalty,
-                board,
-            } => format!(
-                "irregular: {} by {}{}{}{}{}",
-                kind.name(),
-                side.name(),
-                if squares.is_empty() {
-                    String::new()
-                } else {
-                    format!(" on {}", squares.join(" "))
-                },
-                if *completed {
-                    format!(", completed (violation {count} of {})", side.name())
-                } else {
-                    String::new()
-                },
-                penalty
-                    .as_deref()
-                    .map(|p| format!("\n        penalty: {p}"))
-                    .unwrap_or_default(),
-                board
-                    .as_deref()
-                    .map(|b| format!("\n        board seen: {b}"))
-                    .unwrap_or_default()
-            ),
-            EventKind::Resolved { fen } => format!("resolved: {fen}"),
-            EventKind::Clock {
-                white_ms,
-                black_ms,
-                running,
-            } => {
-                format!(
-                    "clock white {} black {} ({running} running)",
-                    clk(*white_ms),
-                    clk(*black_ms)
-                )
-            }
-            EventKind::DrawClaimable { reason } => format!("draw claimable: {reason}"),
-            EventKind::Flag {
-                side,
-                ply,
-                period_moves,
-                count_met,
-            } => format!(
-                "flag: {}'s flag has fallen after ply {ply} ({period_moves} moves made in the period{}); the arbiter decides (Art. 6.8)",
-                side.name(),
-                if *count_met { ", the move count is met" } else { "" }
-            ),
-            EventKind::GameEnd { result, termination } => format!("game ends {result} ({termination})"),
-            EventKind::ClockButton { button } => format!("clock button: {button}"),
-            EventKind::ClockUnresponsive { command } => format!("the clock did not acknowledge {command}"),
-            EventKind::Arbiter { method, args } => {
-                let args: Vec<String> = args.iter().map(ToString::to_string).collect();
-                format!("arbiter: {method} {}", args.join(" "))
-            }
-        };
-        let _ = writeln!(s, "{:>9.3}  {what}", e.t);
+        text_line(&mut s, e);
     }
     s
 }
 
+/// One event's line of [`text`], appended to `s`.
+fn text_line(s: &mut String, e: &Event) {
+    let _ = write!(s, "{:>9.3}  ", e.t);
+    let _ = match &e.kind {
+        EventKind::GameStart {
+            game,
+            fen,
+            variant,
+            orientation,
+        } => {
+            write!(s, "game {game} starts ({variant}, board {orientation}): {fen}")
+        }
+        EventKind::Touch {
+            side,
+            square,
+            piece,
+            first,
+            returned,
+        } => write!(
+            s,
+            "{} touches {piece} on {square}{}{}",
+            side.name(),
+            if *first { " (first)" } else { "" },
+            if *returned { ", puts it back" } else { "" }
+        ),
+        EventKind::Move {
+            ply,
+            san,
+            side,
+            inferred,
+            ..
+        } => {
+            let n = ply.div_ceil(2);
+            let how = if *inferred {
+                " (inferred across a gap in the line)"
+            } else {
+                ""
+            };
+            if side.name() == "white" {
+                write!(s, "{n}. {san}{how}")
+            } else {
+                write!(s, "{n}... {san}{how}")
+            }
+        }
+        EventKind::MoveAmended {
+            ply,
+            was,
+            san,
+            inferred,
+            ..
+        } => write!(
+            s,
+            "ply {ply} amended: {was} becomes {san}{}",
+            if *inferred {
+                " (seen across a gap in the line)"
+            } else {
+                ""
+            }
+        ),
+        EventKind::MoveCompleted { ply, side } => write!(s, "{} completes ply {ply}", side.name()),
+        EventKind::Takeback { to_ply, fen } => write!(s, "take-back to ply {to_ply}: {fen}"),
+        EventKind::TouchMove {
+            article,
+            side,
+            touched,
+            played,
+        } => write!(
+            s,
+            "touch-move (Art. {article}): {} touched {} and played {played}",
+            side.name(),
+            touched.join(" ")
+        ),
+        EventKind::Irregular {
+            kind,
+            side,
+            squares,
+            completed,
+            count,
+            penalty,
+            board,
+        } => {
+            let _ = write!(s, "irregular: {} by {}", kind.name(), side.name());
+            if !squares.is_empty() {
+                let _ = write!(s, " on {}", squares.join(" "));
+            }
+            if *completed {
+                let _ = write!(s, ", completed (violation {count} of {})", side.name());
+            }
+            if let Some(p) = penalty {
+                let _ = write!(s, "\n        penalty: {p}");
+            }
+            match board {
+                Some(b) => write!(s, "\n        board seen: {b}"),
+                None => Ok(()),
+            }
+        }
+        EventKind::Resolved { fen } => write!(s, "resolved: {fen}"),
+        EventKind::Clock {
+            white_ms,
+            black_ms,
+            running,
+        } => {
+            write!(
+                s,
+                "clock white {} black {} ({running} running)",
+                clk(*white_ms),
+                clk(*black_ms)
+            )
+        }
+        EventKind::DrawClaimable { reason } => write!(s, "draw claimable: {reason}"),
+        EventKind::Flag {
+            side,
+            ply,
+            period_moves,
+            count_met,
+        } => write!(
+            s,
+            "flag: {}'s flag has fallen after ply {ply} ({period_moves} moves made in the period{}); the arbiter decides (Art. 6.8)",
+            side.name(),
+            if *count_met { ", the move count is met" } else { "" }
+        ),
+        EventKind::GameEnd { result, termination } => write!(s, "game ends {result} ({termination})"),
+        EventKind::ClockButton { button } => write!(s, "clock button: {button}"),
+        EventKind::ClockUnresponsive { command } => write!(s, "the clock did not acknowledge {command}"),
+        EventKind::Arbiter { method, args } => {
+            let args: Vec<String> = args.iter().map(ToString::to_string).collect();
+            write!(s, "arbiter: {method} {}", args.join(" "))
+        }
+    };
+    s.push('\n');
+}
+
 /// A start position from a FEN (kept here for the callers of `replay`).
 pub use crate::rules::parse_start;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::Orientation;
+    use crate::log::{Record, RecordKind};
+    use crate::protocol::ClockTime;
+    use crate::sim::{Hands, Seeded, Style};
+
+    /// Seeded random games played by the simulated hands: enough records for
+    /// many batches of steps and many chunks of output.
+    fn games(n: usize) -> Vec<Record> {
+        let mut pick = Seeded::new(7);
+        let mut hands = Hands::new(3, Style::default(), Orientation::Normal);
+        for _ in 0..n {
+            let mut pos = Chess::default();
+            hands.board(pos.board());
+            hands.set_clock(ClockTime::from_hms(0, 15, 0).expect("a valid time"));
+            for _ in 0..80 {
+                let legal = pos.legal_moves();
+                if legal.is_empty() || pos.is_insufficient_material() {
+                    break;
+                }
+                let mv = legal[pick.range(0, legal.len() as u64 - 1) as usize];
+                hands.play(&pos, &mv);
+                pos.play_unchecked(mv);
+            }
+            hands.wait(5000);
+        }
+        hands.records
+    }
+
+    fn write(dir: &Path, name: &str, header: &Header, records: &[Record]) -> std::path::PathBuf {
+        let path = dir.join(name);
+        let text = crate::log::to_string(header, records).expect("a log in memory");
+        std::fs::write(&path, text).expect("the log written");
+        path
+    }
+
+    /// What `replay` printed before it was split over two threads: the log
+    /// read whole, run through [`run`], formatted whole.
+    fn one_thread(path: &Path, file: &str, print: Print) -> Vec<u8> {
+        let log = crate::log::read_log(path).expect("the log reads");
+        let r = run(&log, file, Config::default(), None).expect("the log plays");
+        let text = match print {
+            Print::Text => text(&r.events),
+            Print::Jsonl => jsonl(&r.events),
+            Print::Uci => uci(r.core.games()),
+            Print::Pgn => pgn(r.core.games(), &pgn_date(&log.header)),
+        };
+        text.into_bytes()
+    }
+
+    #[test]
+    fn two_threads_print_what_one_thread_prints() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let mut header = Header::default();
+        header.set("started", "2026-11-23T10:00:00Z");
+        let records = games(12);
+        let path = write(dir.path(), "games.esl", &header, &records);
+        for print in [Print::Text, Print::Jsonl, Print::Uci, Print::Pgn] {
+            let chunks = replay_file(&path, "games.esl", Config::default(), None, print).expect("it replays");
+            if print == Print::Jsonl {
+                assert!(chunks.len() > 1, "jsonl in {} chunk(s)", chunks.len());
+            }
+            let printed = chunks.concat();
+            let expected = one_thread(&path, "games.esl", print);
+            assert!(printed.len() > 1000, "{print:?}: {} bytes", printed.len());
+            assert!(
+                printed == expected,
+                "{print:?} differs from the one-thread replay"
+            );
+        }
+        let pgn = String::from_utf8(one_thread(&path, "games.esl", Print::Pgn)).expect("UTF-8");
+        assert_eq!(pgn.matches("[Date \"2026.11.23\"]").count(), 12);
+        assert!(records.len() > 4 * BATCH, "{} records", records.len());
+    }
+
+    #[test]
+    fn a_log_with_a_problem_prints_nothing_and_names_the_first_problem() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let records = games(6);
+        let n = records.len();
+        let last = records[n - 1].time;
+        // Late in the log, so the rules core has printed much already: a record
+        // whose time goes back, then (later still) one that is not a record.
+        let path = write(dir.path(), "back.esl", &Header::default(), &records);
+        let mut text = std::fs::read_to_string(&path).expect("the log");
+        text.push_str("0 note back in time\n99999 dance e4\n");
+        std::fs::write(&path, &text).expect("written again");
+        let line = text.lines().count() - 1;
+        let e = replay_file(&path, "back.esl", Config::default(), None, Print::Jsonl).unwrap_err();
+        assert_eq!(e, format!("back.esl:{line}: time goes back: 0.000 after {last}"));
+
+        // A lift the board cannot make (the last record): found by the player,
+        // not the parser.
+        let mut bad = records.clone();
+        bad.push(Record {
+            time: last,
+            kind: RecordKind::Lift {
+                square: shakmaty::Square::E4,
+                piece: Some(shakmaty::Piece::from_char('q').expect("a piece")),
+            },
+        });
+        let path = write(dir.path(), "lift.esl", &Header::default(), &bad);
+        let e = replay_file(&path, "lift.esl", Config::default(), None, Print::Text).unwrap_err();
+        assert!(e.starts_with("lift.esl:"), "{e}");
+        let line = std::fs::read_to_string(&path).expect("the log").lines().count();
+        assert!(e.starts_with(&format!("lift.esl:{line}: lift e4")), "{e}");
+        assert!(e.contains(", but the board has"), "{e}");
+
+        // A start position the header gets wrong: the rules core's side stops.
+        let mut header = Header::default();
+        header.set("fen", "not a position");
+        let path = write(dir.path(), "fen.esl", &header, &records);
+        let e = replay_file(&path, "fen.esl", Config::default(), None, Print::Pgn).unwrap_err();
+        assert!(e.starts_with("fen.esl: header field `fen`: "), "{e}");
+
+        let e = replay_file(
+            &dir.path().join("absent.esl"),
+            "absent.esl",
+            Config::default(),
+            None,
+            Print::Uci,
+        )
+        .unwrap_err();
+        assert!(e.starts_with("absent.esl:0: cannot read: "), "{e}");
+    }
+}

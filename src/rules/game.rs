@@ -28,6 +28,11 @@ pub struct Played {
     pub inferred: bool,
 }
 
+/// Positions whose matching tables a game keeps: the current one and those a
+/// take-back reaches (8 plies), with one to spare. A long game then holds a
+/// dozen tables, not one a ply, and their memory is reused as it goes on.
+const RESULTS_KEPT: usize = 10;
+
 #[derive(Debug, Clone)]
 pub struct Game {
     pub number: u32,
@@ -41,7 +46,8 @@ pub struct Game {
     /// The placement hash of each position (`matching`).
     placements: Vec<u64>,
     /// The legal moves of each position with their results' placement hashes,
-    /// computed when first asked for and kept while the position is in the record.
+    /// computed when first asked for and kept for the last [`RESULTS_KEPT`]
+    /// positions (asked for again, an older one is computed again).
     results: Vec<OnceCell<matching::Results>>,
     pub result: Option<(&'static str, &'static str)>,
     /// Claims already reported, so each is said once per position.
@@ -109,6 +115,9 @@ impl Game {
         self.hashes.push(hash(&after));
         self.placements.push(placement);
         self.results.push(OnceCell::new());
+        if let Some(old) = self.results.len().checked_sub(RESULTS_KEPT + 1) {
+            self.results[old].take();
+        }
         self.positions.push(after);
         let suffix = check.then(|| {
             if self.results(self.ply() + 1).is_empty() {

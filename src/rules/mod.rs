@@ -257,9 +257,21 @@ impl Core {
         self.finished.iter().chain(self.game.as_ref())
     }
 
+    /// Hands over the games that are over and no longer the current one (a
+    /// replay prints them and lets them go; the daemon keeps them all).
+    pub fn take_finished(&mut self) -> Vec<Game> {
+        std::mem::take(&mut self.finished)
+    }
+
     /// Events produced so far and not yet taken.
     pub fn take_events(&mut self) -> Vec<Event> {
         std::mem::take(&mut self.out)
+    }
+
+    /// Events produced so far and not yet taken, leaving the core's buffer in
+    /// place for the next ones.
+    pub fn drain_events(&mut self) -> std::vec::Drain<'_, Event> {
+        self.out.drain(..)
     }
 
     /// When the core next needs to be told the time (a release, inference or
