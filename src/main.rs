@@ -7,8 +7,17 @@ use tracing_subscriber::prelude::*;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn main() -> ExitCode {
+/// Sets mimalloc's options before the first allocation (a constructor, run
+/// before Rust's runtime starts): see `eboard_bridge::memory`.
+#[used]
+#[unsafe(link_section = ".init_array")]
+static LEAN_MEMORY: extern "C" fn() = lean_memory;
+
+extern "C" fn lean_memory() {
     eboard_bridge::memory::return_freed_memory_at_once();
+}
+
+fn main() -> ExitCode {
     let cli = eboard_bridge::cli::Cli::parse();
     let journal = std::env::var_os("JOURNAL_STREAM").is_some();
     // The daemon and the recorder say what they do (boards connected or waited
