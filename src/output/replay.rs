@@ -45,9 +45,9 @@ enum Made {
 /// steps and hands back its events as they come (`text`, `jsonl`) or the games
 /// as they end (`uci`, `pgn`). Reading and printing together take about as long
 /// as the rules core, so neither side waits much. `given` overrides the header's
-/// `fen`. Returns what to print for the log, complete: a log with a problem in
-/// it prints nothing and gives the problem (the first one in the file, with its
-/// line).
+/// `fen`. Returns what to print for the log, complete, in chunks to print in
+/// order: a log with a problem in it prints nothing and gives the problem (the
+/// first one in the file, with its line).
 pub fn replay_file(
     path: &Path,
     file: &str,
