@@ -100,10 +100,10 @@ impl Core {
         self.advance(t_us);
         self.noisy_until = Some(t_us + NOISY_FOR_US);
         self.confirm_dump = true;
-        if self.game.is_some() {
-            let r = self.resync.get_or_insert_with(|| Resync::new(Cause::Gap, false));
-            r.cause = Cause::Gap;
-        }
+        // With no game yet, one may be started meanwhile and its start lost: the
+        // next dumps are looked at for a game a few plies in.
+        let r = self.resync.get_or_insert_with(|| Resync::new(Cause::Gap, false));
+        r.cause = Cause::Gap;
     }
 
     /// Whether a fresh board dump would help now: after a gap, while a press waits
@@ -163,7 +163,9 @@ impl Core {
             self.confirm_dump = false;
             // Confirmed: the board is as the updates left it. If it also shows the
             // record (or a move on from it), the line is in step again.
-            let in_step = self.tentative.is_some() || !self.unexplained();
+            // With no game under way there is nothing to be in step with: a game
+            // whose start the line lost may still show up a few plies in.
+            let in_step = self.game.is_some() && (self.tentative.is_some() || !self.unexplained());
             if in_step && self.resync.as_ref().is_some_and(|r| r.cause == Cause::Gap) {
                 self.resync = None;
             }
@@ -172,6 +174,11 @@ impl Core {
                 if !in_step && r.search == Search::No {
                     r.search = Search::Short;
                 }
+            }
+            // No game yet, and the board confirmed: a game whose start the line
+            // lost may be under way.
+            if self.game.is_none() && self.try_new_game(t, true) {
+                return;
             }
             // The board as the updates left it: a press waiting for it may be judged.
             if let Some(u) = &mut self.unconfirmed_press {
