@@ -44,17 +44,16 @@ fn game(seed: u64, plies: usize) -> (SensorLog, Vec<String>) {
     hands.set_clock(ClockTime::from_hms(1, 30, 0).expect("a time"));
     // A random wait first, so that the boards do not move in step.
     hands.wait(pick.range(0, 3000));
-    let mut sans = Vec::new();
-    for _ in 0..plies {
-        let legal = pos.legal_moves();
-        if legal.is_empty() || pos.is_insufficient_material() {
-            break;
-        }
-        let mv = legal[pick.range(0, legal.len() as u64 - 1) as usize];
-        hands.play(&pos, &mv);
-        sans.push(SanPlus::from_move(pos.clone(), mv).to_string());
-        pos.play_unchecked(mv);
-    }
+    let mut at = pos.clone();
+    let sans = hands
+        .random_game(&mut pos, &mut pick, plies)
+        .into_iter()
+        .map(|mv| {
+            let san = SanPlus::from_move(at.clone(), mv).to_string();
+            at.play_unchecked(mv);
+            san
+        })
+        .collect();
     hands.wait(3000);
     let log = SensorLog {
         header: Header::default(),

@@ -32,16 +32,7 @@ fn long_log() -> (SensorLog, usize) {
         let mut pos = Chess::default();
         hands.board(pos.board());
         hands.set_clock(ClockTime::from_hms(1, 30, 0).expect("a valid time"));
-        for _ in 0..MAX_PLIES {
-            let legal = pos.legal_moves();
-            if legal.is_empty() || pos.is_insufficient_material() {
-                break;
-            }
-            let mv = legal[pick.range(0, legal.len() as u64 - 1) as usize];
-            hands.play(&pos, &mv);
-            pos.play_unchecked(mv);
-            plies += 1;
-        }
+        plies += hands.random_game(&mut pos, &mut pick, MAX_PLIES).len();
         hands.wait(5000);
     }
     let log = SensorLog {

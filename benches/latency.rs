@@ -46,16 +46,9 @@ fn games_log(moves: usize) -> SensorLog {
         let mut pos = Chess::default();
         hands.board(pos.board());
         hands.wait(500);
-        for _ in 0..80 {
-            let legal = pos.legal_moves();
-            if played == moves || legal.is_empty() || pos.is_insufficient_material() {
-                break;
-            }
-            let mv = legal[pick.range(0, legal.len() as u64 - 1) as usize];
-            hands.play(&pos, &mv);
-            pos.play_unchecked(mv);
-            played += 1;
-        }
+        played += hands
+            .random_game(&mut pos, &mut pick, 80.min(moves - played))
+            .len();
         hands.wait(500);
     }
     SensorLog {

@@ -216,6 +216,25 @@ impl Hands {
         }
     }
 
+    /// Plays random legal moves from `pos` (each chosen by `pick`, then played
+    /// as [`Hands::play`] does), at most `max_plies`, until the side to move has
+    /// none or neither side can mate; `pos` is left where the game stops.
+    /// Returns the moves played.
+    pub fn random_game(&mut self, pos: &mut Chess, pick: &mut Seeded, max_plies: usize) -> Vec<Move> {
+        let mut played = Vec::new();
+        while played.len() < max_plies {
+            let legal = pos.legal_moves();
+            if legal.is_empty() || pos.is_insufficient_material() {
+                break;
+            }
+            let mv = legal[pick.range(0, legal.len() as u64 - 1) as usize];
+            self.play(pos, &mv);
+            pos.play_unchecked(mv);
+            played.push(mv);
+        }
+        played
+    }
+
     /// Only the physical steps of `mv`, in a random valid order.
     pub fn hands(&mut self, pos: &Chess, mv: &Move) {
         let us = pos.turn();

@@ -632,15 +632,7 @@ mod tests {
             let mut pos = Chess::default();
             hands.board(pos.board());
             hands.set_clock(ClockTime::from_hms(0, 15, 0).expect("a valid time"));
-            for _ in 0..80 {
-                let legal = pos.legal_moves();
-                if legal.is_empty() || pos.is_insufficient_material() {
-                    break;
-                }
-                let mv = legal[pick.range(0, legal.len() as u64 - 1) as usize];
-                hands.play(&pos, &mv);
-                pos.play_unchecked(mv);
-            }
+            hands.random_game(&mut pos, &mut pick, 80);
             hands.wait(5000);
         }
         hands.records
