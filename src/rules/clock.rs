@@ -570,10 +570,31 @@ impl Core {
     }
 }
 
+impl Core {
+    /// A clock report whose times cannot follow the report taken before it (nor
+    /// the one kept aside as suspect): it will be kept aside in turn.
+    pub(super) fn report_contradicts(&self, status: &ClockStatus, t: u64) -> bool {
+        let Some((prev, at)) = self.clk.taken else {
+            return false;
+        };
+        !plausible(&prev, at, status, t)
+            && !self
+                .clk
+                .suspect
+                .is_some_and(|(s, s_at)| plausible(&s, s_at, status, t))
+    }
+}
+
+/// The most a press can add to a side's time in one report (an increment, a delay
+/// given back). A larger rise (a new period's time, a clock set by hand) is
+/// taken once the report after it agrees: one report is not enough, since a
+/// report corrupted on the line (a byte dropped shifts its fields) can show any
+/// time and a lever that seems to have moved.
+const MAX_PRESS_GAIN_MS: u64 = 120_000;
+
 /// Whether `new` (at `t`) can follow `prev` (at `at`): each side's time goes
 /// down by at most the time between them (plus the display's rounding) while it
-/// ran, and up only for a side stopped by a press in between (an increment, a
-/// new period, a delay given back).
+/// ran, and up only with a press in between, by at most `MAX_PRESS_GAIN_MS`.
 fn plausible(prev: &ClockStatus, at: u64, new: &ClockStatus, t: u64) -> bool {
     let elapsed = t.saturating_sub(at) / 1000;
     let pressed = prev.right_lever_high != new.right_lever_high;
@@ -585,7 +606,8 @@ fn plausible(prev: &ClockStatus, at: u64, new: &ClockStatus, t: u64) -> bool {
         // With a press in between, either side may have run.
         let ran = pressed || prev.running_side() == Some(side) || new.running_side() == Some(side);
         let drop = if ran { elapsed + 1000 } else { 1000 };
-        n + drop >= p && (n <= p + 1000 || pressed)
+        let gain = if pressed { MAX_PRESS_GAIN_MS + 1000 } else { 1000 };
+        n + drop >= p && n <= p + gain
     })
 }
 
@@ -651,7 +673,7 @@ impl Core {
         // be confirmed (the daemon asks for a clock report and a dump): noise is
         // no violation. A lever back where it stood before one contradicting report
         // is that report's bit put right, not a press.
-        if self.noisy_until.is_some_and(|until| t < until) {
+        if self.report_suspect || self.noisy_until.is_some_and(|until| t < until) {
             if self.lever_before == Some(side == ClockSide::Left) {
                 return;
             }
@@ -718,6 +740,24 @@ mod tests {
                 3_000_000,
                 true,
                 "up for the side a press stopped",
+            ),
+            (
+                status(300 + 120, 299, right, true),
+                1_000_000,
+                true,
+                "up by two minutes with a press",
+            ),
+            (
+                status(32_533, 30_241, right, true),
+                250_000,
+                false,
+                "up by hours with what looks like a press (a report whose fields a dropped byte shifted)",
+            ),
+            (
+                status(300 + 30 * 60, 299, right, true),
+                1_000_000,
+                false,
+                "a new period's time needs the report after it",
             ),
         ] {
             assert_eq!(plausible(&a, 0, &new, at_us), follows, "{why}");

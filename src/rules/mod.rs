@@ -102,6 +102,13 @@ pub struct Core {
     clk: clock::Timing,
     /// The lever (status bit 1) in the report before the last one.
     lever_before: Option<bool>,
+    /// A press (a lever change) waiting for the clock report it came in, the
+    /// next event: whether that report's times can follow the ones before
+    /// decides whether the press is judged at once or must first be confirmed.
+    press_waiting: Option<(ClockSide, u64)>,
+    /// The report a press came in contradicts the reports before it (a report
+    /// whose fields a dropped byte shifted): the press must be confirmed.
+    report_suspect: bool,
     /// A dump taken after a gap or a line fault waits for a second dump that
     /// agrees with it (one dump may itself have been corrupted on the line).
     confirm_dump: bool,
@@ -145,6 +152,8 @@ impl Core {
             flags_reported: [false; 2],
             clk: clock::Timing::default(),
             lever_before: None,
+            press_waiting: None,
+            report_suspect: false,
             confirm_dump: false,
             shown: 0,
             last_emit: 0,
@@ -287,7 +296,11 @@ impl Core {
         let search = self.resync.as_ref().and_then(|r| self.search_at(r));
         let check = self.needs_irregular_check().then_some(irregular);
         let flag = self.host_flag_at();
-        [tentative, search, check, flag].into_iter().flatten().min()
+        let press = self.press_waiting.map(|(_, at)| at);
+        [tentative, search, check, flag, press]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Time passes: handles every deadline up to `now_us`.
@@ -319,6 +332,15 @@ impl Core {
 
     /// One board-level event at `t_us`.
     pub fn input(&mut self, ev: &BoardEvent, t_us: u64) {
+        if let Some((side, at)) = self.press_waiting.take() {
+            self.report_suspect = match ev {
+                BoardEvent::Clock(status) => self.report_contradicts(status, t_us),
+                _ => false,
+            };
+            self.advance(at);
+            self.press(side, at);
+            self.report_suspect = false;
+        }
         self.clk.last_input = self.clk.last_input.max(t_us);
         self.advance(t_us);
         let gated = self.resync.as_ref().is_some_and(|r| r.gated);
@@ -356,7 +378,7 @@ impl Core {
             }
             BoardEvent::Press(side) => match &mut self.resync {
                 Some(r) if r.gated => r.held_press = Some(*side),
-                _ => self.press(*side, t_us),
+                _ => self.press_waiting = Some((*side, t_us)),
             },
             BoardEvent::Clock(status) => match &mut self.resync {
                 Some(r) if r.gated => r.held_clock = Some(*status),
@@ -400,6 +422,12 @@ impl Core {
     }
 
     fn deadline(&mut self, d: u64) {
+        // A press whose report never came (a real board always sends it with
+        // the press) is judged as it is.
+        if let Some((side, at)) = self.press_waiting.take() {
+            self.press(side, at);
+            return;
+        }
         if self.host_flag_at().is_some_and(|at| at <= d) {
             self.host_flag(d);
             return;
