@@ -13,6 +13,12 @@
 //! otherwise (its journal, the broadcast folder); no network server. The
 //! machine should be otherwise idle.
 //!
+//! The daemon is the release binary as it ships (its own process, runtime and
+//! allocator; its log, at `info`, to a pipe this harness empties), run as
+//! `eboard-bridge run --bus session` with the private bus as its session bus.
+//! `EB_LATENCY_DAEMON=in-process` runs it in this process instead, on the
+//! harness's runtime (as the tests do).
+//!
 //! `EB_LATENCY_HOP=1` first times the broker's hop alone: as many signals shaped
 //! like `MoveMade`, sent 20 ms apart from a zbus connection to the same listener,
 //! the floor under any daemon's figure on this machine.
@@ -97,6 +103,42 @@ async fn hop(address: &str, moves: usize) -> Vec<f64> {
         .collect()
 }
 
+/// The daemon under measure.
+enum Running {
+    InProcess(Daemon),
+    Binary(std::process::Child),
+}
+
+/// The release binary bridging the board at `link`, publishing on the bus at
+/// `address` (as its session bus), its folders in `dir`, `release_ms = 0`. Its log
+/// is read and dropped by a thread of this harness, as the journal would take it.
+fn binary(dir: &std::path::Path, link: &std::path::Path, address: &str) -> std::process::Child {
+    let cfg = dir.join("config.toml");
+    let config = format!(
+        "output = \"{}\"\nstate = \"{}\"\n[rules]\nrelease_ms = {}\n",
+        dir.join("live").display(),
+        dir.join("state").display(),
+        support::rules().release_ms
+    );
+    std::fs::write(&cfg, config).expect("the configuration written");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
+        .args(["run", "--bus", "session", "--config"])
+        .arg(&cfg)
+        .arg("--device")
+        .arg(link)
+        .env("DBUS_SESSION_BUS_ADDRESS", address)
+        .env(
+            "RUST_LOG",
+            std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into()),
+        )
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the daemon binary starts");
+    let mut log = child.stderr.take().expect("its log");
+    std::thread::spawn(move || std::io::copy(&mut log, &mut std::io::sink()));
+    child
+}
+
 fn main() {
     let moves = std::env::var("EB_LATENCY_MOVES")
         .ok()
@@ -143,20 +185,36 @@ fn main() {
         let arrivals = support::listen(&address);
         let link = dir.path().join("board0");
         let (emulated, trace) = support::board(&log, &link);
-        let config = support::daemon_config(dir.path());
-        let daemon = Daemon::start(vec![link], config, BusChoice::Address(address))
-            .await
-            .expect("the daemon starts");
+        let in_process = std::env::var("EB_LATENCY_DAEMON").is_ok_and(|d| d == "in-process");
+        let daemon = if in_process {
+            let config = support::daemon_config(dir.path());
+            let d = Daemon::start(vec![link], config, BusChoice::Address(address))
+                .await
+                .expect("the daemon starts");
+            Running::InProcess(d)
+        } else {
+            Running::Binary(binary(dir.path(), &link, &address))
+        };
         let until = Instant::now() + Duration::from_secs_f64(secs + 60.0);
         while arrivals.lock().expect("a lock").len() < making.len() && Instant::now() < until {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
-        daemon.shutdown().await;
+        match daemon {
+            Running::InProcess(d) => d.shutdown().await,
+            Running::Binary(mut child) => {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }
         emulated.abort();
         let arrivals = arrivals.lock().expect("a lock").clone();
         let trace = trace.lock().expect("a lock").clone();
         (broker, support::latencies(&making, &trace, &arrivals))
     });
-    let name = format!("release_ms = 0, {} broker, idle machine", latencies.0);
+    let daemon = match std::env::var("EB_LATENCY_DAEMON") {
+        Ok(d) if d == "in-process" => "daemon in process",
+        _ => "daemon binary",
+    };
+    let name = format!("release_ms = 0, {} broker, {daemon}, idle machine", latencies.0);
     println!("{}", support::summary(&name, &mut latencies.1));
 }
