@@ -155,6 +155,7 @@ fn main() {
             .filter(|r| matches!(r.kind, eboard_bridge::log::RecordKind::Board(_)))
             .count()
     );
+    let in_process = std::env::var("EB_LATENCY_DAEMON").is_ok_and(|d| d == "in-process");
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -185,7 +186,6 @@ fn main() {
         let arrivals = support::listen(&address);
         let link = dir.path().join("board0");
         let (emulated, trace) = support::board(&log, &link);
-        let in_process = std::env::var("EB_LATENCY_DAEMON").is_ok_and(|d| d == "in-process");
         let daemon = if in_process {
             let config = support::daemon_config(dir.path());
             let d = Daemon::start(vec![link], config, BusChoice::Address(address))
@@ -211,9 +211,10 @@ fn main() {
         let trace = trace.lock().expect("a lock").clone();
         (broker, support::latencies(&making, &trace, &arrivals))
     });
-    let daemon = match std::env::var("EB_LATENCY_DAEMON") {
-        Ok(d) if d == "in-process" => "daemon in process",
-        _ => "daemon binary",
+    let daemon = if in_process {
+        "daemon in process"
+    } else {
+        "daemon binary"
     };
     let name = format!("release_ms = 0, {} broker, {daemon}, idle machine", latencies.0);
     println!("{}", support::summary(&name, &mut latencies.1));

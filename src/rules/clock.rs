@@ -422,25 +422,17 @@ impl Core {
         if self.set_pending(t) {
             return;
         }
-        if let Some((prev, at)) = self.clk.taken {
-            if !plausible(&prev, at, status, t) {
-                let confirms = self
-                    .clk
-                    .suspect
-                    .is_some_and(|(s, s_at)| plausible(&s, s_at, status, t));
-                if !confirms {
-                    tracing::warn!(
-                        "clock report at {:.3} s ({} / {}) contradicts the one before ({} / {}): ignored unless the next agrees",
-                        t as f64 / 1e6,
-                        status.left,
-                        status.right,
-                        prev.left,
-                        prev.right
-                    );
-                    self.clk.suspect = Some((*status, t));
-                    return;
-                }
-            }
+        if let Some((prev, _)) = self.clk.taken.filter(|_| self.report_contradicts(status, t)) {
+            tracing::warn!(
+                "clock report at {:.3} s ({} / {}) contradicts the one before ({} / {}): ignored unless the next agrees",
+                t as f64 / 1e6,
+                status.left,
+                status.right,
+                prev.left,
+                prev.right
+            );
+            self.clk.suspect = Some((*status, t));
+            return;
         }
         self.clk.suspect = None;
         self.clk.taken = Some((*status, t));
@@ -568,11 +560,9 @@ impl Core {
             }
         }
     }
-}
 
-impl Core {
     /// A clock report whose times cannot follow the report taken before it (nor
-    /// the one kept aside as suspect): it will be kept aside in turn.
+    /// the one kept aside as suspect): it is kept aside in turn.
     pub(super) fn report_contradicts(&self, status: &ClockStatus, t: u64) -> bool {
         let Some((prev, at)) = self.clk.taken else {
             return false;
@@ -612,7 +602,10 @@ fn plausible(prev: &ClockStatus, at: u64, new: &ClockStatus, t: u64) -> bool {
 }
 
 impl Core {
-    pub(super) fn press(&mut self, side: ClockSide, t: u64) {
+    /// A press on `side` at `t`; `report_suspect`: the clock report it came in
+    /// contradicts the reports before it (a report whose fields a dropped byte
+    /// shifted), so a violation it would complete must first be confirmed.
+    pub(super) fn press(&mut self, side: ClockSide, t: u64, report_suspect: bool) {
         self.clock_seen = true;
         let Some(game) = &self.game else { return };
         if game.is_over() {
@@ -673,7 +666,7 @@ impl Core {
         // be confirmed (the daemon asks for a clock report and a dump): noise is
         // no violation. A lever back where it stood before one contradicting report
         // is that report's bit put right, not a press.
-        if self.report_suspect || self.noisy_until.is_some_and(|until| t < until) {
+        if report_suspect || self.noisy_until.is_some_and(|until| t < until) {
             if self.lever_before == Some(side == ClockSide::Left) {
                 return;
             }

@@ -106,9 +106,6 @@ pub struct Core {
     /// next event: whether that report's times can follow the ones before
     /// decides whether the press is judged at once or must first be confirmed.
     press_waiting: Option<(ClockSide, u64)>,
-    /// The report a press came in contradicts the reports before it (a report
-    /// whose fields a dropped byte shifted): the press must be confirmed.
-    report_suspect: bool,
     /// A dump taken after a gap or a line fault waits for a second dump that
     /// agrees with it (one dump may itself have been corrupted on the line).
     confirm_dump: bool,
@@ -153,7 +150,6 @@ impl Core {
             clk: clock::Timing::default(),
             lever_before: None,
             press_waiting: None,
-            report_suspect: false,
             confirm_dump: false,
             shown: 0,
             last_emit: 0,
@@ -333,13 +329,12 @@ impl Core {
     /// One board-level event at `t_us`.
     pub fn input(&mut self, ev: &BoardEvent, t_us: u64) {
         if let Some((side, at)) = self.press_waiting.take() {
-            self.report_suspect = match ev {
+            let suspect = match ev {
                 BoardEvent::Clock(status) => self.report_contradicts(status, t_us),
                 _ => false,
             };
             self.advance(at);
-            self.press(side, at);
-            self.report_suspect = false;
+            self.press(side, at, suspect);
         }
         self.clk.last_input = self.clk.last_input.max(t_us);
         self.advance(t_us);
@@ -425,7 +420,7 @@ impl Core {
         // A press whose report never came (a real board always sends it with
         // the press) is judged as it is.
         if let Some((side, at)) = self.press_waiting.take() {
-            self.press(side, at);
+            self.press(side, at, false);
             return;
         }
         if self.host_flag_at().is_some_and(|at| at <= d) {
