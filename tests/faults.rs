@@ -394,33 +394,69 @@ fn inferred_marks(pgn: &str) -> Vec<bool> {
     marks
 }
 
-/// The published game is the played one but for the order inside stretches of
-/// inferred moves: as many plies, seen moves equal, and the position at the end
-/// of each inferred stretch the one the game really reached.
+/// The published game is the played one but for what no board seen across a cut
+/// can show: each move seen is the one played; each stretch of inferred moves ends
+/// on the position the game really reached, after as many plies, or after fewer
+/// when a piece went back to the square it started from while the line was away
+/// (a trip no board seen before and after shows, and one the daemon never
+/// invents: `rules::round_trip`); a cycle of plies back to the same position may
+/// be missing altogether.
 fn same_game_modulo_order(start: &Chess, played: &[Move], published: &[String], marked: &[bool]) -> bool {
-    if published.len() != played.len() || marked.len() != published.len() {
+    if marked.len() != published.len() {
         return false;
     }
     let truth = sans(start, played);
-    let key = |p: &Chess| eboard_bridge::rules::game_fen(p);
-    let mut real = start.clone();
-    let mut ours = start.clone();
-    for i in 0..played.len() {
-        real.play_unchecked(played[i]);
-        let Ok(san) = published[i].parse::<shakmaty::san::San>() else {
-            return false;
-        };
-        let Ok(mv) = san.to_move(&ours) else { return false };
-        ours.play_unchecked(mv);
-        if !marked[i] && published[i] != truth[i] {
-            return false;
-        }
-        let stretch_ends = !marked[i] || marked.get(i + 1) != Some(&true);
-        if stretch_ends && key(&real).split(' ').take(3).ne(key(&ours).split(' ').take(3)) {
-            return false;
-        }
+    let key = |p: &Chess| {
+        let fen = eboard_bridge::rules::game_fen(p);
+        fen.split(' ').take(3).collect::<Vec<_>>().join(" ")
+    };
+    // The positions the game really went through: real[i] before ply i.
+    let mut real = vec![start.clone()];
+    for m in played {
+        let mut next = real[real.len() - 1].clone();
+        next.play_unchecked(*m);
+        real.push(next);
     }
-    true
+    let keys: Vec<String> = real.iter().map(key).collect();
+    let (mut i, mut k) = (0usize, 0usize);
+    let mut ours = start.clone();
+    while k < published.len() {
+        let end = if marked[k] {
+            (k..published.len())
+                .find(|&x| !marked[x])
+                .unwrap_or(published.len())
+        } else {
+            k + 1
+        };
+        for san in &published[k..end] {
+            let Ok(san) = san.parse::<shakmaty::san::San>() else {
+                return false;
+            };
+            let Ok(mv) = san.to_move(&ours) else { return false };
+            ours.play_unchecked(mv);
+        }
+        let here = key(&ours);
+        let len = end - k;
+        let next = if marked[k] {
+            (i + len..=played.len()).find(|&j| {
+                keys[j] == here
+                    && (j == i + len
+                        || (i + 1..=j)
+                            .any(|m| eboard_bridge::rules::round_trip(real[i].board(), &played[i..m])))
+            })
+        } else if truth.get(i) == Some(&published[k]) {
+            Some(i + 1)
+        } else {
+            // A cycle back to this position, then the move seen.
+            (i + 1..played.len())
+                .find(|&j| keys[j] == keys[i] && truth[j] == published[k])
+                .map(|j| j + 1)
+        };
+        let Some(j) = next else { return false };
+        i = j;
+        k = end;
+    }
+    i == played.len()
 }
 
 fn all_games() -> Vec<(String, Chess, Vec<Move>)> {

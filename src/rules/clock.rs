@@ -654,8 +654,10 @@ impl Core {
             return;
         }
         // While the board may be plies ahead of the record, a press is no
-        // violation: what was played in the gap is not known.
-        if self.resync.is_some() {
+        // violation: what was played in the gap is not known. It may complete
+        // the last of the plies not found yet (a mate among them): kept for them.
+        if let Some(r) = &mut self.resync {
+            r.pressed = Some((color, emt));
             return;
         }
         self.flush_touches(t);

@@ -5,7 +5,7 @@ use shakmaty::fen::Fen;
 use shakmaty::san::{San, SanPlus, Suffix};
 use shakmaty::uci::UciMove;
 use shakmaty::zobrist::Zobrist64;
-use shakmaty::{Board, CastlingMode, Chess, EnPassantMode, Move, Position, Role, Square};
+use shakmaty::{Bitboard, Board, CastlingMode, Chess, EnPassantMode, Move, Position, Role, Square};
 
 use std::cell::OnceCell;
 
@@ -257,6 +257,9 @@ pub enum Inferred {
     Path(Vec<Move>),
     /// No sequence of at most the plies asked reaches the board.
     None,
+    /// The board is a move under way (a piece in the hand) after this many plies,
+    /// fewer than any sequence that ends on it exactly needs (or none does).
+    UnderWay(usize),
     /// The search stopped at its budget before it could tell.
     GaveUp,
 }
@@ -271,7 +274,25 @@ pub enum Inferred {
 /// When several orders of the fewest plies reach the board, the one whose moves
 /// best follow `lifts` (squares pieces were seen lifted from meanwhile, in order)
 /// is chosen; among equals, the first found.
-pub fn infer_path(pos: &Chess, board: &Board, max_plies: usize, budget: u32, lifts: &[Square]) -> Inferred {
+///
+/// With `under_way`, a board that is a move under way (one or two pieces in the
+/// air that one legal move lifts) a few plies on, fewer plies and the move under
+/// way than any sequence that ends on the board exactly, is
+/// [`Inferred::UnderWay`]: the piece in the
+/// hand may come down (and the board then be explained by fewer plies), or the
+/// piece may be off the board for good (and the longer sequence be the truth);
+/// the caller waits to see which.
+pub fn infer_path(
+    pos: &Chess,
+    board: &Board,
+    max_plies: usize,
+    budget: u32,
+    lifts: &[Square],
+    under_way: bool,
+) -> Inferred {
+    if under_way && in_the_air(pos, board) {
+        return Inferred::UnderWay(0);
+    }
     if !reachable_material(pos.board(), board) {
         return Inferred::None;
     }
@@ -281,18 +302,33 @@ pub fn infer_path(pos: &Chess, board: &Board, max_plies: usize, budget: u32, lif
         left: budget,
         path: Vec::with_capacity(max_plies),
         found: Vec::new(),
+        under_way,
+        air_len: usize::MAX,
+    };
+    let pick = |paths: &mut Vec<Vec<Move>>| {
+        let best = paths
+            .iter()
+            .enumerate()
+            .max_by_key(|(i, p)| (follows(p, lifts), usize::MAX - i))
+            .map_or(0, |(i, _)| i);
+        Inferred::Path(paths.swap_remove(best))
     };
     let first = plies_needed(pos, board).max(1);
     for limit in first..=max_plies {
         let complete = search.run(pos, limit);
+        // Every path of at most `limit` plies has been looked at: the exact ones
+        // found are `limit` long, the ones to a move under way at most that. The
+        // move under way counts as a ply (it is being played): it explains the
+        // board better only with fewer plies in all.
+        let under_way_plies = search.air_len.saturating_add(1);
         if !search.found.is_empty() {
-            let best = search
-                .found
-                .iter()
-                .enumerate()
-                .max_by_key(|(i, p)| (follows(p, lifts), usize::MAX - i))
-                .map_or(0, |(i, _)| i);
-            return Inferred::Path(search.found.swap_remove(best));
+            if under_way_plies < limit {
+                return Inferred::UnderWay(search.air_len);
+            }
+            return pick(&mut search.found);
+        }
+        if under_way_plies <= limit {
+            return Inferred::UnderWay(search.air_len);
         }
         if !complete {
             return Inferred::GaveUp;
@@ -310,6 +346,10 @@ struct Search<'a> {
     left: u32,
     path: Vec<Move>,
     found: Vec<Vec<Move>>,
+    /// Whether positions the board is a move under way from are looked for, and
+    /// the fewest plies found to one.
+    under_way: bool,
+    air_len: usize,
 }
 
 impl Search<'_> {
@@ -325,6 +365,15 @@ impl Search<'_> {
                 self.found.push(self.path.clone());
             }
             return true;
+        }
+        let depth = self.path.len();
+        if self.under_way
+            && depth > 0
+            && depth < self.air_len
+            && in_the_air(pos, self.target)
+            && !round_trip(self.root, &self.path)
+        {
+            self.air_len = depth;
         }
         if self.path.len() + plies_needed(pos, self.target) > limit || self.path.len() == limit {
             return true;
@@ -353,6 +402,45 @@ impl Search<'_> {
     }
 }
 
+/// `board` is `pos` with one or two pieces in the air that one legal move lifts
+/// (its piece, and the piece it captures or the rook it castles with), and
+/// nothing else changed.
+fn in_the_air(pos: &Chess, board: &Board) -> bool {
+    let now = pos.board();
+    if !(board.occupied() & !now.occupied()).is_empty() {
+        return false;
+    }
+    let missing = now.occupied() & !board.occupied();
+    if missing.is_empty() || missing.count() > 2 {
+        return false;
+    }
+    let same = shakmaty::Color::ALL.into_iter().all(|c| {
+        Role::ALL
+            .into_iter()
+            .all(|r| (board.by_piece(r.of(c)) & !now.by_piece(r.of(c))).is_empty())
+    });
+    same && pos.legal_moves().iter().any(|m| {
+        let lifts = match *m {
+            Move::Castle { king, rook } => Bitboard::from(king) | rook,
+            Move::EnPassant { from, to } => {
+                Bitboard::from(from) | Square::from_coords(to.file(), from.rank())
+            }
+            Move::Normal {
+                from, capture, to, ..
+            } => {
+                Bitboard::from(from)
+                    | if capture.is_some() {
+                        Bitboard::from(to)
+                    } else {
+                        Bitboard::EMPTY
+                    }
+            }
+            Move::Put { .. } => Bitboard::EMPTY,
+        };
+        (missing & !lifts).is_empty()
+    })
+}
+
 /// The square a move's piece leaves (the king's, for castling).
 fn from_square(m: &Move) -> Square {
     match *m {
@@ -378,7 +466,7 @@ fn follows(path: &[Move], lifts: &[Square]) -> usize {
 }
 
 /// The squares where both boards have the same piece or are both empty.
-fn same_squares(a: &Board, b: &Board) -> shakmaty::Bitboard {
+fn same_squares(a: &Board, b: &Board) -> Bitboard {
     let mut same = !(a.occupied() ^ b.occupied());
     for sq in a.occupied() & b.occupied() {
         if a.piece_at(sq) != b.piece_at(sq) {
@@ -437,8 +525,9 @@ fn plies_needed(pos: &Chess, board: &Board) -> usize {
 }
 
 /// Whether a piece that moved in `path` from `root` stands on its first square at
-/// the end. Pieces are followed square by square.
-fn round_trip(root: &Board, path: &[Move]) -> bool {
+/// the end (a trip no board seen before and after can show). Pieces are followed
+/// square by square.
+pub fn round_trip(root: &Board, path: &[Move]) -> bool {
     // who[sq]: the root square of the piece standing on sq now (NONE: empty).
     const NONE: u8 = 64;
     let mut who = [NONE; 64];
@@ -505,7 +594,80 @@ mod tests {
         let from = pos("r1b1kr2/5p1p/1qpp1p2/1p2pP1Q/p2bP3/P1NP4/BPP3PP/R3KR2 w Qq - 2 15");
         let to =
             Board::from_ascii_board_fen(b"r1b1kr2/5p1p/2pp1p2/2q1pP1Q/p2bP3/P2P4/B1P3PP/2RNKR2").unwrap();
-        let r = infer_path(&from, &to, MAX_INFERRED_PLIES, INFER_BUDGET, &[]);
-        assert!(matches!(r, Inferred::Path(ref p) if p.len() == 6), "{r:?}");
+        for under_way in [false, true] {
+            let r = infer_path(&from, &to, MAX_INFERRED_PLIES, INFER_BUDGET, &[], under_way);
+            assert!(matches!(r, Inferred::Path(ref p) if p.len() == 6), "{r:?}");
+        }
+    }
+
+    fn play(pos: &mut Chess, sans: &str) -> Vec<Move> {
+        sans.split_whitespace()
+            .map(|s| {
+                let m = s.parse::<shakmaty::san::San>().unwrap().to_move(pos).unwrap();
+                pos.play_unchecked(m);
+                m
+            })
+            .collect()
+    }
+
+    /// Fault campaign, cuts, seed 1049: the line came back on 27... Ndxc4 made and
+    /// White's pawn b3 in the hand to take back on c4. Five plies end on that board
+    /// exactly, a bishop's trip and a pawn's capture invented; one ply and a move
+    /// under way is what happened, and the search says so instead of a path.
+    #[test]
+    fn a_piece_in_the_hand_is_not_explained_by_plies_more() {
+        let mut from = Chess::default();
+        play(
+            &mut from,
+            "d4 d5 c4 dxc4 e4 e5 d5 f5 Nc3 Nf6 Bxc4 Bc5 Nf3 Qe7 Bg5 Bxf2+ Kf1 Bb6 Qe2 f4 \
+             Rd1 Bg4 d6 cxd6 Nd5 Nxd5 Bxe7 Ne3+ Ke1 Kxe7 Qd3 Rd8 Rd2 Nc6 b3 Ba5 a3 Rac8 \
+             Rg1 b5 Bxb5 Bxf3 gxf3 Nd4 Bc4 Nxf3+ Kf2 Nxd2 Rxg7+ Kf6 Rf7+ Kg6 Rb7",
+        );
+        let mut after = from.clone();
+        let made = play(&mut after, "Ndxc4");
+        let mut board = after.board().clone();
+        board.discard_piece_at(Square::B3);
+        // The longer explanation exists: it ends on the board exactly.
+        let mut longer = from.clone();
+        play(&mut longer, "Nxb3 Bb5 Nd2 Bc4 Ndxc4");
+        assert_eq!(longer.board(), &board);
+        let r = infer_path(&from, &board, MAX_INFERRED_PLIES, INFER_BUDGET, &[], true);
+        assert_eq!(r, Inferred::UnderWay(1));
+        // Not looking for a move under way (the board stood too long for a piece in
+        // the hand), the exact sequence is found.
+        let r = infer_path(&from, &board, MAX_INFERRED_PLIES, INFER_BUDGET, &[], false);
+        assert!(matches!(r, Inferred::Path(ref p) if p.len() == 5), "{r:?}");
+        // With the pawn on c4 the board is reached exactly in two plies.
+        let mut done = after.clone();
+        let both = [made, play(&mut done, "bxc4")].concat();
+        let r = infer_path(&from, done.board(), MAX_INFERRED_PLIES, INFER_BUDGET, &[], true);
+        assert_eq!(r, Inferred::Path(both));
+        // A move under way from the position itself.
+        let mut lifted = from.board().clone();
+        lifted.discard_piece_at(Square::D2);
+        let r = infer_path(&from, &lifted, MAX_INFERRED_PLIES, INFER_BUDGET, &[], true);
+        assert_eq!(r, Inferred::UnderWay(0));
+    }
+
+    /// Fault campaign, cuts, seed 1019: 4... b5 5. Bxb5 Nf6 missed. Two plies
+    /// (...Nf6, Bb5) and Black's pawn b7 in the hand look like it too, but with the
+    /// move under way that is three plies as well: the board as it stands wins.
+    #[test]
+    fn a_pawn_captured_is_not_taken_for_one_in_the_hand() {
+        let mut from = Chess::default();
+        play(&mut from, "e4 e5 f4 exf4 Bc4 Qh4+ Kf1");
+        let mut after = from.clone();
+        let made = play(&mut after, "b5 Bxb5 Nf6");
+        for under_way in [true, false] {
+            let r = infer_path(
+                &from,
+                after.board(),
+                MAX_INFERRED_PLIES,
+                INFER_BUDGET,
+                &[],
+                under_way,
+            );
+            assert_eq!(r, Inferred::Path(made.clone()));
+        }
     }
 }

@@ -86,7 +86,14 @@ pub(super) fn one_piece_moved(expected: &Board, board: &Board, us: Color) -> Opt
 
 impl Core {
     pub(super) fn needs_irregular_check(&self) -> bool {
-        if self.tentative.is_some() || self.resync.as_ref().is_some_and(|r| r.gated) {
+        // Not while the board may be a move under way a few plies on (its piece
+        // in the hand), which is looked at again once it has stood long.
+        if self.tentative.is_some()
+            || self
+                .resync
+                .as_ref()
+                .is_some_and(|r| r.gated || r.search == super::resync::Search::Rested)
+        {
             return false;
         }
         let Some(game) = &self.game else { return false };

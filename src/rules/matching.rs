@@ -329,7 +329,16 @@ impl Core {
                 return;
             }
         }
-        // The line may have missed plies: look for them once the board rests.
+        // The line may have missed plies: look for them once the board rests. So
+        // may the inferred moves the record ends with have been a wrong guess
+        // (a path of fewer plies than were played, another order): the search
+        // looks from before them too.
+        if self.resync.is_none()
+            && super::resync::inferred_tail(game) < n
+            && !is_partial(game.current(), &board)
+        {
+            self.resync = Some(Resync::new(Cause::Tail, false));
+        }
         if let Some(r) = &mut self.resync {
             if !r.gated {
                 r.search = Search::Short;

@@ -35,7 +35,7 @@ use shakmaty::{Bitboard, Board, CastlingMode, Chess, Color, Move, Piece, Positio
 
 pub use arbiter::{Decision, Refused, parse_start};
 pub use event::{Config, Event, EventKind, FlagPolicy, IrregularKind, Profile, Side};
-pub use game::{Game, Played, fen as game_fen};
+pub use game::{Game, Played, fen as game_fen, round_trip};
 
 use crate::board::{BoardEvent, Orientation};
 use crate::protocol::{ClockSide, ClockStatus, PieceCode};
@@ -367,6 +367,13 @@ impl Core {
                     _ => self.sensors.discard(*square),
                 }
                 self.last_change = t_us;
+                if !gated
+                    && piece
+                        .piece()
+                        .is_some_and(|p| self.impossible_placement(*square, p))
+                {
+                    self.line_fault(t_us);
+                }
                 if !gated {
                     self.changed(t_us, piece.piece().map(|p| (*square, p, false)));
                 }
@@ -403,6 +410,30 @@ impl Core {
             t: t_us as f64 / 1e6,
             kind,
         });
+    }
+
+    /// A placement left more pieces of its kind on the sensor board than the game
+    /// has had (a third knight, a second king, a ninth pawn) and not as a promotion
+    /// under way (an officer set on its side's last rank). No hand makes that; a
+    /// lift lost or corrupted into another square on the line does (a flipped bit
+    /// inside a well-formed message): handled as a line fault, so the board is
+    /// checked against a dump before anything is judged on it.
+    fn impossible_placement(&self, square: Square, piece: Piece) -> bool {
+        let Some(game) = &self.game else { return false };
+        let count = |b: &Board| b.by_piece(piece).count();
+        let now = count(self.sensors.board());
+        if now <= count(game.positions[0].board()).max(count(game.current().board())) {
+            return false;
+        }
+        let last = if piece.color.is_white() {
+            shakmaty::Rank::Eighth
+        } else {
+            shakmaty::Rank::First
+        };
+        match piece.role {
+            Role::King | Role::Pawn => true,
+            _ => game.orientation.real(square).rank() != last,
+        }
     }
 
     fn real_board(&self) -> Board {

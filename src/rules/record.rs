@@ -142,11 +142,32 @@ impl Core {
     /// After a move is recorded: a forced end waits for the move to be completed
     /// (until then the same player may still amend it); draws claimable are said.
     pub(super) fn after_move(&mut self, t: u64) {
-        // The board is where the record is: the line is in step again.
+        // The board is where the record is: the line is in step again. A press
+        // made while it was not (kept, not judged) completes the move it followed.
         let board = self.real_board();
+        let mut pressed = None;
         if self.game.as_ref().is_some_and(|g| g.current().board() == &board) {
-            self.resync = None;
+            pressed = self.resync.take().and_then(|r| r.pressed);
         }
+        self.settle_move(t);
+        if let Some((color, emt)) = pressed {
+            self.complete_pressed(color, emt, t);
+        }
+    }
+
+    /// The last move completed by a press its mover made while the board was
+    /// unexplained (`emt`: the time the move took, at that press).
+    pub(super) fn complete_pressed(&mut self, color: Color, emt: Option<u64>, t: u64) {
+        let Some(game) = &self.game else { return };
+        let n = game.ply();
+        if n > 0 && !game.moves[n - 1].completed && !game.is_over() && game.positions[n - 1].turn() == color {
+            self.complete(n, t);
+            self.clock_completed(n, emt, t);
+        }
+    }
+
+    /// A forced end that waits for the move to be completed; draws claimable.
+    fn settle_move(&mut self, t: u64) {
         let Some(game) = self.game.as_mut() else { return };
         let ply = game.ply();
         self.pending_end = game.forced_end().map(|(r, term)| (ply, r, term));

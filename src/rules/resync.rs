@@ -13,6 +13,10 @@ pub(super) enum Cause {
     Gap,
     /// A board read by dumps only (polled): several plies may fall between two.
     Poll,
+    /// The record ends with inferred moves and the board has gone on in a way
+    /// they cannot lead to: they may have been a wrong guess, and are looked at
+    /// again (moves seen meanwhile are seen, not inferred).
+    Tail,
 }
 
 /// Which search for missed plies waits for the board to rest.
@@ -25,6 +29,35 @@ pub(super) enum Search {
     /// threshold: more plies can explain more, so a piece held in the hand must not
     /// be taken for one captured.
     Long,
+    /// The board is a move under way after fewer plies than any that end on it
+    /// exactly: a piece may be in the hand. Searched again once the board has
+    /// stood for twice the irregularity threshold, without that explanation (a
+    /// piece is not held that long: it is off the board).
+    Rested,
+}
+
+/// The ply before the inferred moves the record ends with (at most
+/// [`game::MAX_INFERRED_PLIES`] of them); the record's length when its last move
+/// was seen.
+pub(super) fn inferred_tail(game: &Game) -> usize {
+    let n = game.ply();
+    let inferred = game
+        .moves
+        .iter()
+        .rev()
+        .take(game::MAX_INFERRED_PLIES)
+        .take_while(|m| m.inferred)
+        .count();
+    n - inferred
+}
+
+/// What [`Core::best_path`] found.
+pub(super) enum Found {
+    /// A path from this ply of the record.
+    Path(usize, Vec<Move>),
+    /// The board is a move under way after fewer plies than any path needs.
+    UnderWay,
+    Nothing,
 }
 
 /// The plies bridged as soon as the board rests.
@@ -39,6 +72,9 @@ pub(super) struct Resync {
     pub(super) gated: bool,
     pub(super) held_press: Option<ClockSide>,
     pub(super) held_clock: Option<ClockStatus>,
+    /// A press by the side to move (and the time its move took) while the board
+    /// was unexplained: it completes the last ply found, when that is its side's.
+    pub(super) pressed: Option<(Color, Option<u64>)>,
     /// The board is unexplained: the plies that reach it are looked for once it
     /// has stood still long enough (see [`Core::search_at`]).
     pub(super) search: Search,
@@ -52,7 +88,9 @@ pub(super) struct Resync {
     pub(super) placed: u16,
     /// The board the dump after the gap showed (real squares): plies found across
     /// the gap end there; what was seen after it is judged as seen.
-    pub(super) anchor: Option<Board>,
+    /// The record's ply when it was taken: once the record has moved on, the
+    /// plies missed are behind it and the dump is no longer looked at.
+    pub(super) anchor: Option<(Board, usize)>,
 }
 
 impl Resync {
@@ -62,6 +100,7 @@ impl Resync {
             gated,
             held_press: None,
             held_clock: None,
+            pressed: None,
             search: Search::No,
             lifts: Vec::new(),
             lifted: 0,
@@ -141,6 +180,7 @@ impl Core {
             Search::Short => self.cfg.release_ms,
             Search::Long if at_rest => self.cfg.release_ms,
             Search::Long => self.cfg.irregular_ms,
+            Search::Rested => 2 * self.cfg.irregular_ms,
         };
         Some(self.last_change + wait * 1000)
     }
@@ -220,7 +260,7 @@ impl Core {
             }
             None => (None, None),
         };
-        let anchor = self.real_board();
+        let anchor = (self.real_board(), self.game.as_ref().map_or(0, Game::ply));
         if let Some(r) = &mut self.resync {
             r.anchor = Some(anchor);
         }
@@ -237,12 +277,20 @@ impl Core {
         // explain little; the board may not rest again before more are played).
         if self.resync.as_ref().is_some_and(|r| r.search != Search::No) && !self.confirm_dump {
             let board = self.real_board();
-            if let Some((base, path)) = self.best_path(&board, SHORT_PLIES) {
-                self.commit_found(base, path, t);
-                if let Some(r) = &mut self.resync {
-                    r.anchor = None;
-                    r.search = Search::No;
+            match self.best_path(&board, SHORT_PLIES, true) {
+                Found::Path(base, path) => {
+                    self.commit_found(base, path, t);
+                    if let Some(r) = &mut self.resync {
+                        r.anchor = None;
+                        r.search = Search::No;
+                    }
                 }
+                Found::UnderWay => {
+                    if let Some(r) = &mut self.resync {
+                        r.search = Search::Rested;
+                    }
+                }
+                Found::Nothing => {}
             }
         }
         // A press held over the gap completes the move it follows: now if the board
@@ -334,9 +382,10 @@ impl Core {
     /// (`lost_track` after a gap).
     pub(super) fn infer(&mut self, t: u64) {
         let Some(r) = &mut self.resync else { return };
-        let (plies, next) = match r.search {
-            Search::Short => (SHORT_PLIES, Search::Long),
-            _ => (game::MAX_INFERRED_PLIES, Search::No),
+        let (plies, next, under_way) = match r.search {
+            Search::Short => (SHORT_PLIES, Search::Long, true),
+            Search::Rested => (game::MAX_INFERRED_PLIES, Search::No, false),
+            _ => (game::MAX_INFERRED_PLIES, Search::No, true),
         };
         r.search = next;
         // Only on a board a dump has confirmed (the confirming dump looks again).
@@ -351,27 +400,49 @@ impl Core {
         // board has moved on from it since: those are found first (up to 6 plies at
         // once, unless that dump had a piece in the air: the board after it has more
         // pieces), and what was seen after the dump is then judged as seen.
+        // While the board still stands as that dump showed it, the dump is kept
+        // for later: the board may move on before it rests long enough for the
+        // longer search, and the plies missed still end on the dump.
+        let ply = self.game.as_ref().map_or(0, Game::ply);
         let anchor = self.resync.as_mut().and_then(|r| r.anchor.take());
-        if let Some(anchor) = anchor {
-            if anchor != board && board.occupied().count() <= anchor.occupied().count() {
-                if let Some((base, path)) = self.best_path(&anchor, game::MAX_INFERRED_PLIES) {
+        if let Some((anchor, at)) = anchor.filter(|(_, at)| *at == ply) {
+            if anchor == board {
+                if let Some(r) = &mut self.resync {
+                    r.anchor = Some((anchor, at));
+                }
+            } else if board.occupied().count() <= anchor.occupied().count() {
+                // A dump with a piece in the hand that came down since: the board
+                // as it is now says more.
+                if let Found::Path(base, path) = self.best_path(&anchor, game::MAX_INFERRED_PLIES, true) {
                     self.commit_found(base, path, t);
                     self.evaluate(t);
                     return;
                 }
             }
         }
-        if let Some((base, path)) = self.best_path(&board, plies) {
-            self.commit_found(base, path, t);
+        match self.best_path(&board, plies, under_way) {
+            Found::Path(base, path) => self.commit_found(base, path, t),
+            Found::UnderWay => {
+                if let Some(r) = &mut self.resync {
+                    r.search = Search::Rested;
+                }
+            }
+            Found::Nothing => {}
         }
     }
 
-    /// The path of at most `plies` to `board` (real squares) from the record, or
-    /// from before its last move when that is not completed: (base ply, path).
-    pub(super) fn best_path(&self, board: &Board, plies: usize) -> Option<(usize, Vec<Move>)> {
-        let game = self.game.as_ref()?;
+    /// The path of at most `plies` to `board` (real squares) from the record, from
+    /// before its last move when that is not completed, or from before the
+    /// inferred moves it ends with (they were a guess at a board since gone on in
+    /// a way they cannot lead to): (base ply, path).
+    /// With `under_way`, [`Found::UnderWay`] when the board is a move under way
+    /// after fewer plies in the whole record than any path reaches it exactly.
+    pub(super) fn best_path(&self, board: &Board, plies: usize, under_way: bool) -> Found {
+        let Some(game) = self.game.as_ref() else {
+            return Found::Nothing;
+        };
         if game.is_over() {
-            return None;
+            return Found::Nothing;
         }
         let lifts = self
             .resync
@@ -386,39 +457,66 @@ impl Core {
         if n > 0 && !game.moves[n - 1].completed {
             bases.push(n - 1);
         }
+        let tail = inferred_tail(game);
+        if tail < n && !bases.contains(&tail) {
+            bases.push(tail);
+        }
         // The side whose time runs on the clock is the side to move (before the
         // press held over the gap, if any, which may have started it).
         let turn = self.clock_turn();
         let mut best: Option<(usize, Vec<Move>)> = None;
         let mut best_key = None;
+        let mut air = usize::MAX;
         for base in bases {
             let from = &game.positions[base];
-            let game::Inferred::Path(path) = game::infer_path(from, board, plies, game::INFER_BUDGET, lifts)
-            else {
-                continue;
+            let path = match game::infer_path(from, board, plies, game::INFER_BUDGET, lifts, under_way) {
+                game::Inferred::Path(path) => path,
+                game::Inferred::UnderWay(k) => {
+                    air = air.min(base + k);
+                    continue;
+                }
+                _ => continue,
             };
             let ends = if path.len() % 2 == 0 {
                 from.turn()
             } else {
                 !from.turn()
             };
-            // The clock agrees, then fewer plies, then the record as it stands.
-            let key = (turn.is_none_or(|c| c == ends), usize::MAX - path.len(), base == n);
+            // The clock agrees, then the fewer plies in the whole record (a move
+            // not completed may be a slide cut short: its piece resting on a square
+            // it crossed is no ply more), then the record as it stands.
+            let key = (
+                turn.is_none_or(|c| c == ends),
+                usize::MAX - (base + path.len()),
+                base == n,
+            );
             if best_key.is_none_or(|k| key > k) {
                 best_key = Some(key);
                 best = Some((base, path));
             }
         }
-        best
+        match best {
+            Some((base, path)) if base + path.len() <= air => Found::Path(base, path),
+            _ if air < usize::MAX => Found::UnderWay,
+            Some((base, path)) => Found::Path(base, path),
+            None => Found::Nothing,
+        }
     }
 
     /// Records a path found from ply `base` of the record; a press held over the
-    /// gap then completes the last of its plies.
+    /// gap then completes the last of its plies. Inferred moves after `base` that
+    /// the path replaces are taken back first (`takeback`).
     pub(super) fn commit_found(&mut self, base: usize, path: Vec<Move>, t: u64) {
         let n = self.game.as_ref().map_or(0, Game::ply);
         // Taken first: recording the plies closes the window that holds it.
         let press = self.resync.as_mut().and_then(|r| r.held_press.take());
-        if base < n {
+        let pressed = self.resync.as_mut().and_then(|r| r.pressed.take());
+        let amend = base + 1 == n && self.game.as_ref().is_some_and(|g| !g.moves[base].completed);
+        if base < n && !amend {
+            self.tentative = None;
+            self.take_back(base, t);
+            self.commit_inferred(path, t);
+        } else if base < n {
             // The first ply amends the move not completed.
             let mut rest = path.into_iter();
             if let Some(first) = rest.next() {
@@ -440,6 +538,9 @@ impl Core {
         }
         if let Some(side) = press {
             self.held_press(side, t);
+        }
+        if let Some((color, emt)) = pressed {
+            self.complete_pressed(color, emt, t);
         }
     }
 

@@ -142,9 +142,14 @@ impl Core {
         let start = Chess::default();
         for orientation in [Orientation::Normal, Orientation::Rotated] {
             let board = orientation.real_board(self.sensors.board());
-            let game::Inferred::Path(path) =
-                game::infer_path(&start, &board, game::MAX_INFERRED_PLIES, game::INFER_BUDGET, &[])
-            else {
+            let game::Inferred::Path(path) = game::infer_path(
+                &start,
+                &board,
+                game::MAX_INFERRED_PLIES,
+                game::INFER_BUDGET,
+                &[],
+                false,
+            ) else {
                 continue;
             };
             self.settle_end(t);
