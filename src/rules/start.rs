@@ -140,14 +140,18 @@ impl Core {
             return false;
         }
         let start = Chess::default();
+        // The lifts seen meanwhile (sensor squares: no game, no orientation yet)
+        // tell the order of the plies when several reach the board.
+        let seen: Vec<Square> = self.resync.as_ref().map(|r| r.lifts.clone()).unwrap_or_default();
         for orientation in [Orientation::Normal, Orientation::Rotated] {
             let board = orientation.real_board(self.sensors.board());
+            let lifts: Vec<Square> = seen.iter().map(|sq| orientation.real(*sq)).collect();
             let game::Inferred::Path(path) = game::infer_path(
                 &start,
                 &board,
                 game::MAX_INFERRED_PLIES,
                 game::INFER_BUDGET,
-                &[],
+                &lifts,
                 false,
             ) else {
                 continue;
