@@ -419,26 +419,10 @@ fn in_the_air(pos: &Chess, board: &Board) -> bool {
             .into_iter()
             .all(|r| (board.by_piece(r.of(c)) & !now.by_piece(r.of(c))).is_empty())
     });
-    same && pos.legal_moves().iter().any(|m| {
-        let lifts = match *m {
-            Move::Castle { king, rook } => Bitboard::from(king) | rook,
-            Move::EnPassant { from, to } => {
-                Bitboard::from(from) | Square::from_coords(to.file(), from.rank())
-            }
-            Move::Normal {
-                from, capture, to, ..
-            } => {
-                Bitboard::from(from)
-                    | if capture.is_some() {
-                        Bitboard::from(to)
-                    } else {
-                        Bitboard::EMPTY
-                    }
-            }
-            Move::Put { .. } => Bitboard::EMPTY,
-        };
-        (missing & !lifts).is_empty()
-    })
+    same && pos
+        .legal_moves()
+        .iter()
+        .any(|m| (missing & !matching::lifted_by(m)).is_empty())
 }
 
 /// The square a move's piece leaves (the king's, for castling).

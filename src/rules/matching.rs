@@ -193,15 +193,9 @@ pub(super) fn is_partial(pos: &Chess, board: &Board) -> bool {
         // castling rook, or the piece it captures); a piece off the board that no
         // legal move touches was knocked off or taken away.
         let legal = pos.legal_moves();
-        return diff.iter().all(|sq| {
-            legal.iter().any(|m| match *m {
-                Move::Castle { king, rook } => king == *sq || rook == *sq,
-                Move::EnPassant { from, to } => {
-                    from == *sq || Square::from_coords(to.file(), from.rank()) == *sq
-                }
-                _ => m.from() == Some(*sq) || (m.is_capture() && m.to() == *sq),
-            })
-        });
+        return diff
+            .iter()
+            .all(|sq| legal.iter().any(|m| lifted_by(m).contains(*sq)));
     }
     pos.legal_moves().into_iter().any(|m| {
         let mut after = pos.clone();
@@ -221,6 +215,26 @@ pub(super) fn is_partial(pos: &Chess, board: &Board) -> bool {
             }
         })
     })
+}
+
+/// The squares a move lifts pieces from: its piece's, and the piece it captures
+/// or the rook it castles with.
+pub(super) fn lifted_by(m: &Move) -> Bitboard {
+    match *m {
+        Move::Castle { king, rook } => Bitboard::from(king) | rook,
+        Move::EnPassant { from, to } => Bitboard::from(from) | Square::from_coords(to.file(), from.rank()),
+        Move::Normal {
+            from, capture, to, ..
+        } => {
+            Bitboard::from(from)
+                | if capture.is_some() {
+                    Bitboard::from(to)
+                } else {
+                    Bitboard::EMPTY
+                }
+        }
+        Move::Put { .. } => Bitboard::EMPTY,
+    }
 }
 
 /// A piece on `square` that a legal move from `pos` captures.

@@ -180,9 +180,9 @@ impl Core {
             Search::Short => self.cfg.release_ms,
             Search::Long if at_rest => self.cfg.release_ms,
             Search::Long => self.cfg.irregular_ms,
-            Search::Rested => 2 * self.cfg.irregular_ms,
+            Search::Rested => self.cfg.irregular_ms.saturating_mul(2),
         };
-        Some(self.last_change + wait * 1000)
+        Some(self.last_change.saturating_add(wait.saturating_mul(1000)))
     }
 
     /// The board differs from the expected position with no move under way.
