@@ -114,17 +114,27 @@ pub enum Command {
     },
 }
 
+/// A threshold in ms, at most an hour.
+fn threshold(s: &str) -> Result<u64, String> {
+    let ms: u64 = s.parse().map_err(|e| format!("`{s}`: {e}"))?;
+    let max = crate::rules::MAX_THRESHOLD_MS;
+    if ms > max {
+        return Err(format!("{ms} ms is more than an hour (at most {max})"));
+    }
+    Ok(ms)
+}
+
 /// The rules core's thresholds and profile (defaults: FIDE 2023, `rules.md`).
 #[derive(Debug, Clone, clap::Args)]
 pub struct RulesArgs {
     /// A placement that stays this long is a release (ms).
-    #[arg(long, value_name = "MS", default_value_t = Config::default().release_ms)]
+    #[arg(long, value_name = "MS", default_value_t = Config::default().release_ms, value_parser = threshold)]
     pub release_ms: u64,
     /// A lift whose piece is back within this time is sensor noise (ms).
-    #[arg(long, value_name = "MS", default_value_t = Config::default().flicker_ms)]
+    #[arg(long, value_name = "MS", default_value_t = Config::default().flicker_ms, value_parser = threshold)]
     pub flicker_ms: u64,
     /// A board that stays this long in an unexplained state is irregular (ms).
-    #[arg(long, value_name = "MS", default_value_t = Config::default().irregular_ms)]
+    #[arg(long, value_name = "MS", default_value_t = Config::default().irregular_ms, value_parser = threshold)]
     pub irregular_ms: u64,
     /// Which FIDE penalties apply.
     #[arg(long, default_value = "standard", value_parser = ["standard", "rapid", "blitz"])]

@@ -199,6 +199,17 @@ fn replay_takes_thresholds_and_the_fen_header() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+    // So is a threshold over an hour (its deadlines would overflow the clock).
+    for option in ["--release-ms", "--flicker-ms", "--irregular-ms"] {
+        let out = bin()
+            .args(["replay", option, "18446744073709551615"])
+            .arg(&illegal)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{option}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(option) && err.contains("more than an hour"), "{err}");
+    }
 }
 
 /// A configuration with its folders in `dir`.

@@ -57,12 +57,27 @@ pub struct Config {
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Rules {
+    #[serde(deserialize_with = "threshold")]
     pub release_ms: u64,
+    #[serde(deserialize_with = "threshold")]
     pub flicker_ms: u64,
+    #[serde(deserialize_with = "threshold")]
     pub irregular_ms: u64,
     pub profile: Profile,
     /// A completed violation's time penalty goes on the opponent's clock.
     pub apply_penalties: bool,
+}
+
+/// A threshold in ms, at most [`crate::rules::MAX_THRESHOLD_MS`] (an hour).
+fn threshold<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    let ms = u64::deserialize(d)?;
+    let max = crate::rules::MAX_THRESHOLD_MS;
+    if ms > max {
+        return Err(serde::de::Error::custom(format!(
+            "{ms} ms is more than an hour (at most {max})"
+        )));
+    }
+    Ok(ms)
 }
 
 impl Default for Rules {
@@ -338,5 +353,17 @@ black = "Nepomniachtchi, Ian"
         assert!(msg.contains("unknown field `release`"), "{msg}");
         let e = Config::parse("[rules]\nprofile = \"bullet\"\n", "c.toml").unwrap_err();
         assert!(e.to_string().contains("line 2"), "{e}");
+    }
+
+    #[test]
+    fn a_threshold_over_an_hour_is_refused() {
+        let c = Config::parse("[rules]\nirregular_ms = 3600000\n", "c.toml").unwrap();
+        assert_eq!(c.rules.irregular_ms, 3_600_000);
+        for key in ["release_ms", "flicker_ms", "irregular_ms"] {
+            let text = format!("[rules]\n{key} = 9223372036854775807\n");
+            let msg = Config::parse(&text, "c.toml").unwrap_err().to_string();
+            assert!(msg.starts_with("c.toml: line 2: "), "{msg}");
+            assert!(msg.contains("more than an hour"), "{msg}");
+        }
     }
 }

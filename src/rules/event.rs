@@ -253,6 +253,10 @@ impl std::str::FromStr for Profile {
     }
 }
 
+/// The longest threshold taken (an hour): the configuration and the command
+/// line refuse more, and the core holds a larger one to it.
+pub const MAX_THRESHOLD_MS: u64 = 3_600_000;
+
 /// Thresholds and profile; the defaults follow FIDE 2023 and `rules.md`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -34,7 +34,7 @@ mod touch;
 use shakmaty::{Bitboard, Board, CastlingMode, Chess, Color, Move, Piece, Position, Role, Square};
 
 pub use arbiter::{Decision, Refused, parse_start};
-pub use event::{Config, Event, EventKind, FlagPolicy, IrregularKind, Profile, Side};
+pub use event::{Config, Event, EventKind, FlagPolicy, IrregularKind, MAX_THRESHOLD_MS, Profile, Side};
 pub use game::{Game, Played, fen as game_fen, round_trip};
 
 use crate::board::{BoardEvent, Orientation};
@@ -118,7 +118,12 @@ pub struct Core {
 }
 
 impl Core {
-    pub fn new(cfg: Config) -> Core {
+    pub fn new(mut cfg: Config) -> Core {
+        // Deadlines are times plus thresholds in µs: held to an hour, no sum of
+        // them can overflow.
+        for ms in [&mut cfg.release_ms, &mut cfg.flicker_ms, &mut cfg.irregular_ms] {
+            *ms = (*ms).min(MAX_THRESHOLD_MS);
+        }
         Core {
             cfg,
             sensors: Sensors::default(),
@@ -359,8 +364,12 @@ impl Core {
             }
             BoardEvent::Place { square, piece, .. } => {
                 self.updates_seen = true;
+                let orientation = self.game.as_ref().map_or(Orientation::Normal, |g| g.orientation);
                 if let Some(r) = &mut self.resync {
                     r.placed = r.placed.saturating_add(1);
+                    if let (Some(p), true) = (piece.piece(), r.puts.len() < 64) {
+                        r.puts.push((orientation.real(*square), p));
+                    }
                 }
                 match piece {
                     PieceCode::Piece(p) => self.sensors.set(*square, *p),

@@ -81,6 +81,9 @@ pub(super) struct Resync {
     /// Squares pieces were seen lifted from meanwhile (real squares, in order):
     /// evidence of the order of the plies when several orders reach the board.
     pub(super) lifts: Vec<Square>,
+    /// Pieces seen put down meanwhile (real squares, the first 64): evidence of a
+    /// piece's trip back to its square whose other bytes the line lost.
+    pub(super) puts: Vec<(Square, Piece)>,
     /// Lifts and placements seen since the last dump: with a piece seen placed and
     /// none seen lifted and not placed again, the board is not a snapshot with a
     /// piece in the hand.
@@ -103,6 +106,7 @@ impl Resync {
             pressed: None,
             search: Search::No,
             lifts: Vec::new(),
+            puts: Vec::new(),
             lifted: 0,
             placed: 0,
             anchor: None,
@@ -444,11 +448,13 @@ impl Core {
         if game.is_over() {
             return Found::Nothing;
         }
-        let lifts = self
+        let seen = self
             .resync
             .as_ref()
-            .map(|r| r.lifts.as_slice())
-            .unwrap_or_default();
+            .map_or_else(game::Seen::default, |r| game::Seen {
+                lifts: &r.lifts,
+                placed: &r.puts,
+            });
         // From the record, and, when its last move is not completed, from before
         // it (that move may have gone on while the line was away: a slide cut in
         // the middle is an amendment, not a ply more).
@@ -469,7 +475,7 @@ impl Core {
         let mut air = usize::MAX;
         for base in bases {
             let from = &game.positions[base];
-            let path = match game::infer_path(from, board, plies, game::INFER_BUDGET, lifts, under_way) {
+            let path = match game::infer_path(from, board, plies, game::INFER_BUDGET, seen, under_way) {
                 game::Inferred::Path(path) => path,
                 game::Inferred::UnderWay(k) => {
                     air = air.min(base + k);

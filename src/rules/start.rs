@@ -142,16 +142,26 @@ impl Core {
         let start = Chess::default();
         // The lifts seen meanwhile (sensor squares: no game, no orientation yet)
         // tell the order of the plies when several reach the board.
-        let seen: Vec<Square> = self.resync.as_ref().map(|r| r.lifts.clone()).unwrap_or_default();
+        let (seen, puts) = self
+            .resync
+            .as_ref()
+            .map(|r| (r.lifts.clone(), r.puts.clone()))
+            .unwrap_or_default();
         for orientation in [Orientation::Normal, Orientation::Rotated] {
             let board = orientation.real_board(self.sensors.board());
             let lifts: Vec<Square> = seen.iter().map(|sq| orientation.real(*sq)).collect();
+            // Pieces seen put down, likewise on sensor squares.
+            let placed: Vec<(Square, Piece)> =
+                puts.iter().map(|(sq, p)| (orientation.real(*sq), *p)).collect();
             let game::Inferred::Path(path) = game::infer_path(
                 &start,
                 &board,
                 game::MAX_INFERRED_PLIES,
                 game::INFER_BUDGET,
-                &lifts,
+                game::Seen {
+                    lifts: &lifts,
+                    placed: &placed,
+                },
                 false,
             ) else {
                 continue;
