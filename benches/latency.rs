@@ -19,6 +19,9 @@
 //! `EB_LATENCY_DAEMON=in-process` runs it in this process instead, on the
 //! harness's runtime (as the tests do).
 //!
+//! `EB_LATENCY_HANDS=human` plays a move's steps at the emulator's own pace
+//! (120-500 ms apart) instead of 20-40 ms.
+//!
 //! `EB_LATENCY_HOP=1` first times the broker's hop alone: as many signals shaped
 //! like `MoveMade`, sent 20 ms apart from a zbus connection to the same listener,
 //! the floor under any daemon's figure on this machine.
@@ -37,9 +40,14 @@ use tokio::time::Instant;
 /// Random legal games of at most 80 plies, one after another on the same board
 /// (pieces set up again between games), until `moves` moves are played.
 fn games_log(moves: usize) -> SensorLog {
+    // Quick hands by default: a move's steps 20-40 ms apart, under the flicker
+    // threshold, so a move's touch is known only at its placement and its
+    // `PieceTouched` goes out just before its `MoveMade`. `EB_LATENCY_HANDS=human`
+    // takes the emulator's own pace for a move's steps (120-500 ms).
+    let human = std::env::var("EB_LATENCY_HANDS").is_ok_and(|h| h == "human");
     let style = Style {
         think_ms: (40, 80),
-        step_ms: (20, 40),
+        step_ms: if human { Style::default().step_ms } else { (20, 40) },
         settle_ms: 50,
         retouch: 0,
         clock: false,
