@@ -19,6 +19,9 @@
 //! `EB_LATENCY_DAEMON=in-process` runs it in this process instead, on the
 //! harness's runtime (as the tests do).
 //!
+//! `EB_LATENCY_BIN=PATH` runs that build of the binary instead (another commit's,
+//! to compare two builds run alternately in the same hour).
+//!
 //! `EB_LATENCY_HANDS=human` plays a move's steps at the emulator's own pace
 //! (120-500 ms apart) instead of 20-40 ms.
 //!
@@ -129,7 +132,12 @@ fn binary(dir: &std::path::Path, link: &std::path::Path, address: &str) -> std::
         support::rules().release_ms
     );
     std::fs::write(&cfg, config).expect("the configuration written");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
+    // Another build of the daemon (an older commit's, to compare with in the same
+    // hour) when `EB_LATENCY_BIN` names one.
+    let bin = std::env::var_os("EB_LATENCY_BIN")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_eboard-bridge").into());
+    let mut child = std::process::Command::new(bin)
         .args(["run", "--bus", "session", "--config"])
         .arg(&cfg)
         .arg("--device")

@@ -167,6 +167,92 @@ async fn a_real_game_over_a_pty_is_published_on_dbus_and_in_the_broadcast_folder
     assert_eq!(pgn_moves(&all), vec![expected]);
 }
 
+/// A move's signals go out before its snapshot is made; a client that reads the
+/// properties the moment a `MoveMade` arrives must still see the position that
+/// move led to. And the properties a move changes come in one `PropertiesChanged`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn properties_read_on_a_signal_show_the_move_and_change_in_one_signal() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = &pgn_games("games/immortal-games.pgn")[0];
+    let expected = sans(&game.moves);
+    let link = dir.path().join("board0");
+    let address = private_bus(dir.path()).await;
+    let (client, mut made) = listen(&address, BOARD_INTERFACE, Some("MoveMade")).await;
+    let rule = zbus::MatchRule::builder()
+        .msg_type(zbus::message::Type::Signal)
+        .interface("org.freedesktop.DBus.Properties")
+        .unwrap()
+        .member("PropertiesChanged")
+        .unwrap()
+        .build();
+    let mut changes = zbus::MessageStream::for_match_rule(rule, &client, None)
+        .await
+        .unwrap();
+    let emulator = emulate(game_log(&game.start, &game.moves, 7), &link, 8.0);
+    let daemon = Daemon::start(
+        vec![link],
+        config(dir.path()),
+        BusChoice::Address(address.clone()),
+    )
+    .await
+    .unwrap();
+    let proxy = board0(&address).await;
+
+    // Each MoveMade, as it arrives: LastMove and Moves read over the bus at once.
+    for ply in 1..=expected.len() as u32 {
+        let msg = tokio::time::timeout(Duration::from_secs(10), made.next())
+            .await
+            .expect("a MoveMade signal per move")
+            .unwrap()
+            .unwrap();
+        let (p, san, uci, fen): (u32, String, String, String) = msg.body().deserialize().unwrap();
+        assert_eq!((p, san.as_str()), (ply, expected[ply as usize - 1].as_str()));
+        let (last, moves, now) = tokio::join!(
+            proxy.get_property::<String>("LastMove"),
+            proxy.get_property::<Vec<String>>("Moves"),
+            proxy.get_property::<String>("Fen"),
+        );
+        // The board may be a move further on by the time the reads are answered,
+        // never behind the signal.
+        let moves = moves.unwrap();
+        assert!(
+            moves.len() >= ply as usize,
+            "ply {ply}: Moves read after MoveMade has {} moves",
+            moves.len()
+        );
+        if moves.len() == ply as usize {
+            assert_eq!(last.unwrap(), uci, "ply {ply}");
+            assert_eq!(now.unwrap(), fen, "ply {ply}");
+        }
+    }
+    daemon.shutdown().await;
+    emulator.abort();
+
+    // The PropertiesChanged of a move: LastMove, Moves, Fen and Pgn in one signal.
+    let mut together = 0;
+    while let Ok(Some(Ok(msg))) = tokio::time::timeout(Duration::from_millis(200), changes.next()).await {
+        let (iface, changed, _): (String, HashMap<String, zbus::zvariant::OwnedValue>, Vec<String>) =
+            msg.body().deserialize().unwrap();
+        assert_eq!(iface, BOARD_INTERFACE);
+        if ["LastMove", "Moves", "Fen", "Pgn"]
+            .iter()
+            .all(|k| changed.contains_key(*k))
+        {
+            together += 1;
+        }
+        assert!(
+            !changed.contains_key("LastMove") || changed.contains_key("Moves"),
+            "a move's properties split over signals: {:?}",
+            changed.keys().collect::<Vec<_>>()
+        );
+    }
+    assert_eq!(
+        together,
+        expected.len(),
+        "one PropertiesChanged per move, with all it changed"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_board_pulled_away_mid_game_comes_back_without_losing_a_move() {
     let dir = tempfile::tempdir().unwrap();

@@ -5,10 +5,17 @@
 //! A board's object holds only a sender to the board's task and a read-only
 //! snapshot (a `watch` channel): the task owns the state, publishes a new snapshot
 //! after every change, and emits the signals.
+//!
+//! A change's signals go out before its snapshot is made (what clients wait for
+//! first); a property read in that moment waits for the snapshot, so a client that
+//! reads a property after a signal always sees the state the signal led to. The
+//! properties that changed go in one `PropertiesChanged` signal.
+
+use std::collections::HashMap;
 
 use tokio::sync::{mpsc, oneshot, watch};
 use zbus::object_server::SignalEmitter;
-use zbus::zvariant::OwnedObjectPath;
+use zbus::zvariant::{OwnedObjectPath, Value};
 
 use crate::rules::{Event, EventKind};
 
@@ -203,19 +210,32 @@ pub struct Snapshot {
 /// The `org.eboardbridge.Board1` object of one board.
 pub struct Board1 {
     snapshot: watch::Receiver<Snapshot>,
+    /// True while signals are out ahead of the snapshot they lead to.
+    publishing: watch::Receiver<bool>,
     commands: mpsc::Sender<Request>,
 }
 
 impl Board1 {
-    pub fn new(snapshot: watch::Receiver<Snapshot>, commands: mpsc::Sender<Request>) -> Board1 {
-        Board1 { snapshot, commands }
+    pub fn new(
+        snapshot: watch::Receiver<Snapshot>,
+        publishing: watch::Receiver<bool>,
+        commands: mpsc::Sender<Request>,
+    ) -> Board1 {
+        Board1 {
+            snapshot,
+            publishing,
+            commands,
+        }
     }
 
     async fn ask(&self, cmd: Command) -> Result<(), BusError> {
         ask(&self.commands, cmd).await
     }
 
-    fn snap(&self) -> watch::Ref<'_, Snapshot> {
+    /// The snapshot, once the one the signals sent last lead to is in.
+    async fn snap(&self) -> watch::Ref<'_, Snapshot> {
+        // Closed: the board's task has stopped; what it published last stands.
+        let _ = self.publishing.clone().wait_for(|p| !*p).await;
         self.snapshot.borrow()
     }
 }
@@ -223,88 +243,88 @@ impl Board1 {
 #[zbus::interface(name = "org.eboardbridge.Board1")]
 impl Board1 {
     #[zbus(property)]
-    fn connected(&self) -> bool {
-        self.snap().connected
+    async fn connected(&self) -> bool {
+        self.snap().await.connected
     }
     #[zbus(property)]
-    fn device(&self) -> String {
-        self.snap().device.clone()
+    async fn device(&self) -> String {
+        self.snap().await.device.clone()
     }
     #[zbus(property)]
-    fn serial_number(&self) -> String {
-        self.snap().serial_number.clone()
+    async fn serial_number(&self) -> String {
+        self.snap().await.serial_number.clone()
     }
     #[zbus(property)]
-    fn orientation(&self) -> String {
-        self.snap().orientation.clone()
+    async fn orientation(&self) -> String {
+        self.snap().await.orientation.clone()
     }
     #[zbus(property)]
-    fn status(&self) -> String {
-        self.snap().status.clone()
+    async fn status(&self) -> String {
+        self.snap().await.status.clone()
     }
     #[zbus(property)]
-    fn fen(&self) -> String {
-        self.snap().fen.clone()
+    async fn fen(&self) -> String {
+        self.snap().await.fen.clone()
     }
     #[zbus(property)]
-    fn moves(&self) -> Vec<String> {
-        self.snap().moves.clone()
+    async fn moves(&self) -> Vec<String> {
+        self.snap().await.moves.clone()
     }
     #[zbus(property)]
-    fn pgn(&self) -> String {
-        self.snap().pgn.clone()
+    async fn pgn(&self) -> String {
+        self.snap().await.pgn.clone()
     }
     #[zbus(property)]
-    fn last_move(&self) -> String {
-        self.snap().last_move.clone()
+    async fn last_move(&self) -> String {
+        self.snap().await.last_move.clone()
     }
     #[zbus(property)]
-    fn white_clock_ms(&self) -> i64 {
-        self.snap().white_clock_ms
+    async fn white_clock_ms(&self) -> i64 {
+        self.snap().await.white_clock_ms
     }
     #[zbus(property)]
-    fn black_clock_ms(&self) -> i64 {
-        self.snap().black_clock_ms
+    async fn black_clock_ms(&self) -> i64 {
+        self.snap().await.black_clock_ms
     }
     #[zbus(property)]
-    fn clock_running(&self) -> String {
-        self.snap().clock_running.clone()
+    async fn clock_running(&self) -> String {
+        self.snap().await.clock_running.clone()
     }
     #[zbus(property)]
-    fn result(&self) -> String {
-        self.snap().result.clone()
+    async fn result(&self) -> String {
+        self.snap().await.result.clone()
     }
     #[zbus(property)]
-    fn termination(&self) -> String {
-        self.snap().termination.clone()
+    async fn termination(&self) -> String {
+        self.snap().await.termination.clone()
     }
     #[zbus(property)]
-    fn irregularity(&self) -> String {
-        self.snap().irregularity.clone()
+    async fn irregularity(&self) -> String {
+        self.snap().await.irregularity.clone()
     }
     #[zbus(property)]
-    fn event(&self) -> String {
-        self.snap().event.clone()
+    async fn event(&self) -> String {
+        self.snap().await.event.clone()
     }
     #[zbus(property)]
-    fn round(&self) -> String {
-        self.snap().round.clone()
+    async fn round(&self) -> String {
+        self.snap().await.round.clone()
     }
     #[zbus(property)]
-    fn board_number(&self) -> u32 {
-        self.snap().board_number
+    async fn board_number(&self) -> u32 {
+        self.snap().await.board_number
     }
     #[zbus(property)]
-    fn white(&self) -> String {
-        self.snap().white.clone()
+    async fn white(&self) -> String {
+        self.snap().await.white.clone()
     }
     #[zbus(property)]
-    fn black(&self) -> String {
-        self.snap().black.clone()
+    async fn black(&self) -> String {
+        self.snap().await.black.clone()
     }
     #[zbus(property)]
-    fn time_control(&self) -> String {
-        self.snap().time_control.clone()
+    async fn time_control(&self) -> String {
+        self.snap().await.time_control.clone()
     }
 
     /// A new game from `fen` (empty: the standard start).
@@ -403,18 +423,23 @@ impl Board1 {
 /// The board task's side: publishes snapshots, property changes and signals.
 pub struct Publisher {
     snapshot: watch::Sender<Snapshot>,
+    /// True from a change's signals until its snapshot is in: property reads wait.
+    publishing: watch::Sender<bool>,
     bus: Option<(zbus::Connection, OwnedObjectPath)>,
     /// The board's interface on the object server, looked up once.
     iface: tokio::sync::OnceCell<zbus::object_server::InterfaceRef<Board1>>,
 }
 
 impl Publisher {
+    /// `publishing` is what `Board1::new` was given the other end of.
     pub fn new(
         snapshot: watch::Sender<Snapshot>,
+        publishing: watch::Sender<bool>,
         bus: Option<(zbus::Connection, OwnedObjectPath)>,
     ) -> Publisher {
         Publisher {
             snapshot,
+            publishing,
             bus,
             iface: tokio::sync::OnceCell::new(),
         }
@@ -425,32 +450,65 @@ impl Publisher {
         *self.snapshot.borrow() != *snap
     }
 
-    /// Publishes a new snapshot and the events that led to it. Bus errors are
-    /// logged: a listener going away must not stop the board.
-    pub async fn publish(&self, snap: Snapshot, events: &[Event]) {
-        let old = self.snapshot.send_replace(snap.clone());
-        let Some((conn, path)) = &self.bus else { return };
-        let iface = self
+    /// The board's interface, once it is on the object server; `None` without a bus.
+    async fn iface(&self) -> Option<&zbus::object_server::InterfaceRef<Board1>> {
+        let (conn, path) = self.bus.as_ref()?;
+        let found = self
             .iface
             .get_or_try_init(|| conn.object_server().interface::<_, Board1>(path.as_ref()))
             .await;
-        let r = match iface {
-            Ok(iface) => emit(iface, &old, &snap, events).await,
-            Err(e) => Err(e),
-        };
-        if let Err(e) = r {
-            tracing::warn!("D-Bus: cannot publish on {}: {e}", path.as_str());
+        match found {
+            Ok(iface) => Some(iface),
+            Err(e) => {
+                tracing::warn!("D-Bus: cannot publish on {}: {e}", path.as_str());
+                None
+            }
+        }
+    }
+
+    /// Sends the signals of a change's `events` at once, before the snapshot they
+    /// lead to is made: they are what clients wait for. Property reads wait from
+    /// now until `publish` puts that snapshot in, so none sees the state before
+    /// a signal it has had. Then the thread gives way: the broker, woken by the
+    /// signals, is often put on this very CPU (Unix sockets wake their reader as
+    /// if the writer were about to sleep), and would otherwise wait for all the
+    /// work that follows. `publish` must follow.
+    pub async fn signal(&self, events: &[Event]) {
+        if events.is_empty() {
+            return;
+        }
+        let Some(iface) = self.iface().await else { return };
+        self.publishing.send_replace(true);
+        if let Err(e) = emit(&iface.signal_emitter(), events).await {
+            tracing::warn!(
+                "D-Bus: cannot send the signals of {}: {e}",
+                iface.signal_emitter().path()
+            );
+        }
+        std::thread::yield_now();
+    }
+
+    /// Publishes a new snapshot (after `signal`, the one its events led to), lets
+    /// property reads go on, and sends one `PropertiesChanged` with what changed.
+    /// Bus errors are logged: a listener going away must not stop the board.
+    pub async fn publish(&self, snap: Snapshot) {
+        let changed = changed_properties(&self.snapshot.borrow(), &snap);
+        self.snapshot.send_replace(snap);
+        self.publishing.send_if_modified(|p| std::mem::replace(p, false));
+        if changed.is_empty() {
+            return;
+        }
+        let Some(iface) = self.iface().await else { return };
+        let e = iface.signal_emitter();
+        let name = zbus::names::InterfaceName::from_static_str_unchecked(BOARD_INTERFACE);
+        if let Err(err) = zbus::fdo::Properties::properties_changed(e, name, changed, (&[]).into()).await {
+            tracing::warn!("D-Bus: cannot publish on {}: {err}", e.path());
         }
     }
 }
 
-async fn emit(
-    iface: &zbus::object_server::InterfaceRef<Board1>,
-    old: &Snapshot,
-    new: &Snapshot,
-    events: &[Event],
-) -> zbus::Result<()> {
-    let e = iface.signal_emitter();
+/// A change's signals, in order.
+async fn emit(e: &SignalEmitter<'_>, events: &[Event]) -> zbus::Result<()> {
     for ev in events {
         match &ev.kind {
             EventKind::GameStart { fen, .. } => Board1::game_started(e, fen).await?,
@@ -499,42 +557,162 @@ async fn emit(
             EventKind::Clock { .. } | EventKind::Arbiter { .. } | EventKind::ClockUnresponsive { .. } => {}
         }
     }
-    let b = iface.get().await;
+    Ok(())
+}
+
+/// The properties (D-Bus names) whose values differ from `old` to `new`, with
+/// their new values.
+fn changed_properties(old: &Snapshot, new: &Snapshot) -> HashMap<&'static str, Value<'static>> {
+    let mut changed = HashMap::new();
     macro_rules! changed {
-        ($($field:ident => $method:ident),* $(,)?) => {
-            $(if old.$field != new.$field { b.$method(e).await?; })*
+        ($($field:ident => $name:literal),* $(,)?) => {
+            $(if old.$field != new.$field {
+                changed.insert($name, Value::from(new.$field.clone()));
+            })*
         };
     }
     changed!(
-        connected => connected_changed,
-        device => device_changed,
-        serial_number => serial_number_changed,
-        orientation => orientation_changed,
-        status => status_changed,
-        fen => fen_changed,
-        moves => moves_changed,
-        pgn => pgn_changed,
-        last_move => last_move_changed,
-        white_clock_ms => white_clock_ms_changed,
-        black_clock_ms => black_clock_ms_changed,
-        clock_running => clock_running_changed,
-        result => result_changed,
-        termination => termination_changed,
-        irregularity => irregularity_changed,
-        event => event_changed,
-        round => round_changed,
-        board_number => board_number_changed,
-        white => white_changed,
-        black => black_changed,
-        time_control => time_control_changed,
+        connected => "Connected",
+        device => "Device",
+        serial_number => "SerialNumber",
+        orientation => "Orientation",
+        status => "Status",
+        fen => "Fen",
+        moves => "Moves",
+        pgn => "Pgn",
+        last_move => "LastMove",
+        white_clock_ms => "WhiteClockMs",
+        black_clock_ms => "BlackClockMs",
+        clock_running => "ClockRunning",
+        result => "Result",
+        termination => "Termination",
+        irregularity => "Irregularity",
+        event => "Event",
+        round => "Round",
+        board_number => "BoardNumber",
+        white => "White",
+        black => "Black",
+        time_control => "TimeControl",
     );
-    Ok(())
+    changed
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A client that reads a property on a signal sees the state the signal led
+    /// to: between `signal` and `publish` the read waits; it is answered with the
+    /// new snapshot. The properties changed come in one `PropertiesChanged`.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_property_read_between_signal_and_snapshot_waits_for_the_snapshot() {
+        use futures_util::StreamExt;
+        use std::time::Duration;
+        let dir = tempfile::tempdir().unwrap();
+        let address = format!("unix:path={}", dir.path().join("bus.sock").display());
+        let mut bus = busd::bus::Bus::for_address(Some(&address)).await.unwrap();
+        tokio::spawn(async move {
+            let _ = bus.run().await;
+        });
+        let connect = || async {
+            zbus::connection::Builder::address(address.as_str())
+                .unwrap()
+                .build()
+                .await
+                .unwrap()
+        };
+        let (server, client) = (connect().await, connect().await);
+        let (snap_tx, snap_rx) = watch::channel(Snapshot::default());
+        let (publishing_tx, publishing_rx) = watch::channel(false);
+        let (commands, _requests) = mpsc::channel(1);
+        let path = board_path("b1");
+        server
+            .object_server()
+            .at(path.as_str(), Board1::new(snap_rx, publishing_rx, commands))
+            .await
+            .unwrap();
+        let object = OwnedObjectPath::try_from(path.clone()).unwrap();
+        let publisher = Publisher::new(snap_tx, publishing_tx, Some((server.clone(), object)));
+
+        let signals = |member: &'static str, iface: &'static str| {
+            let client = client.clone();
+            async move {
+                let rule = zbus::MatchRule::builder()
+                    .msg_type(zbus::message::Type::Signal)
+                    .interface(iface)
+                    .unwrap()
+                    .member(member)
+                    .unwrap()
+                    .build();
+                zbus::MessageStream::for_match_rule(rule, &client, None)
+                    .await
+                    .unwrap()
+            }
+        };
+        let mut made = signals("MoveMade", BOARD_INTERFACE).await;
+        let mut changed = signals("PropertiesChanged", "org.freedesktop.DBus.Properties").await;
+        let proxy = zbus::proxy::Builder::<zbus::Proxy>::new(&client)
+            .destination(server.unique_name().unwrap().to_owned())
+            .unwrap()
+            .path(path.clone())
+            .unwrap()
+            .interface(BOARD_INTERFACE)
+            .unwrap()
+            .cache_properties(zbus::proxy::CacheProperties::No)
+            .build()
+            .await
+            .unwrap();
+
+        let fen = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";
+        let e4 = Event {
+            t: 1.0,
+            kind: EventKind::Move {
+                ply: 1,
+                san: "e4".into(),
+                uci: "e2e4".into(),
+                fen: fen.into(),
+                side: crate::rules::Side::White,
+                inferred: false,
+            },
+        };
+        publisher.signal(std::slice::from_ref(&e4)).await;
+        let signal = tokio::time::timeout(Duration::from_secs(5), made.next())
+            .await
+            .unwrap();
+        assert!(signal.is_some());
+        let read = tokio::spawn(async move { proxy.get_property::<String>("LastMove").await.unwrap() });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(
+            !read.is_finished(),
+            "a property was read before the snapshot of the signal sent"
+        );
+        publisher
+            .publish(Snapshot {
+                last_move: "e2e4".into(),
+                fen: fen.into(),
+                moves: vec!["e4".into()],
+                ..Snapshot::default()
+            })
+            .await;
+        let last = tokio::time::timeout(Duration::from_secs(5), read)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(last, "e2e4");
+
+        let msg = tokio::time::timeout(Duration::from_secs(5), changed.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        let (iface, props, _): (String, HashMap<String, zbus::zvariant::OwnedValue>, Vec<String>) =
+            msg.body().deserialize().unwrap();
+        assert_eq!(iface, BOARD_INTERFACE);
+        let mut names: Vec<&str> = props.keys().map(String::as_str).collect();
+        names.sort();
+        assert_eq!(names, ["Fen", "LastMove", "Moves"]);
+    }
 
     #[test]
     fn commands_from_json_are_what_record_gives() {

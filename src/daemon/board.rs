@@ -450,11 +450,13 @@ impl BoardTask {
         }
     }
 
-    /// Publishes what changed: snapshot, signals, and the broadcast files.
-    /// D-Bus first (a move's signal is what clients wait for; its snapshot, the
-    /// properties, holds the game's PGN as it is now); then the log, the journal's
-    /// notes, MQTT, the network and the broadcast files.
+    /// Publishes what changed: signals, snapshot, and the broadcast files.
+    /// D-Bus first: the signals (a move's signal is what clients wait for), then
+    /// the snapshot, the properties (it holds the game's PGN as it is now; property
+    /// reads wait for it); then the log, the journal's notes, MQTT, the network and
+    /// the broadcast files.
     async fn publish(&mut self, events: Vec<Event>) {
+        self.publisher.signal(&events).await;
         // Every game's file, the current one's and any that just ended (the
         // snapshot's PGN comes from here).
         let default = self.new_game_tags();
@@ -463,8 +465,9 @@ impl BoardTask {
         let snap = self.snapshot();
         let changed = self.publisher.differs(&snap);
         let state = (changed && self.mqtt.is_some()).then(|| snap.clone());
+        // After signals, always: property reads wait for this snapshot.
         if changed || !events.is_empty() {
-            self.publisher.publish(snap, &events).await;
+            self.publisher.publish(snap).await;
         }
         for e in &events {
             if !matches!(e.kind, EventKind::Touch { .. } | EventKind::Clock { .. }) {

@@ -109,6 +109,9 @@ pub async fn run(
                         if input.send(Input::Device(DeviceEvent::Bytes(buf[..n].to_vec(), at))).await.is_err() {
                             return;
                         }
+                        // The board's task, woken by the bytes, goes first; this
+                        // task reads again after it (bytes wait in the line).
+                        tokio::task::yield_now().await;
                     }
                     Err(e) => break e.to_string(),
                 },

@@ -168,6 +168,7 @@ impl Hub {
         let input_tx_keep = input_tx.clone();
         let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>(64);
         let (snap_tx, snap_rx) = watch::channel(Snapshot::default());
+        let (publishing_tx, publishing_rx) = watch::channel(false);
         let object_path = bus::board_path(&id);
         // Arbiter calls (D-Bus, MQTT) go into the board's one channel.
         let (req_tx, mut req_rx) = mpsc::channel::<Request>(16);
@@ -182,7 +183,10 @@ impl Hub {
         let publisher_bus = match &self.connection {
             Some(conn) => {
                 conn.object_server()
-                    .at(object_path.as_str(), Board1::new(snap_rx.clone(), req_tx.clone()))
+                    .at(
+                        object_path.as_str(),
+                        Board1::new(snap_rx.clone(), publishing_rx, req_tx.clone()),
+                    )
                     .await?;
                 let p = zbus::zvariant::OwnedObjectPath::try_from(object_path.clone())
                     .map_err(zbus::Error::from)?;
@@ -190,7 +194,7 @@ impl Hub {
             }
             None => None,
         };
-        let publisher = Publisher::new(snap_tx, publisher_bus);
+        let publisher = Publisher::new(snap_tx, publishing_tx, publisher_bus);
         let task = BoardTask::new(setup, out_tx, publisher, Some(self.live.clone()))
             .map_err(|e| DaemonError::Board(id.clone(), e))?
             .with_tap(self.tap.clone())

@@ -141,12 +141,10 @@ impl<F: JournalFile> Journal<F> {
     pub fn write(&mut self, record: &Record) {
         let time = record.time.max(self.last);
         self.last = time;
-        let r = Record {
-            time,
-            kind: record.kind.clone(),
-        };
-        // A record is one line: fold any line break into a space.
-        self.hold(r.to_string().replace(['\n', '\r'], " ") + "\n");
+        // A record is one line: any line break is folded into a space.
+        let mut line = String::with_capacity(64);
+        Record::append_line(time, &record.kind, &mut line);
+        self.hold(line);
     }
 
     /// Adds a comment line.

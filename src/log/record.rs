@@ -142,10 +142,57 @@ pub struct Record {
     pub kind: RecordKind,
 }
 
+impl Record {
+    /// Appends the line of a record of `kind` at `time` to `out`, with its line end
+    /// and any line break in its text folded into a space (the journal's writes;
+    /// bytes are written without the formatter, a board's every read is one).
+    pub fn append_line(time: LogTime, kind: &RecordKind, out: &mut String) {
+        use fmt::Write;
+        let start = out.len();
+        let _ = write!(out, "{time} ");
+        match kind {
+            RecordKind::Rx(b) => append_hex(out, "rx", b),
+            RecordKind::Tx(b) => append_hex(out, "tx", b),
+            RecordKind::Note(_) | RecordKind::Gap(_) | RecordKind::Arbiter { .. } => {
+                let _ = write!(out, "{}", KindText(kind));
+                if out[start..].contains(['\n', '\r']) {
+                    let folded = out[start..].replace(['\n', '\r'], " ");
+                    out.truncate(start);
+                    out.push_str(&folded);
+                }
+            }
+            _ => {
+                let _ = write!(out, "{}", KindText(kind));
+            }
+        }
+        out.push('\n');
+    }
+}
+
+/// `verb` and `bytes` in hex, a space before each.
+fn append_hex(out: &mut String, verb: &str, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(verb.len() + 3 * bytes.len());
+    out.push_str(verb);
+    for b in bytes {
+        out.push(' ');
+        out.push(DIGITS[usize::from(b >> 4)] as char);
+        out.push(DIGITS[usize::from(b & 0x0f)] as char);
+    }
+}
+
 impl fmt::Display for Record {
     /// The record as one line of a sensor log (without the line end).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ", self.time)?;
+        write!(f, "{} {}", self.time, KindText(&self.kind))
+    }
+}
+
+/// What a record says after its time.
+struct KindText<'a>(&'a RecordKind);
+
+impl fmt::Display for KindText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let hex = |f: &mut fmt::Formatter<'_>, verb: &str, bytes: &[u8]| {
             f.write_str(verb)?;
             for b in bytes {
@@ -153,7 +200,7 @@ impl fmt::Display for Record {
             }
             Ok(())
         };
-        match &self.kind {
+        match self.0 {
             RecordKind::Rx(b) => hex(f, "rx", b),
             RecordKind::Tx(b) => hex(f, "tx", b),
             RecordKind::Board(p) => write!(f, "board {p}"),
@@ -235,5 +282,40 @@ mod tests {
         }
         assert_eq!(LogTime(12_500_000).to_string(), "12.500");
         assert_eq!(LogTime(1).to_string(), "0.000001");
+    }
+
+    #[test]
+    fn a_journal_line_is_the_record_with_its_line_end_and_text_on_one_line() {
+        let t = LogTime(301_250_001);
+        let kinds = [
+            RecordKind::Rx(vec![0x8e, 0x00, 0x05, 0x0c, 0x01]),
+            RecordKind::Tx(vec![0x42]),
+            RecordKind::Rx(Vec::new()),
+            RecordKind::Lift {
+                square: Square::E2,
+                piece: Some(Piece::from_char('P').unwrap()),
+            },
+            RecordKind::Place {
+                square: Square::E4,
+                piece: Piece::from_char('P').unwrap(),
+            },
+            RecordKind::Note("connected".into()),
+            RecordKind::Gap("line reconnected".into()),
+        ];
+        for kind in kinds {
+            let mut line = String::new();
+            Record::append_line(t, &kind, &mut line);
+            assert_eq!(line, format!("{}\n", Record { time: t, kind }));
+        }
+        let mut line = String::from("kept ");
+        Record::append_line(
+            LogTime(2_000_000),
+            &RecordKind::Note("two\nlines\r".into()),
+            &mut line,
+        );
+        assert_eq!(line, "kept 2.000 note two lines \n");
+        let mut line = String::new();
+        Record::append_line(LogTime(0), &RecordKind::Rx(vec![0x00, 0xff, 0xa5]), &mut line);
+        assert_eq!(line, "0.000 rx 00 ff a5\n");
     }
 }
