@@ -479,7 +479,7 @@ impl Publisher {
         }
         let Some(iface) = self.iface().await else { return };
         self.publishing.send_replace(true);
-        if let Err(e) = emit(&iface.signal_emitter(), events).await {
+        if let Err(e) = emit(iface.signal_emitter(), events).await {
             tracing::warn!(
                 "D-Bus: cannot send the signals of {}: {e}",
                 iface.signal_emitter().path()
