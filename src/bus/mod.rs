@@ -712,6 +712,54 @@ mod tests {
         let mut names: Vec<&str> = props.keys().map(String::as_str).collect();
         names.sort();
         assert_eq!(names, ["Fen", "LastMove", "Moves"]);
+
+        // The names and types written out in `changed_properties` are the
+        // interface's own: a snapshot that differs in every property gives a
+        // PropertiesChanged equal to what GetAll answers.
+        let all = Snapshot {
+            connected: true,
+            device: "/dev/eboard/b1".into(),
+            serial_number: "12345".into(),
+            orientation: "normal".into(),
+            status: "playing".into(),
+            fen: "8/8/8/8/8/8/8/K6k w - - 0 1".into(),
+            moves: vec!["e4".into(), "e5".into()],
+            pgn: "1. e4 e5 *".into(),
+            last_move: "e7e5".into(),
+            white_clock_ms: 5_400_000,
+            black_clock_ms: 5_399_000,
+            clock_running: "white".into(),
+            result: "1-0".into(),
+            termination: "checkmate".into(),
+            irregularity: "displaced".into(),
+            event: "Open".into(),
+            round: "4".into(),
+            board_number: 7,
+            white: "A".into(),
+            black: "B".into(),
+            time_control: "5400+30".into(),
+            ..Snapshot::default()
+        };
+        publisher.publish(all).await;
+        let msg = tokio::time::timeout(Duration::from_secs(5), changed.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        let (_, props, _): (String, HashMap<String, zbus::zvariant::OwnedValue>, Vec<String>) =
+            msg.body().deserialize().unwrap();
+        let properties = zbus::fdo::PropertiesProxy::builder(&client)
+            .destination(server.unique_name().unwrap().to_owned())
+            .unwrap()
+            .path(path.clone())
+            .unwrap()
+            .build()
+            .await
+            .unwrap();
+        let name = zbus::names::InterfaceName::from_static_str_unchecked(BOARD_INTERFACE);
+        let got = properties.get_all(name).await.unwrap();
+        assert_eq!(got.len(), 21);
+        assert_eq!(props, got);
     }
 
     #[test]

@@ -194,11 +194,9 @@ struct KindText<'a>(&'a RecordKind);
 impl fmt::Display for KindText<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let hex = |f: &mut fmt::Formatter<'_>, verb: &str, bytes: &[u8]| {
-            f.write_str(verb)?;
-            for b in bytes {
-                write!(f, " {b:02x}")?;
-            }
-            Ok(())
+            let mut s = String::new();
+            append_hex(&mut s, verb, bytes);
+            f.write_str(&s)
         };
         match self.0 {
             RecordKind::Rx(b) => hex(f, "rx", b),
