@@ -854,6 +854,8 @@ impl BoardTask {
     pub async fn run(mut self, mut input: mpsc::Receiver<Input>, mut stop: watch::Receiver<bool>) {
         self.publish(Vec::new()).await;
         let mut immediate = 0u32;
+        // An arbiter's call is answered once its change is on disk and published.
+        let mut answer = None;
         loop {
             let next = [
                 self.core.next_deadline(),
@@ -946,7 +948,7 @@ impl BoardTask {
                             // On disk before the caller hears it was accepted: a
                             // decision acknowledged survives a SIGKILL right after.
                             self.flush();
-                            let _ = reply.send(r);
+                            answer = Some((reply, r));
                         }
                     }
                 }
@@ -970,6 +972,11 @@ impl BoardTask {
             events.append(&mut self.own_events);
             self.show_on_clock(&events).await;
             self.publish(events).await;
+            // Answered after the publication: a caller reading a property once
+            // its call returns sees what the call changed.
+            if let Some((reply, r)) = answer.take() {
+                let _ = reply.send(r);
+            }
             // Asked of the board once the publication is out: a move's signal does
             // not wait for the dump that checks it.
             self.keep_in_step().await;
