@@ -701,13 +701,20 @@ mod tests {
             .unwrap();
         assert_eq!(last, "e2e4");
 
-        let msg = tokio::time::timeout(Duration::from_secs(5), changed.next())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
-        let (iface, props, _): (String, HashMap<String, zbus::zvariant::OwnedValue>, Vec<String>) =
-            msg.body().deserialize().unwrap();
+        // The next PropertiesChanged: (interface, changed properties).
+        type Changed = (String, HashMap<String, zbus::zvariant::OwnedValue>, Vec<String>);
+        async fn next_change(
+            changed: &mut zbus::MessageStream,
+        ) -> (String, HashMap<String, zbus::zvariant::OwnedValue>) {
+            let msg = tokio::time::timeout(Duration::from_secs(5), changed.next())
+                .await
+                .unwrap()
+                .unwrap()
+                .unwrap();
+            let (iface, props, _): Changed = msg.body().deserialize().unwrap();
+            (iface, props)
+        }
+        let (iface, props) = next_change(&mut changed).await;
         assert_eq!(iface, BOARD_INTERFACE);
         let mut names: Vec<&str> = props.keys().map(String::as_str).collect();
         names.sort();
@@ -741,13 +748,7 @@ mod tests {
             ..Snapshot::default()
         };
         publisher.publish(all).await;
-        let msg = tokio::time::timeout(Duration::from_secs(5), changed.next())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
-        let (_, props, _): (String, HashMap<String, zbus::zvariant::OwnedValue>, Vec<String>) =
-            msg.body().deserialize().unwrap();
+        let (_, props) = next_change(&mut changed).await;
         let properties = zbus::fdo::PropertiesProxy::builder(&client)
             .destination(server.unique_name().unwrap().to_owned())
             .unwrap()
