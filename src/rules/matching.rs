@@ -280,7 +280,7 @@ impl Core {
         if game.shows(n, h, &board) {
             self.tentative = None;
             self.held = None;
-            self.resync = None;
+            self.leave_resync(t);
             self.resolve(t);
             return;
         }

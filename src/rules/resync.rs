@@ -211,7 +211,7 @@ impl Core {
             // whose start the line lost may still show up a few plies in.
             let in_step = self.game.is_some() && (self.tentative.is_some() || !self.unexplained());
             if in_step && self.resync.as_ref().is_some_and(|r| r.cause == Cause::Gap) {
-                self.resync = None;
+                self.leave_resync(t);
             }
             // A board still unexplained, now confirmed: plies may be looked for.
             if let Some(r) = &mut self.resync {
@@ -304,6 +304,24 @@ impl Core {
             (_, Some(side)) => self.held_press(side, t),
             _ => {}
         }
+    }
+
+    /// The line is in step again. A press the mover made while the board was
+    /// unexplained (kept, not judged) completes the move the board now shows or
+    /// the record ends with: it was made before the press, whose bytes the line
+    /// carried while those of the move were lost.
+    pub(super) fn leave_resync(&mut self, t: u64) {
+        let Some((color, emt)) = self.resync.take().and_then(|r| r.pressed) else {
+            return;
+        };
+        let shown_by_presser = match (&self.tentative, &self.game) {
+            (Some(tent), Some(g)) => g.positions[tent.base].turn() == color,
+            _ => false,
+        };
+        if shown_by_presser {
+            self.commit(t);
+        }
+        self.complete_pressed(color, emt, t);
     }
 
     /// `board` (board numbering) is at most one move from the record: the expected
