@@ -144,8 +144,12 @@ impl Core {
     ///   is kept.
     /// - `SetPosition`: the game goes on from the position given. A position of the
     ///   game itself (7.5.1, the position before an irregularity) takes the game
-    ///   back to it; any other starts a game from it, the one under way kept as
-    ///   for `NewGame`. An empty FEN is refused (it would be `NewGame`).
+    ///   back to it. Any other (the position the board shows after the record lost
+    ///   track of it, a position corrected by hand) cannot follow the moves
+    ///   recorded in one game score: the game under way, if unfinished, ends `*`
+    ///   with the termination `position_set` (it was not abandoned: play goes on)
+    ///   and is kept, and a game starts from the position. An empty FEN is refused
+    ///   (it would be `NewGame`).
     pub fn arbiter(&mut self, decision: &Decision, t_us: u64) -> Result<(), Refused> {
         match decision {
             Decision::NewGame(fen) => {
@@ -175,7 +179,7 @@ impl Core {
                 match earlier {
                     Some(ply) => self.arbiter_reinstate(ply, t_us).map_err(Refused::NoGame),
                     None => {
-                        self.arbiter_new_game(pos, mode, t_us);
+                        self.restart_from(pos, mode, "position_set", t_us);
                         Ok(())
                     }
                 }

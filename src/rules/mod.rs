@@ -209,11 +209,17 @@ impl Core {
     /// Arbiter: a new game from `pos` (the game under way, if unfinished, ends
     /// `*` / `abandoned`, and is kept). The board's orientation is kept.
     pub fn arbiter_new_game(&mut self, pos: Chess, mode: CastlingMode, t_us: u64) {
+        self.restart_from(pos, mode, "abandoned", t_us);
+    }
+
+    /// A game from `pos`; the game under way, if unfinished, ends `*` with
+    /// `termination` and is kept.
+    fn restart_from(&mut self, pos: Chess, mode: CastlingMode, termination: &'static str, t_us: u64) {
         self.advance(t_us);
         let orientation = self.game.as_ref().map_or(Orientation::Normal, |g| g.orientation);
         self.settle_end(t_us);
         if self.game.as_ref().is_some_and(|g| !g.is_over()) {
-            self.end_game(t_us, "*", "abandoned");
+            self.end_game(t_us, "*", termination);
         }
         self.start_game(pos, mode, orientation, t_us);
         self.last_change = t_us;
