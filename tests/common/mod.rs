@@ -156,7 +156,8 @@ pub fn pgn_games(rel: &str) -> Vec<PgnGame> {
     games
 }
 
-/// The moves of every game of a PGN file, by shakmaty's reading of its SAN.
+/// The moves of every game of a PGN file, by shakmaty's reading of its SAN (from
+/// the game's `FEN` tag when it has one).
 pub fn pgn_moves(text: &str) -> Vec<Vec<String>> {
     text.split("\n\n[")
         .map(|g| {
@@ -165,7 +166,15 @@ pub fn pgn_moves(text: &str) -> Vec<Vec<String>> {
                 .filter(|l| !l.starts_with('['))
                 .collect::<Vec<_>>()
                 .join(" ");
-            let mut pos = shakmaty::Chess::default();
+            let fen = g.lines().find_map(|l| {
+                let l = l.strip_prefix('[').unwrap_or(l);
+                l.strip_prefix("FEN \"").and_then(|r| r.strip_suffix("\"]"))
+            });
+            let mut pos = fen.map_or_else(shakmaty::Chess::default, |f| {
+                eboard_bridge::rules::parse_start(f)
+                    .unwrap_or_else(|e| panic!("FEN `{f}`: {e}"))
+                    .0
+            });
             let mut out = Vec::new();
             let mut in_comment = false;
             for tok in body.split_whitespace() {
