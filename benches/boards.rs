@@ -4,7 +4,8 @@
 //! clock, play one random legal game each (fixed seeds, `EB_BOARDS_PLIES` plies,
 //! default 40) at real speed, with the clock pressed after every move and no
 //! retouch (clean games). One `eboard-bridge run --bus none` process bridges them
-//! all. With `EB_BOARDS_BUILD=1`, a release build of this crate runs beside it
+//! all (`EB_BOARDS_BIN=PATH`: that build of the binary instead). With
+//! `EB_BOARDS_BUILD=1`, a release build of this crate runs beside it
 //! (`cargo build --release --jobs 2` into a folder of its own) to load the machine.
 //!
 //! Printed: the daemon's peak resident memory (VmHWM), its CPU time over the play
@@ -155,7 +156,12 @@ fn main() {
         }));
     }
     let state = dir.path().join("state");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_eboard-bridge"));
+    // `EB_BOARDS_BIN=PATH`: another build of the binary (to compare two builds
+    // run alternately in the same hour).
+    let bin = std::env::var_os("EB_BOARDS_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_eboard-bridge")));
+    let mut cmd = Command::new(bin);
     cmd.args(["run", "--bus", "none"]);
     for l in &links {
         cmd.arg("--device").arg(l);

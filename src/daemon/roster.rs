@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::output::live::{GameKey, LiveMsg};
-use crate::output::replay::{Tags, game_pgn};
+use crate::output::replay::{Tags, game_pgn, game_pgn_digest};
 use crate::rules::Game;
 
 /// A game's round, board number and PGN tags.
@@ -49,6 +49,8 @@ struct Entry {
     counts: bool,
     key: Option<GameKey>,
     pgn: String,
+    /// The digest (`game_pgn_digest`) of what `pgn` was made from.
+    digest: Option<u64>,
 }
 
 /// A game that has begun: a move made, or a result given.
@@ -89,6 +91,7 @@ impl Roster {
                 counts: false,
                 key: None,
                 pgn: String::new(),
+                digest: None,
             },
         );
         true
@@ -120,6 +123,7 @@ impl Roster {
                 counts: false,
                 key: None,
                 pgn: String::new(),
+                digest: None,
             }
         })
     }
@@ -222,6 +226,13 @@ impl Roster {
                     continue;
                 }
             }
+            // Most calls come from a clock report or a touch: nothing the PGN
+            // shows has changed, and it is not built again.
+            let digest = game_pgn_digest(g, &e.tags.tags);
+            if e.digest == Some(digest) && old == Some(key) {
+                continue;
+            }
+            e.digest = Some(digest);
             let pgn = game_pgn(g, &e.tags.tags);
             if pgn != e.pgn || old != Some(key) {
                 e.pgn = pgn.clone();

@@ -32,7 +32,7 @@ use crate::daemon::throttle::{Throttle, more};
 
 /// The shortest time between two writes of the folder's game files (a batch
 /// holds the latest state of every game that changed meanwhile).
-pub const FILE_EVERY: Duration = Duration::from_millis(250);
+pub const FILE_EVERY: Duration = Duration::from_secs(1);
 
 /// The shortest time between two writes of a round's `games.pgn`.
 pub const COMBINED_EVERY: Duration = Duration::from_secs(1);
@@ -77,16 +77,21 @@ pub enum LiveMsg {
     Withdraw(GameKey),
 }
 
-/// Writes `text` to `path` atomically.
+/// Writes `text` to `path` atomically; the folder is made when it is missing.
 pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tmp"));
-    let mut f = std::fs::File::create(&tmp)?;
+    let mut f = match std::fs::File::create(&tmp) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(dir)?;
+            std::fs::File::create(&tmp)?
+        }
+        other => other?,
+    };
     f.write_all(text.as_bytes())?;
     f.sync_data()?;
     std::fs::rename(&tmp, path)
@@ -252,68 +257,89 @@ impl Folder {
 }
 
 /// Runs the writer until every sender is gone; the last state is on disk then.
+///
+/// The channel is drained all the time, into one pending state per game (the
+/// latest wins), also while a batch is being written: a board never waits for
+/// the disk. The pending games are written at most every [`FILE_EVERY`], the
+/// rounds' `games.pgn` at most every [`COMBINED_EVERY`].
 pub async fn run(out: PathBuf, mut games: mpsc::Receiver<LiveMsg>) -> Written {
-    let mut folder = Folder::new(out);
+    let mut folder = Some(Folder::new(out));
+    // The batch being written, on the blocking pool; it gives the folder back.
+    let mut job: Option<tokio::task::JoinHandle<Folder>> = None;
+    let mut pending: BTreeMap<GameKey, LiveMsg> = BTreeMap::new();
     // When the game files and `games.pgn` were last written.
     let mut files_at: Option<Instant> = None;
     let mut combined_at: Option<Instant> = None;
     let mut open = true;
-    while open || !folder.stale.is_empty() {
-        // `games.pgn` is due once its interval has passed since the last write.
-        let combined_due =
-            (!folder.stale.is_empty()).then(|| combined_at.map_or(Instant::now(), |t| t + COMBINED_EVERY));
-        let mut batch = Vec::new();
-        if open {
-            // A change, or `games.pgn` due (`None` from the timer), or the end
-            // (`None` from the channel, which is then closed and empty).
-            let first = match combined_due {
-                Some(due) => tokio::select! {
-                    m = games.recv() => m,
-                    _ = tokio::time::sleep_until(due) => None,
-                },
-                None => games.recv().await,
-            };
-            match first {
+    loop {
+        let stale = folder.as_ref().is_some_and(|f| !f.stale.is_empty());
+        if !open && job.is_none() && pending.is_empty() && !stale {
+            break;
+        }
+        // What is due when (at once once the channel is closed).
+        let due = |at: Option<Instant>, every: Duration| match (open, at) {
+            (true, Some(t)) => t + every,
+            _ => Instant::now(),
+        };
+        let files_due = (!pending.is_empty()).then(|| due(files_at, FILE_EVERY));
+        let combined_due = stale.then(|| due(combined_at, COMBINED_EVERY));
+        let next = match (files_due, combined_due) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        tokio::select! {
+            m = games.recv(), if open => match m {
                 Some(m) => {
-                    batch.push(m);
-                    // Coalesce: what comes before the files may be written again
-                    // joins this batch (the latest state of each game wins).
-                    if let Some(at) = files_at {
-                        tokio::time::sleep_until(at + FILE_EVERY).await;
+                    let key = match &m {
+                        LiveMsg::Game { key, .. } | LiveMsg::Withdraw(key) => *key,
+                    };
+                    pending.insert(key, m);
+                }
+                None => open = false,
+            },
+            done = async {
+                match job.as_mut() {
+                    Some(j) => j.await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                job = None;
+                match done {
+                    Ok(f) => folder = Some(f),
+                    Err(e) => {
+                        tracing::error!("the broadcast folder's writer failed: {e}");
+                        return Written::default();
                     }
                 }
-                None => open = !games.is_closed(),
-            }
-            while let Ok(m) = games.try_recv() {
-                batch.push(m);
-            }
-        }
-        let now = Instant::now();
-        let combine = !open || combined_due.is_some_and(|d| d <= now);
-        let wrote_files = !batch.is_empty();
-        // The writing blocks: on the blocking pool, one batch at a time.
-        let job = tokio::task::spawn_blocking(move || {
-            folder.apply(batch);
-            if combine {
-                folder.write_combined();
-            }
-            folder
-        });
-        folder = match job.await {
-            Ok(f) => f,
-            Err(e) => {
-                tracing::error!("the broadcast folder's writer failed: {e}");
-                return Written::default();
-            }
-        };
-        if wrote_files {
-            files_at = Some(now);
-        }
-        if combine {
-            combined_at = Some(now);
+            },
+            _ = tokio::time::sleep_until(next.unwrap_or_else(Instant::now)), if job.is_none() && next.is_some() => {
+                let now = Instant::now();
+                let write_files = files_due.is_some_and(|d| d <= now);
+                let combine = combined_due.is_some_and(|d| d <= now);
+                let batch: Vec<LiveMsg> = if write_files {
+                    std::mem::take(&mut pending).into_values().collect()
+                } else {
+                    Vec::new()
+                };
+                if write_files {
+                    files_at = Some(now);
+                }
+                if combine {
+                    combined_at = Some(now);
+                }
+                let Some(mut f) = folder.take() else { continue };
+                // The writing blocks: on the blocking pool, one batch at a time.
+                job = Some(tokio::task::spawn_blocking(move || {
+                    f.apply(batch);
+                    if combine {
+                        f.write_combined();
+                    }
+                    f
+                }));
+            },
         }
     }
-    folder.written
+    folder.map(|f| f.written).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -478,5 +504,45 @@ mod writer_tests {
             800,
             "games.pgn holds the last state of all four"
         );
+    }
+
+    /// Sixteen boards sending 800 changes at once, twelve times what the channel
+    /// holds: the writer drains the channel while it waits to write, so no board
+    /// waits for the disk; each file is written a couple of times, with the
+    /// last state.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_board_never_waits_for_the_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let (tx, rx) = mpsc::channel(64);
+        let writer = tokio::spawn(run(dir.path().to_path_buf(), rx));
+        let started = std::time::Instant::now();
+        for step in 1..=50usize {
+            for board in 1..=16 {
+                let key = GameKey {
+                    round: 1,
+                    board,
+                    index: 1,
+                };
+                let pgn = format!("[Round \"1.{board}\"]\n\n{}*\n\n", "e4 ".repeat(step));
+                tx.send(LiveMsg::Game {
+                    key,
+                    plies: step,
+                    pgn,
+                })
+                .await
+                .unwrap();
+            }
+        }
+        let sending = started.elapsed();
+        drop(tx);
+        let written = writer.await.unwrap();
+        // Held back for a batch's interval, the senders would have taken twelve.
+        assert!(sending < FILE_EVERY, "800 changes sent in {sending:?}");
+        assert!(written.files <= 3 * 16, "{written:?}");
+        let round = dir.path().join("round-1");
+        for board in 1..=16 {
+            let text = std::fs::read_to_string(round.join(format!("game-{board}.pgn"))).unwrap();
+            assert_eq!(count_plies(&text), 50, "board {board}");
+        }
     }
 }

@@ -355,7 +355,7 @@ pub fn clk(ms: u64) -> String {
 }
 
 /// The seven tag roster's values for one game (the rest of the tags come from it).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Tags {
     pub event: String,
     pub site: String,
@@ -386,6 +386,31 @@ fn tag_value(v: &str) -> String {
 /// Standard PGN: the seven tag roster, `[%clk]` comments when a clock reported.
 pub fn pgn<'a>(games: impl Iterator<Item = &'a Game>, date: &str) -> String {
     games.map(|g| game_pgn(g, &Tags::unknown(date))).collect()
+}
+
+/// A digest of everything [`game_pgn`] reads of `g` and `tags`: equal digests,
+/// the same PGN. A board publishes on every clock report and touch; this lets
+/// it skip building a PGN that cannot have changed (a few lookups and no
+/// allocation instead of formatting the whole game).
+pub fn game_pgn_digest(g: &Game, tags: &Tags) -> u64 {
+    use std::hash::{Hash, Hasher};
+    // FNV: a few hundred bytes of short fields, hashed fast (SipHash, the
+    // default, cost more than the rest of the call).
+    let mut h = fnv::FnvHasher::default();
+    tags.hash(&mut h);
+    g.result.hash(&mut h);
+    matches!(g.mode, CastlingMode::Chess960).hash(&mut h);
+    g.start_fen.hash(&mut h);
+    g.time_control.hash(&mut h);
+    g.clocks.hash(&mut h);
+    g.moves.len().hash(&mut h);
+    for m in &g.moves {
+        m.san.hash(&mut h);
+        m.inferred.hash(&mut h);
+        m.clk_ms.hash(&mut h);
+        m.emt_ms.hash(&mut h);
+    }
+    h.finish()
 }
 
 /// One game in PGN with the given tags.
@@ -733,5 +758,65 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.starts_with("absent.esl:0: cannot read: "), "{e}");
+    }
+
+    /// Each thing `game_pgn` shows, changed alone, changes the PGN and the
+    /// digest; a copy of the same game has the same digest.
+    #[test]
+    fn the_pgn_digest_changes_with_everything_the_pgn_shows() {
+        let mut g = Game::new(1, Chess::default(), CastlingMode::Standard, Orientation::Normal);
+        for uci in ["e2e4", "e7e5", "g1f3"] {
+            let mv = uci
+                .parse::<shakmaty::uci::UciMove>()
+                .expect("a UCI move")
+                .to_move(g.current())
+                .expect("a legal move");
+            g.push(mv);
+        }
+        let tags = Tags::unknown("2026.11.25");
+        let base = (game_pgn(&g, &tags), game_pgn_digest(&g, &tags));
+        assert_eq!(game_pgn_digest(&g.clone(), &tags.clone()), base.1);
+        type Change = fn(&mut Game, &mut Tags);
+        let changes: [(&str, Change); 13] = [
+            ("event", |_, t| t.event = "Open".into()),
+            ("site", |_, t| t.site = "Hall".into()),
+            ("date", |_, t| t.date = "2026.11.26".into()),
+            ("round", |_, t| t.round = "2".into()),
+            ("white", |_, t| t.white = "A".into()),
+            ("black", |_, t| t.black = "B".into()),
+            ("result", |g, _| g.result = Some(("1-0", "normal"))),
+            ("time control", |g, _| g.time_control = Some("5400+30".into())),
+            ("clocks", |g, _| g.clocks = Some((60_000, 61_000))),
+            ("san", |g, _| g.moves[1].san = "e6".into()),
+            ("inferred", |g, _| g.moves[2].inferred = true),
+            ("clk", |g, _| g.moves[0].clk_ms = Some(5_400_000)),
+            ("emt", |g, _| {
+                g.moves[0].clk_ms = Some(5_400_000);
+                g.moves[0].emt_ms = Some(1_000)
+            }),
+        ];
+        for (what, change) in changes {
+            let (mut g2, mut t2) = (g.clone(), tags.clone());
+            change(&mut g2, &mut t2);
+            assert_ne!(game_pgn(&g2, &t2), base.0, "{what}: the PGN is the same");
+            assert_ne!(
+                game_pgn_digest(&g2, &t2),
+                base.1,
+                "{what}: the digest is the same"
+            );
+        }
+        // A move more, and a move taken back.
+        let mut longer = g.clone();
+        let mv = "b8c6"
+            .parse::<shakmaty::uci::UciMove>()
+            .expect("a UCI move")
+            .to_move(longer.current())
+            .expect("a legal move");
+        longer.push(mv);
+        assert_ne!(game_pgn_digest(&longer, &tags), base.1);
+        let mut shorter = g.clone();
+        shorter.truncate(2);
+        assert_ne!(game_pgn(&shorter, &tags), base.0);
+        assert_ne!(game_pgn_digest(&shorter, &tags), base.1);
     }
 }
