@@ -69,32 +69,31 @@ impl TouchLog {
     /// The flags the move `mv` by `mover` from `pos` raises.
     /// `legal` holds the legal moves of the position the move was played from.
     pub fn flags(&self, legal: &[Move], mv: &Move, mover: Color) -> Vec<(&'static str, Vec<String>)> {
-        let mine: Vec<&Touch> = self.touches.iter().filter(|t| t.side == mover).collect();
-        let touched: Vec<String> = mine.iter().map(|t| t.square.to_string()).collect();
-        let own: Vec<&Touch> = mine.iter().copied().filter(|t| t.piece.color == mover).collect();
-        let opp: Vec<&Touch> = mine.iter().copied().filter(|t| t.piece.color != mover).collect();
-        let moved = moved_squares(mv);
+        // Nothing is allocated unless a flag is raised: this runs for every move.
+        let mine = || self.touches.iter().filter(move |t| t.side == mover);
+        let own = || mine().filter(move |t| t.piece.color == mover);
+        let touched = || mine().map(|t| t.square.to_string()).collect::<Vec<String>>();
         let mut flags = Vec::new();
 
         // 4.4.2: the rook touched before the king, then castled with it.
         if let Move::Castle { king, rook } = *mv {
-            let first_rook = own.iter().position(|t| t.square == rook);
-            let first_king = own.iter().position(|t| t.square == king);
+            let first_rook = own().position(|t| t.square == rook);
+            let first_king = own().position(|t| t.square == king);
             if let Some(r) = first_rook {
                 if first_king.is_none_or(|k| r < k) {
-                    flags.push(("4.4.2", touched.clone()));
+                    flags.push(("4.4.2", touched()));
                 }
             }
         }
         // 4.4.1: king and rook touched, castling with that rook legal, not played.
-        if let Some(k) = own.iter().find(|t| t.piece.role == Role::King) {
-            for r in own.iter().filter(|t| t.piece.role == Role::Rook) {
+        if let Some(k) = own().find(|t| t.piece.role == Role::King) {
+            for r in own().filter(|t| t.piece.role == Role::Rook) {
                 let castle = Move::Castle {
                     king: k.square,
                     rook: r.square,
                 };
                 if legal.contains(&castle) && *mv != castle {
-                    flags.push(("4.4.1", touched.clone()));
+                    flags.push(("4.4.1", touched()));
                 }
             }
         }
@@ -110,30 +109,29 @@ impl TouchLog {
                     && !matches!(p.role, Role::Pawn | Role::King)
                     && p.role != promoted
             }) {
-                flags.push(("4.4.4", touched.clone()));
+                flags.push(("4.4.4", touched()));
             }
         }
-        let first_own = own.first();
-        let first_opp = opp.first();
+        let first_own = own().next();
+        let first_opp = mine().find(|t| t.piece.color != mover);
         // 4.3.3: pieces of both colours touched: capture the touched piece with the
         // touched piece if that is legal.
         if let (Some(a), Some(b)) = (first_own, first_opp) {
-            let required: Vec<&Move> = legal
+            let mut required = legal
                 .iter()
                 .filter(|m| m.from() == Some(a.square) && captured_square(m) == Some(b.square))
-                .collect();
-            if !required.is_empty() {
-                if !required.contains(&mv) {
-                    flags.push(("4.3.3", touched.clone()));
+                .peekable();
+            if required.peek().is_some() {
+                if !required.any(|m| m == mv) {
+                    flags.push(("4.3.3", touched()));
                 }
                 return flags;
             }
         }
         // 4.3.1: the first own piece touched could have been moved, another was.
         if let Some(a) = first_own {
-            if !moved.contains(&a.square) && legal.iter().any(|m| moved_squares(m).first() == Some(&a.square))
-            {
-                flags.push(("4.3.1", touched.clone()));
+            if !lifts(mv, a.square) && legal.iter().any(|m| m.from() == Some(a.square)) {
+                flags.push(("4.3.1", touched()));
             }
         }
         // 4.3.2: the first opponent's piece touched could have been captured.
@@ -141,7 +139,7 @@ impl TouchLog {
             if captured_square(mv) != Some(b.square)
                 && legal.iter().any(|m| captured_square(m) == Some(b.square))
             {
-                flags.push(("4.3.2", touched.clone()));
+                flags.push(("4.3.2", touched()));
             }
         }
         flags
@@ -186,11 +184,12 @@ pub fn amendment_article(_base: &Chess, was: &Move, now: &Move) -> Option<&'stat
     }
 }
 
-/// The squares a move lifts pieces from (its piece first).
-fn moved_squares(m: &Move) -> Vec<Square> {
+/// Whether a move lifts a piece from `sq` (its piece's square, and for castling
+/// the rook's too).
+fn lifts(m: &Move, sq: Square) -> bool {
     match *m {
-        Move::Castle { king, rook } => vec![king, rook],
-        _ => m.from().into_iter().collect(),
+        Move::Castle { king, rook } => sq == king || sq == rook,
+        _ => m.from() == Some(sq),
     }
 }
 
