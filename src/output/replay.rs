@@ -496,6 +496,37 @@ pub fn game_pgn(g: &Game, tags: &Tags) -> String {
     s
 }
 
+/// `t` (seconds) as `format!("{t:>9.3}")` writes it, without formatting a float
+/// for every line. An event's time is a whole number of microseconds; rounded to
+/// milliseconds by integers, it is what the float gives, except exactly half-way
+/// (`x.yyy500`), where the nearest `f64` decides: those go through the float.
+fn seconds_3(s: &mut String, t: f64) {
+    let us = (t * 1e6).round();
+    if !(0.0..1e12).contains(&us) || us / 1e6 != t || us as u64 % 1000 == 500 {
+        let _ = write!(s, "{t:>9.3}");
+        return;
+    }
+    // The milliseconds' digits, last first, with the point after three of them.
+    let mut ms = (us as u64 + 500) / 1000;
+    let mut buf = [b' '; 24];
+    let mut at = buf.len();
+    for k in 0.. {
+        if k == 3 {
+            at -= 1;
+            buf[at] = b'.';
+        }
+        at -= 1;
+        buf[at] = b'0' + (ms % 10) as u8;
+        ms /= 10;
+        if ms == 0 && k >= 3 {
+            break;
+        }
+    }
+    // Right-aligned in 9, as the float's format does.
+    let start = at.min(buf.len() - 9);
+    s.push_str(std::str::from_utf8(&buf[start..]).unwrap_or_default());
+}
+
 /// For a person: what happens, with times.
 pub fn text(events: &[Event]) -> String {
     let mut s = String::new();
@@ -507,7 +538,8 @@ pub fn text(events: &[Event]) -> String {
 
 /// One event's line of [`text`], appended to `s`.
 fn text_line(s: &mut String, e: &Event) {
-    let _ = write!(s, "{:>9.3}  ", e.t);
+    seconds_3(s, e.t);
+    s.push_str("  ");
     let _ = match &e.kind {
         EventKind::GameStart {
             game,
@@ -647,6 +679,39 @@ mod tests {
     use crate::log::{Record, RecordKind};
     use crate::protocol::ClockTime;
     use crate::sim::{Hands, Seeded, Style};
+
+    #[test]
+    fn times_are_written_as_the_float_format_writes_them() {
+        let check = |t: f64| {
+            let mut s = String::new();
+            seconds_3(&mut s, t);
+            assert_eq!(s, format!("{t:>9.3}"), "t = {t:?}");
+        };
+        // Every microsecond of the first 3 s (ties at .xxx500 among them), then
+        // a spread up to the largest times and beyond, and what is not a time.
+        for us in 0..3_000_000u64 {
+            check(us as f64 / 1e6);
+        }
+        let mut pick = Seeded::new(5);
+        for _ in 0..200_000 {
+            let us = pick.range(0, 1 << 40);
+            check(us as f64 / 1e6);
+        }
+        for t in [
+            123_456_789.000_5,
+            999_999.999_5,
+            1e7,
+            1e12,
+            3.5e15,
+            -0.001,
+            -1.0,
+            0.000_000_1,
+            f64::NAN,
+            f64::INFINITY,
+        ] {
+            check(t);
+        }
+    }
 
     /// Seeded random games played by the simulated hands: enough records for
     /// many batches of steps and many chunks of output.
