@@ -44,6 +44,19 @@ pub(super) struct Timing {
     /// `finish()`: no flag is seen after the last input.
     pub finishing: bool,
     pub last_input: u64,
+    /// A gap in the line, with the last report taken before it: the clock tells
+    /// whether the side not to move pressed while the line was away.
+    pub across_gap: Option<AcrossGap>,
+}
+
+/// What a gap in the line left to be checked against the clock.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct AcrossGap {
+    /// The last clock report taken before the gap.
+    pub before: ClockStatus,
+    /// The game and its length in plies when the line went away.
+    pub game: u32,
+    pub ply: usize,
 }
 
 /// The time a completed violation gives the opponent (7.5.5; A.4.2 and B.3).
@@ -436,6 +449,7 @@ impl Core {
         }
         self.clk.suspect = None;
         self.clk.taken = Some((*status, t));
+        self.clock_across_gap(status, t);
         let white_side = self.white_side.unwrap_or(ClockSide::Left);
         let running = status.running_side().map(|s| {
             if s == white_side {
@@ -572,6 +586,76 @@ impl Core {
                 .clk
                 .suspect
                 .is_some_and(|(s, s_at)| plausible(&s, s_at, status, t))
+    }
+}
+
+impl Core {
+    /// The line went away: the last report taken is kept, to be compared with
+    /// the first one taken once the board is known again.
+    pub(super) fn clock_before_gap(&mut self) {
+        if self.clk.across_gap.is_some() {
+            return;
+        }
+        let (Some((before, _)), Some(g)) = (self.clk.taken, self.game.as_ref()) else {
+            return;
+        };
+        if !g.is_over() {
+            self.clk.across_gap = Some(AcrossGap {
+                before,
+                game: g.number,
+                ply: g.ply(),
+            });
+        }
+    }
+
+    /// The first report taken after a gap whose board showed the record's own
+    /// position, nothing missed: if the side not to move had its clock stopped
+    /// before the gap and shows another time now, it pressed while the line was
+    /// away. Moves were then played that the board cannot show (pieces back on
+    /// their squares, an even number of plies): nothing is invented, and the
+    /// record's loss of them is reported as `lost_track`, resolved at once since
+    /// the board stands on the record's position.
+    fn clock_across_gap(&mut self, status: &ClockStatus, t: u64) {
+        let Some(gap) = self.clk.across_gap else { return };
+        if self.resync.as_ref().is_some_and(|r| r.gated) {
+            return;
+        }
+        let Some(game) = self.game.as_ref() else {
+            self.clk.across_gap = None;
+            return;
+        };
+        if game.number != gap.game || game.is_over() || game.ply() != gap.ply {
+            // Plies found across the gap (or a new game): they account for it.
+            self.clk.across_gap = None;
+            return;
+        }
+        if self.tentative.is_some() || self.unexplained() {
+            // The board is not (yet) the record's position: plies may be found.
+            return;
+        }
+        self.clk.across_gap = None;
+        let Some(white) = self.white_side else { return };
+        let waiting = !game.current().turn();
+        let side = if waiting.is_white() { white } else { white.other() };
+        if gap.before.running_side() == Some(side) || status.running_side() == Some(side) {
+            // That side's clock ran for a move of the record (its press not yet
+            // seen before the gap), or runs now: no evidence.
+            return;
+        }
+        let (was, now) = (gap.before.time(side).millis(), status.time(side).millis());
+        if was.abs_diff(now) < 1000 {
+            return;
+        }
+        tracing::warn!(
+            "after the gap in the line, {waiting:?}'s clock shows {} where it showed {} before, with the board on the record's position: moves were played and pieces put back while the line was away; they are not in the record",
+            status.time(side),
+            gap.before.time(side),
+        );
+        let board = self.real_board();
+        let side: Side = waiting.into();
+        let count = self.violations[side_index(side)];
+        self.raise(t, board, IrregularKind::LostTrack, side, Vec::new(), count, None);
+        self.resolve(t);
     }
 }
 

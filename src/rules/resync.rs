@@ -127,6 +127,7 @@ impl Core {
         self.last_place = None;
         self.unconfirmed_press = None;
         self.clk.resync_host = true;
+        self.clock_before_gap();
         self.clock_line_lost();
         let r = self.resync.get_or_insert_with(|| Resync::new(Cause::Gap, true));
         r.cause = Cause::Gap;
