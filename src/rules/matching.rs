@@ -307,7 +307,25 @@ impl Core {
                 return;
             }
         }
-        // An earlier position, or a legal move from one: a take-back.
+        // An earlier position, or a legal move from one: a take-back. Across a
+        // gap, plies played on from the record may reach the same board (a
+        // repetition: the rooks' shuffle in time trouble): those lose no move
+        // seen, and are recorded (inferred) instead; a take-back only where none
+        // reaches it. The board is then a whole position, no piece in the hand.
+        let earlier = (n.saturating_sub(8)..n)
+            .any(|k| game.shows(k, h, &board) || game.move_from(k, h, &board).is_some());
+        if inferred && earlier {
+            let found = self.best_path(&board, game::MAX_INFERRED_PLIES, false);
+            if let Found::Path(base, path) = found.filter_empty() {
+                self.commit_found(base, path, t);
+                if let Some(r) = &mut self.resync {
+                    r.anchor = None;
+                }
+                self.evaluate(t);
+                return;
+            }
+        }
+        let Some(game) = &self.game else { return };
         for k in (n.saturating_sub(8)..n).rev() {
             if game.shows(k, h, &board) {
                 self.tentative = None;
