@@ -312,9 +312,11 @@ impl Core {
         // repetition: the rooks' shuffle in time trouble): those lose no move
         // seen, and are recorded (inferred) instead; a take-back only where none
         // reaches it. The board is then a whole position, no piece in the hand.
-        let earlier = (n.saturating_sub(8)..n)
-            .any(|k| game.shows(k, h, &board) || game.move_from(k, h, &board).is_some());
-        if inferred && earlier {
+        let earlier = || {
+            (n.saturating_sub(8)..n)
+                .any(|k| game.shows(k, h, &board) || game.move_from(k, h, &board).is_some())
+        };
+        if inferred && earlier() {
             let found = self.best_path(&board, game::MAX_INFERRED_PLIES, false);
             if let Found::Path(base, path) = found.filter_empty() {
                 self.commit_found(base, path, t);
