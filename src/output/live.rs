@@ -448,18 +448,18 @@ mod tests {
 mod writer_tests {
     use super::*;
 
-    /// Four boards changing their games every 5 ms for about a second: each file
-    /// is written a few times a second at most, `games.pgn` about once a second,
-    /// and what is on disk at the end is the last state sent for every game.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn changes_are_coalesced_and_the_last_state_is_written() {
-        let dir = tempfile::tempdir().unwrap();
-        let (tx, rx) = mpsc::channel(64);
-        let writer = tokio::spawn(run(dir.path().to_path_buf(), rx));
-        let started = std::time::Instant::now();
-        let mut sent = 0u64;
-        for step in 1..=200usize {
-            for board in 1..=4 {
+    /// Sends `steps` versions of the games of boards `1..=boards` (version `k`
+    /// has `k` plies), all boards' version before the next, pausing `pause`
+    /// after each round of boards; returns the count sent.
+    async fn send_versions(
+        tx: &mpsc::Sender<LiveMsg>,
+        steps: usize,
+        boards: u32,
+        pause: Option<Duration>,
+    ) -> u64 {
+        let mut sent = 0;
+        for step in 1..=steps {
+            for board in 1..=boards {
                 let key = GameKey {
                     round: 1,
                     board,
@@ -475,8 +475,23 @@ mod writer_tests {
                 .unwrap();
                 sent += 1;
             }
-            tokio::time::sleep(Duration::from_millis(5)).await;
+            if let Some(p) = pause {
+                tokio::time::sleep(p).await;
+            }
         }
+        sent
+    }
+
+    /// Four boards changing their games every 5 ms for about a second: each file
+    /// is written a few times a second at most, `games.pgn` about once a second,
+    /// and what is on disk at the end is the last state sent for every game.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn changes_are_coalesced_and_the_last_state_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let (tx, rx) = mpsc::channel(64);
+        let writer = tokio::spawn(run(dir.path().to_path_buf(), rx));
+        let started = std::time::Instant::now();
+        let sent = send_versions(&tx, 200, 4, Some(Duration::from_millis(5))).await;
         drop(tx);
         let written = writer.await.unwrap();
         let secs = started.elapsed().as_secs_f64();
@@ -516,23 +531,7 @@ mod writer_tests {
         let (tx, rx) = mpsc::channel(64);
         let writer = tokio::spawn(run(dir.path().to_path_buf(), rx));
         let started = std::time::Instant::now();
-        for step in 1..=50usize {
-            for board in 1..=16 {
-                let key = GameKey {
-                    round: 1,
-                    board,
-                    index: 1,
-                };
-                let pgn = format!("[Round \"1.{board}\"]\n\n{}*\n\n", "e4 ".repeat(step));
-                tx.send(LiveMsg::Game {
-                    key,
-                    plies: step,
-                    pgn,
-                })
-                .await
-                .unwrap();
-            }
-        }
+        send_versions(&tx, 50, 16, None).await;
         let sending = started.elapsed();
         drop(tx);
         let written = writer.await.unwrap();
