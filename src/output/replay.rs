@@ -506,25 +506,10 @@ fn seconds_3(s: &mut String, t: f64) {
         let _ = write!(s, "{t:>9.3}");
         return;
     }
-    // The milliseconds' digits, last first, with the point after three of them.
-    let mut ms = (us as u64 + 500) / 1000;
-    let mut buf = [b' '; 24];
-    let mut at = buf.len();
-    for k in 0.. {
-        if k == 3 {
-            at -= 1;
-            buf[at] = b'.';
-        }
-        at -= 1;
-        buf[at] = b'0' + (ms % 10) as u8;
-        ms /= 10;
-        if ms == 0 && k >= 3 {
-            break;
-        }
-    }
-    // Right-aligned in 9, as the float's format does.
-    let start = at.min(buf.len() - 9);
-    s.push_str(std::str::from_utf8(&buf[start..]).unwrap_or_default());
+    // The whole seconds right-aligned in 5, then the point and 3 digits: at
+    // least 9 characters, as the float's format gives.
+    let ms = (us as u64 + 500) / 1000;
+    let _ = write!(s, "{:>5}.{:03}", ms / 1000, ms % 1000);
 }
 
 /// For a person: what happens, with times.

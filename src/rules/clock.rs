@@ -587,9 +587,7 @@ impl Core {
                 .suspect
                 .is_some_and(|(s, s_at)| plausible(&s, s_at, status, t))
     }
-}
 
-impl Core {
     /// The line went away: the last report taken is kept, to be compared with
     /// the first one taken once the board is known again.
     pub(super) fn clock_before_gap(&mut self) {

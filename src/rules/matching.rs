@@ -317,14 +317,17 @@ impl Core {
                 .any(|k| game.shows(k, h, &board) || game.move_from(k, h, &board).is_some())
         };
         if inferred && earlier() {
-            let found = self.best_path(&board, game::MAX_INFERRED_PLIES, false);
-            if let Found::Path(base, path) = found.filter_empty() {
-                self.commit_found(base, path, t);
-                if let Some(r) = &mut self.resync {
-                    r.anchor = None;
+            // A path of no plies changes nothing here: the take-back below.
+            match self.best_path(&board, game::MAX_INFERRED_PLIES, false) {
+                Found::Path(base, path) if !path.is_empty() => {
+                    self.commit_found(base, path, t);
+                    if let Some(r) = &mut self.resync {
+                        r.anchor = None;
+                    }
+                    self.evaluate(t);
+                    return;
                 }
-                self.evaluate(t);
-                return;
+                _ => {}
             }
         }
         let Some(game) = &self.game else { return };

@@ -60,16 +60,6 @@ pub(super) enum Found {
     Nothing,
 }
 
-impl Found {
-    /// A path of no plies is none.
-    pub(super) fn filter_empty(self) -> Found {
-        match self {
-            Found::Path(_, p) if p.is_empty() => Found::Nothing,
-            f => f,
-        }
-    }
-}
-
 /// The plies bridged as soon as the board rests.
 pub(super) const SHORT_PLIES: usize = 2;
 
