@@ -258,8 +258,14 @@ fn replay(format: Format, fen: Option<&str>, cfg: Config, logs: &[PathBuf]) -> E
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
+    // A one-shot run keeps what it frees for reuse: returning it to the system
+    // at once (the daemon's setting) cost a `madvise` per free.
+    crate::memory::keep_freed_memory();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
+    if logs.len() > 1 && format != Format::Sensors {
+        return replay_many(format, given.as_ref(), cfg, logs, &mut out);
+    }
     for path in logs {
         let file = path.display().to_string();
         let print = match format {
@@ -302,6 +308,46 @@ fn replay(format: Format, fen: Option<&str>, cfg: Config, logs: &[PathBuf]) -> E
         }
     }
     ExitCode::SUCCESS
+}
+
+/// `replay` of several logs (not `sensors`): a pool of threads, the outputs
+/// written in the order of the logs, through one buffer.
+fn replay_many(
+    format: Format,
+    given: Option<&(shakmaty::Chess, shakmaty::CastlingMode)>,
+    cfg: Config,
+    logs: &[PathBuf],
+    out: &mut impl Write,
+) -> ExitCode {
+    let print = match format {
+        Format::Jsonl => replay::Print::Jsonl,
+        Format::Uci => replay::Print::Uci,
+        Format::Pgn => replay::Print::Pgn,
+        Format::Text | Format::Sensors => replay::Print::Text,
+    };
+    let paths: Vec<(PathBuf, String)> = logs
+        .iter()
+        .map(|p| (p.clone(), p.display().to_string()))
+        .collect();
+    let mut out = std::io::BufWriter::with_capacity(256 * 1024, out);
+    let mut closed = false;
+    let done = replay::replay_many(&paths, cfg, given, print, |i, text| {
+        let ok = (format == Format::Jsonl || writeln!(out, "# log {}", paths[i].1).is_ok())
+            && out.write_all(text).is_ok();
+        closed = !ok;
+        ok
+    });
+    // A closed stdout (a pager quit): nothing more to say.
+    if out.flush().is_err() || closed {
+        return ExitCode::SUCCESS;
+    }
+    match done {
+        Ok(()) => ExitCode::SUCCESS,
+        Err((_, e)) => {
+            eprintln!("eboard-bridge: {e}");
+            ExitCode::from(EXIT_BAD_INPUT)
+        }
+    }
 }
 
 fn emulate(path: &Path, speed: f64, link: Option<&Path>) -> ExitCode {

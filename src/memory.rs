@@ -51,6 +51,19 @@ pub fn return_freed_memory_at_once() {
     }
 }
 
+/// Freed memory is kept for reuse as mimalloc does by default (a second), for a
+/// one-shot command that frees and allocates all the time (`replay` of many
+/// logs: returned at once, every free of a page cost a `madvise`). The
+/// `MIMALLOC_PURGE_DELAY` environment variable still overrides.
+pub fn keep_freed_memory() {
+    // SAFETY: as above.
+    unsafe {
+        if libc::getenv(c"MIMALLOC_PURGE_DELAY".as_ptr()).is_null() {
+            mi_option_set(MI_OPTION_PURGE_DELAY, 1000);
+        }
+    }
+}
+
 /// An option's value in force.
 #[cfg(test)]
 fn option(option: mi_option_t) -> std::ffi::c_long {

@@ -315,3 +315,70 @@ fn injected_faults_are_reported_with_their_kind() {
         "too few faults injected: {count:?}"
     );
 }
+
+/// `replay` of many logs at once (a pool of threads, each a whole file) prints,
+/// in every format, exactly what replaying them one at a time prints, in the
+/// order given; a malformed log among them stops the replay there, after the
+/// logs before it were printed.
+#[test]
+fn many_logs_at_once_print_what_each_prints_alone() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/scenarios");
+    let mut logs: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .expect("the scenarios")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "esl"))
+        .collect();
+    logs.sort();
+    // Reversed: the pool's order is not the folder's.
+    logs.reverse();
+    assert!(logs.len() >= 60, "{} scenario logs", logs.len());
+    let bin = env!("CARGO_BIN_EXE_eboard-bridge");
+    for format in ["uci", "pgn", "text", "jsonl"] {
+        let mut expected = Vec::new();
+        for log in &logs {
+            let out = Command::new(bin)
+                .args(["replay", "--format", format])
+                .arg(log)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}: {:?}", log.display(), out);
+            if format != "jsonl" {
+                expected.extend(format!("# log {}\n", log.display()).into_bytes());
+            }
+            expected.extend(out.stdout);
+        }
+        let out = Command::new(bin)
+            .args(["replay", "--format", format])
+            .args(&logs)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{format}: {out:?}");
+        assert!(
+            out.stdout == expected,
+            "--format {format}: many logs at once differ from one at a time"
+        );
+    }
+    // A malformed log third: the first two printed, then its problem, status 2.
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = tmp.path().join("bad.esl");
+    std::fs::write(
+        &bad,
+        "# eboard-sensor-log 1\n0.000 board 8/8/8/8/8/8/8/8\n0.500 fly e2\n",
+    )
+    .unwrap();
+    let mut some = logs[..2].to_vec();
+    some.push(bad.clone());
+    some.extend(logs[2..6].iter().cloned());
+    let out = Command::new(bin)
+        .args(["replay", "--format", "uci"])
+        .args(&some)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let printed: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("# log ")).collect();
+    let first_two: Vec<String> = logs[..2].iter().map(|p| p.display().to_string()).collect();
+    assert_eq!(printed, first_two);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains(&format!("{}:3:", bad.display())), "{err}");
+}
