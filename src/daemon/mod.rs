@@ -206,6 +206,7 @@ impl Daemon {
                 events,
                 output,
                 stop: stop_rx.clone(),
+                settle_ms: h.settle_ms,
             };
             match crate::net::Server::start(h, ctx).await {
                 Ok(s) => http = Some(s),

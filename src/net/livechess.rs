@@ -38,6 +38,23 @@ impl BoardView {
         }
     }
 
+    /// Where the board is (`source` in `eboards`, `device` in `sources`): its
+    /// device's file name (`ttyACM0`, `dgt_12345`).
+    fn source(&self) -> String {
+        std::path::Path::new(&self.snapshot.device)
+            .file_name()
+            .map_or_else(
+                || self.snapshot.device.clone(),
+                |n| n.to_string_lossy().to_string(),
+            )
+    }
+
+    /// Listed in `eboards` only once its serial number is known, so that a
+    /// client never sees it under another `serialnr` first.
+    fn listed(&self) -> bool {
+        !self.snapshot.serial_number.is_empty()
+    }
+
     fn placement(&self) -> Option<&str> {
         (!self.snapshot.placement.is_empty()).then_some(self.snapshot.placement.as_str())
     }
@@ -59,14 +76,7 @@ impl BoardView {
     /// Its entry in the `eboards` list.
     pub fn entry(&self, now_ms: u64) -> Value {
         let s = &self.snapshot;
-        let source = s
-            .connected
-            .then(|| {
-                std::path::Path::new(&s.device)
-                    .file_name()
-                    .map(|n| n.to_string_lossy().to_string())
-            })
-            .flatten();
+        let source = s.connected.then(|| self.source());
         json!({
             "serialnr": self.serialnr(),
             "source": source,
@@ -91,7 +101,7 @@ pub struct Clock {
 
 /// The `eboards` list: boards that are connected first (clients take the first).
 pub fn eboards(boards: &[BoardView], now_ms: u64) -> Value {
-    let mut sorted: Vec<&BoardView> = boards.iter().collect();
+    let mut sorted: Vec<&BoardView> = boards.iter().filter(|b| b.listed()).collect();
     sorted.sort_by_key(|b| !b.snapshot.connected);
     Value::Array(sorted.iter().map(|b| b.entry(now_ms)).collect())
 }
@@ -116,6 +126,9 @@ struct Feed {
     flip: Option<bool>,
     /// What the last push said (none sent yet).
     sent: Option<Sent>,
+    /// The moves since `setup` whose last is not settled yet, the board that
+    /// shows them, and since when (ms) both have stood unchanged.
+    pending: Option<(Vec<String>, String, u64)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -129,9 +142,23 @@ struct Sent {
 }
 
 /// One connection's feeds.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Session {
     feeds: Vec<Feed>,
+    /// How long (ms) a last move not completed must stand unchanged before it is
+    /// sent in `san` (`[http] settle_ms`).
+    settle_ms: u64,
+}
+
+/// The default of `[http] settle_ms`: a last move that no press and no next
+/// move completed is sent once it has stood this long (a slide that paused on a
+/// square goes on well within it).
+pub const SETTLE_MS: u64 = 2000;
+
+impl Default for Session {
+    fn default() -> Session {
+        Session::new(SETTLE_MS)
+    }
 }
 
 #[derive(Serialize)]
@@ -157,6 +184,26 @@ fn error(id: &Value, message: impl Into<String>, time: u64) -> String {
 }
 
 impl Session {
+    pub fn new(settle_ms: u64) -> Session {
+        Session {
+            feeds: Vec::new(),
+            settle_ms,
+        }
+    }
+
+    /// When (ms) a last move waiting to settle will have stood long enough: the
+    /// caller asks for [`Session::pushes`] again then.
+    pub fn next_deadline(&self) -> Option<u64> {
+        self.feeds
+            .iter()
+            .filter_map(|f| {
+                f.pending
+                    .as_ref()
+                    .map(|(_, _, since)| since.saturating_add(self.settle_ms))
+            })
+            .min()
+    }
+
     /// The board ids this connection has feeds on.
     pub fn boards(&self) -> Vec<String> {
         let mut ids: Vec<String> = self.feeds.iter().map(|f| f.board.clone()).collect();
@@ -186,7 +233,7 @@ impl Session {
                     .map(|b| {
                         json!({
                             "type": "serial",
-                            "device": b.snapshot.device,
+                            "device": b.source(),
                             "name": b.id,
                             "present": b.snapshot.connected,
                             "active": b.snapshot.connected,
@@ -231,7 +278,7 @@ impl Session {
             }
             // No serial number (some clients send none): the first board listed.
             None => {
-                let mut sorted: Vec<&BoardView> = all.iter().collect();
+                let mut sorted: Vec<&BoardView> = all.iter().filter(|b| b.listed()).collect();
                 sorted.sort_by_key(|b| !b.snapshot.connected);
                 sorted.first().copied()
             }
@@ -247,6 +294,7 @@ impl Session {
             setup: None,
             flip: None,
             sent: None,
+            pending: None,
         });
         let mut out = vec![frame("call", id, Value::Null, now_ms)];
         let last = self.feeds.len() - 1;
@@ -295,22 +343,65 @@ impl Session {
         let mut out = Vec::new();
         for i in 0..self.feeds.len() {
             let board = find(&self.feeds[i].board);
+            if board.is_none() {
+                // A board gone has no move to settle.
+                self.feeds[i].pending = None;
+            }
             out.extend(self.push(i, board.as_ref(), now_ms, false));
         }
         out
     }
 
     /// Feed `index`'s push when something it reports changed (or `always`).
+    ///
+    /// What real clients read (`../docs/NETWORK.md`, "LiveChess clients"): a
+    /// push comes only when the placement, the moves or `flipped` changed, and
+    /// the clock rides in those pushes (a clock's tick alone sends nothing); `san`,
+    /// `start` and `match` are sent only when the moves changed (a client that
+    /// takes the last `san` entry of every push would play it again), and `san`
+    /// holds settled moves only: completed by the clock or by the next move, or
+    /// standing unchanged on the board (nothing lifted) for the settling time. So a move amended or taken back
+    /// before it settled never reaches a client.
     fn push(&mut self, index: usize, board: Option<&BoardView>, now_ms: u64, always: bool) -> Option<String> {
         let board = board?;
+        let settle_ms = self.settle_ms;
         let feed = &mut self.feeds[index];
         let clock = board.clock(now_ms);
         let (start, san, matches) = match &mut feed.setup {
             Some(setup) => {
-                let (san, matches) = moves_since(setup, &board.snapshot);
+                let (all, matches, from) = moves_since(setup, &board.snapshot);
+                let mut settled = board.snapshot.settled.saturating_sub(from).min(all.len());
+                let placement = &board.snapshot.placement;
+                if settled == all.len() || !matches {
+                    // Settled, or not standing: a piece of it (or another) in
+                    // the air, the board elsewhere.
+                    feed.pending = None;
+                } else {
+                    match &feed.pending {
+                        Some((waiting, shown, since)) if *waiting == all && shown == placement => {
+                            // (A wall clock set back settles it too.)
+                            if now_ms >= since.saturating_add(settle_ms) || now_ms < *since {
+                                settled = all.len();
+                                feed.pending = None;
+                            }
+                        }
+                        _ => feed.pending = Some((all.clone(), placement.clone(), now_ms)),
+                    }
+                }
+                // What was sent and is still on the record is never taken back.
+                if let Some(sent) = feed.sent.as_ref().and_then(|s| s.san.as_ref()) {
+                    if all.starts_with(sent) {
+                        settled = settled.max(sent.len());
+                    }
+                }
+                let mut san = all;
+                san.truncate(settled);
                 (Some(setup.fen.clone()), Some(san), Some(matches))
             }
-            None => (None, None, None),
+            None => {
+                feed.pending = None;
+                (None, None, None)
+            }
         };
         let now = Sent {
             board: board.placement().map(str::to_string),
@@ -320,12 +411,16 @@ impl Session {
             start,
             matches,
         };
-        let first = feed.sent.is_none();
-        if !always && feed.sent.as_ref() == Some(&now) {
+        let before = feed.sent.as_ref();
+        let first = before.is_none();
+        let moves_changed = first || before.map(|s| (&s.san, &s.start)) != Some((&now.san, &now.start));
+        let read_changed =
+            moves_changed || before.map(|s| (&s.board, s.flipped)) != Some((&now.board, now.flipped));
+        if !always && !read_changed {
             return None;
         }
         // The clock is said in the first push and when it changed.
-        let clock_changed = first || feed.sent.as_ref().map(|s| &s.clock) != Some(&now.clock);
+        let clock_changed = first || before.map(|s| &s.clock) != Some(&now.clock);
         let mut param = serde_json::Map::new();
         param.insert("serialnr".into(), board.serialnr().into());
         param.insert("flipped".into(), now.flipped.into());
@@ -336,10 +431,12 @@ impl Session {
                 clock.map_or(Value::Null, |c| serde_json::to_value(c).unwrap_or_default()),
             );
         }
-        if let (Some(start), Some(san), Some(m)) = (&now.start, &now.san, now.matches) {
-            param.insert("start".into(), start.clone().into());
-            param.insert("san".into(), san.clone().into());
-            param.insert("match".into(), m.into());
+        if always || moves_changed {
+            if let (Some(start), Some(san), Some(m)) = (&now.start, &now.san, now.matches) {
+                param.insert("start".into(), start.clone().into());
+                param.insert("san".into(), san.clone().into());
+                param.insert("match".into(), m.into());
+            }
         }
         let text = frame("feed", &feed.id, Value::Object(param), now_ms);
         feed.sent = Some(now);
@@ -372,7 +469,7 @@ fn same_position(a: &Chess, b: &Chess) -> bool {
 /// The moves of the board's game from the setup position on, and whether the
 /// board shows the position after them. A game that never reached the setup
 /// position gives no moves (as LiveChess gives none when the board does not match).
-fn moves_since(setup: &mut Setup, snap: &Snapshot) -> (Vec<String>, bool) {
+fn moves_since(setup: &mut Setup, snap: &Snapshot) -> (Vec<String>, bool, usize) {
     let current = (snap.start_fen.clone(), snap.moves.clone());
     if setup.found_in.as_ref() != Some(&current) {
         setup.ply = find_ply(&setup.fen, &snap.start_fen, &snap.moves);
@@ -384,9 +481,10 @@ fn moves_since(setup: &mut Setup, snap: &Snapshot) -> (Vec<String>, bool) {
             (
                 snap.moves[k..].to_vec(),
                 !snap.placement.is_empty() && board == snap.placement,
+                k,
             )
         }
-        None => (Vec::new(), false),
+        None => (Vec::new(), false, snap.moves.len()),
     }
 }
 
@@ -429,6 +527,7 @@ mod tests {
                 fen,
                 start_fen: START.into(),
                 moves: moves.iter().map(|s| s.to_string()).collect(),
+                settled: moves.len(),
                 ..Snapshot::default()
             },
         }
@@ -547,12 +646,97 @@ mod tests {
         let v = parse(&s.pushes(|_| Some(lifted.clone()), 43));
         assert!(v[0]["param"].get("clock").is_none());
         assert_eq!(v[0]["param"]["board"], lifted.snapshot.placement);
+        // The clock alone changes: no push (a client that takes the last `san`
+        // entry of every push would play it again) ...
         lifted.snapshot.black_clock_ms = 7_189_000;
-        let v = parse(&s.pushes(|_| Some(lifted.clone()), 44));
-        assert_eq!(v[0]["param"]["clock"]["black"], 7189);
+        assert!(s.pushes(|_| Some(lifted.clone()), 44).is_empty());
         lifted.snapshot.clock_running = "none".into();
-        let v = parse(&s.pushes(|_| Some(lifted.clone()), 45));
+        assert!(s.pushes(|_| Some(lifted.clone()), 45).is_empty());
+        // ... it rides in the next push the board makes.
+        lifted.snapshot.placement = b.snapshot.placement.clone();
+        let v = parse(&s.pushes(|_| Some(lifted.clone()), 46));
+        assert_eq!(v[0]["param"]["clock"]["black"], 7189);
         assert!(v[0]["param"]["clock"]["run"].is_null());
+    }
+
+    /// Subscribed with `setup` at the start: the frames' `san` lists (`None` for
+    /// a push without one).
+    fn sans(frames: &[String]) -> Vec<Option<Value>> {
+        parse(frames)
+            .iter()
+            .map(|v| v["param"].get("san").cloned())
+            .collect()
+    }
+
+    fn subscribed(b: &BoardView) -> Session {
+        let mut s = Session::new(2000);
+        s.call(
+            r#"{"id":2,"call":"subscribe","param":{"feed":"eboardevent","id":1,"param":{"serialnr":"23946"}}}"#,
+            std::slice::from_ref(b),
+            0,
+        );
+        s.call(
+            &format!(
+                r#"{{"id":3,"call":"call","param":{{"id":1,"method":"setup","param":{{"fen":"{START}"}}}}}}"#
+            ),
+            std::slice::from_ref(b),
+            0,
+        );
+        s
+    }
+
+    #[test]
+    fn san_holds_settled_moves_only_and_an_amendment_before_it_settled_never_shows() {
+        let mut s = subscribed(&board(&["e4"]));
+        assert_eq!(s.next_deadline(), None);
+        // d3, not completed: the board's push carries no new `san`.
+        let mut b = board(&["e4", "d5", "d3"]);
+        b.snapshot.settled = 2;
+        assert_eq!(
+            sans(&s.pushes(|_| Some(b.clone()), 100)),
+            vec![Some(json!(["e4", "d5"]))]
+        );
+        assert_eq!(s.next_deadline(), Some(2100));
+        // The slide goes on: d3 becomes d4 before it settled.
+        let mut b2 = board(&["e4", "d5", "d4"]);
+        b2.snapshot.settled = 2;
+        assert_eq!(sans(&s.pushes(|_| Some(b2.clone()), 900)), vec![None]);
+        assert_eq!(s.next_deadline(), Some(2900));
+        // Not yet stood long enough: nothing.
+        assert!(s.pushes(|_| Some(b2.clone()), 2899).is_empty());
+        // Stood 2 s: d4 is sent, and nothing waits any more.
+        assert_eq!(
+            sans(&s.pushes(|_| Some(b2.clone()), 2900)),
+            vec![Some(json!(["e4", "d5", "d4"]))]
+        );
+        assert_eq!(s.next_deadline(), None);
+        // Completed by the clock at once: sent with no wait.
+        let b3 = board(&["e4", "d5", "d4", "Nf6"]);
+        assert_eq!(
+            sans(&s.pushes(|_| Some(b3.clone()), 3000)),
+            vec![Some(json!(["e4", "d5", "d4", "Nf6"]))]
+        );
+        // A lift: a push for the board, without `san`.
+        let mut lifted = b3.clone();
+        lifted.snapshot.placement = "rnbqkb1r/ppp1pppp/5n2/3p4/3P4/8/PPP1PPPP/RN1QKBNR".into();
+        assert_eq!(sans(&s.pushes(|_| Some(lifted.clone()), 3100)), vec![None]);
+    }
+
+    #[test]
+    fn a_move_sent_and_still_on_the_record_is_never_taken_back_from_san() {
+        let mut s = subscribed(&board(&["e4", "e5"]));
+        // e5 was sent settled; the record now shows it not completed (a new
+        // game state after a reinstatement, say): the list does not shrink.
+        let mut b = board(&["e4", "e5"]);
+        b.snapshot.settled = 1;
+        b.snapshot.placement = "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKB1R".into();
+        assert_eq!(sans(&s.pushes(|_| Some(b.clone()), 10)), vec![None]);
+        // A real take-back of a settled move does shrink it.
+        let back = board(&["e4"]);
+        assert_eq!(
+            sans(&s.pushes(|_| Some(back.clone()), 20)),
+            vec![Some(json!(["e4"]))]
+        );
     }
 
     #[test]

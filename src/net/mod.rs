@@ -61,6 +61,26 @@ pub struct HttpConfig {
     /// Events kept for clients that reconnect (`Last-Event-ID`).
     #[serde(default = "default_history")]
     pub event_history: usize,
+    /// LiveChess clients: how long (ms) a last move that neither a clock press
+    /// nor the next move completed must stand before it is sent in `san`; at
+    /// most a minute.
+    #[serde(default = "default_settle_ms", deserialize_with = "settle_ms")]
+    pub settle_ms: u64,
+}
+
+fn default_settle_ms() -> u64 {
+    livechess::SETTLE_MS
+}
+
+/// `settle_ms`: at most a minute (a move held longer is no live feed).
+fn settle_ms<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    let ms = u64::deserialize(d)?;
+    if ms > 60_000 {
+        return Err(serde::de::Error::custom(format!(
+            "{ms} ms is more than a minute (at most 60000)"
+        )));
+    }
+    Ok(ms)
 }
 
 fn default_max_connections() -> usize {
@@ -95,6 +115,7 @@ impl HttpConfig {
             listen: Listen::One(addr.into()),
             max_connections: default_max_connections(),
             event_history: default_history(),
+            settle_ms: default_settle_ms(),
         }
     }
 }
@@ -118,6 +139,8 @@ pub struct Context {
     pub events: Arc<EventLog>,
     pub output: PathBuf,
     pub stop: watch::Receiver<bool>,
+    /// `[http] settle_ms`.
+    pub settle_ms: u64,
 }
 
 impl Context {
@@ -419,7 +442,7 @@ async fn livechess_socket(State(ctx): State<Context>, ws: WebSocketUpgrade) -> R
 const SEND_TIMEOUT: Duration = Duration::from_secs(30);
 
 async fn livechess_connection(mut socket: WebSocket, ctx: Context) {
-    let mut session = Session::default();
+    let mut session = Session::new(ctx.settle_ms);
     let changed = Arc::new(Notify::new());
     let mut watchers: HashMap<String, JoinHandle<()>> = HashMap::new();
     let mut stop = ctx.stop.clone();
@@ -436,7 +459,18 @@ async fn livechess_connection(mut socket: WebSocket, ctx: Context) {
                 Some(Ok(_)) => continue,
             },
             _ = changed.notified() => session.pushes(|id| ctx.view(id), now_ms()),
-            _ = stop.changed() => break,
+            // A last move waiting to settle is looked at again when it has stood
+            // long enough.
+            _ = settle(session.next_deadline()) => session.pushes(|id| ctx.view(id), now_ms()),
+            _ = stop.changed() => {
+                // Going away (1001): clients know to reconnect.
+                let close = Message::Close(Some(axum::extract::ws::CloseFrame {
+                    code: 1001,
+                    reason: "eboard-bridge is stopping".into(),
+                }));
+                let _ = tokio::time::timeout(Duration::from_secs(1), socket.send(close)).await;
+                break;
+            }
         };
         for f in frames {
             match tokio::time::timeout(SEND_TIMEOUT, socket.send(Message::Text(f.into()))).await {
@@ -447,6 +481,14 @@ async fn livechess_connection(mut socket: WebSocket, ctx: Context) {
     }
     for (_, w) in watchers {
         w.abort();
+    }
+}
+
+/// Waits until `deadline` (ms since the epoch, as [`now_ms`]), or forever.
+async fn settle(deadline: Option<u64>) {
+    match deadline {
+        Some(at) => tokio::time::sleep(Duration::from_millis(at.saturating_sub(now_ms()))).await,
+        None => std::future::pending().await,
     }
 }
 
