@@ -207,6 +207,7 @@ impl Daemon {
                 output,
                 stop: stop_rx.clone(),
                 settle_ms: h.settle_ms,
+                idle_timeout_ms: h.idle_timeout_ms,
             };
             match crate::net::Server::start(h, ctx).await {
                 Ok(s) => http = Some(s),

@@ -141,6 +141,20 @@ struct Sent {
     matches: Option<bool>,
 }
 
+/// Feeds one connection may hold (a LiveChess client uses one).
+pub const MAX_FEEDS: usize = 8;
+
+/// The longest feed id, serial number or FEN taken (bytes; a FEN is under 100).
+pub const MAX_FIELD: usize = 128;
+
+/// At most the first 64 characters of what a client sent, for an error.
+fn short(text: &str) -> String {
+    match text.char_indices().nth(64) {
+        Some((i, _)) => format!("{}...", &text[..i]),
+        None => text.to_string(),
+    }
+}
+
 /// One connection's feeds.
 #[derive(Debug)]
 pub struct Session {
@@ -249,24 +263,42 @@ impl Session {
                 let before = self.feeds.len();
                 self.feeds.retain(|f| f.id != feed);
                 if self.feeds.len() == before {
-                    vec![error(&id, format!("no feed with id {feed}"), now_ms)]
+                    vec![error(
+                        &id,
+                        format!("no feed with id {}", short(&feed.to_string())),
+                        now_ms,
+                    )]
                 } else {
                     vec![frame("call", &id, Value::Null, now_ms)]
                 }
             }
             "call" => self.method(&id, &param, all, now_ms),
-            other => vec![error(&id, format!("unknown call `{other}`"), now_ms)],
+            other => vec![error(&id, format!("unknown call `{}`", short(other)), now_ms)],
         }
     }
 
     fn subscribe(&mut self, id: &Value, param: &Value, all: &[BoardView], now_ms: u64) -> Vec<String> {
         match param.get("feed").and_then(Value::as_str) {
             Some("eboardevent") => {}
-            Some(other) => return vec![error(id, format!("unknown feed `{other}`"), now_ms)],
+            Some(other) => return vec![error(id, format!("unknown feed `{}`", short(other)), now_ms)],
             None => return vec![error(id, "subscribe names no `feed`", now_ms)],
         }
         let feed_id = param.get("id").cloned().unwrap_or(Value::Null);
+        if feed_id.to_string().len() > MAX_FIELD {
+            return vec![error(
+                id,
+                format!("a feed id is at most {MAX_FIELD} bytes"),
+                now_ms,
+            )];
+        }
         let serial = param.get("param").and_then(|p| p.get("serialnr"));
+        if serial.is_some_and(|s| s.to_string().len() > MAX_FIELD) {
+            return vec![error(
+                id,
+                format!("a serial number is at most {MAX_FIELD} bytes"),
+                now_ms,
+            )];
+        }
         let board = match serial {
             // Numbers are taken as their digits.
             Some(s) => {
@@ -288,6 +320,13 @@ impl Session {
         };
         // A feed id used again replaces that feed.
         self.feeds.retain(|f| f.id != feed_id);
+        if self.feeds.len() >= MAX_FEEDS {
+            return vec![error(
+                id,
+                format!("at most {MAX_FEEDS} feeds a connection: unsubscribe one first"),
+                now_ms,
+            )];
+        }
         self.feeds.push(Feed {
             id: feed_id,
             board: board.id.clone(),
@@ -310,7 +349,13 @@ impl Session {
             // A client that names another feed id than its one subscription's
             // (seen in an old client) means that one.
             None if self.feeds.len() == 1 => 0,
-            None => return vec![error(id, format!("no feed with id {feed_id}"), now_ms)],
+            None => {
+                return vec![error(
+                    id,
+                    format!("no feed with id {}", short(&feed_id.to_string())),
+                    now_ms,
+                )];
+            }
         };
         let args = param.get("param").cloned().unwrap_or(Value::Null);
         let method = param.get("method").and_then(Value::as_str).unwrap_or("");
@@ -318,6 +363,13 @@ impl Session {
         let flip = args.get("flip").and_then(Value::as_bool);
         match (method, args.get("fen").and_then(Value::as_str), flip) {
             ("setup", Some(fen), _) => {
+                if fen.len() > MAX_FIELD {
+                    return vec![error(
+                        id,
+                        format!("setup: a FEN is at most {MAX_FIELD} bytes"),
+                        now_ms,
+                    )];
+                }
                 if let Err(e) = position(fen) {
                     return vec![error(id, format!("setup: {e}"), now_ms)];
                 }
@@ -330,7 +382,7 @@ impl Session {
             ("setup" | "flip", _, Some(f)) => self.feeds[index].flip = Some(f),
             ("setup", None, None) => return vec![error(id, "setup needs `fen`", now_ms)],
             ("flip", _, None) => return vec![error(id, "flip needs `flip` (true or false)", now_ms)],
-            (other, _, _) => return vec![error(id, format!("unknown method `{other}`"), now_ms)],
+            (other, _, _) => return vec![error(id, format!("unknown method `{}`", short(other)), now_ms)],
         }
         let mut out = vec![frame("call", id, Value::Null, now_ms)];
         let board = all.iter().find(|b| b.id == self.feeds[index].board);
@@ -449,12 +501,12 @@ fn position(fen: &str) -> Result<Chess, String> {
     let setup = fen
         .trim()
         .parse::<Fen>()
-        .map_err(|e| format!("`{fen}` is not a FEN: {e}"))?
+        .map_err(|e| format!("`{}` is not a FEN: {e}", short(fen)))?
         .into_setup();
     let mode = CastlingMode::detect(&setup);
     setup
         .position(mode)
-        .map_err(|e| format!("`{fen}` is not a legal position: {e}"))
+        .map_err(|e| format!("`{}` is not a legal position: {e}", short(fen)))
 }
 
 /// The same position for the rules of play: pieces, side to move, castling rights,
@@ -657,6 +709,74 @@ mod tests {
         let v = parse(&s.pushes(|_| Some(lifted.clone()), 46));
         assert_eq!(v[0]["param"]["clock"]["black"], 7189);
         assert!(v[0]["param"]["clock"]["run"].is_null());
+    }
+
+    #[test]
+    fn feeds_ids_and_fens_are_bounded_and_errors_do_not_echo_a_flood() {
+        let mut s = Session::default();
+        let all = [board(&[])];
+        for i in 0..MAX_FEEDS {
+            let v = parse(&s.call(
+                &format!(r#"{{"id":1,"call":"subscribe","param":{{"feed":"eboardevent","id":{i},"param":{{"serialnr":"23946"}}}}}}"#),
+                &all,
+                1,
+            ));
+            assert_eq!(v[0]["response"], "call", "feed {i}");
+        }
+        let v = parse(&s.call(
+            r#"{"id":1,"call":"subscribe","param":{"feed":"eboardevent","id":99,"param":{"serialnr":"23946"}}}"#,
+            &all,
+            1,
+        ));
+        assert_eq!(v[0]["response"], "error");
+        assert!(
+            v[0]["param"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("at most 8 feeds")
+        );
+        // A feed id used again replaces its feed: allowed at the limit.
+        let v = parse(&s.call(
+            r#"{"id":1,"call":"subscribe","param":{"feed":"eboardevent","id":3,"param":{"serialnr":"23946"}}}"#,
+            &all,
+            1,
+        ));
+        assert_eq!(v[0]["response"], "call");
+        let mut s = Session::default();
+        let long = "7".repeat(10_000);
+        let frames = s.call(
+            &format!(r#"{{"id":1,"call":"subscribe","param":{{"feed":"eboardevent","id":"{long}","param":{{"serialnr":"23946"}}}}}}"#),
+            &all,
+            1,
+        );
+        assert!(
+            frames[0].contains("at most 128 bytes") && frames[0].len() < 300,
+            "{}",
+            frames[0]
+        );
+        let frames = s.call(&format!(r#"{{"id":1,"call":"{long}"}}"#), &all, 1);
+        assert!(
+            frames[0].len() < 300,
+            "the unknown call echoed whole: {} bytes",
+            frames[0].len()
+        );
+        s.call(
+            r#"{"id":1,"call":"subscribe","param":{"feed":"eboardevent","id":1,"param":{"serialnr":"23946"}}}"#,
+            &all,
+            1,
+        );
+        let frames = s.call(
+            &format!(
+                r#"{{"id":3,"call":"call","param":{{"id":1,"method":"setup","param":{{"fen":"{long}"}}}}}}"#
+            ),
+            &all,
+            1,
+        );
+        assert!(
+            frames[0].contains("at most 128 bytes") && frames[0].len() < 300,
+            "{}",
+            frames[0]
+        );
     }
 
     /// Subscribed with `setup` at the start: the frames' `san` lists (`None` for
