@@ -156,12 +156,54 @@ impl Command {
     }
 }
 
+/// The longest argument a command takes, in bytes (after trimming): a FEN is
+/// under 100, a name in a pairing list well under 100.
+const MAX_ARGUMENT: usize = 100;
+
+/// The longest time control (PGN syntax or event form): a few periods.
+const MAX_TIME_CONTROL: usize = 64;
+
+impl Command {
+    /// The command with its text arguments trimmed, or why it is refused when
+    /// one is longer than any real one: what is accepted is journaled, and a
+    /// caller must not be able to write a megabyte into the recording, the log
+    /// or the PGN.
+    pub fn normalized(self) -> Result<Command, BusError> {
+        let bounded = |what: &str, text: String, max: usize| {
+            let t = text.trim();
+            if t.len() > max {
+                return Err(BusError::InvalidArgument(format!(
+                    "{what} is {} bytes long; at most {max} are taken",
+                    t.len()
+                )));
+            }
+            Ok(t.to_string())
+        };
+        Ok(match self {
+            Command::NewGame(f) => Command::NewGame(bounded("the FEN", f, MAX_ARGUMENT)?),
+            Command::SetPosition(f) => Command::SetPosition(bounded("the FEN", f, MAX_ARGUMENT)?),
+            Command::SetResult(r) => Command::SetResult(bounded("the result", r, 8)?),
+            Command::SetTimeControl(t) => {
+                Command::SetTimeControl(bounded("the time control", t, MAX_TIME_CONTROL)?)
+            }
+            Command::ShowText(t, secs) => Command::ShowText(bounded("the text", t, MAX_ARGUMENT)?, secs),
+            Command::SetPlayers(w, b) => Command::SetPlayers(
+                bounded("White's name", w, MAX_ARGUMENT)?,
+                bounded("Black's name", b, MAX_ARGUMENT)?,
+            ),
+            Command::AddTime(side, secs) => Command::AddTime(bounded("the side", side, 8)?, secs),
+            other @ (Command::Reinstate(_) | Command::SetClock(..)) => other,
+        })
+    }
+}
+
 /// A command and where its answer goes.
 pub type Request = (Command, oneshot::Sender<Result<(), BusError>>);
 
 /// Hands `cmd` to a board's task (as D-Bus and MQTT calls do) and waits for its
 /// answer.
 pub async fn ask(commands: &mpsc::Sender<Request>, cmd: Command) -> Result<(), BusError> {
+    let cmd = cmd.normalized()?;
     let (tx, rx) = oneshot::channel();
     let gone = || BusError::Unavailable("the board's task has stopped".into());
     commands.send((cmd, tx)).await.map_err(|_| gone())?;
@@ -205,6 +247,9 @@ pub struct Snapshot {
     pub start_fen: String,
     /// Not a D-Bus property: whether a clock has reported.
     pub has_clock: bool,
+    /// Not a D-Bus property: the plies of `moves` that are settled (completed,
+    /// or followed by another move); LiveChess clients are sent only those.
+    pub settled: usize,
 }
 
 /// The `org.eboardbridge.Board1` object of one board.
@@ -792,5 +837,35 @@ mod tests {
         assert!(e("Reinstate", json!([-1])).contains("out of range"));
         assert!(e("SetClock", json!([1.5, 2])).contains("integer"));
         assert!(e("AddTime", json!(["white", 1u64 << 40])).contains("out of range"));
+    }
+
+    #[test]
+    fn arguments_are_trimmed_and_bounded_before_they_are_accepted() {
+        let padded = format!("  8/8/8/8/8/8/8/K6k w - - 0 1{}", " ".repeat(1 << 20));
+        assert_eq!(
+            Command::NewGame(padded).normalized().unwrap(),
+            Command::NewGame("8/8/8/8/8/8/8/K6k w - - 0 1".into())
+        );
+        let long = |n: usize| "x".repeat(n);
+        for c in [
+            Command::SetPosition(long(101)),
+            Command::SetPlayers(long(101), "B".into()),
+            Command::SetPlayers("A".into(), long(101)),
+            Command::ShowText(long(101), 5),
+            Command::SetResult(long(9)),
+            Command::AddTime(long(9), 1),
+            Command::SetTimeControl("40/5400+30:".repeat(3000)),
+        ] {
+            match c.clone().normalized() {
+                Err(BusError::InvalidArgument(m)) => assert!(m.contains("at most"), "{c:?}: {m}"),
+                other => panic!("{c:?} was not refused: {other:?}"),
+            }
+        }
+        assert_eq!(
+            Command::SetPlayers(" Carlsen, Magnus ".into(), long(100))
+                .normalized()
+                .unwrap(),
+            Command::SetPlayers("Carlsen, Magnus".into(), long(100))
+        );
     }
 }

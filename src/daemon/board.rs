@@ -447,6 +447,7 @@ impl BoardTask {
             },
             start_fen: game.map(|g| g.start_fen.clone()).unwrap_or_default(),
             has_clock: self.core.clock().is_some(),
+            settled: game.map_or(0, |g| g.settled_plies()),
         }
     }
 

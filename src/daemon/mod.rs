@@ -206,6 +206,8 @@ impl Daemon {
                 events,
                 output,
                 stop: stop_rx.clone(),
+                settle_ms: h.settle_ms,
+                idle_timeout_ms: h.idle_timeout_ms,
             };
             match crate::net::Server::start(h, ctx).await {
                 Ok(s) => http = Some(s),

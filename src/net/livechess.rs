@@ -38,6 +38,23 @@ impl BoardView {
         }
     }
 
+    /// Where the board is (`source` in `eboards`, `device` in `sources`): its
+    /// device's file name (`ttyACM0`, `dgt_12345`).
+    fn source(&self) -> String {
+        std::path::Path::new(&self.snapshot.device)
+            .file_name()
+            .map_or_else(
+                || self.snapshot.device.clone(),
+                |n| n.to_string_lossy().to_string(),
+            )
+    }
+
+    /// Listed in `eboards` only once its serial number is known, so that a
+    /// client never sees it under another `serialnr` first.
+    fn listed(&self) -> bool {
+        !self.snapshot.serial_number.is_empty()
+    }
+
     fn placement(&self) -> Option<&str> {
         (!self.snapshot.placement.is_empty()).then_some(self.snapshot.placement.as_str())
     }
@@ -59,14 +76,7 @@ impl BoardView {
     /// Its entry in the `eboards` list.
     pub fn entry(&self, now_ms: u64) -> Value {
         let s = &self.snapshot;
-        let source = s
-            .connected
-            .then(|| {
-                std::path::Path::new(&s.device)
-                    .file_name()
-                    .map(|n| n.to_string_lossy().to_string())
-            })
-            .flatten();
+        let source = s.connected.then(|| self.source());
         json!({
             "serialnr": self.serialnr(),
             "source": source,
@@ -91,7 +101,7 @@ pub struct Clock {
 
 /// The `eboards` list: boards that are connected first (clients take the first).
 pub fn eboards(boards: &[BoardView], now_ms: u64) -> Value {
-    let mut sorted: Vec<&BoardView> = boards.iter().collect();
+    let mut sorted: Vec<&BoardView> = boards.iter().filter(|b| b.listed()).collect();
     sorted.sort_by_key(|b| !b.snapshot.connected);
     Value::Array(sorted.iter().map(|b| b.entry(now_ms)).collect())
 }
@@ -116,6 +126,9 @@ struct Feed {
     flip: Option<bool>,
     /// What the last push said (none sent yet).
     sent: Option<Sent>,
+    /// The moves since `setup` whose last is not settled yet, the board that
+    /// shows them, and since when (ms) both have stood unchanged.
+    pending: Option<(Vec<String>, String, u64)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -128,10 +141,38 @@ struct Sent {
     matches: Option<bool>,
 }
 
+/// Feeds one connection may hold (a LiveChess client uses one).
+pub const MAX_FEEDS: usize = 8;
+
+/// The longest feed id, serial number or FEN taken (bytes; a FEN is under 100).
+pub const MAX_FIELD: usize = 128;
+
+/// At most the first 64 characters of what a client sent, for an error.
+fn short(text: &str) -> String {
+    match text.char_indices().nth(64) {
+        Some((i, _)) => format!("{}...", &text[..i]),
+        None => text.to_string(),
+    }
+}
+
 /// One connection's feeds.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Session {
     feeds: Vec<Feed>,
+    /// How long (ms) a last move not completed must stand unchanged before it is
+    /// sent in `san` (`[http] settle_ms`).
+    settle_ms: u64,
+}
+
+/// The default of `[http] settle_ms`: a last move that no press and no next
+/// move completed is sent once it has stood this long (a slide that paused on a
+/// square goes on well within it).
+pub const SETTLE_MS: u64 = 2000;
+
+impl Default for Session {
+    fn default() -> Session {
+        Session::new(SETTLE_MS)
+    }
 }
 
 #[derive(Serialize)]
@@ -157,6 +198,26 @@ fn error(id: &Value, message: impl Into<String>, time: u64) -> String {
 }
 
 impl Session {
+    pub fn new(settle_ms: u64) -> Session {
+        Session {
+            feeds: Vec::new(),
+            settle_ms,
+        }
+    }
+
+    /// When (ms) a last move waiting to settle will have stood long enough: the
+    /// caller asks for [`Session::pushes`] again then.
+    pub fn next_deadline(&self) -> Option<u64> {
+        self.feeds
+            .iter()
+            .filter_map(|f| {
+                f.pending
+                    .as_ref()
+                    .map(|(_, _, since)| since.saturating_add(self.settle_ms))
+            })
+            .min()
+    }
+
     /// The board ids this connection has feeds on.
     pub fn boards(&self) -> Vec<String> {
         let mut ids: Vec<String> = self.feeds.iter().map(|f| f.board.clone()).collect();
@@ -186,7 +247,7 @@ impl Session {
                     .map(|b| {
                         json!({
                             "type": "serial",
-                            "device": b.snapshot.device,
+                            "device": b.source(),
                             "name": b.id,
                             "present": b.snapshot.connected,
                             "active": b.snapshot.connected,
@@ -202,24 +263,42 @@ impl Session {
                 let before = self.feeds.len();
                 self.feeds.retain(|f| f.id != feed);
                 if self.feeds.len() == before {
-                    vec![error(&id, format!("no feed with id {feed}"), now_ms)]
+                    vec![error(
+                        &id,
+                        format!("no feed with id {}", short(&feed.to_string())),
+                        now_ms,
+                    )]
                 } else {
                     vec![frame("call", &id, Value::Null, now_ms)]
                 }
             }
             "call" => self.method(&id, &param, all, now_ms),
-            other => vec![error(&id, format!("unknown call `{other}`"), now_ms)],
+            other => vec![error(&id, format!("unknown call `{}`", short(other)), now_ms)],
         }
     }
 
     fn subscribe(&mut self, id: &Value, param: &Value, all: &[BoardView], now_ms: u64) -> Vec<String> {
         match param.get("feed").and_then(Value::as_str) {
             Some("eboardevent") => {}
-            Some(other) => return vec![error(id, format!("unknown feed `{other}`"), now_ms)],
+            Some(other) => return vec![error(id, format!("unknown feed `{}`", short(other)), now_ms)],
             None => return vec![error(id, "subscribe names no `feed`", now_ms)],
         }
         let feed_id = param.get("id").cloned().unwrap_or(Value::Null);
+        if feed_id.to_string().len() > MAX_FIELD {
+            return vec![error(
+                id,
+                format!("a feed id is at most {MAX_FIELD} bytes"),
+                now_ms,
+            )];
+        }
         let serial = param.get("param").and_then(|p| p.get("serialnr"));
+        if serial.is_some_and(|s| s.to_string().len() > MAX_FIELD) {
+            return vec![error(
+                id,
+                format!("a serial number is at most {MAX_FIELD} bytes"),
+                now_ms,
+            )];
+        }
         let board = match serial {
             // Numbers are taken as their digits.
             Some(s) => {
@@ -231,7 +310,7 @@ impl Session {
             }
             // No serial number (some clients send none): the first board listed.
             None => {
-                let mut sorted: Vec<&BoardView> = all.iter().collect();
+                let mut sorted: Vec<&BoardView> = all.iter().filter(|b| b.listed()).collect();
                 sorted.sort_by_key(|b| !b.snapshot.connected);
                 sorted.first().copied()
             }
@@ -241,12 +320,20 @@ impl Session {
         };
         // A feed id used again replaces that feed.
         self.feeds.retain(|f| f.id != feed_id);
+        if self.feeds.len() >= MAX_FEEDS {
+            return vec![error(
+                id,
+                format!("at most {MAX_FEEDS} feeds a connection: unsubscribe one first"),
+                now_ms,
+            )];
+        }
         self.feeds.push(Feed {
             id: feed_id,
             board: board.id.clone(),
             setup: None,
             flip: None,
             sent: None,
+            pending: None,
         });
         let mut out = vec![frame("call", id, Value::Null, now_ms)];
         let last = self.feeds.len() - 1;
@@ -262,7 +349,13 @@ impl Session {
             // A client that names another feed id than its one subscription's
             // (seen in an old client) means that one.
             None if self.feeds.len() == 1 => 0,
-            None => return vec![error(id, format!("no feed with id {feed_id}"), now_ms)],
+            None => {
+                return vec![error(
+                    id,
+                    format!("no feed with id {}", short(&feed_id.to_string())),
+                    now_ms,
+                )];
+            }
         };
         let args = param.get("param").cloned().unwrap_or(Value::Null);
         let method = param.get("method").and_then(Value::as_str).unwrap_or("");
@@ -270,6 +363,13 @@ impl Session {
         let flip = args.get("flip").and_then(Value::as_bool);
         match (method, args.get("fen").and_then(Value::as_str), flip) {
             ("setup", Some(fen), _) => {
+                if fen.len() > MAX_FIELD {
+                    return vec![error(
+                        id,
+                        format!("setup: a FEN is at most {MAX_FIELD} bytes"),
+                        now_ms,
+                    )];
+                }
                 if let Err(e) = position(fen) {
                     return vec![error(id, format!("setup: {e}"), now_ms)];
                 }
@@ -282,7 +382,7 @@ impl Session {
             ("setup" | "flip", _, Some(f)) => self.feeds[index].flip = Some(f),
             ("setup", None, None) => return vec![error(id, "setup needs `fen`", now_ms)],
             ("flip", _, None) => return vec![error(id, "flip needs `flip` (true or false)", now_ms)],
-            (other, _, _) => return vec![error(id, format!("unknown method `{other}`"), now_ms)],
+            (other, _, _) => return vec![error(id, format!("unknown method `{}`", short(other)), now_ms)],
         }
         let mut out = vec![frame("call", id, Value::Null, now_ms)];
         let board = all.iter().find(|b| b.id == self.feeds[index].board);
@@ -295,22 +395,65 @@ impl Session {
         let mut out = Vec::new();
         for i in 0..self.feeds.len() {
             let board = find(&self.feeds[i].board);
+            if board.is_none() {
+                // A board gone has no move to settle.
+                self.feeds[i].pending = None;
+            }
             out.extend(self.push(i, board.as_ref(), now_ms, false));
         }
         out
     }
 
     /// Feed `index`'s push when something it reports changed (or `always`).
+    ///
+    /// What real clients read (`../docs/NETWORK.md`, "LiveChess clients"): a
+    /// push comes only when the placement, the moves or `flipped` changed, and
+    /// the clock rides in those pushes (a clock's tick alone sends nothing); `san`,
+    /// `start` and `match` are sent only when the moves changed (a client that
+    /// takes the last `san` entry of every push would play it again), and `san`
+    /// holds settled moves only: completed by the clock or by the next move, or
+    /// standing unchanged on the board (nothing lifted) for the settling time. So a move amended or taken back
+    /// before it settled never reaches a client.
     fn push(&mut self, index: usize, board: Option<&BoardView>, now_ms: u64, always: bool) -> Option<String> {
         let board = board?;
+        let settle_ms = self.settle_ms;
         let feed = &mut self.feeds[index];
         let clock = board.clock(now_ms);
         let (start, san, matches) = match &mut feed.setup {
             Some(setup) => {
-                let (san, matches) = moves_since(setup, &board.snapshot);
+                let (all, matches, from) = moves_since(setup, &board.snapshot);
+                let mut settled = board.snapshot.settled.saturating_sub(from).min(all.len());
+                let placement = &board.snapshot.placement;
+                if settled == all.len() || !matches {
+                    // Settled, or not standing: a piece of it (or another) in
+                    // the air, the board elsewhere.
+                    feed.pending = None;
+                } else {
+                    match &feed.pending {
+                        Some((waiting, shown, since)) if *waiting == all && shown == placement => {
+                            // (A wall clock set back settles it too.)
+                            if now_ms >= since.saturating_add(settle_ms) || now_ms < *since {
+                                settled = all.len();
+                                feed.pending = None;
+                            }
+                        }
+                        _ => feed.pending = Some((all.clone(), placement.clone(), now_ms)),
+                    }
+                }
+                // What was sent and is still on the record is never taken back.
+                if let Some(sent) = feed.sent.as_ref().and_then(|s| s.san.as_ref()) {
+                    if all.starts_with(sent) {
+                        settled = settled.max(sent.len());
+                    }
+                }
+                let mut san = all;
+                san.truncate(settled);
                 (Some(setup.fen.clone()), Some(san), Some(matches))
             }
-            None => (None, None, None),
+            None => {
+                feed.pending = None;
+                (None, None, None)
+            }
         };
         let now = Sent {
             board: board.placement().map(str::to_string),
@@ -320,12 +463,16 @@ impl Session {
             start,
             matches,
         };
-        let first = feed.sent.is_none();
-        if !always && feed.sent.as_ref() == Some(&now) {
+        let before = feed.sent.as_ref();
+        let first = before.is_none();
+        let moves_changed = first || before.map(|s| (&s.san, &s.start)) != Some((&now.san, &now.start));
+        let read_changed =
+            moves_changed || before.map(|s| (&s.board, s.flipped)) != Some((&now.board, now.flipped));
+        if !always && !read_changed {
             return None;
         }
         // The clock is said in the first push and when it changed.
-        let clock_changed = first || feed.sent.as_ref().map(|s| &s.clock) != Some(&now.clock);
+        let clock_changed = first || before.map(|s| &s.clock) != Some(&now.clock);
         let mut param = serde_json::Map::new();
         param.insert("serialnr".into(), board.serialnr().into());
         param.insert("flipped".into(), now.flipped.into());
@@ -336,10 +483,12 @@ impl Session {
                 clock.map_or(Value::Null, |c| serde_json::to_value(c).unwrap_or_default()),
             );
         }
-        if let (Some(start), Some(san), Some(m)) = (&now.start, &now.san, now.matches) {
-            param.insert("start".into(), start.clone().into());
-            param.insert("san".into(), san.clone().into());
-            param.insert("match".into(), m.into());
+        if always || moves_changed {
+            if let (Some(start), Some(san), Some(m)) = (&now.start, &now.san, now.matches) {
+                param.insert("start".into(), start.clone().into());
+                param.insert("san".into(), san.clone().into());
+                param.insert("match".into(), m.into());
+            }
         }
         let text = frame("feed", &feed.id, Value::Object(param), now_ms);
         feed.sent = Some(now);
@@ -352,12 +501,12 @@ fn position(fen: &str) -> Result<Chess, String> {
     let setup = fen
         .trim()
         .parse::<Fen>()
-        .map_err(|e| format!("`{fen}` is not a FEN: {e}"))?
+        .map_err(|e| format!("`{}` is not a FEN: {e}", short(fen)))?
         .into_setup();
     let mode = CastlingMode::detect(&setup);
     setup
         .position(mode)
-        .map_err(|e| format!("`{fen}` is not a legal position: {e}"))
+        .map_err(|e| format!("`{}` is not a legal position: {e}", short(fen)))
 }
 
 /// The same position for the rules of play: pieces, side to move, castling rights,
@@ -372,7 +521,7 @@ fn same_position(a: &Chess, b: &Chess) -> bool {
 /// The moves of the board's game from the setup position on, and whether the
 /// board shows the position after them. A game that never reached the setup
 /// position gives no moves (as LiveChess gives none when the board does not match).
-fn moves_since(setup: &mut Setup, snap: &Snapshot) -> (Vec<String>, bool) {
+fn moves_since(setup: &mut Setup, snap: &Snapshot) -> (Vec<String>, bool, usize) {
     let current = (snap.start_fen.clone(), snap.moves.clone());
     if setup.found_in.as_ref() != Some(&current) {
         setup.ply = find_ply(&setup.fen, &snap.start_fen, &snap.moves);
@@ -384,9 +533,10 @@ fn moves_since(setup: &mut Setup, snap: &Snapshot) -> (Vec<String>, bool) {
             (
                 snap.moves[k..].to_vec(),
                 !snap.placement.is_empty() && board == snap.placement,
+                k,
             )
         }
-        None => (Vec::new(), false),
+        None => (Vec::new(), false, snap.moves.len()),
     }
 }
 
@@ -429,6 +579,7 @@ mod tests {
                 fen,
                 start_fen: START.into(),
                 moves: moves.iter().map(|s| s.to_string()).collect(),
+                settled: moves.len(),
                 ..Snapshot::default()
             },
         }
@@ -547,12 +698,165 @@ mod tests {
         let v = parse(&s.pushes(|_| Some(lifted.clone()), 43));
         assert!(v[0]["param"].get("clock").is_none());
         assert_eq!(v[0]["param"]["board"], lifted.snapshot.placement);
+        // The clock alone changes: no push (a client that takes the last `san`
+        // entry of every push would play it again) ...
         lifted.snapshot.black_clock_ms = 7_189_000;
-        let v = parse(&s.pushes(|_| Some(lifted.clone()), 44));
-        assert_eq!(v[0]["param"]["clock"]["black"], 7189);
+        assert!(s.pushes(|_| Some(lifted.clone()), 44).is_empty());
         lifted.snapshot.clock_running = "none".into();
-        let v = parse(&s.pushes(|_| Some(lifted.clone()), 45));
+        assert!(s.pushes(|_| Some(lifted.clone()), 45).is_empty());
+        // ... it rides in the next push the board makes.
+        lifted.snapshot.placement = b.snapshot.placement.clone();
+        let v = parse(&s.pushes(|_| Some(lifted.clone()), 46));
+        assert_eq!(v[0]["param"]["clock"]["black"], 7189);
         assert!(v[0]["param"]["clock"]["run"].is_null());
+    }
+
+    #[test]
+    fn feeds_ids_and_fens_are_bounded_and_errors_do_not_echo_a_flood() {
+        let mut s = Session::default();
+        let all = [board(&[])];
+        for i in 0..MAX_FEEDS {
+            let v = parse(&s.call(
+                &format!(r#"{{"id":1,"call":"subscribe","param":{{"feed":"eboardevent","id":{i},"param":{{"serialnr":"23946"}}}}}}"#),
+                &all,
+                1,
+            ));
+            assert_eq!(v[0]["response"], "call", "feed {i}");
+        }
+        let v = parse(&s.call(
+            r#"{"id":1,"call":"subscribe","param":{"feed":"eboardevent","id":99,"param":{"serialnr":"23946"}}}"#,
+            &all,
+            1,
+        ));
+        assert_eq!(v[0]["response"], "error");
+        assert!(
+            v[0]["param"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("at most 8 feeds")
+        );
+        // A feed id used again replaces its feed: allowed at the limit.
+        let v = parse(&s.call(
+            r#"{"id":1,"call":"subscribe","param":{"feed":"eboardevent","id":3,"param":{"serialnr":"23946"}}}"#,
+            &all,
+            1,
+        ));
+        assert_eq!(v[0]["response"], "call");
+        let mut s = Session::default();
+        let long = "7".repeat(10_000);
+        let frames = s.call(
+            &format!(r#"{{"id":1,"call":"subscribe","param":{{"feed":"eboardevent","id":"{long}","param":{{"serialnr":"23946"}}}}}}"#),
+            &all,
+            1,
+        );
+        assert!(
+            frames[0].contains("at most 128 bytes") && frames[0].len() < 300,
+            "{}",
+            frames[0]
+        );
+        let frames = s.call(&format!(r#"{{"id":1,"call":"{long}"}}"#), &all, 1);
+        assert!(
+            frames[0].len() < 300,
+            "the unknown call echoed whole: {} bytes",
+            frames[0].len()
+        );
+        s.call(
+            r#"{"id":1,"call":"subscribe","param":{"feed":"eboardevent","id":1,"param":{"serialnr":"23946"}}}"#,
+            &all,
+            1,
+        );
+        let frames = s.call(
+            &format!(
+                r#"{{"id":3,"call":"call","param":{{"id":1,"method":"setup","param":{{"fen":"{long}"}}}}}}"#
+            ),
+            &all,
+            1,
+        );
+        assert!(
+            frames[0].contains("at most 128 bytes") && frames[0].len() < 300,
+            "{}",
+            frames[0]
+        );
+    }
+
+    /// Subscribed with `setup` at the start: the frames' `san` lists (`None` for
+    /// a push without one).
+    fn sans(frames: &[String]) -> Vec<Option<Value>> {
+        parse(frames)
+            .iter()
+            .map(|v| v["param"].get("san").cloned())
+            .collect()
+    }
+
+    fn subscribed(b: &BoardView) -> Session {
+        let mut s = Session::new(2000);
+        s.call(
+            r#"{"id":2,"call":"subscribe","param":{"feed":"eboardevent","id":1,"param":{"serialnr":"23946"}}}"#,
+            std::slice::from_ref(b),
+            0,
+        );
+        s.call(
+            &format!(
+                r#"{{"id":3,"call":"call","param":{{"id":1,"method":"setup","param":{{"fen":"{START}"}}}}}}"#
+            ),
+            std::slice::from_ref(b),
+            0,
+        );
+        s
+    }
+
+    #[test]
+    fn san_holds_settled_moves_only_and_an_amendment_before_it_settled_never_shows() {
+        let mut s = subscribed(&board(&["e4"]));
+        assert_eq!(s.next_deadline(), None);
+        // d3, not completed: the board's push carries no new `san`.
+        let mut b = board(&["e4", "d5", "d3"]);
+        b.snapshot.settled = 2;
+        assert_eq!(
+            sans(&s.pushes(|_| Some(b.clone()), 100)),
+            vec![Some(json!(["e4", "d5"]))]
+        );
+        assert_eq!(s.next_deadline(), Some(2100));
+        // The slide goes on: d3 becomes d4 before it settled.
+        let mut b2 = board(&["e4", "d5", "d4"]);
+        b2.snapshot.settled = 2;
+        assert_eq!(sans(&s.pushes(|_| Some(b2.clone()), 900)), vec![None]);
+        assert_eq!(s.next_deadline(), Some(2900));
+        // Not yet stood long enough: nothing.
+        assert!(s.pushes(|_| Some(b2.clone()), 2899).is_empty());
+        // Stood 2 s: d4 is sent, and nothing waits any more.
+        assert_eq!(
+            sans(&s.pushes(|_| Some(b2.clone()), 2900)),
+            vec![Some(json!(["e4", "d5", "d4"]))]
+        );
+        assert_eq!(s.next_deadline(), None);
+        // Completed by the clock at once: sent with no wait.
+        let b3 = board(&["e4", "d5", "d4", "Nf6"]);
+        assert_eq!(
+            sans(&s.pushes(|_| Some(b3.clone()), 3000)),
+            vec![Some(json!(["e4", "d5", "d4", "Nf6"]))]
+        );
+        // A lift: a push for the board, without `san`.
+        let mut lifted = b3.clone();
+        lifted.snapshot.placement = "rnbqkb1r/ppp1pppp/5n2/3p4/3P4/8/PPP1PPPP/RN1QKBNR".into();
+        assert_eq!(sans(&s.pushes(|_| Some(lifted.clone()), 3100)), vec![None]);
+    }
+
+    #[test]
+    fn a_move_sent_and_still_on_the_record_is_never_taken_back_from_san() {
+        let mut s = subscribed(&board(&["e4", "e5"]));
+        // e5 was sent settled; the record now shows it not completed (a new
+        // game state after a reinstatement, say): the list does not shrink.
+        let mut b = board(&["e4", "e5"]);
+        b.snapshot.settled = 1;
+        b.snapshot.placement = "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKB1R".into();
+        assert_eq!(sans(&s.pushes(|_| Some(b.clone()), 10)), vec![None]);
+        // A real take-back of a settled move does shrink it.
+        let back = board(&["e4"]);
+        assert_eq!(
+            sans(&s.pushes(|_| Some(back.clone()), 20)),
+            vec![Some(json!(["e4"]))]
+        );
     }
 
     #[test]

@@ -17,6 +17,7 @@
 //! connections are served at once; one more is answered `503` and closed.
 
 pub mod events;
+mod guard;
 pub mod livechess;
 pub mod pgn;
 
@@ -24,9 +25,7 @@ use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context as TaskContext, Poll};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::Router;
@@ -37,9 +36,8 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde::Deserialize;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
+use tokio::net::TcpListener;
+use tokio::sync::{Notify, Semaphore, watch};
 use tokio::task::JoinHandle;
 
 use crate::daemon::hub::BoardRef;
@@ -61,6 +59,48 @@ pub struct HttpConfig {
     /// Events kept for clients that reconnect (`Last-Event-ID`).
     #[serde(default = "default_history")]
     pub event_history: usize,
+    /// LiveChess clients: how long (ms) a last move that neither a clock press
+    /// nor the next move completed must stand before it is sent in `san`; at
+    /// most a minute.
+    #[serde(default = "default_settle_ms", deserialize_with = "settle_ms")]
+    pub settle_ms: u64,
+    /// Connections from one address at once (a hall's screens share the rest).
+    #[serde(default = "default_per_address")]
+    pub max_per_address: usize,
+    /// Time (ms) a client has from connecting to the end of its request's headers.
+    #[serde(default = "default_header_timeout")]
+    pub header_timeout_ms: u64,
+    /// A connection with nothing read or written for this long (ms) is closed;
+    /// WebSocket clients are pinged at a third of it.
+    #[serde(default = "default_idle_timeout")]
+    pub idle_timeout_ms: u64,
+}
+
+fn default_per_address() -> usize {
+    32
+}
+
+fn default_header_timeout() -> u64 {
+    10_000
+}
+
+fn default_idle_timeout() -> u64 {
+    60_000
+}
+
+fn default_settle_ms() -> u64 {
+    livechess::SETTLE_MS
+}
+
+/// `settle_ms`: at most a minute (a move held longer is no live feed).
+fn settle_ms<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    let ms = u64::deserialize(d)?;
+    if ms > 60_000 {
+        return Err(serde::de::Error::custom(format!(
+            "{ms} ms is more than a minute (at most 60000)"
+        )));
+    }
+    Ok(ms)
 }
 
 fn default_max_connections() -> usize {
@@ -95,6 +135,10 @@ impl HttpConfig {
             listen: Listen::One(addr.into()),
             max_connections: default_max_connections(),
             event_history: default_history(),
+            settle_ms: default_settle_ms(),
+            max_per_address: default_per_address(),
+            header_timeout_ms: default_header_timeout(),
+            idle_timeout_ms: default_idle_timeout(),
         }
     }
 }
@@ -118,6 +162,10 @@ pub struct Context {
     pub events: Arc<EventLog>,
     pub output: PathBuf,
     pub stop: watch::Receiver<bool>,
+    /// `[http] settle_ms`.
+    pub settle_ms: u64,
+    /// `[http] idle_timeout_ms`.
+    pub idle_timeout_ms: u64,
 }
 
 impl Context {
@@ -177,6 +225,12 @@ impl Server {
             return Err(NetError::Nothing);
         }
         let slots = Arc::new(Semaphore::new(config.max_connections.max(1)));
+        let limits = guard::Limits {
+            per_address: config.max_per_address.max(1),
+            header_timeout: Duration::from_millis(config.header_timeout_ms.max(100)),
+            idle_timeout: Duration::from_millis(config.idle_timeout_ms.max(1000)),
+        };
+        let counts = Arc::default();
         let addresses: Vec<SocketAddr> = listeners.iter().filter_map(|l| l.local_addr().ok()).collect();
         // A runtime of its own, on a thread of its own: however many clients
         // there are, their tasks never queue before a board's.
@@ -196,9 +250,11 @@ impl Server {
                 };
                 let app = router(ctx.clone());
                 let mut stop = ctx.stop.clone();
-                let limited = Limited {
+                let limited = guard::Limited {
                     listener,
                     slots: slots.clone(),
+                    limits,
+                    counts: Arc::clone(&counts),
                 };
                 tasks.push(tokio::spawn(async move {
                     let shutdown = async move {
@@ -409,9 +465,16 @@ async fn livechess_list(State(ctx): State<Context>) -> Response {
     json_response(&livechess::eboards(&ctx.views(), now_ms()), true)
 }
 
+/// The largest LiveChess message or frame taken: a call is tens of bytes, a
+/// `setup` with its FEN about a hundred. Anything larger closes the socket
+/// before it is held whole.
+pub const MAX_MESSAGE: usize = 16 * 1024;
+
 async fn livechess_socket(State(ctx): State<Context>, ws: WebSocketUpgrade) -> Response {
     // Any Origin, or none: LiveChess accepts pages from chess.com and lichess.
-    ws.on_upgrade(move |socket| livechess_connection(socket, ctx))
+    ws.max_message_size(MAX_MESSAGE)
+        .max_frame_size(MAX_MESSAGE)
+        .on_upgrade(move |socket| livechess_connection(socket, ctx))
 }
 
 /// A write that takes longer than this ends the connection (a client that does
@@ -419,24 +482,65 @@ async fn livechess_socket(State(ctx): State<Context>, ws: WebSocketUpgrade) -> R
 const SEND_TIMEOUT: Duration = Duration::from_secs(30);
 
 async fn livechess_connection(mut socket: WebSocket, ctx: Context) {
-    let mut session = Session::default();
+    let mut session = Session::new(ctx.settle_ms);
     let changed = Arc::new(Notify::new());
     let mut watchers: HashMap<String, JoinHandle<()>> = HashMap::new();
     let mut stop = ctx.stop.clone();
+    // A ping at a third of the idle time; a client silent (not even a pong) for
+    // the whole idle time is gone.
+    let idle = Duration::from_millis(ctx.idle_timeout_ms.max(1000));
+    let mut ping = tokio::time::interval(idle / 3);
+    ping.tick().await;
+    let mut heard = tokio::time::Instant::now();
+    let mut allowance = Allowance::new(20.0, 40.0);
     'conn: loop {
         let frames = tokio::select! {
-            msg = socket.recv() => match msg {
-                Some(Ok(Message::Text(text))) => {
-                    let frames = session.call(text.as_str(), &ctx.views(), now_ms());
-                    watch_boards(&ctx, &session, &mut watchers, &changed);
-                    frames
+            msg = socket.recv() => {
+                heard = tokio::time::Instant::now();
+                match msg {
+                    Some(Ok(Message::Text(text))) => {
+                        if !allowance.take() {
+                            // A client that floods the server with calls: no
+                            // LiveChess client sends more than a few a second.
+                            let close = Message::Close(Some(axum::extract::ws::CloseFrame {
+                                code: 1008,
+                                reason: "too many calls: at most 20 a second".into(),
+                            }));
+                            let _ = tokio::time::timeout(Duration::from_secs(1), socket.send(close)).await;
+                            break;
+                        }
+                        let frames = session.call(text.as_str(), &ctx.views(), now_ms());
+                        watch_boards(&ctx, &session, &mut watchers, &changed);
+                        frames
+                    }
+                    Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
+                    // Pings are answered by the socket; pongs only show the
+                    // client is there; binary frames mean nothing here.
+                    Some(Ok(_)) => continue,
                 }
-                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
-                // Pings are answered by the socket; binary frames mean nothing here.
-                Some(Ok(_)) => continue,
+            },
+            _ = ping.tick() => {
+                if heard.elapsed() >= idle {
+                    break;
+                }
+                match tokio::time::timeout(SEND_TIMEOUT, socket.send(Message::Ping(Default::default()))).await {
+                    Ok(Ok(())) => continue,
+                    _ => break,
+                }
             },
             _ = changed.notified() => session.pushes(|id| ctx.view(id), now_ms()),
-            _ = stop.changed() => break,
+            // A last move waiting to settle is looked at again when it has stood
+            // long enough.
+            _ = settle(session.next_deadline()) => session.pushes(|id| ctx.view(id), now_ms()),
+            _ = stop.changed() => {
+                // Going away (1001): clients know to reconnect.
+                let close = Message::Close(Some(axum::extract::ws::CloseFrame {
+                    code: 1001,
+                    reason: "eboard-bridge is stopping".into(),
+                }));
+                let _ = tokio::time::timeout(Duration::from_secs(1), socket.send(close)).await;
+                break;
+            }
         };
         for f in frames {
             match tokio::time::timeout(SEND_TIMEOUT, socket.send(Message::Text(f.into()))).await {
@@ -447,6 +551,47 @@ async fn livechess_connection(mut socket: WebSocket, ctx: Context) {
     }
     for (_, w) in watchers {
         w.abort();
+    }
+}
+
+/// A token bucket: `rate` calls a second, `burst` at once.
+struct Allowance {
+    tokens: f64,
+    rate: f64,
+    burst: f64,
+    last: tokio::time::Instant,
+}
+
+impl Allowance {
+    fn new(rate: f64, burst: f64) -> Allowance {
+        Allowance {
+            tokens: burst,
+            rate,
+            burst,
+            last: tokio::time::Instant::now(),
+        }
+    }
+
+    /// One call, if the allowance has one.
+    fn take(&mut self) -> bool {
+        let now = tokio::time::Instant::now();
+        let elapsed = now.duration_since(self.last).as_secs_f64();
+        self.last = now;
+        self.tokens = (self.tokens + elapsed * self.rate).min(self.burst);
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// Waits until `deadline` (ms since the epoch, as [`now_ms`]), or forever.
+async fn settle(deadline: Option<u64>) {
+    match deadline {
+        Some(at) => tokio::time::sleep(Duration::from_millis(at.saturating_sub(now_ms()))).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -500,104 +645,5 @@ async fn pgn_file(
     match pgn::file_for(&ctx.output, &round, &file) {
         Some(path) => open(pgn::serve(path, &headers).await),
         None => (axum::http::StatusCode::NOT_FOUND, "not found\n").into_response(),
-    }
-}
-
-/// A TCP listener that serves at most as many connections as it has slots.
-struct Limited {
-    listener: TcpListener,
-    slots: Arc<Semaphore>,
-}
-
-/// A connection holding its slot until it closes.
-struct Counted {
-    stream: TcpStream,
-    _slot: OwnedSemaphorePermit,
-}
-
-impl axum::serve::Listener for Limited {
-    type Io = Counted;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (Counted, SocketAddr) {
-        loop {
-            let (stream, addr) = match self.listener.accept().await {
-                Ok(c) => c,
-                Err(e) => {
-                    // Out of file descriptors and the like: try again shortly.
-                    tracing::warn!("HTTP: cannot accept a connection: {e}");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                    continue;
-                }
-            };
-            match self.slots.clone().try_acquire_owned() {
-                Ok(slot) => {
-                    let _ = stream.set_nodelay(true);
-                    return (Counted { stream, _slot: slot }, addr);
-                }
-                Err(_) => {
-                    tracing::debug!("HTTP: {addr}: too many connections, refused");
-                    tokio::spawn(refuse(stream));
-                }
-            }
-        }
-    }
-
-    fn local_addr(&self) -> std::io::Result<SocketAddr> {
-        self.listener.local_addr()
-    }
-}
-
-/// Answers a connection over the limit and closes it.
-async fn refuse(mut stream: TcpStream) {
-    const BODY: &str = "too many connections to this eboard-bridge; try again later\n";
-    let reply = format!(
-        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nRetry-After: 5\r\nConnection: close\r\n\r\n{BODY}",
-        BODY.len()
-    );
-    let _ = tokio::time::timeout(Duration::from_secs(1), async {
-        let _ = stream.write_all(reply.as_bytes()).await;
-        let _ = stream.shutdown().await;
-    })
-    .await;
-}
-
-impl AsyncRead for Counted {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut TaskContext<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.stream).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for Counted {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut TaskContext<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write(cx, buf)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.stream).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.stream).poll_shutdown(cx)
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut TaskContext<'_>,
-        bufs: &[std::io::IoSlice<'_>],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.stream.is_write_vectored()
     }
 }

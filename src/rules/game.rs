@@ -100,6 +100,16 @@ impl Game {
         self.result.is_some()
     }
 
+    /// Plies that can no longer be amended as the hands go on: all of them once
+    /// the last is completed (by the clock, or by the opponent's next move) or the
+    /// game is over; else all but the last.
+    pub fn settled_plies(&self) -> usize {
+        match self.moves.last() {
+            Some(last) if !last.completed && !self.is_over() => self.moves.len() - 1,
+            _ => self.moves.len(),
+        }
+    }
+
     /// Plays a legal move onto the record.
     pub fn push(&mut self, mv: Move) -> &Played {
         let pos = self.current().clone();
