@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::shared;
+use common::data;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
@@ -81,7 +81,7 @@ fn malformed_logs_exit_2_naming_file_line_and_problem() {
 fn replay_sensors_prints_the_board_level_stream_of_a_capture() {
     let out = bin()
         .args(["replay", "--format", "sensors"])
-        .arg(shared("captures/1.esl"))
+        .arg(data("captures/1.esl"))
         .output()
         .unwrap();
     assert!(out.status.success());

@@ -17,15 +17,15 @@ use shakmaty::san::{San, SanPlus};
 use shakmaty::{Chess, Position};
 
 /// The demo's bundled game (the Immortal Game in its usual move order), checked
-/// against the shared PGN of it, which plays 10. Rg1 cxb5 11. g4 Nf6 for 10. g4 Nf6
+/// against the PGN of it in `tests/data/games`, which plays 10. Rg1 cxb5 11. g4 Nf6 for 10. g4 Nf6
 /// 11. Rg1 cxb5: the same number of moves to the same final position.
 fn immortal() -> Vec<String> {
-    let shared = pgn_games("games/immortal-games.pgn")
+    let published = pgn_games("games/immortal-games.pgn")
         .into_iter()
         .find(|g| g.tag("White") == Some("Anderssen"))
         .expect("Anderssen - Kieseritzky in games/immortal-games.pgn");
     let mut theirs = Chess::default();
-    for m in &shared.moves {
+    for m in &published.moves {
         theirs.play_unchecked(*m);
     }
     let mut ours = Chess::default();
@@ -36,7 +36,7 @@ fn immortal() -> Vec<String> {
             SanPlus::from_move_and_play_unchecked(&mut ours, m).to_string()
         })
         .collect();
-    assert_eq!(sans.len(), shared.moves.len());
+    assert_eq!(sans.len(), published.moves.len());
     assert_eq!(game_fen(&ours), game_fen(&theirs));
     sans
 }

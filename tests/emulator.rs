@@ -185,7 +185,7 @@ async fn host_reads_version_board_and_the_logs_events() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_capture_plays_through_the_pty() {
-    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/captures/1.esl");
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/captures/1.esl");
     let log = eboard_bridge::log::read_log(&path).unwrap();
     let emulator = Emulator::open().unwrap();
     let tty = emulator.path().to_path_buf();

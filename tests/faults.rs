@@ -598,7 +598,7 @@ async fn a_cut_over_more_than_six_plies_is_lost_track_and_the_game_resumes() {
     let (game, start, all) = all_games()
         .into_iter()
         .find(|(_, _, m)| m.len() >= PLIES)
-        .expect("a shared game of 40 plies");
+        .expect("a real game of 40 plies");
     let moves = &all[..PLIES];
     let dir = tempfile::tempdir().unwrap();
     let address = common::private_bus(dir.path()).await;

@@ -1,7 +1,7 @@
-//! The daemon on the network: real games from `shared/games/` played by emulated
+//! The daemon on the network: real games from `tests/data/games/` played by emulated
 //! boards on real pseudo-terminals, the daemon's HTTP server on a free localhost
 //! port, and real clients: a LiveChess WebSocket client written from
-//! `shared/spec/livechess-api.md`, plain HTTP/1.1 over TCP for the PGN and SSE,
+//! the LiveChess API as `docs/NETWORK.md` describes it, plain HTTP/1.1 over TCP for the PGN and SSE,
 //! and headless Chromium for the live page.
 
 mod common;

@@ -1,14 +1,15 @@
-//! Helpers shared by the integration tests: where the shared material is, and how to
-//! read the published move lists.
+//! Helpers of the integration tests: where the test data is, how to read the
+//! published move lists, and which system tools a test may skip without.
 #![allow(dead_code)]
 
 use std::path::PathBuf;
 
-/// `../shared` beside the checkout (it is there in CI too).
-pub fn shared(rel: &str) -> PathBuf {
+/// A file of the test data in `tests/data/` (real captures and games; see the
+/// README there).
+pub fn data(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("shared")
+        .join("tests")
+        .join("data")
         .join(rel)
 }
 
@@ -22,7 +23,7 @@ pub fn fixture(rel: &str) -> PathBuf {
 
 /// The UCI moves of a `captures/N.uci` file (`1. e2e4 e7e5` per line).
 pub fn uci_moves(rel: &str) -> Vec<String> {
-    let text = std::fs::read_to_string(shared(rel)).expect("read uci file");
+    let text = std::fs::read_to_string(data(rel)).expect("read uci file");
     text.split_whitespace()
         .filter(|w| !w.ends_with('.') && !matches!(*w, "*" | "1-0" | "0-1" | "1/2-1/2"))
         .map(str::to_string)
@@ -41,7 +42,7 @@ pub fn play_uci(moves: &[String]) -> shakmaty::Chess {
     pos
 }
 
-/// The shared PGN files of standard chess games (the Chess960 file aside).
+/// The PGN files of standard chess games in `tests/data/games` (the Chess960 file aside).
 pub const STANDARD_GAME_FILES: [&str; 6] = [
     "games/immortal-games.pgn",
     "games/kasparov-deep-blue-1997.pgn",
@@ -73,7 +74,7 @@ impl PgnGame {
 /// Reads every game of a PGN file (tags, comments, variations and NAGs handled).
 pub fn pgn_games(rel: &str) -> Vec<PgnGame> {
     use shakmaty::{CastlingMode, Chess, Position, fen::Fen, san::San};
-    let text = String::from_utf8_lossy(&std::fs::read(shared(rel)).expect("read pgn")).into_owned();
+    let text = String::from_utf8_lossy(&std::fs::read(data(rel)).expect("read pgn")).into_owned();
     let mut games = Vec::new();
     let mut tags: Vec<(String, String)> = Vec::new();
     let mut movetext = String::new();
@@ -272,7 +273,7 @@ pub fn pgn_files(dir: &std::path::Path) -> Vec<PathBuf> {
 }
 
 /// `plies` legal moves picked by a seeded generator (the longest real game in
-/// `shared/games` has 154 plies; these need 160), from a seed whose game lasts.
+/// `tests/data/games` has 154 plies; these need 160), from a seed whose game lasts.
 pub fn random_game(plies: usize, mut seed: u64) -> Vec<shakmaty::Move> {
     use shakmaty::Position;
     loop {
