@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{listen, pgn_games, pgn_moves, private_bus};
+use common::{Within, listen, pgn_games, pgn_moves, private_bus};
 use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME};
 use eboard_bridge::rules::game_fen;
 use futures_util::StreamExt;
@@ -145,6 +145,7 @@ async fn demo_publishes_the_game_on_the_session_bus() {
     // The finished game's properties, read while the demo shows its last position.
     assert_eq!(path, "/org/eboardbridge/board/dgt_demo");
     let proxy = zbus::Proxy::new(&client, BUS_NAME, path.as_str(), BOARD_INTERFACE)
+        .within(10, "a proxy of the demo's board")
         .await
         .unwrap();
     let moves: Vec<String> = proxy.get_property("Moves").await.unwrap();

@@ -16,11 +16,13 @@ use shakmaty::{Chess, Move, Position, Role, Square};
 #[test]
 fn captures_replay_to_exactly_their_moves() {
     for name in ["1", "2"] {
-        let out = Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
-            .args(["replay", "--format", "uci"])
-            .arg(data(&format!("captures/{name}.esl")))
-            .output()
-            .unwrap();
+        let out = common::output_within(
+            Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
+                .args(["replay", "--format", "uci"])
+                .arg(data(&format!("captures/{name}.esl"))),
+            60,
+            "eboard-bridge replay",
+        );
         assert!(out.status.success());
         let text = String::from_utf8(out.stdout).unwrap();
         let lines: Vec<&str> = text.lines().collect();
