@@ -613,27 +613,8 @@ async fn an_arbiters_result_survives_sigkill_and_sigterm_and_replays() {
         daemon = start();
         wait_for("the game on disk again", 30, || moves_in(&live) == 12).await;
         assert_eq!(result_of(&live), "1-0", "after SIG{how}");
-        let p = proxy(client.clone()).await;
-        let mut result = String::new();
-        for _ in 0..100 {
-            if let Ok(r) = p.get_property::<String>("Result").await {
-                result = r;
-                if result == "1-0" {
-                    break;
-                }
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        assert_eq!(result, "1-0", "Result over D-Bus after SIG{how}");
-        let mut status = String::new();
-        for _ in 0..100 {
-            status = p.get_property("Status").await.unwrap_or_default();
-            if status == "finished" {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        assert_eq!(status, "finished", "after SIG{how}");
+        property_is(&address, "Result", "1-0").await;
+        property_is(&address, "Status", "finished").await;
     }
     signal(&mut daemon, "TERM").await;
     // The recording replays to the published game, result included.
@@ -819,11 +800,13 @@ fn sent_at(dir: &Path, bytes: &[u8]) -> Vec<f64> {
         .collect()
 }
 
-/// Waits until `property` of board0 reads `want` (as its D-Bus value's text).
+/// Waits until `property` of board0 reads `want` (as its D-Bus value's text), at
+/// most 20 s.
 async fn property_is(address: &str, property: &str, want: &str) {
     let p = board0(address).await;
     let mut last = String::new();
-    for _ in 0..200 {
+    let until = tokio::time::Instant::now() + Duration::from_secs(20);
+    while tokio::time::Instant::now() < until {
         let read = p.get_property::<zbus::zvariant::OwnedValue>(property);
         if let Ok(Ok(v)) = tokio::time::timeout(Duration::from_secs(1), read).await {
             last = if let Ok(s) = v.downcast_ref::<zbus::zvariant::Str>() {
@@ -839,7 +822,7 @@ async fn property_is(address: &str, property: &str, want: &str) {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("{property} is {last:?}, not {want:?}");
+    panic!("timed out after 20 s waiting for {property} to be {want:?}: it is {last:?}");
 }
 
 /// Arbiter decisions are part of the record: players named, a take-back to ply 8

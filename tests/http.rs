@@ -810,7 +810,9 @@ impl Browser {
         let devtools: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
         let mut target = None;
         for _ in 0..100 {
-            let r = get(devtools, "/json/list", &[]).await;
+            let r = get(devtools, "/json/list", &[])
+                .within(5, "Chromium's list of targets")
+                .await;
             let list: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
             target = list.as_array().and_then(|l| {
                 l.iter()
@@ -904,7 +906,9 @@ async fn the_live_page_in_chromium_follows_the_game() {
     .await;
     let snap = daemon.boards()[0].2.clone();
     wait_for("some moves", 30, || snap.borrow().moves.len() >= 4).await;
-    let mut browser = Browser::open(&format!("http://{addr}/")).await;
+    let mut browser = Browser::open(&format!("http://{addr}/"))
+        .within(60, "headless Chromium to open the live page")
+        .await;
     // The page shows the board with its moves so far, then follows the game live
     // from /api/events (no reload).
     let mut early = Value::Null;

@@ -336,7 +336,8 @@ async fn the_daemon_as_the_units_user_owns_its_name_and_nobody_may_call_a_method
     );
     let path = "/org/eboardbridge/board/eboard_test_board0";
     let mut owner = String::new();
-    for _ in 0..200 {
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while std::time::Instant::now() < until {
         let (ok, out) = dbus_send(
             &address,
             None,
