@@ -408,6 +408,83 @@ async fn the_daemon_as_the_units_user_owns_its_name_and_nobody_may_call_a_method
     drop(daemon);
 }
 
+/// A bus whose policy does not let the daemon own its name (as a system bus
+/// without the policy file installed, or the daemon run as a user the policy does
+/// not name): `run` says so, names the policy file to install, and does not blame
+/// another daemon. Needs `dbus-daemon` only (a session-type bus of this user).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bus_that_refuses_the_name_is_reported_with_the_policy_file_to_install() {
+    if !need(&[Need::Tool("dbus-daemon", "dbus-daemon")]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("bus");
+    let conf = dir.path().join("bus.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path={}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+    <deny own="{BUS_NAME}"/>
+  </policy>
+</busconfig>
+"#,
+            socket.display()
+        ),
+    )
+    .unwrap();
+    let _bus = Broker(
+        Command::new("dbus-daemon")
+            .arg(format!("--config-file={}", conf.display()))
+            .arg("--nofork")
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dbus-daemon (package dbus-daemon)"),
+    );
+    common::wait_for("dbus-daemon to listen", 10, || socket.exists()).await;
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "state = \"{0}/state\"\noutput = \"{0}/live\"\n",
+            dir.path().display()
+        ),
+    )
+    .unwrap();
+    let out = output_within(
+        Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
+            .args([
+                "run",
+                "--bus",
+                "session",
+                "--device",
+                "/dev/nonexistent-board",
+                "--config",
+            ])
+            .arg(&cfg)
+            .env(
+                "DBUS_SESSION_BUS_ADDRESS",
+                format!("unix:path={}", socket.display()),
+            )
+            .env_remove("RUST_LOG"),
+        30,
+        "eboard-bridge run on a bus that refuses its name",
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("does not let this user"), "{err}");
+    assert!(err.contains(eboard_bridge::daemon::POLICY_FILE), "{err}");
+    assert!(!err.contains("another eboard-bridge"), "{err}");
+}
+
 /// A system-bus-like broker (deny by default, as system.conf does) with the
 /// project's policy file included as installed, listening in `dir`; its address.
 async fn system_bus(dir: &Path) -> (Broker, String) {
