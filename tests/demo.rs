@@ -176,6 +176,7 @@ async fn demo_without_a_session_bus_says_so_and_plays_the_game_through() {
         "{stdout}"
     );
     // Not a terminal: one line an event, the flags among them, then the PGN.
+    assert!(!stdout.contains("--bus"), "the demo takes no --bus: {stdout}");
     for line in [
         "take-back to ply 4",
         "irregular: illegal_move by white on d1 d4",
@@ -186,5 +187,35 @@ async fn demo_without_a_session_bus_says_so_and_plays_the_game_through() {
     ] {
         assert!(stdout.contains(line), "`{line}` missing from:\n{stdout}");
     }
-    assert_eq!(pgn_moves(&broadcast_pgn(dir.path())), vec![expected]);
+    let pgn = broadcast_pgn(dir.path());
+    assert_eq!(pgn_moves(&pgn), vec![expected]);
+    times_in_the_game_s_scale(&pgn);
+}
+
+/// At 10x speed the PGN's times are the game's, as if played at real speed: each
+/// side's `%emt` add up to the time its `%clk` lost (each is cut to the second, so
+/// up to a second a move less), not to a tenth of it.
+fn times_in_the_game_s_scale(pgn: &str) {
+    let secs = |hms: &str| -> i64 {
+        hms.split(':')
+            .fold(0, |acc, p| acc * 60 + p.parse::<i64>().expect("H:MM:SS"))
+    };
+    let tag = |key: &str| -> Vec<i64> {
+        pgn.split(&format!("[%{key} "))
+            .skip(1)
+            .map(|r| secs(&r[..r.find(']').unwrap()]))
+            .collect()
+    };
+    let (clk, emt) = (tag("clk"), tag("emt"));
+    assert_eq!(clk.len(), emt.len(), "a %emt with every %clk: {pgn}");
+    for side in 0..2 {
+        let mine: Vec<i64> = clk.iter().skip(side).step_by(2).copied().collect();
+        let moves = mine.len() as i64;
+        let used = 300 - mine[mine.len() - 1];
+        let thought: i64 = emt.iter().skip(side).step_by(2).sum();
+        assert!(
+            thought <= used + 2 && thought >= used - moves - 2,
+            "side {side}: %emt add up to {thought} s, %clk lost {used} s in {moves} moves:\n{pgn}"
+        );
+    }
 }
