@@ -1,4 +1,4 @@
-//! The command line (`shared/spec/interfaces.md`).
+//! The command line (`docs/INTERFACES.md`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -101,7 +101,8 @@ pub enum Command {
     },
     /// The main job on any machine: a bundled real game through the real serial path.
     Demo {
-        /// Play the game this many times faster (the rules' thresholds scale too).
+        /// Play the game this many times faster (the daemon's time for the board
+        /// too: the same decisions, and the PGN's times in the game's scale).
         #[arg(long, default_value_t = 1.0)]
         speed: f64,
         /// Serve the live page, the API and the LiveChess WebSocket here (`none`:

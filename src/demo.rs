@@ -143,23 +143,21 @@ fn work_dir() -> std::io::Result<PathBuf> {
     Ok(dir)
 }
 
-/// The daemon's configuration for the demo. The board plays `speed` times faster
-/// than life, so the rules core's thresholds shrink by as much: the same hands give
-/// the same decisions at any speed.
+/// The daemon's configuration for the demo. The board and its clock play `speed`
+/// times faster than life, and so does the daemon's time for the board: the rules
+/// core keeps its default thresholds, the same hands give the same decisions at any
+/// speed, and every time it records or publishes (`%clk`, `%emt`, the recording's
+/// times) is in the game's own scale.
 pub fn demo_config(dir: &Path, device: &Path, speed: f64) -> Config {
-    let scaled = |ms: u64| ((ms as f64 / speed).round() as u64).max(1);
     let mut cfg = Config {
         event: Some("eboard-bridge demo".into()),
         site: Some("London ENG".into()),
         round: Some(1),
         output: Some(dir.join("live")),
         state: Some(dir.join("state")),
+        time_scale: Some(speed),
         ..Config::default()
     };
-    let d = crate::rules::Config::default();
-    cfg.rules.release_ms = scaled(d.release_ms);
-    cfg.rules.flicker_ms = scaled(d.flicker_ms);
-    cfg.rules.irregular_ms = scaled(d.irregular_ms);
     cfg.boards.push(config::Board {
         serial: None,
         device: Some(device.to_path_buf()),
@@ -200,22 +198,39 @@ async fn start_on_bus(device: &Path, cfg: &Config) -> Result<(Daemon, String), D
                 bus::BUS_NAME
             ),
         )),
-        Err(e @ (DaemonError::Bus { .. } | DaemonError::Name(_))) => {
+        Err(e @ (DaemonError::Bus { .. } | DaemonError::Name(_) | DaemonError::NameDenied { .. })) => {
             // A start that got as far as the boards left a recording: start afresh.
             if let Some(state) = &cfg.state {
                 let _ = std::fs::remove_dir_all(state);
             }
             let d = Daemon::start(vec![device.to_path_buf()], cfg.clone(), BusChoice::None).await?;
-            let why = match e {
-                DaemonError::Name(_) => format!("D-Bus: not published ({e}); the game is shown here only"),
-                _ => format!(
-                    "D-Bus: not published, no session bus to publish on ({e}); the game is shown here only"
-                ),
-            };
-            Ok((d, why))
+            Ok((d, not_published(&e)))
         }
         Err(e) => Err(e),
     }
+}
+
+/// The demo's line when it publishes on no bus: why, in the demo's own terms (the
+/// daemon's errors advise `run` options, which the demo does not take).
+fn not_published(e: &DaemonError) -> String {
+    let why = match e {
+        DaemonError::Bus { bus, source } => format!("no session bus to publish on ({bus}: {source})"),
+        DaemonError::Name(zbus::Error::NameTaken) => {
+            format!(
+                "the name {} is taken on the session bus (another eboard-bridge or demo runs)",
+                bus::BUS_NAME
+            )
+        }
+        DaemonError::Name(source) => format!("the session bus refused the name {}: {source}", bus::BUS_NAME),
+        DaemonError::NameDenied { source, .. } => {
+            format!(
+                "the session bus's policy does not let this user own the name {} ({source})",
+                bus::BUS_NAME
+            )
+        }
+        other => other.to_string(),
+    };
+    format!("D-Bus: not published, {why}; the game is shown here only")
 }
 
 async fn demo(options: Options) -> Result<(), Box<dyn std::error::Error>> {
@@ -341,7 +356,7 @@ async fn demo(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     // Nothing more to say when stdout is gone (a closed pipe).
     let _ = writeln!(
         out,
-        "\nfinal position ({}{}):\n{board}\n\n{}\nbroadcast folder: {}\nrecording (sensor log): {}\n  replay it: eboard-bridge replay --release-ms {} --flicker-ms {} --irregular-ms {} {}",
+        "\nfinal position ({}{}):\n{board}\n\n{}\nbroadcast folder: {}\nrecording (sensor log): {}\n  replay it: eboard-bridge replay {}",
         if last.result.is_empty() { "*" } else { &last.result },
         if last.termination.is_empty() {
             String::new()
@@ -351,9 +366,6 @@ async fn demo(options: Options) -> Result<(), Box<dyn std::error::Error>> {
         last.pgn.trim_end(),
         round.display(),
         recording.display(),
-        cfg.rules.release_ms,
-        cfg.rules.flicker_ms,
-        cfg.rules.irregular_ms,
         recording.display()
     );
     Ok(())
@@ -417,7 +429,9 @@ impl View {
 
     /// One screenful: the board with the clocks and status beside it, the moves,
     /// the flags, the latest events. Given the terminal's size (columns, rows), it
-    /// fits in it: lines are cut, and only the latest moves, flags and events shown.
+    /// fits in it: the header (title, D-Bus and HTTP lines, whose advice must be
+    /// read whole) is wrapped at the terminal's width, the moves too, other lines
+    /// are cut, and only the latest moves, flags and events are shown.
     pub fn frame(&self, s: &Snapshot, size: Option<(usize, usize)>) -> String {
         let board = s
             .fen
@@ -468,11 +482,16 @@ impl View {
                 format!("result       {} ({})", s.result, s.termination)
             },
         ];
-        let mut head = vec![self.title.clone(), self.bus.clone(), String::new()];
+        let cols = size.map(|(c, _)| c);
+        let mut head: Vec<String> = format!("{}\n{}", self.title, self.bus)
+            .lines()
+            .flat_map(|l| fold(l, cols))
+            .collect();
+        head.push(String::new());
         for (i, line) in board.lines().enumerate() {
             head.push(format!("{line:<24}{}", side.get(i).map_or("", String::as_str)));
         }
-        let moves: Vec<String> = wrap(&numbered(&s.moves), 78, "  ")
+        let moves: Vec<String> = wrap(&numbered(&s.moves), cols.map_or(78, |c| c.clamp(10, 78)), "  ")
             .lines()
             .map(String::from)
             .collect();
@@ -521,6 +540,36 @@ impl View {
         }
         f
     }
+}
+
+/// `line` in lines of at most `cols` characters (all of it when there is no
+/// limit): broken at spaces where it can be, inside a word longer than a line
+/// where it must; the lines after the first indented by two spaces more than it.
+fn fold(line: &str, cols: Option<usize>) -> Vec<String> {
+    let Some(cols) = cols.filter(|&c| c > 4 && line.chars().count() > c) else {
+        return vec![line.to_string()];
+    };
+    let lead = line.len() - line.trim_start().len();
+    let indent = " ".repeat((lead + 2).min(cols / 2));
+    let mut out: Vec<String> = Vec::new();
+    let mut current = line[..lead].to_string();
+    for word in line[lead..].split(' ').filter(|w| !w.is_empty()) {
+        let used = current.chars().count();
+        let fresh = current.trim().is_empty();
+        if !fresh && used + 1 + word.chars().count() > cols {
+            out.push(std::mem::replace(&mut current, indent.clone()));
+        } else if !fresh {
+            current.push(' ');
+        }
+        for c in word.chars() {
+            if current.chars().count() == cols {
+                out.push(std::mem::replace(&mut current, indent.clone()));
+            }
+            current.push(c);
+        }
+    }
+    out.push(current);
+    out
 }
 
 /// `1. e4 e5 2. f4 ...`
@@ -723,5 +772,61 @@ mod tests {
             lines.contains(&"  8 r n b q k b n r     White    0:04:58"),
             "{small}"
         );
+    }
+
+    /// A narrow terminal wraps the header (its advice is read whole), never cuts it.
+    #[test]
+    fn a_narrow_terminal_wraps_the_header_lines() {
+        let advice = "D-Bus: not published, no session bus to publish on (session bus at \
+                      unix:path=/run/user/1000/a-very-long-socket-name-that-fills-a-line: connection \
+                      refused); the game is shown here only";
+        let view = View {
+            title: "eboard-bridge demo: Anderssen - Kieseritzky, London 1851, on a virtual DGT board".into(),
+            bus: format!("{advice}\nHTTP: no live page (address in use); try --http 127.0.0.1:PORT"),
+            ..View::default()
+        };
+        let f = view.frame(&Snapshot::default(), Some((32, 60)));
+        let lines: Vec<&str> = f.lines().collect();
+        assert!(lines.iter().all(|l| l.chars().count() <= 32), "{f}");
+        // Every character of the header is there, in order (spaces aside).
+        let shown: String = f.chars().filter(|c| !c.is_whitespace()).collect();
+        for text in [
+            &view.title,
+            advice,
+            "HTTP: no live page (address in use); try --http 127.0.0.1:PORT",
+        ] {
+            let want: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+            assert!(shown.contains(&want), "`{text}` is not whole in:\n{f}");
+        }
+        assert!(lines[1].starts_with("  "), "continuation lines are indented: {f}");
+        assert_eq!(fold("short", Some(32)), ["short"]);
+        assert_eq!(fold("a b", None), ["a b"]);
+        assert_eq!(fold("abcdefghij", Some(6)), ["abcdef", "  ghij"]);
+    }
+
+    /// The demo's line when nothing is published gives no `run` option (`--bus`),
+    /// which the demo does not take.
+    #[test]
+    fn not_published_says_why_without_run_options() {
+        let errors = [
+            DaemonError::Bus {
+                bus: "session bus at unix:path=/nowhere".into(),
+                source: zbus::Error::Failure("connection refused".into()),
+            },
+            DaemonError::Name(zbus::Error::NameTaken),
+            DaemonError::NameDenied {
+                bus: "session bus at unix:path=/x".into(),
+                uid: 1000,
+                source: zbus::Error::Failure("AccessDenied".into()),
+            },
+        ];
+        for e in &errors {
+            let line = not_published(e);
+            assert!(line.starts_with("D-Bus: not published, "), "{line}");
+            assert!(!line.contains("--bus"), "{line}");
+        }
+        assert!(not_published(&errors[0]).contains("no session bus to publish on"));
+        assert!(not_published(&errors[1]).contains("is taken"));
+        assert!(not_published(&errors[2]).contains("policy"));
     }
 }

@@ -1,9 +1,9 @@
-//! The real DGT captures in `../shared/captures` decode completely, in any chunking,
+//! The real DGT captures in `tests/data/captures` decode completely, in any chunking,
 //! and their field updates rebuild the games' final positions.
 
 mod common;
 
-use common::{Rng, play_uci, shared, uci_moves};
+use common::{Rng, data, play_uci, uci_moves};
 use eboard_bridge::board::{BoardState, Orientation};
 use eboard_bridge::log::{RecordKind, read_log};
 use eboard_bridge::protocol::{BoardMessage, Decoded, Decoder};
@@ -11,7 +11,7 @@ use shakmaty::Position;
 
 /// All `rx` bytes of a capture, and the reads as they were recorded.
 fn rx_reads(name: &str) -> Vec<Vec<u8>> {
-    let log = read_log(&shared(&format!("captures/{name}.esl"))).expect("capture reads");
+    let log = read_log(&data(&format!("captures/{name}.esl"))).expect("capture reads");
     log.records
         .into_iter()
         .filter_map(|r| match r.kind {
@@ -105,5 +105,35 @@ fn field_updates_rebuild_the_final_positions() {
             expected.board().to_string(),
             "capture {name}: the board ends on the game's final position"
         );
+    }
+}
+
+/// The committed sensor logs are what the project's converter makes of the committed
+/// captures (`cargo run --example inbytes -- tests/data/captures/N.inbytes`), byte
+/// for byte: one `rx` record a read, the same bytes, the times rebuilt from the clock.
+#[test]
+fn the_committed_logs_are_the_conversion_of_the_committed_captures() {
+    use eboard_bridge::log::{self, import};
+    for name in ["1", "2"] {
+        let inbytes = format!("{name}.inbytes");
+        let text = std::fs::read_to_string(data(&format!("captures/{inbytes}"))).expect("read capture");
+        let converted = import::from_inbytes(&text, &inbytes).expect("the capture converts");
+        let reads = text.lines().filter(|l| !l.trim().is_empty()).count();
+        assert_eq!(
+            converted.records.len(),
+            reads,
+            "capture {name}: one record a read"
+        );
+        let made = log::to_string(&converted.header, &converted.records).unwrap();
+        let committed = std::fs::read_to_string(data(&format!("captures/{name}.esl"))).expect("read log");
+        assert!(
+            made == committed,
+            "tests/data/captures/{name}.esl is not the conversion of {inbytes}; remake it with \
+             `cargo run --example inbytes -- tests/data/captures/{inbytes} > tests/data/captures/{name}.esl`"
+        );
+        // The times go up a second at a time with the clock, as the game did: the
+        // last record is within the game's length (3+2 blitz, under 10 minutes).
+        let last = converted.records.last().unwrap().time.seconds();
+        assert!((60.0..600.0).contains(&last), "capture {name} lasts {last} s");
     }
 }

@@ -7,10 +7,16 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::shared;
+use common::data;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
+}
+
+/// Runs the binary to its end (at most a minute) and returns what it said.
+fn run(cmd: &mut Command) -> std::process::Output {
+    let what = format!("{cmd:?}");
+    common::output_within(cmd, 60, &what)
 }
 
 #[test]
@@ -53,11 +59,7 @@ fn malformed_logs_exit_2_naming_file_line_and_problem() {
         let path = dir.path().join(name);
         std::fs::write(&path, text).unwrap();
         for format in ["sensors", "uci", "jsonl"] {
-            let out = bin()
-                .args(["replay", "--format", format])
-                .arg(&path)
-                .output()
-                .unwrap();
+            let out = run(bin().args(["replay", "--format", format]).arg(&path));
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(2), "{name} {format}: {stderr}");
             {
@@ -69,21 +71,21 @@ fn malformed_logs_exit_2_naming_file_line_and_problem() {
             }
         }
     }
-    let out = bin()
-        .args(["replay", "--format", "sensors", "/nonexistent/x.esl"])
-        .output()
-        .unwrap();
+    let out = run(bin().args(["replay", "--format", "sensors", "/nonexistent/x.esl"]));
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/x.esl"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    // The file as a whole: no line number.
+    assert!(
+        err.contains("/nonexistent/x.esl: cannot read: No such file or directory"),
+        "{err}"
+    );
 }
 
 #[test]
 fn replay_sensors_prints_the_board_level_stream_of_a_capture() {
-    let out = bin()
+    let out = run(bin()
         .args(["replay", "--format", "sensors"])
-        .arg(shared("captures/1.esl"))
-        .output()
-        .unwrap();
+        .arg(data("captures/1.esl")));
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     let first = text.lines().next().unwrap();
@@ -99,11 +101,7 @@ fn replay_sensors_prints_the_board_level_stream_of_a_capture() {
     let dir = tempfile::tempdir().unwrap();
     let again = dir.path().join("again.esl");
     std::fs::write(&again, format!("# eboard-sensor-log 1\n{text}")).unwrap();
-    let out2 = bin()
-        .args(["replay", "--format", "sensors"])
-        .arg(&again)
-        .output()
-        .unwrap();
+    let out2 = run(bin().args(["replay", "--format", "sensors"]).arg(&again));
     assert!(out2.status.success(), "{}", String::from_utf8_lossy(&out2.stderr));
     let lifts = |t: &str| {
         t.lines()
@@ -128,10 +126,18 @@ fn emulate_links_a_pty_that_answers_like_a_board() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
+    // Its first line, read by a thread of its own (a read has no timeout).
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut first = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut first);
+        let _ = tx.send(first);
+    });
+    let first = rx.recv_timeout(Duration::from_secs(10)).unwrap_or_else(|_| {
+        let _ = child.kill();
+        panic!("timed out after 10 s waiting for `emulate` to print its pty's path")
+    });
     assert!(first.trim().starts_with("/dev/pts/"), "{first}");
     assert_eq!(std::fs::read_link(&link).unwrap().to_str().unwrap(), first.trim());
 
@@ -147,14 +153,31 @@ fn emulate_links_a_pty_that_answers_like_a_board() {
     let mut buf = [0u8; 128];
     // version (5) + dump (67) + two field updates (10)
     while got.len() < 82 && std::time::Instant::now() < deadline {
+        // A read only once poll(2) says there are bytes: a blocking read could wait
+        // for ever.
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let mut fd = libc::pollfd {
+            fd: std::os::fd::AsRawFd::as_raw_fd(&tty),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = i32::try_from(left.as_millis()).unwrap_or(i32::MAX);
+        // SAFETY: one valid pollfd for the duration of the call.
+        if unsafe { libc::poll(&mut fd, 1, ms) } <= 0 {
+            continue;
+        }
         let n = tty.read(&mut buf).unwrap();
         got.extend_from_slice(&buf[..n]);
     }
+    assert!(
+        got.len() >= 82,
+        "timed out after 10 s waiting for the board's answer: {got:02x?}"
+    );
     assert_eq!(&got[..5], &[0x93, 0x00, 0x05, 3, 1]);
     assert_eq!(&got[5..8], &[0x86, 0x00, 0x43]);
     assert_eq!(&got[72..], &[0x8e, 0x00, 0x05, 52, 0, 0x8e, 0x00, 0x05, 36, 1]);
     child.kill().unwrap();
-    child.wait().unwrap();
+    common::wait_exit_blocking(&mut child, 10, "`emulate` after SIGKILL");
 }
 
 #[test]
@@ -162,11 +185,7 @@ fn run_refuses_a_bad_configuration_naming_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("bad.toml");
     std::fs::write(&cfg, "event = \"Open\"\n[rules]\nrelease = 300\n").unwrap();
-    let out = bin()
-        .args(["run", "--bus", "none", "--config"])
-        .arg(&cfg)
-        .output()
-        .unwrap();
+    let out = run(bin().args(["run", "--bus", "none", "--config"]).arg(&cfg));
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bad.toml: line 3: unknown field `release`"), "{err}");
@@ -175,37 +194,29 @@ fn run_refuses_a_bad_configuration_naming_file_and_line() {
 #[test]
 fn replay_takes_thresholds_and_the_fen_header() {
     let illegal = common::fixture("scenarios/illegal_move.esl");
-    let run = |args: &[&str]| {
-        let out = bin().arg("replay").args(args).arg(&illegal).output().unwrap();
+    let replay = |args: &[&str]| {
+        let out = run(bin().arg("replay").args(args).arg(&illegal));
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8(out.stdout).unwrap()
     };
     // The wrong pawn stands 2.6 s: irregular with the default 2 s threshold, not with 3 s.
-    assert!(run(&["--format", "jsonl"]).contains(r#""kind":"illegal_move""#));
-    let patient = run(&["--format", "jsonl", "--irregular-ms", "3000"]);
+    assert!(replay(&["--format", "jsonl"]).contains(r#""kind":"illegal_move""#));
+    let patient = replay(&["--format", "jsonl", "--irregular-ms", "3000"]);
     assert!(!patient.contains(r#""type":"irregular""#), "{patient}");
     assert!(patient.contains(r#""uci":"e2e4""#));
     // A log's `# fen:` header is its start position.
-    let out = bin()
+    let out = run(bin()
         .args(["replay", "--format", "uci"])
-        .arg(common::fixture("scenarios/touch_4_4_4.esl"))
-        .output()
-        .unwrap();
+        .arg(common::fixture("scenarios/touch_4_4_4.esl")));
     assert_eq!(String::from_utf8(out.stdout).unwrap(), "# game 1\nb7b8n\ne8f7\n");
     // A bad profile is refused by the command line.
-    let out = bin()
-        .args(["replay", "--profile", "bullet"])
-        .arg(&illegal)
-        .output()
-        .unwrap();
+    let out = run(bin().args(["replay", "--profile", "bullet"]).arg(&illegal));
     assert_eq!(out.status.code(), Some(2));
     // So is a threshold over an hour (its deadlines would overflow the clock).
     for option in ["--release-ms", "--flicker-ms", "--irregular-ms"] {
-        let out = bin()
+        let out = run(bin()
             .args(["replay", option, "18446744073709551615"])
-            .arg(&illegal)
-            .output()
-            .unwrap();
+            .arg(&illegal));
         assert_eq!(out.status.code(), Some(2), "{option}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(option) && err.contains("more than an hour"), "{err}");
@@ -259,7 +270,7 @@ fn run_says(args: &[&str], cfg: &std::path::Path, wanted: &str) -> String {
         }
     }
     child.kill().unwrap();
-    child.wait().unwrap();
+    common::wait_exit_blocking(&mut child, 10, "`run` after SIGKILL");
     said
 }
 
@@ -297,7 +308,7 @@ fn a_bus_that_is_not_there_is_named_with_the_way_out() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = folders(dir.path(), "");
     let address = format!("unix:path={}", dir.path().join("no-bus").display());
-    let out = bin()
+    let out = run(bin()
         .args([
             "run",
             "--bus",
@@ -307,9 +318,7 @@ fn a_bus_that_is_not_there_is_named_with_the_way_out() {
             "--config",
         ])
         .arg(&cfg)
-        .env("DBUS_SESSION_BUS_ADDRESS", &address)
-        .output()
-        .unwrap();
+        .env("DBUS_SESSION_BUS_ADDRESS", &address));
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(&format!("session bus at {address}")), "{err}");
@@ -320,7 +329,7 @@ fn a_bus_that_is_not_there_is_named_with_the_way_out() {
 #[test]
 fn every_option_has_help_text() {
     for cmd in ["run", "replay", "record", "emulate", "demo"] {
-        let out = bin().args([cmd, "-h"]).output().unwrap();
+        let out = run(bin().args([cmd, "-h"]));
         let help = String::from_utf8_lossy(&out.stdout);
         for line in help.lines().filter(|l| l.trim_start().starts_with("--")) {
             let text = line.trim_start();

@@ -8,7 +8,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{listen, pgn_games, pgn_moves, private_bus, quick, wait_for};
+use common::{
+    Need, Within, bus_client, listen, need, pgn_games, pgn_moves, private_bus, quick, send_signal, wait_exit,
+    wait_for,
+};
 use eboard_bridge::board::Orientation;
 use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME, ROOT_PATH};
 use eboard_bridge::daemon::{BusChoice, Config, Daemon, DaemonError};
@@ -87,6 +90,7 @@ async fn a_real_game_over_a_pty_is_published_on_dbus_and_in_the_broadcast_folder
         config(dir.path()),
         BusChoice::Address(address),
     )
+    .within(30, "the daemon to start")
     .await
     .unwrap();
     let (id, path, snap) = daemon.boards()[0].clone();
@@ -95,6 +99,7 @@ async fn a_real_game_over_a_pty_is_published_on_dbus_and_in_the_broadcast_folder
 
     // The properties, read over the bus.
     let proxy = zbus::Proxy::new(&client, BUS_NAME, path.as_str(), BOARD_INTERFACE)
+        .within(10, "a proxy of the board")
         .await
         .unwrap();
     let moves: Vec<String> = proxy.get_property("Moves").await.unwrap();
@@ -139,6 +144,7 @@ async fn a_real_game_over_a_pty_is_published_on_dbus_and_in_the_broadcast_folder
         .path(ROOT_PATH)
         .unwrap()
         .build()
+        .within(10, "an ObjectManager proxy")
         .await
         .unwrap();
     let objects = om.get_managed_objects().await.unwrap();
@@ -157,7 +163,7 @@ async fn a_real_game_over_a_pty_is_published_on_dbus_and_in_the_broadcast_folder
         "{err}"
     );
 
-    daemon.shutdown().await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
     emulator.abort();
     // The broadcast folder: one file per board and the round's combined file.
     let round = dir.path().join("live/round-4");
@@ -186,6 +192,7 @@ async fn properties_read_on_a_signal_show_the_move_and_change_in_one_signal() {
         .unwrap()
         .build();
     let mut changes = zbus::MessageStream::for_match_rule(rule, &client, None)
+        .within(10, "the bus to take a match rule for PropertiesChanged")
         .await
         .unwrap();
     let emulator = emulate(game_log(&game.start, &game.moves, 7), &link, 8.0);
@@ -194,6 +201,7 @@ async fn properties_read_on_a_signal_show_the_move_and_change_in_one_signal() {
         config(dir.path()),
         BusChoice::Address(address.clone()),
     )
+    .within(30, "the daemon to start")
     .await
     .unwrap();
     let proxy = board0(&address).await;
@@ -225,7 +233,7 @@ async fn properties_read_on_a_signal_show_the_move_and_change_in_one_signal() {
             assert_eq!(now.unwrap(), fen, "ply {ply}");
         }
     }
-    daemon.shutdown().await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
     emulator.abort();
 
     // The PropertiesChanged of a move: LastMove, Moves, Fen and Pgn in one signal.
@@ -262,6 +270,7 @@ async fn a_board_pulled_away_mid_game_comes_back_without_losing_a_move() {
     // The first part is played on the board; then it is unplugged.
     let first = emulate(game_log(&game.start, &game.moves[..10], 1), &link, 8.0);
     let daemon = Daemon::start(vec![link.clone()], config(dir.path()), BusChoice::None)
+        .within(30, "the daemon to start")
         .await
         .unwrap();
     let snap = daemon.boards()[0].2.clone();
@@ -280,7 +289,7 @@ async fn a_board_pulled_away_mid_game_comes_back_without_losing_a_move() {
     wait_for("the board to come back", 10, || snap.borrow().connected).await;
     wait_for("twenty moves", 30, || snap.borrow().moves.len() == 20).await;
     assert_eq!(snap.borrow().moves, expected);
-    daemon.shutdown().await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -307,6 +316,7 @@ async fn boards_plugged_in_are_bridged_and_one_back_on_another_port_keeps_its_ga
     // No devices given: the daemon watches the directory, which the udev rules have
     // not even made yet.
     let daemon = Daemon::start(Vec::new(), cfg, BusChoice::Address(address))
+        .within(30, "the daemon to start")
         .await
         .unwrap();
     assert!(daemon.boards().is_empty());
@@ -382,7 +392,7 @@ async fn boards_plugged_in_are_bridged_and_one_back_on_another_port_keeps_its_ga
             "/org/eboardbridge/board/dgt_port3"
         ]
     );
-    daemon.shutdown().await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
 
     // The configuration knows the first board by its serial number: board 5, with
     // its player. The other takes the lowest free number.
@@ -412,7 +422,10 @@ async fn a_board_named_by_device_takes_its_number_from_its_serial_number() {
         "test.toml",
     )
     .unwrap();
-    let daemon = Daemon::start(vec![link], cfg, BusChoice::None).await.unwrap();
+    let daemon = Daemon::start(vec![link], cfg, BusChoice::None)
+        .within(30, "the daemon to start")
+        .await
+        .unwrap();
     let snap = daemon.boards()[0].2.clone();
     wait_for("four moves", 30, || snap.borrow().moves.len() == 4).await;
     assert!(
@@ -420,7 +433,7 @@ async fn a_board_named_by_device_takes_its_number_from_its_serial_number() {
         "{}",
         snap.borrow().pgn
     );
-    daemon.shutdown().await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
     let nine = std::fs::read_to_string(dir.path().join("live/round-2/game-9.pgn")).unwrap();
     assert!(nine.contains("[Black \"Nepomniachtchi, Ian\"]"), "{nine}");
     assert_eq!(pgn_moves(&nine), vec![sans(&game.moves[..4])]);
@@ -435,6 +448,7 @@ async fn a_second_daemon_on_the_same_bus_is_refused_the_name() {
         config(dir.path()),
         BusChoice::Address(address.clone()),
     )
+    .within(30, "the daemon to start")
     .await
     .unwrap();
     let other = tempfile::tempdir().unwrap();
@@ -443,6 +457,7 @@ async fn a_second_daemon_on_the_same_bus_is_refused_the_name() {
         config(other.path()),
         BusChoice::Address(address),
     )
+    .within(30, "the daemon to start")
     .await;
     match second {
         Err(e @ DaemonError::Name(_)) => {
@@ -454,7 +469,7 @@ async fn a_second_daemon_on_the_same_bus_is_refused_the_name() {
         Err(e) => panic!("the wrong error: {e}"),
         Ok(_) => panic!("a second daemon took the name (or queued for it)"),
     }
-    first.shutdown().await;
+    first.shutdown().within(30, "the daemon to stop").await;
 }
 
 /// A real game from the standard start with at least 30 plies.
@@ -499,20 +514,11 @@ async fn a_daemon_killed_with_sigkill_resumes_the_same_game() {
     let link = dir.path().join("board0");
     let cfg = run_config(dir.path());
     let live = dir.path().join("live/round-1/game-1.pgn");
-    let start = || {
-        std::process::Command::new(bin())
-            .args(["run", "--bus", "none", "--config"])
-            .arg(&cfg)
-            .arg("--device")
-            .arg(&link)
-            .spawn()
-            .unwrap()
-    };
+    let start = || start_binary(&cfg, &link, None);
     let _first = emulate(game_log(&game.start, &game.moves[..16], 3), &link, 8.0);
     let mut daemon = start();
     wait_for("sixteen moves on disk", 30, || moves_in(&live) == 16).await;
-    daemon.kill().unwrap(); // SIGKILL
-    daemon.wait().unwrap();
+    signal(&mut daemon, "KILL").await;
     // Restarted on the same board: the same game, every move, and it goes on.
     let mut pos = game.start.clone();
     for m in &game.moves[..16] {
@@ -525,17 +531,9 @@ async fn a_daemon_killed_with_sigkill_resumes_the_same_game() {
     let text = std::fs::read_to_string(&live).unwrap();
     assert_eq!(pgn_moves(&text), vec![sans(&game.moves[..24])]);
     // SIGTERM: a clean stop.
-    unsafe_sigterm(daemon.id());
-    let status = daemon.wait().unwrap();
+    send_signal(daemon.0.id(), libc::SIGTERM);
+    let status = wait_exit(&mut daemon.0, 30, "the daemon after SIGTERM").await;
     assert!(status.success(), "{status:?}");
-}
-
-fn unsafe_sigterm(pid: u32) {
-    std::process::Command::new("kill")
-        .arg("-TERM")
-        .arg(pid.to_string())
-        .status()
-        .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -551,7 +549,7 @@ async fn a_recording_with_a_torn_last_line_resumes_and_is_mended() {
     .await;
     assert_eq!(snap.borrow().moves, vec!["e4".to_string()]);
     assert_eq!(snap.borrow().status, "disconnected");
-    daemon.shutdown().await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
     // The torn line is gone; what the daemon added reads as a sensor log.
     let text = std::fs::read_to_string(&recording).unwrap();
     assert!(!text.contains("2 li"), "{text}");
@@ -569,23 +567,11 @@ async fn an_arbiters_result_survives_sigkill_and_sigterm_and_replays() {
     let cfg = run_config(dir.path());
     let address = private_bus(dir.path()).await;
     let live = dir.path().join("live/round-1/game-1.pgn");
-    let start = || {
-        std::process::Command::new(bin())
-            .args(["run", "--bus", "session", "--config"])
-            .arg(&cfg)
-            .arg("--device")
-            .arg(&link)
-            .env("DBUS_SESSION_BUS_ADDRESS", &address)
-            .spawn()
-            .unwrap()
-    };
-    let client = zbus::connection::Builder::address(address.as_str())
-        .unwrap()
-        .build()
-        .await
-        .unwrap();
+    let start = || start_binary(&cfg, &link, Some(&address));
+    let client = bus_client(&address).await;
     let proxy = |c: zbus::Connection| async move {
         zbus::Proxy::new(&c, BUS_NAME, "/org/eboardbridge/board/board0", BOARD_INTERFACE)
+            .within(10, "a proxy of board0")
             .await
             .unwrap()
     };
@@ -622,40 +608,15 @@ async fn an_arbiters_result_survives_sigkill_and_sigterm_and_replays() {
     );
 
     for how in ["KILL", "TERM"] {
-        std::process::Command::new("kill")
-            .arg(format!("-{how}"))
-            .arg(daemon.id().to_string())
-            .status()
-            .unwrap();
-        daemon.wait().unwrap();
+        signal(&mut daemon, how).await;
         std::fs::remove_file(&live).unwrap();
         daemon = start();
         wait_for("the game on disk again", 30, || moves_in(&live) == 12).await;
         assert_eq!(result_of(&live), "1-0", "after SIG{how}");
-        let p = proxy(client.clone()).await;
-        let mut result = String::new();
-        for _ in 0..100 {
-            if let Ok(r) = p.get_property::<String>("Result").await {
-                result = r;
-                if result == "1-0" {
-                    break;
-                }
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        assert_eq!(result, "1-0", "Result over D-Bus after SIG{how}");
-        let mut status = String::new();
-        for _ in 0..100 {
-            status = p.get_property("Status").await.unwrap_or_default();
-            if status == "finished" {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        assert_eq!(status, "finished", "after SIG{how}");
+        property_is(&address, "Result", "1-0").await;
+        property_is(&address, "Status", "finished").await;
     }
-    unsafe_sigterm(daemon.id());
-    daemon.wait().unwrap();
+    signal(&mut daemon, "TERM").await;
     // The recording replays to the published game, result included.
     let log = eboard_bridge::log::read_log(&recording).unwrap();
     let r = eboard_bridge::output::replay::run(&log, "board0", eboard_bridge::rules::Config::default(), None)
@@ -678,7 +639,7 @@ async fn a_recording_with_a_malformed_middle_line_resumes_every_move() {
     )
     .await;
     assert_eq!(snap.borrow().moves, vec!["e4".to_string(), "e5".to_string()]);
-    daemon.shutdown().await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
 }
 
 /// A daemon resuming board0 from a recording with `text`, the board not plugged
@@ -692,6 +653,7 @@ async fn resume_from(
     std::fs::create_dir_all(recording.parent().unwrap()).unwrap();
     std::fs::write(&recording, text).unwrap();
     let daemon = Daemon::start(vec![dir.join("board0")], config(dir), BusChoice::None)
+        .within(30, "the daemon to start")
         .await
         .unwrap();
     let snap = daemon.boards()[0].2.clone();
@@ -765,25 +727,25 @@ fn start_binary(cfg: &Path, link: &Path, address: Option<&str>) -> Running {
     Running(child, log)
 }
 
-fn signal(Running(child, _): &mut Running, how: &str) {
-    std::process::Command::new("kill")
-        .arg(format!("-{how}"))
-        .arg(child.id().to_string())
-        .status()
-        .unwrap();
+/// Sends the daemon SIG`how` (`KILL`, `TERM`, `HUP`) and, but for `HUP`, waits
+/// (at most 30 s) for it to end.
+async fn signal(Running(child, _): &mut Running, how: &str) {
+    let number = match how {
+        "KILL" => libc::SIGKILL,
+        "TERM" => libc::SIGTERM,
+        "HUP" => libc::SIGHUP,
+        other => panic!("no signal {other} in these tests"),
+    };
+    send_signal(child.id(), number);
     if how != "HUP" {
-        child.wait().unwrap();
+        wait_exit(child, 30, &format!("the daemon after SIG{how}")).await;
     }
 }
 
 /// A proxy of board0 on the bus at `address` that reads its properties afresh
 /// (a caching proxy waits on the signals of a daemon that may have been replaced).
 async fn board0(address: &str) -> zbus::Proxy<'static> {
-    let client = zbus::connection::Builder::address(address)
-        .unwrap()
-        .build()
-        .await
-        .unwrap();
+    let client = bus_client(address).await;
     zbus::proxy::Builder::new(&client)
         .destination(BUS_NAME)
         .unwrap()
@@ -793,6 +755,7 @@ async fn board0(address: &str) -> zbus::Proxy<'static> {
         .unwrap()
         .cache_properties(zbus::proxy::CacheProperties::No)
         .build()
+        .within(10, "a proxy of board0")
         .await
         .unwrap()
 }
@@ -818,6 +781,7 @@ async fn bridged(
 ) {
     let address = private_bus(dir).await;
     let daemon = Daemon::start(vec![dir.join("board0")], cfg, BusChoice::Address(address.clone()))
+        .within(30, "the daemon to start")
         .await
         .unwrap();
     let snap = daemon.boards()[0].2.clone();
@@ -836,11 +800,13 @@ fn sent_at(dir: &Path, bytes: &[u8]) -> Vec<f64> {
         .collect()
 }
 
-/// Waits until `property` of board0 reads `want` (as its D-Bus value's text).
+/// Waits until `property` of board0 reads `want` (as its D-Bus value's text), at
+/// most 20 s.
 async fn property_is(address: &str, property: &str, want: &str) {
     let p = board0(address).await;
     let mut last = String::new();
-    for _ in 0..200 {
+    let until = tokio::time::Instant::now() + Duration::from_secs(20);
+    while tokio::time::Instant::now() < until {
         let read = p.get_property::<zbus::zvariant::OwnedValue>(property);
         if let Ok(Ok(v)) = tokio::time::timeout(Duration::from_secs(1), read).await {
             last = if let Ok(s) = v.downcast_ref::<zbus::zvariant::Str>() {
@@ -856,7 +822,7 @@ async fn property_is(address: &str, property: &str, want: &str) {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("{property} is {last:?}, not {want:?}");
+    panic!("timed out after 20 s waiting for {property} to be {want:?}: it is {last:?}");
 }
 
 /// Arbiter decisions are part of the record: players named, a take-back to ply 8
@@ -909,7 +875,7 @@ async fn arbiter_decisions_and_every_game_survive_sigkill_and_sigterm() {
     wait_for("the new game's file", 10, on_disk).await;
     check("live");
     for how in ["KILL", "TERM"] {
-        signal(&mut daemon, how);
+        signal(&mut daemon, how).await;
         // The folder emptied by hand: the restart writes every game again.
         std::fs::remove_dir_all(&round).unwrap();
         daemon = start_binary(&cfg, &link, Some(&address));
@@ -919,7 +885,7 @@ async fn arbiter_decisions_and_every_game_survive_sigkill_and_sigterm() {
         property_is(&address, "White", "Anand, Viswanathan").await;
         property_is(&address, "Status", "finished").await;
     }
-    signal(&mut daemon, "TERM");
+    signal(&mut daemon, "TERM").await;
     let recording = dir.path().join("state/recordings/board0.esl");
     let log = eboard_bridge::log::read_log(&recording).unwrap();
     let r = eboard_bridge::output::replay::run(&log, "board0", eboard_bridge::rules::Config::default(), None)
@@ -968,7 +934,7 @@ async fn a_new_round_by_sighup_with_a_board_away_keeps_the_old_game_in_its_round
     board.abort();
     property_is(&address, "Connected", "false").await;
     round_config(dir.path(), 2, "White, Round2", "Black, Round2");
-    signal(&mut daemon, "HUP");
+    signal(&mut daemon, "HUP").await;
     wait_for("the configuration read again", 10, || {
         std::fs::read_to_string(&recording).is_ok_and(|t| t.contains("note configuration read again"))
     })
@@ -986,7 +952,7 @@ async fn a_new_round_by_sighup_with_a_board_away_keeps_the_old_game_in_its_round
     property_is(&address, "White", "White, Round1").await;
     old_game_kept("after SIGHUP");
     // Restarted with the new round's configuration, the board still away.
-    signal(&mut daemon, "TERM");
+    signal(&mut daemon, "TERM").await;
     daemon = start_binary(&cfg, &link, Some(&address));
     property_is(&address, "Connected", "false").await;
     property_is(&address, "Round", "1").await;
@@ -1003,7 +969,7 @@ async fn a_new_round_by_sighup_with_a_board_away_keeps_the_old_game_in_its_round
     assert_eq!(moves_in(&old), 6);
     assert_eq!(tag_in(&old, "Termination"), "abandoned");
     assert_eq!(tag_in(&old, "White"), "White, Round1");
-    signal(&mut daemon, "TERM");
+    signal(&mut daemon, "TERM").await;
 }
 
 /// A disk that fills and empties under the daemon (a file size limit set on the
@@ -1013,6 +979,9 @@ async fn a_new_round_by_sighup_with_a_board_away_keeps_the_old_game_in_its_round
 /// after SIGKILL resumes every move published.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_disk_that_fills_and_empties_loses_no_published_move() {
+    if !need(&[Need::Tool("prlimit", "util-linux")]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let game = &long_game();
     let link = dir.path().join("board0");
@@ -1024,10 +993,11 @@ async fn a_disk_that_fills_and_empties_loses_no_published_move() {
     let mut daemon = start_binary(&cfg, &link, None);
     let pid = daemon.0.id().to_string();
     let prlimit = |limit: &str| {
-        let out = std::process::Command::new("prlimit")
-            .args(["--pid", &pid, &format!("--fsize={limit}:")])
-            .output()
-            .expect("prlimit (package util-linux)");
+        let out = common::output_within(
+            std::process::Command::new("prlimit").args(["--pid", &pid, &format!("--fsize={limit}:")]),
+            10,
+            "prlimit",
+        );
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     };
     wait_for("four moves on disk", 30, || moves_in(&live) >= 4).await;
@@ -1053,7 +1023,7 @@ async fn a_disk_that_fills_and_empties_loses_no_published_move() {
     wait_for("every move published", 60, || moves_in(&live) == 24).await;
     wait_for("the recording written again", 10, || size() > full).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    signal(&mut daemon, "KILL");
+    signal(&mut daemon, "KILL").await;
     let published = std::fs::read_to_string(&live).unwrap();
     eboard_bridge::log::read_log(&recording).expect("the recording reads whole");
     std::fs::remove_file(&live).unwrap();
@@ -1064,7 +1034,7 @@ async fn a_disk_that_fills_and_empties_loses_no_published_move() {
         pgn_moves(&published)
     );
     assert_eq!(pgn_moves(&published), vec![sans(&game.moves[..24])]);
-    signal(&mut daemon, "TERM");
+    signal(&mut daemon, "TERM").await;
 }
 
 /// The SIGKILL soak (`docs/RELIABILITY.md`): the daemon killed `SOAK_KILLS` times
@@ -1124,7 +1094,7 @@ async fn sigkill_soak_loses_no_move_and_no_decision() {
             tokio::time::sleep(Duration::from_millis(random(0, 300))).await;
         }
         let before = moves_in(&live);
-        signal(&mut daemon, "KILL");
+        signal(&mut daemon, "KILL").await;
         daemon = start_binary(&cfg, &link, Some(&address));
         wait_for("the game published again", 30, || moves_in(&live) >= before).await;
         if let Some(w) = &decided {
@@ -1138,7 +1108,7 @@ async fn sigkill_soak_loses_no_move_and_no_decision() {
     let published = pgn_moves(&std::fs::read_to_string(&live).unwrap());
     assert_eq!(published, vec![sans(&game.moves[..plies])]);
     p.call::<_, _, ()>("SetResult", &("1/2-1/2",)).await.unwrap();
-    signal(&mut daemon, "KILL");
+    signal(&mut daemon, "KILL").await;
     std::fs::remove_file(&live).unwrap();
     let mut daemon = start_binary(&cfg, &link, Some(&address));
     wait_for("the game after the last kill", 30, || moves_in(&live) == plies).await;
@@ -1149,7 +1119,7 @@ async fn sigkill_soak_loses_no_move_and_no_decision() {
     if let Some(w) = &decided {
         assert_eq!(tag_in(&live, "White"), *w);
     }
-    signal(&mut daemon, "TERM");
+    signal(&mut daemon, "TERM").await;
     eprintln!(
         "soak: {kills} kills, {plies} plies, {} decisions, 0 moves and 0 decisions lost, {:.0} s",
         decisions + 1,
@@ -1170,7 +1140,7 @@ async fn a_later_text_replaces_an_earlier_one_and_its_end_is_recorded() {
     tokio::time::sleep(Duration::from_millis(400)).await;
     p.call::<_, _, ()>("ShowText", &("SECOND", 2u32)).await.unwrap();
     tokio::time::sleep(Duration::from_millis(2600)).await;
-    daemon.shutdown().await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
     let end = HostCommand::Clock(ClockCommand::End).encode();
     let second = HostCommand::Clock(ClockCommand::text("SECOND", false)).encode();
     let (ends, seconds) = (sent_at(dir.path(), &end), sent_at(dir.path(), &second));
@@ -1212,7 +1182,7 @@ async fn clock_commands_wait_for_their_ack_are_resent_and_given_up() {
                 unresponsive.push(command);
             }
         }
-        daemon.shutdown().await;
+        daemon.shutdown().within(30, "the daemon to stop").await;
         let (versions, texts) = (sent_at(dir.path(), &version), sent_at(dir.path(), &text));
         let gaps: Vec<f64> = versions.windows(2).map(|w| w[1] - w[0]).collect();
         assert!(
@@ -1274,7 +1244,7 @@ async fn the_arbiter_adds_time_and_sets_the_clock() {
         let e = bad.unwrap_err().to_string();
         assert!(e.contains("InvalidArgument"), "{method}: {e}");
     }
-    daemon.shutdown().await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
     // Accepted calls are part of the record.
     let text = std::fs::read_to_string(dir.path().join("state/recordings/board0.esl")).unwrap();
     assert!(text.contains(" arbiter AddTime \"black\" 120\n"), "{text}");
@@ -1300,7 +1270,7 @@ async fn a_time_control_sets_the_clock_and_the_property() {
     p.call::<_, _, ()>("SetTimeControl", &("90",)).await.unwrap();
     assert_eq!(snap.borrow().time_control, "5400");
     property_is(&address, "TimeControl", "5400").await;
-    daemon.shutdown().await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
     use eboard_bridge::protocol::{ClockCommand, ClockTime, Hms, HostCommand, RunFlags};
     let hms = Hms::from_time(ClockTime::from_hms(1, 30, 0).unwrap());
     let set = HostCommand::Clock(ClockCommand::SetAndRun {
@@ -1358,7 +1328,7 @@ async fn the_daemon_drives_the_clock_for_80_moves_without_drift() {
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(snap.borrow().time_control, "5400+30");
     let published = snap.borrow().pgn.clone();
-    daemon.shutdown().await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
 
     let path = dir.path().join("state/recordings/board0.esl");
     let recording = eboard_bridge::log::read_log(&path).unwrap();
@@ -1499,7 +1469,7 @@ async fn the_live_clocks_are_the_replay_s_for_80_moves() {
     wait_for("160 plies", 180, || snap.borrow().moves.len() == 160).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let published = snap.borrow().pgn.clone();
-    daemon.shutdown().await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
     // Moves and clocks (a move's time, `%emt`, is measured by the daemon, to
     // within the line's latency).
     let clocks = |pgn: &str| -> Vec<String> {
@@ -1533,7 +1503,7 @@ async fn show_moves_puts_each_completed_move_on_the_clock() {
     let (daemon, snap, _) = bridged(dir.path(), cfg).await;
     wait_for("two moves", 10, || snap.borrow().moves.len() == 2).await;
     tokio::time::sleep(Duration::from_millis(3600)).await;
-    daemon.shutdown().await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
     let text = |s: &str| {
         sent_at(
             dir.path(),
@@ -1574,7 +1544,7 @@ async fn an_xl_clock_gets_its_segment_display() {
         .await
         .unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
-    daemon.shutdown().await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
     let xl = HostCommand::Clock(eboard_bridge::clock::segments("Nf3", false)).encode();
     assert_eq!(
         xl,

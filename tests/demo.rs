@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{listen, pgn_games, pgn_moves, private_bus};
+use common::{Within, listen, pgn_games, pgn_moves, private_bus};
 use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME};
 use eboard_bridge::rules::game_fen;
 use futures_util::StreamExt;
@@ -17,15 +17,15 @@ use shakmaty::san::{San, SanPlus};
 use shakmaty::{Chess, Position};
 
 /// The demo's bundled game (the Immortal Game in its usual move order), checked
-/// against the shared PGN of it, which plays 10. Rg1 cxb5 11. g4 Nf6 for 10. g4 Nf6
+/// against the PGN of it in `tests/data/games`, which plays 10. Rg1 cxb5 11. g4 Nf6 for 10. g4 Nf6
 /// 11. Rg1 cxb5: the same number of moves to the same final position.
 fn immortal() -> Vec<String> {
-    let shared = pgn_games("games/immortal-games.pgn")
+    let published = pgn_games("games/immortal-games.pgn")
         .into_iter()
         .find(|g| g.tag("White") == Some("Anderssen"))
         .expect("Anderssen - Kieseritzky in games/immortal-games.pgn");
     let mut theirs = Chess::default();
-    for m in &shared.moves {
+    for m in &published.moves {
         theirs.play_unchecked(*m);
     }
     let mut ours = Chess::default();
@@ -36,7 +36,7 @@ fn immortal() -> Vec<String> {
             SanPlus::from_move_and_play_unchecked(&mut ours, m).to_string()
         })
         .collect();
-    assert_eq!(sans.len(), shared.moves.len());
+    assert_eq!(sans.len(), published.moves.len());
     assert_eq!(game_fen(&ours), game_fen(&theirs));
     sans
 }
@@ -145,6 +145,7 @@ async fn demo_publishes_the_game_on_the_session_bus() {
     // The finished game's properties, read while the demo shows its last position.
     assert_eq!(path, "/org/eboardbridge/board/dgt_demo");
     let proxy = zbus::Proxy::new(&client, BUS_NAME, path.as_str(), BOARD_INTERFACE)
+        .within(10, "a proxy of the demo's board")
         .await
         .unwrap();
     let moves: Vec<String> = proxy.get_property("Moves").await.unwrap();
@@ -175,6 +176,7 @@ async fn demo_without_a_session_bus_says_so_and_plays_the_game_through() {
         "{stdout}"
     );
     // Not a terminal: one line an event, the flags among them, then the PGN.
+    assert!(!stdout.contains("--bus"), "the demo takes no --bus: {stdout}");
     for line in [
         "take-back to ply 4",
         "irregular: illegal_move by white on d1 d4",
@@ -185,5 +187,35 @@ async fn demo_without_a_session_bus_says_so_and_plays_the_game_through() {
     ] {
         assert!(stdout.contains(line), "`{line}` missing from:\n{stdout}");
     }
-    assert_eq!(pgn_moves(&broadcast_pgn(dir.path())), vec![expected]);
+    let pgn = broadcast_pgn(dir.path());
+    assert_eq!(pgn_moves(&pgn), vec![expected]);
+    times_in_the_game_s_scale(&pgn);
+}
+
+/// At 10x speed the PGN's times are the game's, as if played at real speed: each
+/// side's `%emt` add up to the time its `%clk` lost (each is cut to the second, so
+/// up to a second a move less), not to a tenth of it.
+fn times_in_the_game_s_scale(pgn: &str) {
+    let secs = |hms: &str| -> i64 {
+        hms.split(':')
+            .fold(0, |acc, p| acc * 60 + p.parse::<i64>().expect("H:MM:SS"))
+    };
+    let tag = |key: &str| -> Vec<i64> {
+        pgn.split(&format!("[%{key} "))
+            .skip(1)
+            .map(|r| secs(&r[..r.find(']').unwrap()]))
+            .collect()
+    };
+    let (clk, emt) = (tag("clk"), tag("emt"));
+    assert_eq!(clk.len(), emt.len(), "a %emt with every %clk: {pgn}");
+    for side in 0..2 {
+        let mine: Vec<i64> = clk.iter().skip(side).step_by(2).copied().collect();
+        let moves = mine.len() as i64;
+        let used = 300 - mine[mine.len() - 1];
+        let thought: i64 = emt.iter().skip(side).step_by(2).sum();
+        assert!(
+            thought <= used + 2 && thought >= used - moves - 2,
+            "side {side}: %emt add up to {thought} s, %clk lost {used} s in {moves} moves:\n{pgn}"
+        );
+    }
 }

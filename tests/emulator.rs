@@ -1,8 +1,11 @@
 //! The virtual board on a real pseudo-terminal, driven from the host side with
 //! `tokio-serial` exactly as the daemon drives hardware.
 
+mod common;
+
 use std::time::Duration;
 
+use common::Within;
 use eboard_bridge::board::{BoardEvent, BoardState};
 use eboard_bridge::device::{Emulator, EmulatorConfig, serial};
 use eboard_bridge::log::parse_log;
@@ -57,8 +60,13 @@ async fn read_until(
 }
 
 async fn send(line: &mut SerialStream, cmd: HostCommand) {
-    line.write_all(&cmd.encode()).await.unwrap();
-    line.flush().await.unwrap();
+    let what = format!("{cmd:?} to be written to the pty");
+    async {
+        line.write_all(&cmd.encode()).await.unwrap();
+        line.flush().await.unwrap();
+    }
+    .within(5, &what)
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -185,7 +193,7 @@ async fn host_reads_version_board_and_the_logs_events() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_capture_plays_through_the_pty() {
-    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/captures/1.esl");
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/captures/1.esl");
     let log = eboard_bridge::log::read_log(&path).unwrap();
     let emulator = Emulator::open().unwrap();
     let tty = emulator.path().to_path_buf();
@@ -195,7 +203,10 @@ async fn real_capture_plays_through_the_pty() {
     };
     let task = tokio::spawn(async move { emulator.run(&log, "1.esl", &cfg).await });
     let mut line = serial::open(&tty).unwrap();
-    serial::start_up(&mut line).await.unwrap();
+    serial::start_up(&mut line)
+        .within(10, "the start-up commands to be written")
+        .await
+        .unwrap();
     let mut dec = Decoder::new();
     let mut board = BoardState::new();
     let expected = {

@@ -13,7 +13,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{pgn_games, pgn_moves, sans};
+use common::{Within, pgn_games, pgn_moves, sans};
 use eboard_bridge::board::Orientation;
 use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME};
 use eboard_bridge::daemon::{BusChoice, Config, Daemon, Tapped};
@@ -172,6 +172,7 @@ async fn campaign(runs: Vec<Run>) -> Vec<Outcome> {
     }
     let devices: Vec<PathBuf> = (0..n).map(|i| dir.path().join(format!("line{i}"))).collect();
     let daemon = Daemon::start(devices, config(dir.path(), n), BusChoice::None)
+        .within(30, "the daemon to start")
         .await
         .unwrap();
     let mut tap = daemon.events();
@@ -223,10 +224,13 @@ async fn campaign(runs: Vec<Run>) -> Vec<Outcome> {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     for c in cutters {
-        let _ = c.await;
+        let _ = c.within(60, "the line cuts to be done").await;
     }
-    daemon.shutdown().await;
-    let events = collector.await.unwrap_or_default();
+    daemon.shutdown().within(30, "the daemon to stop").await;
+    let events = collector
+        .within(10, "the daemon's event stream to close after it stopped")
+        .await
+        .unwrap_or_default();
     for e in emulators {
         e.abort();
     }
@@ -598,7 +602,7 @@ async fn a_cut_over_more_than_six_plies_is_lost_track_and_the_game_resumes() {
     let (game, start, all) = all_games()
         .into_iter()
         .find(|(_, _, m)| m.len() >= PLIES)
-        .expect("a shared game of 40 plies");
+        .expect("a real game of 40 plies");
     let moves = &all[..PLIES];
     let dir = tempfile::tempdir().unwrap();
     let address = common::private_bus(dir.path()).await;
@@ -663,6 +667,7 @@ async fn a_cut_over_more_than_six_plies_is_lost_track_and_the_game_resumes() {
         config(dir.path(), 2),
         BusChoice::Address(address.clone()),
     )
+    .within(30, "the daemon to start")
     .await
     .unwrap();
     let mut tap = daemon.events();
@@ -683,11 +688,7 @@ async fn a_cut_over_more_than_six_plies_is_lost_track_and_the_game_resumes() {
         .find(|(id, _, _)| id == "line1")
         .map(|(_, path, _)| path)
         .unwrap();
-    let client = zbus::connection::Builder::address(address.as_str())
-        .unwrap()
-        .build()
-        .await
-        .unwrap();
+    let client = common::bus_client(&address).await;
     let board2 = zbus::proxy::Builder::<zbus::Proxy>::new(&client)
         .destination(BUS_NAME)
         .unwrap()
@@ -696,6 +697,7 @@ async fn a_cut_over_more_than_six_plies_is_lost_track_and_the_game_resumes() {
         .interface(BOARD_INTERFACE)
         .unwrap()
         .build()
+        .within(10, "a proxy of board 2")
         .await
         .unwrap();
     let fen = shakmaty::fen::Fen::from_position(&after_cut, shakmaty::EnPassantMode::Legal).to_string();
@@ -736,8 +738,11 @@ async fn a_cut_over_more_than_six_plies_is_lost_track_and_the_game_resumes() {
     while !done() && tokio::time::Instant::now() < until {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    daemon.shutdown().await;
-    let events = collector.await.unwrap();
+    daemon.shutdown().within(30, "the daemon to stop").await;
+    let events = collector
+        .within(10, "the daemon's event stream to close after it stopped")
+        .await
+        .unwrap();
     for e in emulators {
         e.abort();
     }

@@ -1,7 +1,7 @@
-//! The daemon on the network: real games from `shared/games/` played by emulated
+//! The daemon on the network: real games from `tests/data/games/` played by emulated
 //! boards on real pseudo-terminals, the daemon's HTTP server on a free localhost
 //! port, and real clients: a LiveChess WebSocket client written from
-//! `shared/spec/livechess-api.md`, plain HTTP/1.1 over TCP for the PGN and SSE,
+//! the LiveChess API as `docs/NETWORK.md` describes it, plain HTTP/1.1 over TCP for the PGN and SSE,
 //! and headless Chromium for the live page.
 
 mod common;
@@ -10,7 +10,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{pgn_games, quick, sans, wait_for};
+use common::{Need, Within, need, pgn_games, quick, sans, wait_for};
 use eboard_bridge::board::Orientation;
 use eboard_bridge::daemon::{BusChoice, Config, Daemon};
 use eboard_bridge::device::{Emulator, EmulatorConfig};
@@ -72,6 +72,7 @@ async fn start(
     let link = dir.join("board0");
     let emulator = emulate(log, &link, speed, "23946");
     let daemon = Daemon::start(vec![link], config(dir, http), BusChoice::None)
+        .within(30, "the daemon to start")
         .await
         .unwrap();
     let addr = daemon.http_addresses()[0];
@@ -131,8 +132,14 @@ async fn read_chunk(r: &mut BufReader<TcpStream>) -> Vec<u8> {
     chunk
 }
 
-/// A GET over a fresh HTTP/1.1 connection.
+/// A GET over a fresh HTTP/1.1 connection, answered within 30 s.
 async fn get(addr: SocketAddr, path: &str, extra: &[(&str, &str)]) -> Response {
+    get_unbounded(addr, path, extra)
+        .within(30, &format!("the answer to GET {path} from {addr}"))
+        .await
+}
+
+async fn get_unbounded(addr: SocketAddr, path: &str, extra: &[(&str, &str)]) -> Response {
     let stream = TcpStream::connect(addr).await.unwrap();
     let mut r = BufReader::new(stream);
     let mut req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
@@ -187,7 +194,14 @@ struct SseClient {
 }
 
 impl SseClient {
+    /// Connected and past the response's head within 10 s.
     async fn open(addr: SocketAddr, last_id: Option<&str>) -> SseClient {
+        Self::open_unbounded(addr, last_id)
+            .within(10, &format!("the head of /api/events from {addr}"))
+            .await
+    }
+
+    async fn open_unbounded(addr: SocketAddr, last_id: Option<&str>) -> SseClient {
         let stream = TcpStream::connect(addr).await.unwrap();
         let mut r = BufReader::new(stream);
         let mut req = format!("GET /api/events HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n");
@@ -263,7 +277,10 @@ impl LiveChess {
         if let Some(o) = origin {
             req.headers_mut().insert("Origin", o.parse().unwrap());
         }
-        let (ws, resp) = tokio_tungstenite::connect_async(req).await.unwrap();
+        let (ws, resp) = tokio_tungstenite::connect_async(req)
+            .within(10, &format!("the WebSocket handshake with {addr}"))
+            .await
+            .unwrap();
         assert_eq!(resp.status(), 101);
         assert!(resp.headers().get("sec-websocket-protocol").is_none());
         assert!(resp.headers().get("sec-websocket-extensions").is_none());
@@ -271,7 +288,11 @@ impl LiveChess {
     }
 
     async fn send(&mut self, v: Value) {
-        self.ws.send(Message::Text(v.to_string().into())).await.unwrap();
+        self.ws
+            .send(Message::Text(v.to_string().into()))
+            .within(10, "a WebSocket frame to be sent")
+            .await
+            .unwrap();
     }
 
     /// The next text frame, parsed, within `secs`.
@@ -453,7 +474,7 @@ async fn a_livechess_client_gets_every_move_of_a_real_game() {
     assert_eq!(r.status, 200);
     let v: Value = serde_json::from_slice(&r.body).unwrap();
     assert_eq!(v[0]["board"], final_board.as_str());
-    daemon.shutdown().await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
     emulator.abort();
 }
 
@@ -507,7 +528,7 @@ async fn live_pgn_is_the_folder_s_bytes_and_304_when_unchanged() {
     // A change gives a new tag.
     let before = get(addr, "/round-4/games.pgn", &[]).await;
     let tag = before.header("etag").unwrap().to_string();
-    daemon.shutdown().await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
     emulator.abort();
     let after_tag = {
         let body = std::fs::read(&all).unwrap();
@@ -535,7 +556,7 @@ async fn live_pgn_is_the_folder_s_bytes_and_304_when_unchanged() {
         let r = get(addr, path, &[]).await;
         assert_eq!(r.status, 404, "{path}");
     }
-    daemon.shutdown().await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
     emulator.abort();
 }
 
@@ -628,7 +649,7 @@ async fn events_resume_with_last_event_id_losing_none() {
     assert_eq!(reset.event.as_deref(), Some("reset"));
     let first = other.next(5).await.unwrap();
     assert!(first.id.unwrap().ends_with("-1"));
-    daemon.shutdown().await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
     emulator.abort();
 }
 
@@ -686,7 +707,7 @@ async fn a_client_behind_the_history_is_told_what_it_lost_and_the_api_lists_the_
     ] {
         assert!(b.get(p).is_some(), "{p}");
     }
-    daemon.shutdown().await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
     emulator.abort();
 }
 
@@ -731,9 +752,12 @@ async fn connections_over_the_limit_are_refused_and_a_stuck_client_holds_only_it
     assert_eq!(last_move, sans(&game.start, &game.moves).last().cloned());
     assert_eq!(snap.borrow().moves.len(), game.moves.len());
     drop(stuck);
-    daemon.shutdown().await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
     emulator.abort();
 }
+
+/// The names Chromium goes by.
+const CHROMIUM: [&str; 3] = ["chromium", "chromium-browser", "google-chrome"];
 
 /// Chromium, headless, driven over the DevTools protocol.
 struct Browser {
@@ -746,10 +770,10 @@ struct Browser {
 impl Browser {
     async fn open(url: &str) -> Browser {
         let profile = tempfile::tempdir().unwrap();
-        let chromium = ["chromium", "chromium-browser", "google-chrome"]
+        let chromium = CHROMIUM
             .into_iter()
-            .find(|c| std::process::Command::new(c).arg("--version").output().is_ok())
-            .expect("headless Chromium is needed for this test: apt-get install chromium (.ci/run does)");
+            .find_map(common::find_tool)
+            .expect("headless Chromium (the test checks for it first)");
         let mut child = tokio::process::Command::new(chromium)
             .args([
                 "--headless",
@@ -786,7 +810,9 @@ impl Browser {
         let devtools: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
         let mut target = None;
         for _ in 0..100 {
-            let r = get(devtools, "/json/list", &[]).await;
+            let r = get(devtools, "/json/list", &[])
+                .within(5, "Chromium's list of targets")
+                .await;
             let list: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
             target = list.as_array().and_then(|l| {
                 l.iter()
@@ -799,6 +825,7 @@ impl Browser {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         let (page, _) = tokio_tungstenite::connect_async(target.expect("a page target"))
+            .within(10, "the WebSocket handshake with Chromium's page")
             .await
             .unwrap();
         Browser {
@@ -816,6 +843,7 @@ impl Browser {
         let call = json!({"id": id, "method": "Runtime.evaluate", "params": {"expression": expr, "returnByValue": true}});
         self.page
             .send(Message::Text(call.to_string().into()))
+            .within(10, "a DevTools call to be sent")
             .await
             .unwrap();
         loop {
@@ -834,7 +862,7 @@ impl Browser {
     }
 
     async fn close(mut self) {
-        let _ = self.child.kill().await;
+        let _ = self.child.kill().within(10, "Chromium to end").await;
     }
 }
 
@@ -862,6 +890,9 @@ fn clock_secs(text: &str) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_live_page_in_chromium_follows_the_game() {
+    if !need(&[Need::AnyTool(&CHROMIUM, "chromium")]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let game = &mated_game();
     let expected = sans(&game.start, &game.moves);
@@ -875,7 +906,9 @@ async fn the_live_page_in_chromium_follows_the_game() {
     .await;
     let snap = daemon.boards()[0].2.clone();
     wait_for("some moves", 30, || snap.borrow().moves.len() >= 4).await;
-    let mut browser = Browser::open(&format!("http://{addr}/")).await;
+    let mut browser = Browser::open(&format!("http://{addr}/"))
+        .within(60, "headless Chromium to open the live page")
+        .await;
     // The page shows the board with its moves so far, then follows the game live
     // from /api/events (no reload).
     let mut early = Value::Null;
@@ -936,6 +969,6 @@ async fn the_live_page_in_chromium_follows_the_game() {
     }
     assert_eq!(last["pieces"], end.board().occupied().count());
     browser.close().await;
-    daemon.shutdown().await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
     emulator.abort();
 }

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use common::{pgn_games, quick, sans, wait_for};
+use common::{Need, Within, need, output_within, pgn_games, quick, sans, wait_for};
 use eboard_bridge::board::Orientation;
 use eboard_bridge::daemon::{BusChoice, Config, Daemon};
 use eboard_bridge::device::{Emulator, EmulatorConfig};
@@ -79,10 +79,7 @@ impl Broker {
             .open(self.conf.with_extension("log"))
             .unwrap();
         // Debian puts it in /usr/sbin, which a user's PATH may not have.
-        let bin = ["/usr/sbin/mosquitto", "/usr/bin/mosquitto"]
-            .into_iter()
-            .find(|p| Path::new(p).exists())
-            .unwrap_or("mosquitto");
+        let bin = common::find_tool("mosquitto").expect("mosquitto (the test checks for it first)");
         let child = Command::new(bin)
             .arg("-c")
             .arg(&self.conf)
@@ -105,10 +102,10 @@ impl Broker {
     }
 
     /// Stops it as an administrator would (SIGTERM: it saves its sessions).
-    fn stop(&mut self) {
+    async fn stop(&mut self) {
         if let Some(mut c) = self.child.take() {
-            unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
-            c.wait().unwrap();
+            common::send_signal(c.id(), libc::SIGTERM);
+            common::wait_exit(&mut c, 30, &format!("the broker {} after SIGTERM", self.name)).await;
         }
     }
 }
@@ -129,8 +126,12 @@ fn passwd(file: &Path, users: &[&str]) {
         if i == 0 {
             cmd.arg("-c");
         }
-        let ok = cmd.arg(file).arg(u).arg(PASSWORD).status().unwrap();
-        assert!(ok.success(), "mosquitto_passwd {u}");
+        let out = output_within(cmd.arg(file).arg(u).arg(PASSWORD), 30, "mosquitto_passwd");
+        assert!(
+            out.status.success(),
+            "mosquitto_passwd {u}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }
 
@@ -320,6 +321,7 @@ async fn hall_a_daemon(dir: &Path, port: u16, link: &Path, commands: bool) -> Da
     let text = daemon_toml(dir, "hall-a", "eboard-bridge", port, link, commands);
     let config = Config::parse(&text, "hall-a.toml").unwrap();
     Daemon::start(vec![link.to_path_buf()], config, BusChoice::None)
+        .within(30, "the daemon to start")
         .await
         .unwrap()
 }
@@ -372,8 +374,17 @@ fn game(file: &str) -> common::PgnGame {
     pgn_games(file).into_iter().next().unwrap()
 }
 
+/// What the broker tests need: Mosquitto, and its tool for password files.
+const BROKERS: [Need; 2] = [
+    Need::Tool("mosquitto", "mosquitto"),
+    Need::Tool("mosquitto_passwd", "mosquitto"),
+];
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_halls_on_one_central_broker_lose_nothing_through_a_broker_outage() {
+    if !need(&BROKERS) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let (central_port, a_port) = (free_port(), free_port());
@@ -397,6 +408,7 @@ async fn two_halls_on_one_central_broker_lose_nothing_through_a_broker_outage() 
         config_a,
         BusChoice::Address(address.clone()),
     )
+    .within(30, "hall A's daemon to start")
     .await
     .unwrap();
     // Hall B: the real binary, killed at the end, with no broker of its own: it
@@ -422,7 +434,7 @@ async fn two_halls_on_one_central_broker_lose_nothing_through_a_broker_outage() 
     wait_for("hall A's sixth move", 30, || room.moves(events_a).len() >= 6).await;
 
     // Hall A's broker goes away for 30 s while the game goes on.
-    hall_a.stop();
+    hall_a.stop().await;
     let seen = room.moves(events_a).len();
     let snap_a = daemon_a.boards()[0].2.clone();
     let played_before = snap_a.borrow().moves.len();
@@ -462,20 +474,15 @@ async fn two_halls_on_one_central_broker_lose_nothing_through_a_broker_outage() 
 
     // Hall A's board stops: its retained state (read afresh) is its D-Bus properties.
     emulator_a.abort();
-    let proxy = zbus::fdo::PropertiesProxy::builder(
-        &zbus::connection::Builder::address(address.as_str())
-            .unwrap()
-            .build()
-            .await
-            .unwrap(),
-    )
-    .destination("org.eboardbridge")
-    .unwrap()
-    .path("/org/eboardbridge/board/board_a")
-    .unwrap()
-    .build()
-    .await
-    .unwrap();
+    let proxy = zbus::fdo::PropertiesProxy::builder(&common::bus_client(&address).await)
+        .destination("org.eboardbridge")
+        .unwrap()
+        .path("/org/eboardbridge/board/board_a")
+        .unwrap()
+        .build()
+        .within(10, "a properties proxy of hall A's board")
+        .await
+        .unwrap();
     let iface = zbus::names::InterfaceName::try_from("org.eboardbridge.Board1").unwrap();
     wait_for("hall A's board disconnected", 20, || !snap_a.borrow().connected).await;
     wait_for(
@@ -507,15 +514,15 @@ async fn two_halls_on_one_central_broker_lose_nothing_through_a_broker_outage() 
     fresh.stop();
 
     // Hall B's daemon dies: its last will says so.
-    unsafe { libc::kill(daemon_b.0.id() as i32, libc::SIGKILL) };
-    daemon_b.0.wait().unwrap();
+    common::send_signal(daemon_b.0.id(), libc::SIGKILL);
+    common::wait_exit(&mut daemon_b.0, 10, "hall B's daemon after SIGKILL").await;
     wait_for("hall B offline", 20, || {
         room.last("eboard/hall-b/status")
             .is_some_and(|m| m.payload == "offline")
     })
     .await;
     // Hall A's stops cleanly and says so itself.
-    daemon_a.shutdown().await;
+    daemon_a.shutdown().within(30, "hall A's daemon to stop").await;
     wait_for("hall A offline", 20, || {
         room.last("eboard/hall-a/status")
             .is_some_and(|m| m.payload == "offline")
@@ -589,6 +596,9 @@ async fn call(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn arbiter_calls_change_the_game_only_when_enabled_and_allowed() {
+    if !need(&BROKERS) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let port = free_port();
@@ -626,7 +636,7 @@ async fn arbiter_calls_change_the_game_only_when_enabled_and_allowed() {
         "{reply}"
     );
     assert_eq!(state()["White"], "White, A");
-    daemon.shutdown().await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
 
     // Commands on, on a broker that authenticates everyone.
     let daemon = hall_a_daemon(d, port, &link, true).await;
@@ -676,7 +686,7 @@ async fn arbiter_calls_change_the_game_only_when_enabled_and_allowed() {
         .collect();
     assert_eq!(arbiter.len(), 1, "{arbiter:?}");
     assert_eq!(arbiter[0]["method"], "SetPlayers");
-    daemon.shutdown().await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
 
     // Commands on, but the broker lets anyone in: refused.
     let open_port = free_port();
@@ -696,20 +706,22 @@ async fn arbiter_calls_change_the_game_only_when_enabled_and_allowed() {
     );
     let s = open_room.last("eboard/hall-a/boards/board_a/state").unwrap();
     assert!(s.payload.contains("\"White\":\"Carlsen\""), "{}", s.payload);
-    daemon.shutdown().await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
     open_room.stop();
     room.stop();
 }
 
 fn openssl(dir: &Path, args: &[&str]) {
-    let ok = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .expect("openssl (apt-get install openssl)");
-    assert!(ok.success(), "openssl {args:?}");
+    let out = output_within(
+        Command::new("openssl").args(args).current_dir(dir),
+        60,
+        &format!("openssl {}", args.first().unwrap_or(&"")),
+    );
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// A CA, and a certificate it signed for `name` (key `name.key`, `name.pem`).
@@ -763,6 +775,12 @@ fn certificate(dir: &Path, name: &str, server: bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_tls_with_a_client_certificate_at_qos_2() {
+    if !need(&[
+        Need::Tool("mosquitto", "mosquitto"),
+        Need::Tool("openssl", "openssl"),
+    ]) {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     openssl(
@@ -807,6 +825,7 @@ async fn over_tls_with_a_client_certificate_at_qos_2() {
         Config::parse(&text, "tls.toml").unwrap(),
         BusChoice::None,
     )
+    .within(30, "the daemon to start")
     .await
     .unwrap();
     let expected = sans(&g.start, &g.moves);
@@ -815,7 +834,7 @@ async fn over_tls_with_a_client_certificate_at_qos_2() {
     })
     .await;
     assert_eq!(room.last("eboard/tls/status").unwrap().payload, "online");
-    daemon.shutdown().await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
     // Every QoS 2 exchange completed: the broker has every event, none waits.
     let last = room.in_order("eboard/tls/boards/board_a/events").len();
     let acked = std::fs::read_to_string(d.join("state/mqtt/board_a.acked")).unwrap();

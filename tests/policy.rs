@@ -1,10 +1,13 @@
 //! The D-Bus policy in `dbus/`, loaded by a real `dbus-daemon`: an unprivileged
 //! caller can read a board's properties but cannot call `NewGame`; a member of the
 //! group `eboard` (an arbiter) and root can.
-//! Needs root (to own the name and to run callers as other users), as in CI. The
-//! group `eboard` and a system user `eboard-arbiter` in it are created when the
-//! machine lacks them (`groupadd`, `useradd`), as the README's install section does
-//! for real arbiters.
+//! Needs root (to own the name and to run callers as other users), `dbus-daemon`
+//! and `dbus-send`, as in CI; without them each test says in one line what it
+//! skips. The group `eboard` and a system user `eboard-arbiter` in it are created
+//! when the machine lacks them (`groupadd`, `useradd`), as the README's install
+//! section does for real arbiters, and the unit's user by `systemd-sysusers`; every
+//! user and group a test made is removed again when it ends, passed or failed.
+//! The two tests take turns (they make and remove the same names).
 
 mod common;
 
@@ -13,16 +16,83 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use common::{Need, Within, need, output_within};
 use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME};
 use eboard_bridge::daemon::{BusChoice, Config, Daemon};
 use eboard_bridge::device::{Emulator, EmulatorConfig};
 
 const NOBODY: u32 = 65534;
 
-fn is_root() -> bool {
-    std::fs::metadata("/proc/self")
-        .map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
-        .unwrap_or(false)
+/// One test at a time: both make, use and remove the same users and groups.
+static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// What both tests need: root, a real broker and a client that can run as another
+/// user.
+const BROKER: [Need; 3] = [
+    Need::Root,
+    Need::Tool("dbus-daemon", "dbus-daemon"),
+    Need::Tool("dbus-send", "dbus-bin"),
+];
+
+/// Whether a user (`passwd`) or a group (`group`) exists.
+fn exists(database: &str, name: &str) -> bool {
+    output_within(
+        Command::new("getent").args([database, name]),
+        10,
+        &format!("getent {database} {name}"),
+    )
+    .status
+    .success()
+}
+
+/// The users and groups a test is about to make, removed again (`userdel`,
+/// `groupdel`) when the guard goes, however the test ends; those that existed
+/// before it are left alone.
+struct MadeHere {
+    users: Vec<String>,
+    groups: Vec<String>,
+}
+
+impl MadeHere {
+    /// A guard for `users` and `groups`: it will remove those missing now.
+    fn new(users: &[&str], groups: &[&str]) -> MadeHere {
+        MadeHere {
+            users: users
+                .iter()
+                .filter(|u| !exists("passwd", u))
+                .map(|u| u.to_string())
+                .collect(),
+            groups: groups
+                .iter()
+                .filter(|g| !exists("group", g))
+                .map(|g| g.to_string())
+                .collect(),
+        }
+    }
+}
+
+impl Drop for MadeHere {
+    fn drop(&mut self) {
+        // Users first: a group cannot go while it is a user's primary group.
+        let mut left = Vec::new();
+        for (tool, database, names) in [
+            ("userdel", "passwd", &self.users),
+            ("groupdel", "group", &self.groups),
+        ] {
+            for name in names.iter().filter(|n| exists(database, n)) {
+                let out = output_within(Command::new(tool).arg(name), 30, &format!("{tool} {name}"));
+                if !out.status.success() {
+                    left.push(format!(
+                        "{tool} {name}: {}",
+                        String::from_utf8_lossy(&out.stderr).trim()
+                    ));
+                }
+            }
+        }
+        if !left.is_empty() && !std::thread::panicking() {
+            panic!("could not remove what the test made: {}", left.join("; "));
+        }
+    }
 }
 
 /// `dbus-send` as root, or as `(uid, gid)`.
@@ -34,39 +104,36 @@ fn dbus_send(address: &str, user: Option<(u32, u32)>, args: &[&str]) -> (bool, S
     if let Some((uid, gid)) = user {
         cmd.uid(uid).gid(gid);
     }
-    let out = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output()
-        .expect("dbus-send (package dbus-bin)");
+    let out = output_within(&mut cmd, 30, "dbus-send");
     (
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr),
     )
 }
 
+/// The uid and gid of `user` (None when there is no such user).
+fn ids(user: &str) -> Option<(u32, u32)> {
+    let id = |flag: &str| -> Option<u32> {
+        let out = output_within(Command::new("id").arg(flag).arg(user), 10, "id");
+        String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+    };
+    Some((id("-u")?, id("-g")?))
+}
+
 /// The uid and gid of a user in the group `eboard`, made if missing.
 fn arbiter() -> (u32, u32) {
     let run = |cmd: &mut Command| {
-        let out = cmd.output().expect("groupadd/useradd (package passwd)");
+        let out = output_within(cmd, 30, &format!("{cmd:?}"));
         assert!(
             out.status.success(),
             "{cmd:?}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
     };
-    let id = |flag: &str| -> Option<u32> {
-        let out = Command::new("id").arg(flag).arg("eboard-arbiter").output().ok()?;
-        String::from_utf8_lossy(&out.stdout).trim().parse().ok()
-    };
-    let has_group = Command::new("getent")
-        .args(["group", "eboard"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !has_group {
+    if !exists("group", "eboard") {
         run(Command::new("groupadd").args(["--system", "eboard"]));
     }
-    if id("-u").is_none() {
+    if !exists("passwd", "eboard-arbiter") {
         run(Command::new("useradd").args([
             "--system",
             "--no-create-home",
@@ -77,18 +144,21 @@ fn arbiter() -> (u32, u32) {
             "eboard-arbiter",
         ]));
     }
-    (
-        id("-u").expect("uid of eboard-arbiter"),
-        id("-g").expect("gid of eboard-arbiter"),
-    )
+    ids("eboard-arbiter").expect("uid and gid of eboard-arbiter")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unprivileged_callers_read_but_cannot_change_a_game() {
-    assert!(
-        is_root(),
-        "the policy test needs root (CI runs as root): run `sudo cargo test --test policy`"
-    );
+    let needs = [
+        &BROKER[..],
+        &[Need::Tool("useradd", "passwd"), Need::Tool("groupadd", "passwd")],
+    ]
+    .concat();
+    if !need(&needs) {
+        return;
+    }
+    let _turn = TURN.lock().within(600, "the other policy test to end").await;
+    let _made = MadeHere::new(&["eboard-arbiter"], &["eboard"]);
     // Before the bus starts: it resolves the policy's group name when it loads it.
     let (arbiter_uid, arbiter_gid) = arbiter();
     let dir = tempfile::tempdir().unwrap();
@@ -116,6 +186,7 @@ async fn unprivileged_callers_read_but_cannot_change_a_game() {
     )
     .unwrap();
     let daemon = Daemon::start(vec![link], config, BusChoice::Address(address.clone()))
+        .within(30, "the daemon to start")
         .await
         .unwrap();
     let path = daemon.boards()[0].1.clone();
@@ -158,8 +229,28 @@ async fn unprivileged_callers_read_but_cannot_change_a_game() {
     let (ok, out) = dbus_send(&address, None, &call);
     assert!(ok, "root may start a game: {out}");
 
-    daemon.shutdown().await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
     play.abort();
+}
+
+/// The users and groups the shipped sysusers.d file makes: `u NAME` is a user and
+/// its group, `g NAME` a group.
+fn sysusers_names() -> (Vec<String>, Vec<String>) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("systemd/eboard-bridge.sysusers")).unwrap();
+    let (mut users, mut groups) = (Vec::new(), Vec::new());
+    for line in text.lines().filter(|l| !l.trim_start().starts_with('#')) {
+        let mut words = line.split_whitespace();
+        match (words.next(), words.next()) {
+            (Some("u"), Some(name)) => {
+                users.push(name.to_string());
+                groups.push(name.to_string());
+            }
+            (Some("g"), Some(name)) => groups.push(name.to_string()),
+            _ => {}
+        }
+    }
+    (users, groups)
 }
 
 /// The user the systemd unit runs as (`User=`), made from the shipped sysusers.d
@@ -173,23 +264,19 @@ fn unit_user() -> (String, u32, u32) {
         .expect("the unit names its User=")
         .trim()
         .to_string();
-    let out = Command::new("systemd-sysusers")
-        .arg(root.join("systemd/eboard-bridge.sysusers"))
-        .output()
-        .expect("systemd-sysusers (package systemd)");
+    let out = output_within(
+        Command::new("systemd-sysusers").arg(root.join("systemd/eboard-bridge.sysusers")),
+        30,
+        "systemd-sysusers",
+    );
     assert!(
         out.status.success(),
         "systemd-sysusers: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let id = |flag: &str| -> u32 {
-        let out = Command::new("id").arg(flag).arg(&name).output().unwrap();
-        String::from_utf8_lossy(&out.stdout)
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("the sysusers file does not make the unit's user {name}"))
-    };
-    (name.clone(), id("-u"), id("-g"))
+    let (uid, gid) =
+        ids(&name).unwrap_or_else(|| panic!("the sysusers file does not make the unit's user {name}"));
+    (name, uid, gid)
 }
 
 /// Packaging as installed: the daemon, run as the unit's user from the sysusers
@@ -197,10 +284,15 @@ fn unit_user() -> (String, u32, u32) {
 /// unprivileged user is refused every method of the board interface.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_daemon_as_the_units_user_owns_its_name_and_nobody_may_call_a_method() {
-    assert!(
-        is_root(),
-        "the packaging test needs root (CI runs as root): run `sudo cargo test --test policy`"
-    );
+    let needs = [&BROKER[..], &[Need::Tool("systemd-sysusers", "systemd")]].concat();
+    if !need(&needs) {
+        return;
+    }
+    let _turn = TURN.lock().within(600, "the other policy test to end").await;
+    let (users, groups) = sysusers_names();
+    let users: Vec<&str> = users.iter().map(String::as_str).collect();
+    let groups: Vec<&str> = groups.iter().map(String::as_str).collect();
+    let _made = MadeHere::new(&users, &groups);
     // The user must exist before the broker loads the policy that names it.
     let (user, uid, gid) = unit_user();
     let dir = tempfile::tempdir().unwrap();
@@ -244,7 +336,8 @@ async fn the_daemon_as_the_units_user_owns_its_name_and_nobody_may_call_a_method
     );
     let path = "/org/eboardbridge/board/eboard_test_board0";
     let mut owner = String::new();
-    for _ in 0..200 {
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while std::time::Instant::now() < until {
         let (ok, out) = dbus_send(
             &address,
             None,
@@ -315,6 +408,83 @@ async fn the_daemon_as_the_units_user_owns_its_name_and_nobody_may_call_a_method
     drop(daemon);
 }
 
+/// A bus whose policy does not let the daemon own its name (as a system bus
+/// without the policy file installed, or the daemon run as a user the policy does
+/// not name): `run` says so, names the policy file to install, and does not blame
+/// another daemon. Needs `dbus-daemon` only (a session-type bus of this user).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bus_that_refuses_the_name_is_reported_with_the_policy_file_to_install() {
+    if !need(&[Need::Tool("dbus-daemon", "dbus-daemon")]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("bus");
+    let conf = dir.path().join("bus.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path={}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+    <deny own="{BUS_NAME}"/>
+  </policy>
+</busconfig>
+"#,
+            socket.display()
+        ),
+    )
+    .unwrap();
+    let _bus = Broker(
+        Command::new("dbus-daemon")
+            .arg(format!("--config-file={}", conf.display()))
+            .arg("--nofork")
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dbus-daemon (package dbus-daemon)"),
+    );
+    common::wait_for("dbus-daemon to listen", 10, || socket.exists()).await;
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "state = \"{0}/state\"\noutput = \"{0}/live\"\n",
+            dir.path().display()
+        ),
+    )
+    .unwrap();
+    let out = output_within(
+        Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
+            .args([
+                "run",
+                "--bus",
+                "session",
+                "--device",
+                "/dev/nonexistent-board",
+                "--config",
+            ])
+            .arg(&cfg)
+            .env(
+                "DBUS_SESSION_BUS_ADDRESS",
+                format!("unix:path={}", socket.display()),
+            )
+            .env_remove("RUST_LOG"),
+        30,
+        "eboard-bridge run on a bus that refuses its name",
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("does not let this user"), "{err}");
+    assert!(err.contains(eboard_bridge::daemon::POLICY_FILE), "{err}");
+    assert!(!err.contains("another eboard-bridge"), "{err}");
+}
+
 /// A system-bus-like broker (deny by default, as system.conf does) with the
 /// project's policy file included as installed, listening in `dir`; its address.
 async fn system_bus(dir: &Path) -> (Broker, String) {
@@ -362,12 +532,7 @@ async fn system_bus(dir: &Path) -> (Broker, String) {
             .spawn()
             .expect("dbus-daemon (package dbus-daemon)"),
     );
-    for _ in 0..100 {
-        if socket.exists() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    common::wait_for("dbus-daemon to listen", 10, || socket.exists()).await;
     let address = format!("unix:path={}", socket.display());
     (_bus, address)
 }

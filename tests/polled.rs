@@ -1,6 +1,6 @@
 //! A board read by dumps once a second (as some software polls it instead of using
 //! update mode) gives the same game as the same board in update mode, and no move
-//! that was not played. Every standard game of `../shared/games/` is played by
+//! that was not played. Every standard game of `tests/data/games/` is played by
 //! simulated hands; the update-mode log is turned into the dumps a poller would
 //! have read each second, and both logs are replayed through the rules core.
 

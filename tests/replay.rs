@@ -1,11 +1,11 @@
 //! The rules core end to end: real captures, and every real game of
-//! `../shared/games` played into sensor events the way hands play them.
+//! `tests/data/games` played into sensor events the way hands play them.
 
 mod common;
 
 use std::process::Command;
 
-use common::{pgn_games, shared, uci_moves};
+use common::{data, pgn_games, uci_moves};
 use eboard_bridge::board::Orientation;
 use eboard_bridge::log::{Header, SensorLog};
 use eboard_bridge::output::replay;
@@ -16,11 +16,13 @@ use shakmaty::{Chess, Move, Position, Role, Square};
 #[test]
 fn captures_replay_to_exactly_their_moves() {
     for name in ["1", "2"] {
-        let out = Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
-            .args(["replay", "--format", "uci"])
-            .arg(shared(&format!("captures/{name}.esl")))
-            .output()
-            .unwrap();
+        let out = common::output_within(
+            Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
+                .args(["replay", "--format", "uci"])
+                .arg(data(&format!("captures/{name}.esl"))),
+            60,
+            "eboard-bridge replay",
+        );
         assert!(out.status.success());
         let text = String::from_utf8(out.stdout).unwrap();
         let lines: Vec<&str> = text.lines().collect();
@@ -40,7 +42,7 @@ fn captures_replay_to_exactly_their_moves() {
 #[test]
 fn capture_events_are_in_time_order_and_resolved_follows_irregular() {
     for name in ["1", "2"] {
-        let path = shared(&format!("captures/{name}.esl"));
+        let path = data(&format!("captures/{name}.esl"));
         let log = eboard_bridge::log::read_log(&path).unwrap();
         let r = replay::run(&log, name, Config::default(), None).unwrap();
         let mut last = 0.0;
@@ -206,7 +208,7 @@ fn hands_replay_faults(
 }
 
 #[test]
-fn every_shared_game_played_by_hands_replays_exactly() {
+fn every_real_game_played_by_hands_replays_exactly() {
     let files = [
         "games/anastasian-lewis.pgn",
         "games/immortal-games.pgn",

@@ -1,5 +1,5 @@
 //! The scenario suite: one hand-written sensor log per article and kind of
-//! `shared/spec/rules.md`, each carrying the events it must produce.
+//! the rules (`docs/RULES.md`), each carrying the events it must produce.
 //!
 //! A fixture states its expectations in comments:
 //! - `# expect-moves: e2e4 e7e5 ...` the UCI moves of the game record (every game of

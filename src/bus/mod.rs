@@ -1,4 +1,4 @@
-//! The D-Bus service (`shared/spec/interfaces.md`): `org.eboardbridge`, an
+//! The D-Bus service (`docs/INTERFACES.md`): `org.eboardbridge`, an
 //! `ObjectManager` at `/org/eboardbridge`, one `org.eboardbridge.Board1` object per
 //! board.
 //!

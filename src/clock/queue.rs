@@ -1,6 +1,6 @@
 //! Commands to the DGT 3000, one at a time: a clock takes one command, answers it
 //! with an acknowledgement (in the board's update modes), and loses what arrives
-//! while it is busy (`shared/spec/dgt-protocol.md`). So one command is in flight;
+//! while it is busy. So one command is in flight;
 //! the others wait in order; an unacknowledged command is sent again after
 //! `RESEND_AFTER_US`, at most `RESENDS` times, and then given up (the caller
 //! reports the clock unresponsive) and the next one goes. A new text replaces a

@@ -46,6 +46,9 @@ pub struct BoardSetup {
     /// Configured boards known by serial number: when this board reports one of
     /// them, it takes that entry's number and players.
     pub by_serial: Vec<config::Board>,
+    /// Game time per wall-clock time (1 but in `demo --speed`; see
+    /// `Config::time_scale`).
+    pub time_scale: f64,
 }
 
 pub struct BoardTask {
@@ -305,7 +308,27 @@ impl BoardTask {
     }
 
     fn now_us(&self) -> u64 {
-        self.offset_us + self.started.elapsed().as_micros() as u64
+        self.offset_us + self.game_us(self.started.elapsed())
+    }
+
+    /// A wall-clock duration in game time (microseconds).
+    fn game_us(&self, d: std::time::Duration) -> u64 {
+        let scale = self.setup.time_scale;
+        if scale == 1.0 {
+            d.as_micros() as u64
+        } else {
+            (d.as_secs_f64() * scale * 1e6) as u64
+        }
+    }
+
+    /// Game time (microseconds) as a wall-clock duration.
+    fn wall(&self, us: u64) -> std::time::Duration {
+        let scale = self.setup.time_scale;
+        if scale == 1.0 {
+            std::time::Duration::from_micros(us)
+        } else {
+            std::time::Duration::from_secs_f64(us as f64 / 1e6 / scale)
+        }
     }
 
     /// Now, for the rules core: never before a time it was already given.
@@ -319,7 +342,7 @@ impl BoardTask {
     /// they were read, unless the core has already been told of a later time
     /// (a deadline handled while they waited), since its time never goes back.
     fn read_time(&mut self, at: Instant) -> u64 {
-        let read = self.offset_us + at.saturating_duration_since(self.started).as_micros() as u64;
+        let read = self.offset_us + self.game_us(at.saturating_duration_since(self.started));
         let t = read.max(self.core_t);
         self.core_t = t;
         t
@@ -882,12 +905,10 @@ impl BoardTask {
                 }
             } else {
                 immediate = 0;
+                let wait = self.wall(next.unwrap_or(now).saturating_sub(now));
                 let sleep = async {
                     match next {
-                        Some(d) => {
-                            let wait = std::time::Duration::from_micros(d.saturating_sub(now));
-                            tokio::time::sleep(wait).await
-                        }
+                        Some(_) => tokio::time::sleep(wait).await,
                         None => std::future::pending().await,
                     }
                 };

@@ -52,6 +52,13 @@ pub struct Config {
     /// The MQTT broker every board is published to (off unless configured).
     #[serde(default)]
     pub mqtt: Option<crate::mqtt::MqttConfig>,
+    /// How much faster than the wall clock the boards' time runs (`demo --speed`,
+    /// whose emulated board and clock play that much faster): the rules core, the
+    /// recordings and the timers of the board tasks count game time, so thresholds,
+    /// `%emt` and `%clk` are all in the game's own scale. Not read from the file
+    /// (default 1).
+    #[serde(skip)]
+    pub time_scale: Option<f64>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]

@@ -163,6 +163,11 @@ impl Hub {
                 .join("recordings")
                 .join(format!("{id}.esl")),
             by_serial,
+            time_scale: self
+                .config
+                .time_scale
+                .filter(|s| s.is_finite() && *s > 0.0)
+                .unwrap_or(1.0),
         };
         let (input_tx, input_rx) = mpsc::channel::<Input>(256);
         let input_tx_keep = input_tx.clone();

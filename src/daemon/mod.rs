@@ -105,14 +105,49 @@ pub enum DaemonError {
     Serve(#[from] zbus::Error),
     #[error("cannot watch for SIGTERM and SIGHUP: {0}")]
     Signal(std::io::Error),
-    #[error("D-Bus: cannot take the name org.eboardbridge: {0} (is another eboard-bridge running?)")]
+    #[error("D-Bus: cannot take the name org.eboardbridge: {0}{hint}", hint = taken_hint(.0))]
     Name(zbus::Error),
+    /// The bus refused the name (`AccessDenied`): its policy does not let this user
+    /// own it.
+    #[error(
+        "D-Bus: the {bus} does not let this user (uid {uid}) own the name org.eboardbridge ({source}). \
+         Its policy must grant it: install the policy file {POLICY_FILE} (from dbus/org.eboardbridge.conf \
+         of the source, or the package) and reload D-Bus (systemctl reload dbus); it grants the name to \
+         root and the user eboard-bridge, as whom the systemd unit runs. Or use --bus session or --bus none"
+    )]
+    NameDenied {
+        bus: String,
+        uid: u32,
+        source: zbus::Error,
+    },
     #[error("board {0}: {1}")]
     Board(String, board::BoardError),
     #[error("HTTP: {0}")]
     Http(#[from] crate::net::NetError),
     #[error("MQTT: {0}")]
     Mqtt(#[from] crate::mqtt::MqttError),
+}
+
+/// Where the D-Bus policy that lets the daemon own its name is installed.
+pub const POLICY_FILE: &str = "/usr/share/dbus-1/system.d/org.eboardbridge.conf";
+
+/// What to add to a refusal of the name: another daemon is the likely cause when
+/// the name is taken.
+fn taken_hint(e: &zbus::Error) -> &'static str {
+    if matches!(e, zbus::Error::NameTaken) {
+        " (is another eboard-bridge running?)"
+    } else {
+        ""
+    }
+}
+
+/// Whether the bus refused a call for its policy (`AccessDenied`).
+fn access_denied(e: &zbus::Error) -> bool {
+    match e {
+        zbus::Error::MethodError(name, ..) => name.as_str() == "org.freedesktop.DBus.Error.AccessDenied",
+        zbus::Error::FDO(f) => matches!(**f, zbus::fdo::Error::AccessDenied(_)),
+        _ => false,
+    }
 }
 
 /// A running daemon.
@@ -227,7 +262,16 @@ impl Daemon {
                 // rather than run unseen.
                 let flags = zbus::fdo::RequestNameFlags::DoNotQueue.into();
                 if let Err(e) = conn.request_name_with_flags(bus::BUS_NAME, flags).await {
-                    failed = Some(DaemonError::Name(e));
+                    failed = Some(if access_denied(&e) {
+                        DaemonError::NameDenied {
+                            bus: bus.describe(),
+                            // SAFETY: geteuid(2) cannot fail and touches no memory.
+                            uid: unsafe { libc::geteuid() },
+                            source: e,
+                        }
+                    } else {
+                        DaemonError::Name(e)
+                    });
                 }
             }
         }

@@ -79,11 +79,25 @@ enum Mode {
     Nice,
 }
 
+/// Takes exclusive mode off the line. Serial libraries open a line exclusive
+/// (TIOCEXCL: anyone else but root gets EBUSY). On a real device that ends when the
+/// host closes it, as the device is released; a pseudo-terminal whose two ends the
+/// emulator keeps is never released, so the mode would outlive the host and refuse
+/// it when it comes back (a daemon restarted after SIGKILL, not run as root). The
+/// emulator takes it off whenever its host talks to it; a second opener is then
+/// let in, which real hardware would refuse, and no test depends on that.
+fn release_exclusive(slave: &SerialStream) {
+    let fd = std::os::fd::AsRawFd::as_raw_fd(slave);
+    // SAFETY: an ioctl without an argument on a descriptor owned by `slave`, which
+    // outlives the call.
+    unsafe { libc::ioctl(fd, libc::TIOCNXCL) };
+}
+
 /// The emulator's pseudo-terminal: open it, hand its path to the host, then run.
 pub struct Emulator {
     master: SerialStream,
     /// Kept open so that the line stays up while the host closes and reopens it.
-    _slave: SerialStream,
+    slave: SerialStream,
     path: PathBuf,
 }
 
@@ -106,11 +120,7 @@ impl Emulator {
             .name()
             .map(PathBuf::from)
             .ok_or_else(|| EmulatorError::Io(std::io::Error::other("the pseudo-terminal has no name")))?;
-        Ok(Emulator {
-            master,
-            _slave: slave,
-            path,
-        })
+        Ok(Emulator { master, slave, path })
     }
 
     /// The device path the host opens.
@@ -129,6 +139,8 @@ impl Emulator {
         let mut state = State::new(cfg.clone());
         let mut next = state.setup(log);
         let mut master = self.master;
+        let slave = self.slave;
+        release_exclusive(&slave);
         let mut parser = CommandParser::new();
         let mut buf = [0u8; 256];
         let mut start: Option<Instant> = None;
@@ -157,6 +169,9 @@ impl Emulator {
                         Err(e) if e.raw_os_error() == Some(5) => { tokio::time::sleep(Duration::from_millis(20)).await; continue; }
                         Err(e) => return Err(e.into()),
                     };
+                    // A host that talks to the board has opened it (and may have
+                    // made it exclusive): see `release_exclusive`.
+                    release_exclusive(&slave);
                     let now = start.map_or(0, |s| state.log_time(s));
                     for input in parser.feed(&buf[..n]) {
                         match input {

@@ -23,8 +23,8 @@ pub fn open(path: &Path) -> std::io::Result<SerialStream> {
 }
 
 /// The first commands after opening: updates "nice", the version, then the board,
-/// the serial number and the clock's version (`shared/spec/dgt-protocol.md`,
-/// start-up sequence).
+/// the serial number and the clock's version: a start-up order known to work with
+/// real boards.
 pub fn start_up_commands() -> [HostCommand; 5] {
     [
         HostCommand::SendUpdatesNice,

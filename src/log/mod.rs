@@ -1,6 +1,7 @@
-//! The sensor log (`shared/spec/sensor-log.md`): reading, writing, and playing a log
+//! The sensor log (`docs/SENSOR-LOG.md`): reading, writing, and playing a log
 //! through the protocol decoder as a board would have sent it.
 
+pub mod import;
 pub mod journal;
 pub mod play;
 mod read;

@@ -8,14 +8,24 @@ use shakmaty::{Piece, Square};
 use super::record::{Header, LogTime, MAGIC, Record, RecordKind, Running, SensorLog};
 use crate::protocol::{ClockButton, ClockSide, ClockTime, Placement};
 
-/// A sensor log that cannot be read: where and why.
+/// A sensor log that cannot be read: where and why (`FILE:LINE: problem`, or
+/// `FILE: problem` when the problem is the file as a whole).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{file}:{line}: {problem}")]
+#[error("{file}{}: {problem}", at_line(*.line))]
 pub struct LogError {
     pub file: String,
     /// 1-based; 0 when the problem is the file as a whole.
     pub line: usize,
     pub problem: String,
+}
+
+/// `:LINE`, or nothing for line 0 (the file as a whole).
+fn at_line(line: usize) -> String {
+    if line == 0 {
+        String::new()
+    } else {
+        format!(":{line}")
+    }
 }
 
 /// Reads and parses a sensor log file.

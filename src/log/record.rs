@@ -1,4 +1,4 @@
-//! Sensor log records (`shared/spec/sensor-log.md`, version 1).
+//! Sensor log records (format version 1, `docs/SENSOR-LOG.md`).
 
 use std::fmt;
 

@@ -1,6 +1,6 @@
 //! Every board on an MQTT broker (`[mqtt]`, off by default), for the halls of an
 //! event that D-Bus cannot reach. Topics under the prefix `P`
-//! (`shared/spec/interfaces.md`):
+//! (`docs/MQTT.md`):
 //! - `P/status`: `online`, retained; the last will `offline` when the daemon dies.
 //! - `P/boards/<id>/state`: the D-Bus properties by name (JSON), retained.
 //! - `P/boards/<id>/events`: the jsonl events, one a message, each with the

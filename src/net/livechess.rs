@@ -1,6 +1,6 @@
-//! The DGT LiveChess "eboards" WebSocket API (`shared/spec/livechess-api.md`), as
-//! the lichess and chess.com pages, display widgets and the Go, Java and Node
-//! clients speak it.
+//! The DGT LiveChess "eboards" WebSocket API as the lichess and chess.com pages,
+//! display widgets and the Go, Java and Node clients speak it (what is served:
+//! `docs/NETWORK.md`, "LiveChess compatibility").
 //!
 //! A [`Session`] is one connection's state (its feeds) and answers each text frame
 //! with the frames to send; [`Session::pushes`] gives the feed pushes for boards

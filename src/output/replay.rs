@@ -982,7 +982,7 @@ mod tests {
             Print::Uci,
         )
         .unwrap_err();
-        assert!(e.starts_with("absent.esl:0: cannot read: "), "{e}");
+        assert!(e.starts_with("absent.esl: cannot read: No such file"), "{e}");
     }
 
     /// Each thing `game_pgn` shows, changed alone, changes the PGN and the

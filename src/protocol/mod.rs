@@ -1,5 +1,7 @@
 //! The DGT board and DGT 3000 clock wire protocol, sans IO: bytes in, messages out;
-//! commands in, bytes out. See `shared/spec/dgt-protocol.md` for the facts.
+//! commands in, bytes out. The facts of the protocol (message ids and lengths,
+//! payload layouts, command codes) are written down with the types that carry
+//! them: `message.rs` for what a board sends, `command.rs` for what it is sent.
 
 mod command;
 mod decode;

@@ -1,6 +1,6 @@
 //! An arbiter's decisions about the game record. They are part of the record like
 //! the moves: the daemon writes every accepted one to the board's sensor log as an
-//! `arbiter` record (`shared/spec/sensor-log.md`), and resume and `replay` apply
+//! `arbiter` record (`docs/SENSOR-LOG.md`), and resume and `replay` apply
 //! them to the rules core exactly as it was live.
 
 use serde_json::Value;

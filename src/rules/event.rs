@@ -1,4 +1,4 @@
-//! What the rules core reports (`shared/spec/interfaces.md`, replay `jsonl`).
+//! What the rules core reports (`docs/INTERFACES.md`, "Replay output").
 
 use serde::Serialize;
 

@@ -252,7 +252,7 @@ pub fn move_to(pos: &Chess, board: &Board) -> Option<Move> {
     })
 }
 
-/// The most plies a gap in the line is bridged by (`shared/spec/rules.md`, "Never").
+/// The most plies a gap in the line is bridged by (`docs/RULES.md`, "What it never does").
 pub const MAX_INFERRED_PLIES: usize = 6;
 
 /// How many positions one inference may visit before it gives up (a board no

@@ -1,5 +1,5 @@
 //! The rules core: sensor events in, the game as an arbiter sees it out
-//! (`shared/spec/rules.md`). Pure: no I/O, no wall clock; time comes with each input.
+//! (`docs/RULES.md`). Pure: no I/O, no wall clock; time comes with each input.
 //!
 //! How it decides, in one paragraph: every change of the board is matched against
 //! (1) the expected position, (2) the results of the legal moves from it, (3) for a

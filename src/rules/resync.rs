@@ -1,7 +1,7 @@
 //! Line faults in the rules core: gaps (a reconnect, skipped or corrupted bytes,
 //! a `gap` record), dumps that settle the sensor board, a board read by dumps
 //! only, and the plies the line may have missed, inferred honestly or reported
-//! as `lost_track` (`shared/spec/rules.md`, issue 9).
+//! as `lost_track` (`docs/RULES.md`, "What it never does"; issue 9).
 
 use super::*;
 

@@ -1,14 +1,15 @@
-//! Helpers shared by the integration tests: where the shared material is, and how to
-//! read the published move lists.
+//! Helpers of the integration tests: where the test data is, how to read the
+//! published move lists, and which system tools a test may skip without.
 #![allow(dead_code)]
 
 use std::path::PathBuf;
 
-/// `../shared` beside the checkout (it is there in CI too).
-pub fn shared(rel: &str) -> PathBuf {
+/// A file of the test data in `tests/data/` (real captures and games; see the
+/// README there).
+pub fn data(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("shared")
+        .join("tests")
+        .join("data")
         .join(rel)
 }
 
@@ -22,7 +23,7 @@ pub fn fixture(rel: &str) -> PathBuf {
 
 /// The UCI moves of a `captures/N.uci` file (`1. e2e4 e7e5` per line).
 pub fn uci_moves(rel: &str) -> Vec<String> {
-    let text = std::fs::read_to_string(shared(rel)).expect("read uci file");
+    let text = std::fs::read_to_string(data(rel)).expect("read uci file");
     text.split_whitespace()
         .filter(|w| !w.ends_with('.') && !matches!(*w, "*" | "1-0" | "0-1" | "1/2-1/2"))
         .map(str::to_string)
@@ -41,7 +42,7 @@ pub fn play_uci(moves: &[String]) -> shakmaty::Chess {
     pos
 }
 
-/// The shared PGN files of standard chess games (the Chess960 file aside).
+/// The PGN files of standard chess games in `tests/data/games` (the Chess960 file aside).
 pub const STANDARD_GAME_FILES: [&str; 6] = [
     "games/immortal-games.pgn",
     "games/kasparov-deep-blue-1997.pgn",
@@ -73,7 +74,7 @@ impl PgnGame {
 /// Reads every game of a PGN file (tags, comments, variations and NAGs handled).
 pub fn pgn_games(rel: &str) -> Vec<PgnGame> {
     use shakmaty::{CastlingMode, Chess, Position, fen::Fen, san::San};
-    let text = String::from_utf8_lossy(&std::fs::read(shared(rel)).expect("read pgn")).into_owned();
+    let text = String::from_utf8_lossy(&std::fs::read(data(rel)).expect("read pgn")).into_owned();
     let mut games = Vec::new();
     let mut tags: Vec<(String, String)> = Vec::new();
     let mut movetext = String::new();
@@ -200,25 +201,24 @@ pub fn pgn_moves(text: &str) -> Vec<Vec<String>> {
 /// A private D-Bus broker (busd) in this process, listening in `dir`; its address.
 pub async fn private_bus(dir: &std::path::Path) -> String {
     let address = format!("unix:path={}", dir.join("bus.sock").display());
-    let mut bus = busd::bus::Bus::for_address(Some(&address)).await.unwrap();
+    let mut bus = busd::bus::Bus::for_address(Some(&address))
+        .within(10, "the private bus (busd) to listen")
+        .await
+        .unwrap();
     tokio::spawn(async move {
         let _ = bus.run().await;
     });
     address
 }
 
-/// A client of the bus at `address` and the stream of the signals of `interface`
-/// (only `member`, when given), listening from now on.
+/// A client of the bus at `address` (see `bus_client`) and the stream of the
+/// signals of `interface` (only `member`, when given), listening from now on.
 pub async fn listen(
     address: &str,
     interface: &str,
     member: Option<&str>,
 ) -> (zbus::Connection, zbus::MessageStream) {
-    let client = zbus::connection::Builder::address(address)
-        .unwrap()
-        .build()
-        .await
-        .unwrap();
+    let client = bus_client(address).await;
     let mut rule = zbus::MatchRule::builder()
         .msg_type(zbus::message::Type::Signal)
         .interface(interface.to_string())
@@ -227,6 +227,7 @@ pub async fn listen(
         rule = rule.member(m.to_string()).unwrap();
     }
     let stream = zbus::MessageStream::for_match_rule(rule.build(), &client, None)
+        .within(10, &format!("the bus to take a match rule for {interface}"))
         .await
         .unwrap();
     (client, stream)
@@ -272,7 +273,7 @@ pub fn pgn_files(dir: &std::path::Path) -> Vec<PathBuf> {
 }
 
 /// `plies` legal moves picked by a seeded generator (the longest real game in
-/// `shared/games` has 154 plies; these need 160), from a seed whose game lasts.
+/// `tests/data/games` has 154 plies; these need 160), from a seed whose game lasts.
 pub fn random_game(plies: usize, mut seed: u64) -> Vec<shakmaty::Move> {
     use shakmaty::Position;
     loop {
@@ -329,4 +330,235 @@ pub async fn wait_for(what: &str, secs: u64, mut check: impl FnMut() -> bool) {
         );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+}
+
+// ---------------------------------------------------------------------------
+// Bounded waits: no test may hang. Every wait on something outside the test's
+// own code (a bus, a child process, a socket, a pty) goes through one of these
+// and fails the test, naming what it waited for, when it takes too long.
+
+/// `.within(secs, what)` on any future: its output, or the test fails after `secs`
+/// seconds with "timed out after N s waiting for WHAT".
+pub trait Within: std::future::IntoFuture + Sized {
+    fn within(self, secs: u64, what: &str) -> impl std::future::Future<Output = Self::Output> {
+        let what = what.to_string();
+        async move {
+            match tokio::time::timeout(std::time::Duration::from_secs(secs), self).await {
+                Ok(out) => out,
+                Err(_) => panic!("timed out after {secs} s waiting for {what}"),
+            }
+        }
+    }
+}
+
+impl<F: std::future::IntoFuture> Within for F {}
+
+/// How long a D-Bus method call of a test (a property read included) may take
+/// before it fails with a timeout error.
+pub const CALL_SECS: u64 = 10;
+
+/// A client of the bus at `address`, connected within 10 s; every method call on it
+/// fails with a timeout error after `CALL_SECS` (zbus has no default timeout).
+pub async fn bus_client(address: &str) -> zbus::Connection {
+    zbus::connection::Builder::address(address)
+        .unwrap_or_else(|e| panic!("bus address {address}: {e}"))
+        .method_timeout(std::time::Duration::from_secs(CALL_SECS))
+        .build()
+        .within(10, &format!("a connection to the bus at {address}"))
+        .await
+        .unwrap_or_else(|e| panic!("cannot connect to the bus at {address}: {e}"))
+}
+
+/// Waits for a child process to end, at most `secs`, without blocking the test's
+/// runtime (an in-process broker may have to serve the child on its way out); if it
+/// has not ended, kills it and fails naming `what`.
+pub async fn wait_exit(child: &mut std::process::Child, secs: u64, what: &str) -> std::process::ExitStatus {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        if let Some(status) = child.try_wait().unwrap_or_else(|e| panic!("{what}: {e}")) {
+            return status;
+        }
+        if std::time::Instant::now() >= until {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("timed out after {secs} s waiting for {what} to exit (killed)");
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// The same for tests without a runtime.
+pub fn wait_exit_blocking(
+    child: &mut std::process::Child,
+    secs: u64,
+    what: &str,
+) -> std::process::ExitStatus {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        if let Some(status) = child.try_wait().unwrap_or_else(|e| panic!("{what}: {e}")) {
+            return status;
+        }
+        if std::time::Instant::now() >= until {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("timed out after {secs} s waiting for {what} to exit (killed)");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Sends `signal` (`libc::SIGTERM`, ...) to process `pid` (no `kill` tool needed).
+pub fn send_signal(pid: u32, signal: i32) {
+    let pid = i32::try_from(pid).expect("a process id");
+    // SAFETY: kill(2) takes plain integers and touches no memory of this process.
+    let r = unsafe { libc::kill(pid, signal) };
+    assert_eq!(r, 0, "kill({pid}, {signal}): {}", std::io::Error::last_os_error());
+}
+
+/// Runs `cmd` to its end, at most `secs`, and returns its output (stdout and
+/// stderr read by threads of their own, so a full pipe never stops it). When it
+/// runs longer it is killed and the test fails naming `what` and what it said.
+pub fn output_within(cmd: &mut std::process::Command, secs: u64, what: &str) -> std::process::Output {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
+    let reader = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            buf
+        })
+    };
+    let out = reader(Box::new(child.stdout.take().unwrap()));
+    let err = reader(Box::new(child.stderr.take().unwrap()));
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap_or_else(|e| panic!("{what}: {e}")) {
+            break status;
+        }
+        if std::time::Instant::now() >= until {
+            let _ = child.kill();
+            let _ = child.wait();
+            let said = err.join().unwrap_or_default();
+            panic!(
+                "timed out after {secs} s waiting for {what} (killed); its stderr: {}",
+                String::from_utf8_lossy(&said)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    // The pipes close when the process ends (a grandchild that keeps them open is
+    // not waited for beyond a few seconds).
+    let join = |h: std::thread::JoinHandle<Vec<u8>>, stream: &str| {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !h.is_finished() {
+            assert!(
+                std::time::Instant::now() < until,
+                "{what}: its {stream} stayed open after it exited"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        h.join().unwrap_or_default()
+    };
+    std::process::Output {
+        status,
+        stdout: join(out, "stdout"),
+        stderr: join(err, "stderr"),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// System tools and root. `cargo test` passes on a machine without them: a test
+// that needs one says in one line what it skips and how to install it, and
+// returns. With `CI=true` (as `.ci/run` sets) a missing tool fails the test
+// instead, so CI runs everything.
+
+/// What a test needs from the machine.
+#[derive(Clone, Copy)]
+pub enum Need<'a> {
+    /// A program (looked for on PATH and in the sbin folders) and the Debian
+    /// package that installs it.
+    Tool(&'a str, &'a str),
+    /// Any of these programs, and the package that installs the first.
+    AnyTool(&'a [&'a str], &'a str),
+    /// Root (user and group changes, callers run as other users).
+    Root,
+}
+
+/// The path of program `name`: on PATH, or in the sbin folders a user's PATH may
+/// lack (Debian puts `mosquitto` and `useradd` there).
+pub fn find_tool(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/local/sbin", "/usr/sbin", "/sbin"].map(PathBuf::from))
+        .map(|dir| dir.join(name))
+        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+}
+
+/// Whether this process runs as root.
+pub fn is_root() -> bool {
+    // SAFETY: geteuid(2) cannot fail and touches no memory.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Whether the machine has everything in `needs`. When it lacks something, prints
+/// one line, `skipped TEST: WHAT (HOW)`, on the terminal (not captured by the test
+/// harness) and returns false; under `CI=true` the test fails instead.
+pub fn need(needs: &[Need]) -> bool {
+    let mut missing = Vec::new();
+    let mut packages = Vec::new();
+    let mut root = false;
+    for n in needs {
+        match n {
+            Need::Tool(name, package) => {
+                if find_tool(name).is_none() {
+                    missing.push(name.to_string());
+                    packages.push(*package);
+                }
+            }
+            Need::AnyTool(names, package) => {
+                if names.iter().all(|n| find_tool(n).is_none()) {
+                    missing.push(names.join(" or "));
+                    packages.push(*package);
+                }
+            }
+            Need::Root => root = !is_root(),
+        }
+    }
+    if missing.is_empty() && !root {
+        return true;
+    }
+    let mut why = Vec::new();
+    if root {
+        why.push("needs root (`sudo bash .ci/run` runs every test)".to_string());
+    }
+    if !missing.is_empty() {
+        packages.dedup();
+        why.push(format!(
+            "{} not found (apt-get install {})",
+            missing.join(", "),
+            packages.join(" ")
+        ));
+    }
+    let test = std::thread::current()
+        .name()
+        .filter(|n| *n != "main")
+        .unwrap_or("a test")
+        .rsplit("::")
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let line = format!("skipped {test}: {}", why.join("; "));
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("CI=true, so nothing is skipped: {line}");
+    }
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+    false
 }
