@@ -2,12 +2,15 @@
 //! command line the binary parses (`eboard_bridge::cli::Cli`), so that they never
 //! drift from it:
 //!
-//!     cargo run --example package-docs -- target/package-docs 2026-11-25
+//!     cargo run --example package-docs -- target/package-docs 2026-11-25 [DEB_VERSION]
 //!
 //! writes `man/eboard-bridge.1` and one page per command (`eboard-bridge-run.1`,
-//! ...), and `completions/eboard-bridge.bash`, `_eboard-bridge` (zsh) and
-//! `eboard-bridge.fish`. The date is the pages' date (`.ci/package` gives the
-//! commit's, so that the same commit makes the same pages). `.ci/package` runs it before `cargo deb`, whose metadata
+//! ...), `completions/eboard-bridge.bash`, `_eboard-bridge` (zsh) and
+//! `eboard-bridge.fish`, and `changelog.Debian`: the package's own changelog, one
+//! entry for DEB_VERSION (default: the crate's version, revision 1) that points to
+//! the project's CHANGELOG.md, shipped beside it. The date is the pages' and the
+//! entry's (`.ci/package` gives the commit's, so that the same commit makes the
+//! same files). `.ci/package` runs it before `cargo deb`, whose metadata
 //! in `Cargo.toml` takes the files from there. A development program rather than a
 //! command of the binary: the shipped daemon carries neither generator.
 
@@ -44,12 +47,35 @@ const FILES: &[(&str, &str)] = &[
 
 fn main() -> ExitCode {
     let mut args = std::env::args_os().skip(1);
+    let usage = "usage: cargo run --example package-docs -- OUT_DIR YYYY-MM-DD [DEB_VERSION]";
     let (Some(out), Some(date)) = (args.next().map(PathBuf::from), args.next()) else {
-        eprintln!("usage: cargo run --example package-docs -- OUT_DIR YYYY-MM-DD");
+        eprintln!("{usage}");
         return ExitCode::from(2);
     };
-    match generate(&out, &date.to_string_lossy()) {
+    let date = date.to_string_lossy().into_owned();
+    let Some(rfc2822) = rfc2822_day(&date) else {
+        eprintln!("package-docs: `{date}` is not a date YYYY-MM-DD\n{usage}");
+        return ExitCode::from(2);
+    };
+    let version = args
+        .next()
+        .map(|v| v.to_string_lossy().into_owned())
+        .unwrap_or_else(|| format!("{}-1", env!("CARGO_PKG_VERSION")));
+    let changelog = format!(
+        "eboard-bridge ({version}) unstable; urgency=medium\n\n  \
+         * eboard-bridge {}: what changed is in changelog.gz beside this file\n    \
+         (the project's CHANGELOG.md).\n\n -- {MAINTAINER}  {rfc2822}\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    if let Err(e) =
+        std::fs::create_dir_all(&out).and_then(|()| std::fs::write(out.join("changelog.Debian"), changelog))
+    {
+        eprintln!("package-docs: {}: {e}", out.display());
+        return ExitCode::FAILURE;
+    }
+    match generate(&out, &date) {
         Ok(files) => {
+            println!("{}", out.join("changelog.Debian").display());
             for f in files {
                 println!("{}", f.display());
             }
@@ -60,6 +86,31 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The package's maintainer, as `[package.metadata.deb] maintainer` names it.
+const MAINTAINER: &str = "eboard-bridge developers <eboard-bridge@example.org>";
+
+/// `YYYY-MM-DD` as a changelog's date (RFC 2822, at midnight UTC).
+fn rfc2822_day(date: &str) -> Option<String> {
+    let mut parts = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
+    let (y, m, d) = (parts.next()??, parts.next()??, parts.next()??);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    // Days since 1970-01-01 (the civil-from-days inverse, proleptic Gregorian).
+    let (y2, m2) = if m <= 2 { (y - 1, m + 9) } else { (y, m - 3) };
+    let era = y2.div_euclid(400);
+    let yoe = y2 - era * 400;
+    let doy = (153 * m2 + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    // 1970-01-01 was a Thursday.
+    let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][days.rem_euclid(7) as usize];
+    let month = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ][(m - 1) as usize];
+    Some(format!("{weekday}, {d:02} {month} {y} 00:00:00 +0000"))
 }
 
 fn generate(out: &Path, date: &str) -> std::io::Result<Vec<PathBuf>> {
