@@ -350,3 +350,50 @@ fn the_packaged_config_names_every_option_and_parses() {
     );
     assert_eq!(full.boards.len(), 1);
 }
+
+/// The game `.ci/upgrade-test` plays while it upgrades the package: the Opera
+/// Game, whole (it replays to its moves and ends in mate), with a think of more
+/// than 30 s after ply 10, when the upgrade runs.
+#[test]
+fn the_upgrade_tests_game_is_whole_and_pauses_after_ply_ten() {
+    let rel = "tests/fixtures/upgrade/opera_game.esl";
+    let text = read(rel);
+    let expected: Vec<&str> = text
+        .lines()
+        .find_map(|l| l.strip_prefix("# expect-moves: "))
+        .expect("an expect-moves line")
+        .split_whitespace()
+        .collect();
+    assert_eq!(expected.len(), 33);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
+        .args(["replay", "--format", "uci"])
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let played: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(played, expected);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
+        .args(["replay", "--format", "pgn"])
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel))
+        .output()
+        .unwrap();
+    let pgn = String::from_utf8_lossy(&out.stdout);
+    assert!(pgn.contains("[Result \"1-0\"]") && pgn.contains("Rd8#"), "{pgn}");
+
+    let log = eboard_bridge::log::parse_log(&text, rel).unwrap();
+    let records = &log.records;
+    let tenth_press = records
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| matches!(r.kind, eboard_bridge::log::RecordKind::Press(_)))
+        .nth(9)
+        .map(|(i, _)| i)
+        .expect("ten presses");
+    let pause = records[tenth_press + 1].time.micros() - records[tenth_press].time.micros();
+    assert!(pause > 30_000_000, "the think after ply 10 is {pause} µs");
+}
