@@ -207,3 +207,193 @@ fn systemd_unit_runs_the_daemon_on_the_system_bus_hardened() {
     );
     assert!(net.contains("[Service]"));
 }
+
+/// The field names a derived `Deserialize` struct accepts (as serde names them):
+/// the derive hands them to `deserialize_struct`, and this deserializer stops there.
+fn serde_fields<'de, T: serde::Deserialize<'de>>() -> Vec<&'static str> {
+    struct Lister(std::rc::Rc<std::cell::Cell<&'static [&'static str]>>);
+    #[derive(Debug)]
+    struct Stop;
+    impl std::fmt::Display for Stop {
+        fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("not a struct")
+        }
+    }
+    impl std::error::Error for Stop {}
+    impl serde::de::Error for Stop {
+        fn custom<M: std::fmt::Display>(_: M) -> Self {
+            Stop
+        }
+    }
+    impl<'de> serde::Deserializer<'de> for Lister {
+        type Error = Stop;
+        fn deserialize_any<V: serde::de::Visitor<'de>>(self, _: V) -> Result<V::Value, Stop> {
+            Err(Stop)
+        }
+        fn deserialize_struct<V: serde::de::Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Stop> {
+            self.0.set(fields);
+            Err(Stop)
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+            bytes byte_buf option unit unit_struct newtype_struct seq tuple
+            tuple_struct map enum identifier ignored_any
+        }
+    }
+    let fields = std::rc::Rc::new(std::cell::Cell::new(&[][..]));
+    let _ = T::deserialize(Lister(fields.clone()));
+    let fields = fields.get().to_vec();
+    assert!(
+        !fields.is_empty(),
+        "{} is not a struct",
+        std::any::type_name::<T>()
+    );
+    fields
+}
+
+/// The package's default configuration (`/etc/eboard-bridge/config.toml`): as
+/// shipped it parses to the defaults; with every `#key = value` and `#[table]` line
+/// uncommented it still parses with the daemon's parser (no unknown or misspelt
+/// key), names every option the parser knows, section by section, and the values
+/// it calls defaults are the parser's defaults.
+#[test]
+fn the_packaged_config_names_every_option_and_parses() {
+    use eboard_bridge::daemon::config::{Board, Clock, Config, Rules};
+    let shipped = read("packaging/config.toml");
+    let config = Config::parse(&shipped, "packaging/config.toml").unwrap();
+    assert_eq!(
+        config,
+        Config::default(),
+        "as shipped, every option is commented out"
+    );
+
+    let uncommented: String = shipped
+        .lines()
+        .map(|l| match l.strip_prefix('#') {
+            Some(rest) if rest.starts_with(|c: char| c.is_ascii_lowercase() || c == '[') => rest,
+            _ => l,
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let full = Config::parse(&uncommented, "config.toml (uncommented)").unwrap_or_else(|e| panic!("{e}"));
+
+    // Each table's keys, from the uncommented text.
+    let mut keys: std::collections::HashMap<String, Vec<String>> = Default::default();
+    let mut table = String::new();
+    for line in uncommented
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        if let Some(t) = line.strip_prefix('[') {
+            table = t.trim_matches(['[', ']']).to_string();
+        } else if let Some((key, _)) = line.split_once(" = ") {
+            keys.entry(table.clone()).or_default().push(key.to_string());
+        }
+    }
+    for (table, fields) in [
+        ("", serde_fields::<Config>()),
+        ("rules", serde_fields::<Rules>()),
+        ("clock", serde_fields::<Clock>()),
+        ("http", serde_fields::<eboard_bridge::net::HttpConfig>()),
+        ("mqtt", serde_fields::<eboard_bridge::mqtt::MqttConfig>()),
+        ("board", serde_fields::<Board>()),
+    ] {
+        let have = keys.get(table).cloned().unwrap_or_default();
+        for field in fields {
+            // Top-level fields that are tables have their own section.
+            let is_table = table.is_empty() && ["rules", "clock", "http", "mqtt", "board"].contains(&field);
+            assert!(
+                is_table || have.iter().any(|k| k == field),
+                "packaging/config.toml has no `{field}` in [{table}]"
+            );
+        }
+    }
+
+    // The values the file calls defaults are the parser's.
+    let default = Config::default();
+    assert_eq!(full.rules, default.rules);
+    assert_eq!(
+        (
+            full.clock.white,
+            full.clock.flag,
+            full.clock.mode,
+            full.clock.show_moves
+        ),
+        (
+            default.clock.white,
+            default.clock.flag,
+            default.clock.mode,
+            default.clock.show_moves
+        )
+    );
+    assert_eq!(full.device_dir(), default.device_dir());
+    assert_eq!(
+        full.state.as_deref(),
+        Some(std::path::Path::new("/var/lib/eboard-bridge"))
+    );
+    assert_eq!(
+        full.output_dir(),
+        std::path::Path::new("/var/lib/eboard-bridge/live")
+    );
+    let http = full.http.expect("[http]");
+    let http_default = eboard_bridge::net::HttpConfig::on("127.0.0.1:1982");
+    assert_eq!(http, http_default);
+    let mqtt = full.mqtt.expect("[mqtt]");
+    assert_eq!(
+        (mqtt.qos, mqtt.commands, mqtt.queue_limit),
+        (1, false, eboard_bridge::mqtt::config::DEFAULT_QUEUE_LIMIT)
+    );
+    assert_eq!(full.boards.len(), 1);
+}
+
+/// The game `.ci/upgrade-test` plays while it upgrades the package: the Opera
+/// Game, whole (it replays to its moves and ends in mate), with a think of more
+/// than 30 s after ply 10, when the upgrade runs.
+#[test]
+fn the_upgrade_tests_game_is_whole_and_pauses_after_ply_ten() {
+    let rel = "tests/fixtures/upgrade/opera_game.esl";
+    let text = read(rel);
+    let expected: Vec<&str> = text
+        .lines()
+        .find_map(|l| l.strip_prefix("# expect-moves: "))
+        .expect("an expect-moves line")
+        .split_whitespace()
+        .collect();
+    assert_eq!(expected.len(), 33);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
+        .args(["replay", "--format", "uci"])
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let played: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(played, expected);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
+        .args(["replay", "--format", "pgn"])
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel))
+        .output()
+        .unwrap();
+    let pgn = String::from_utf8_lossy(&out.stdout);
+    assert!(pgn.contains("[Result \"1-0\"]") && pgn.contains("Rd8#"), "{pgn}");
+
+    let log = eboard_bridge::log::parse_log(&text, rel).unwrap();
+    let records = &log.records;
+    let tenth_press = records
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| matches!(r.kind, eboard_bridge::log::RecordKind::Press(_)))
+        .nth(9)
+        .map(|(i, _)| i)
+        .expect("ten presses");
+    let pause = records[tenth_press + 1].time.micros() - records[tenth_press].time.micros();
+    assert!(pause > 30_000_000, "the think after ply 10 is {pause} µs");
+}

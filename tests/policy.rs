@@ -487,10 +487,15 @@ async fn a_bus_that_refuses_the_name_is_reported_with_the_policy_file_to_install
 
 /// A system-bus-like broker (deny by default, as system.conf does) with the
 /// project's policy file included as installed, listening in `dir`; its address.
+/// `EB_POLICY_FILE` names another policy file: `.ci/package` gives the one the
+/// Debian package installed.
 async fn system_bus(dir: &Path) -> (Broker, String) {
     std::fs::set_permissions(dir, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let socket = dir.join("system_bus_socket");
-    let policy = Path::new(env!("CARGO_MANIFEST_DIR")).join("dbus/org.eboardbridge.conf");
+    let policy = std::env::var_os("EB_POLICY_FILE")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("dbus/org.eboardbridge.conf"));
+    assert!(policy.is_file(), "no D-Bus policy file {}", policy.display());
     // A system-bus-like configuration (deny by default, as system.conf does) that
     // includes the project's policy file as installed.
     let conf = dir.join("bus.conf");
