@@ -133,7 +133,9 @@ pub fn check_tag(name: &str, value: &str, players: bool) -> Result<(), String> {
     }
     Err(match name {
         "WhiteElo" | "BlackElo" => format!("{name} `{shown}`: a rating is a number of at most 4 digits"),
-        "WhiteFideId" | "BlackFideId" => format!("{name} `{shown}`: a FIDE id is a number of at most 12 digits"),
+        "WhiteFideId" | "BlackFideId" => {
+            format!("{name} `{shown}`: a FIDE id is a number of at most 12 digits")
+        }
         "White" | "Black" => format!("{name}: a player's name cannot be empty"),
         _ => format!("{name} `{shown}`: a title is at most 4 letters (GM, IM, WFM, ...)"),
     })
@@ -156,8 +158,11 @@ pub fn user_name(uid: u32) -> String {
         let mut pw: libc::passwd = std::mem::zeroed();
         let mut found: *mut libc::passwd = std::ptr::null_mut();
         let r = libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr().cast(), buf.len(), &mut found);
-        (r == 0 && !found.is_null() && !pw.pw_name.is_null())
-            .then(|| std::ffi::CStr::from_ptr(pw.pw_name).to_string_lossy().into_owned())
+        (r == 0 && !found.is_null() && !pw.pw_name.is_null()).then(|| {
+            std::ffi::CStr::from_ptr(pw.pw_name)
+                .to_string_lossy()
+                .into_owned()
+        })
     };
     match name {
         Some(n) if !n.is_empty() && n.len() <= 64 && n.chars().all(|c| c.is_ascii_graphic()) => n,
@@ -498,7 +503,8 @@ impl Board1 {
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
-        self.ask(Command::SetPosition(fen), caller(conn, &header).await).await
+        self.ask(Command::SetPosition(fen), caller(conn, &header).await)
+            .await
     }
     /// Back to ply `ply` of the game (7.5.1).
     async fn reinstate(
@@ -507,7 +513,8 @@ impl Board1 {
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
-        self.ask(Command::Reinstate(ply), caller(conn, &header).await).await
+        self.ask(Command::Reinstate(ply), caller(conn, &header).await)
+            .await
     }
     /// The result (`1-0`, `0-1`, `1/2-1/2`, `*`).
     async fn set_result(
@@ -516,7 +523,8 @@ impl Board1 {
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
-        self.ask(Command::SetResult(result), caller(conn, &header).await).await
+        self.ask(Command::SetResult(result), caller(conn, &header).await)
+            .await
     }
     /// Sets and starts the clock: `MINUTES[+INCREMENT]`, for example `90+30`.
     async fn set_time_control(
@@ -525,36 +533,43 @@ impl Board1 {
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
-        self.ask(Command::SetTimeControl(spec), caller(conn, &header).await).await
+        self.ask(Command::SetTimeControl(spec), caller(conn, &header).await)
+            .await
     }
     /// The players of the game under way (with none under way, of the next game).
     async fn set_players(
         &self,
-        white: String, black: String,
+        white: String,
+        black: String,
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
-        self.ask(Command::SetPlayers(white, black), caller(conn, &header).await).await
+        self.ask(Command::SetPlayers(white, black), caller(conn, &header).await)
+            .await
     }
     /// The arbiter sets both times (milliseconds; the clock shows whole seconds);
     /// the running side goes on running.
     async fn set_clock(
         &self,
-        white_ms: i64, black_ms: i64,
+        white_ms: i64,
+        black_ms: i64,
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
-        self.ask(Command::SetClock(white_ms, black_ms), caller(conn, &header).await).await
+        self.ask(Command::SetClock(white_ms, black_ms), caller(conn, &header).await)
+            .await
     }
     /// The arbiter adds `seconds` (negative: takes them) to `side`'s time
     /// (`white` or `black`), from the clock's last report.
     async fn add_time(
         &self,
-        side: String, seconds: i32,
+        side: String,
+        seconds: i32,
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
-        self.ask(Command::AddTime(side, seconds), caller(conn, &header).await).await
+        self.ask(Command::AddTime(side, seconds), caller(conn, &header).await)
+            .await
     }
     /// The pairing's tags (`WhiteElo`, `BlackElo`, `WhiteFideId`, `BlackFideId`,
     /// `WhiteTitle`, `BlackTitle`, `WhiteTeam`, `BlackTeam`) of the game under way
@@ -567,7 +582,8 @@ impl Board1 {
     ) -> Result<(), BusError> {
         let tags: BTreeMap<String, String> = tags.into_iter().collect();
         check_tags(&tags, false).map_err(BusError::InvalidArgument)?;
-        self.ask(Command::SetTags(tags), caller(conn, &header).await).await
+        self.ask(Command::SetTags(tags), caller(conn, &header).await)
+            .await
     }
     /// A round's pairing for the board's next game (or the game not begun, no
     /// move and no result): `round` (0: the board's round stays), `White`,
@@ -587,11 +603,13 @@ impl Board1 {
     /// Shows `text` (up to 8 characters) on the clock for `seconds`.
     async fn show_text(
         &self,
-        text: String, seconds: u32,
+        text: String,
+        seconds: u32,
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
-        self.ask(Command::ShowText(text, seconds), caller(conn, &header).await).await
+        self.ask(Command::ShowText(text, seconds), caller(conn, &header).await)
+            .await
     }
 
     #[zbus(signal)]
@@ -711,10 +729,14 @@ impl Manager1 {
         let mut boards: Vec<(u32, BTreeMap<String, String>)> = Vec::with_capacity(pairings.len());
         for (board, tags) in pairings {
             if board == 0 {
-                return Err(BusError::InvalidArgument("board 0: boards are numbered from 1".into()));
+                return Err(BusError::InvalidArgument(
+                    "board 0: boards are numbered from 1".into(),
+                ));
             }
             if boards.iter().any(|(b, _)| *b == board) {
-                return Err(BusError::InvalidArgument(format!("board {board} is paired twice")));
+                return Err(BusError::InvalidArgument(format!(
+                    "board {board} is paired twice"
+                )));
             }
             let tags: BTreeMap<String, String> = tags.into_iter().collect();
             check_pairing(&tags).map_err(|e| BusError::InvalidArgument(format!("board {board}: {e}")))?;

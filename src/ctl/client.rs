@@ -122,10 +122,12 @@ impl Client {
             "UnknownMethod" => format!(
                 "{what}: the daemon does not know this call: is it older than this command? (eboard-bridge --version; restart the service after an upgrade)"
             ),
-            "UnknownObject" => format!("{what}: the board is gone from the daemon (ctl boards lists those there)"),
-            "NoReply" | "Timeout" | "TimedOut" => format!(
-                "{what}: the daemon did not answer: journalctl -u eboard-bridge says why"
-            ),
+            "UnknownObject" => {
+                format!("{what}: the board is gone from the daemon (ctl boards lists those there)")
+            }
+            "NoReply" | "Timeout" | "TimedOut" => {
+                format!("{what}: the daemon did not answer: journalctl -u eboard-bridge says why")
+            }
             "NotConnected" => format!("{what}: refused: {text}: the board's clock must be connected"),
             "NoBoard" => text,
             _ => format!("{what}: refused: {text}"),
@@ -133,7 +135,13 @@ impl Client {
     }
 
     /// Calls `method` on `path`'s `iface`, within [`CALL_TIMEOUT`].
-    async fn call<B>(&self, path: &str, iface: &str, method: &str, body: &B) -> Result<zbus::Message, CtlError>
+    async fn call<B>(
+        &self,
+        path: &str,
+        iface: &str,
+        method: &str,
+        body: &B,
+    ) -> Result<zbus::Message, CtlError>
     where
         B: serde::Serialize + zbus::zvariant::DynamicType,
     {
@@ -154,12 +162,16 @@ impl Client {
     pub async fn boards(&self) -> Result<Vec<BoardView>, CtlError> {
         type Objects = HashMap<OwnedObjectPath, HashMap<String, HashMap<String, OwnedValue>>>;
         let reply = self
-            .call(ROOT_PATH, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects", &())
+            .call(
+                ROOT_PATH,
+                "org.freedesktop.DBus.ObjectManager",
+                "GetManagedObjects",
+                &(),
+            )
             .await?;
-        let objects: Objects = reply
-            .body()
-            .deserialize()
-            .map_err(|e| CtlError::Refused(format!("GetManagedObjects: an answer that does not read: {e}")))?;
+        let objects: Objects = reply.body().deserialize().map_err(|e| {
+            CtlError::Refused(format!("GetManagedObjects: an answer that does not read: {e}"))
+        })?;
         let mut boards: Vec<BoardView> = objects
             .into_iter()
             .filter_map(|(path, ifaces)| {
@@ -182,7 +194,9 @@ impl Client {
     where
         B: serde::Serialize + zbus::zvariant::DynamicType,
     {
-        self.call(&board.path, BOARD_INTERFACE, method, body).await.map(|_| ())
+        self.call(&board.path, BOARD_INTERFACE, method, body)
+            .await
+            .map(|_| ())
     }
 
     /// `Manager1.SetPairings`.
@@ -209,7 +223,11 @@ impl Client {
         let mut stream = match tokio::time::timeout(CALL_TIMEOUT, subscribe).await {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => return Err(self.explain("watch", e)),
-            Err(_) => return Err(CtlError::Refused("the bus did not answer a subscription in 10 s".into())),
+            Err(_) => {
+                return Err(CtlError::Refused(
+                    "the bus did not answer a subscription in 10 s".into(),
+                ));
+            }
         };
         // Which board each object is (refreshed when an unknown one speaks).
         let mut known: HashMap<String, (u32, String)> = HashMap::new();
@@ -258,10 +276,15 @@ impl Client {
             if kind.is_empty() {
                 continue;
             }
-            let (board, id) = known
-                .get(&about)
-                .cloned()
-                .unwrap_or_else(|| (0, about.strip_prefix(BOARD_PATH_PREFIX).unwrap_or(&about).to_string()));
+            let (board, id) = known.get(&about).cloned().unwrap_or_else(|| {
+                (
+                    0,
+                    about
+                        .strip_prefix(BOARD_PATH_PREFIX)
+                        .unwrap_or(&about)
+                        .to_string(),
+                )
+            });
             let w = Watched {
                 time: format::local_time(),
                 board,
@@ -339,7 +362,10 @@ pub fn resolve(boards: &[BoardView], name: &str) -> Result<BoardView, CtlError> 
         return r;
     }
     if let Some(r) = pick(
-        boards.iter().filter(|b| !b.serial.is_empty() && b.serial == name).collect(),
+        boards
+            .iter()
+            .filter(|b| !b.serial.is_empty() && b.serial == name)
+            .collect(),
         "serial number",
     ) {
         return r;
@@ -355,7 +381,10 @@ pub fn resolve(boards: &[BoardView], name: &str) -> Result<BoardView, CtlError> 
     Err(CtlError::Refused(if name.parse::<u32>().is_ok() {
         format!("no board {name}: {all}")
     } else {
-        format!("no board with the id or serial number `{}`: {all}", crate::log::clip_to(name, 40))
+        format!(
+            "no board with the id or serial number `{}`: {all}",
+            crate::log::clip_to(name, 40)
+        )
     }))
 }
 
@@ -385,7 +414,8 @@ fn watched(
             "irregular"
         }
         "TouchMove" => {
-            let (article, side, touched, played): (String, String, Vec<String>, String) = body.deserialize().ok()?;
+            let (article, side, touched, played): (String, String, Vec<String>, String) =
+                body.deserialize().ok()?;
             put("article", json!(article));
             put("side", json!(side));
             put("touched", json!(touched));
@@ -421,7 +451,8 @@ fn watched(
             "resolved"
         }
         "PropertiesChanged" => {
-            let (iface, changed, _): (String, HashMap<String, OwnedValue>, Vec<String>) = body.deserialize().ok()?;
+            let (iface, changed, _): (String, HashMap<String, OwnedValue>, Vec<String>) =
+                body.deserialize().ok()?;
             if iface != BOARD_INTERFACE {
                 return None;
             }
@@ -464,13 +495,22 @@ mod tests {
 
     #[test]
     fn a_board_by_number_id_or_serial_and_what_to_do_when_none() {
-        let boards = [board(1, "dgt_100", "100"), board(2, "dgt_200", "2"), board(3, "dgt_300", "300")];
+        let boards = [
+            board(1, "dgt_100", "100"),
+            board(2, "dgt_200", "2"),
+            board(3, "dgt_300", "300"),
+        ];
         assert_eq!(resolve(&boards, "2").unwrap().id, "dgt_200");
         assert_eq!(resolve(&boards, "dgt_300").unwrap().number, 3);
         assert_eq!(resolve(&boards, "100").unwrap().number, 1);
         let e = resolve(&boards, "17").unwrap_err();
         assert_eq!(e, CtlError::Refused("no board 17: boards are 1-3".into()));
-        assert!(resolve(&boards, "dgt_9").unwrap_err().to_string().contains("boards are 1-3"));
+        assert!(
+            resolve(&boards, "dgt_9")
+                .unwrap_err()
+                .to_string()
+                .contains("boards are 1-3")
+        );
         let twice = [board(4, "a", ""), board(4, "b", "")];
         assert!(resolve(&twice, "4").unwrap_err().to_string().contains("(a, b)"));
     }

@@ -92,7 +92,11 @@ pub fn duration(text: &str) -> Result<i32, String> {
 /// `H:MM:SS` or `M:SS` in seconds (minutes and seconds under 60 after the first).
 fn clock_seconds(text: &str) -> Option<i64> {
     let parts: Vec<&str> = text.split(':').collect();
-    if parts.len() > 3 || parts.iter().any(|p| p.is_empty() || p.len() > 4 || !p.bytes().all(|b| b.is_ascii_digit())) {
+    if parts.len() > 3
+        || parts
+            .iter()
+            .any(|p| p.is_empty() || p.len() > 4 || !p.bytes().all(|b| b.is_ascii_digit()))
+    {
         return None;
     }
     let n: Vec<i64> = parts.iter().map(|p| p.parse().ok()).collect::<Option<_>>()?;
@@ -226,7 +230,11 @@ pub fn table(boards: &[BoardView]) -> String {
                 format!("{} - {}", b.white, b.black),
                 status,
                 b.moves.to_string(),
-                if b.last_move.is_empty() { "-".into() } else { b.last_move.clone() },
+                if b.last_move.is_empty() {
+                    "-".into()
+                } else {
+                    b.last_move.clone()
+                },
                 clocks,
             ]
         })
@@ -297,13 +305,19 @@ pub fn watched_line(w: &Watched) -> String {
     let what = match w.kind.as_str() {
         "irregular" => {
             let done = if f("completed") == "true" {
-                format!(", completed: {}'s {} completed one", f("side"), ordinal(f("count").parse().unwrap_or(0)))
+                format!(
+                    ", completed: {}'s {} completed one",
+                    f("side"),
+                    ordinal(f("count").parse().unwrap_or(0))
+                )
             } else {
                 String::new()
             };
             let kind = f("kind");
             let help = match kind.as_str() {
-                "lost_track" => " (the record lost track: set the position with ctl position, or have the players set up the last recorded one)",
+                "lost_track" => {
+                    " (the record lost track: set the position with ctl position, or have the players set up the last recorded one)"
+                }
                 "illegal_move" => " (7.5)",
                 "displaced" => " (7.4)",
                 _ => "",
@@ -321,7 +335,11 @@ pub fn watched_line(w: &Watched) -> String {
             "FLAG: {}'s flag has fallen after ply {}{}",
             f("side"),
             f("ply"),
-            if f("count_met") == "true" { " (move count met)" } else { "" }
+            if f("count_met") == "true" {
+                " (move count met)"
+            } else {
+                ""
+            }
         ),
         "draw_claimable" => format!("DRAW CLAIMABLE: {}", f("reason")),
         "clock_unresponsive" => format!(
@@ -335,7 +353,11 @@ pub fn watched_line(w: &Watched) -> String {
         "resolved" => "resolved: the board is in step again".to_string(),
         other => other.to_string(),
     };
-    let board = if w.board == 0 { "board ?".to_string() } else { format!("board {}", w.board) };
+    let board = if w.board == 0 {
+        "board ?".to_string()
+    } else {
+        format!("board {}", w.board)
+    };
     format!("{} {board} ({}): {what}", w.time, w.id)
 }
 
@@ -383,7 +405,9 @@ mod tests {
         assert_eq!(duration("1h"), Ok(3600));
         assert_eq!(duration("+1:30"), Ok(90));
         assert_eq!(duration("-0:02:00"), Ok(-120));
-        for bad in ["", "+", "2x", "m", "30s2m", "1:75", "1:2", "99999999", "11h", "--2"] {
+        for bad in [
+            "", "+", "2x", "m", "30s2m", "1:75", "1:2", "99999999", "11h", "--2",
+        ] {
             assert!(duration(bad).is_err(), "{bad}");
         }
         assert_eq!(clock_ms("1:30:00"), Ok(5_400_000));
@@ -422,9 +446,15 @@ mod tests {
         let t = table(&[b]);
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(lines.len(), 2);
-        assert!(lines[1].starts_with("   12  dgt_12345  Carlsen, Magnus - Ding, Liren  playing"), "{t}");
+        assert!(
+            lines[1].starts_with("   12  dgt_12345  Carlsen, Magnus - Ding, Liren  playing"),
+            "{t}"
+        );
         assert!(lines[1].contains("2. Nf3"), "{t}");
         assert!(lines[1].contains("0:00:00 1:23:20 <"), "{t}");
-        assert!(lines[1].ends_with("irregular: displaced; flag: white's time is up"), "{t}");
+        assert!(
+            lines[1].ends_with("irregular: displaced; flag: white's time is up"),
+            "{t}"
+        );
     }
 }

@@ -33,9 +33,11 @@ pub enum CtlBus {
 
 /// The arbiter's command: `ctl [--bus system|session] COMMAND`.
 #[derive(Debug, Args)]
-#[command(after_help = "BOARD is a board number (12), a board id (dgt_12345) or a serial number.\n\
+#[command(
+    after_help = "BOARD is a board number (12), a board id (dgt_12345) or a serial number.\n\
 Exit status: 0 done; 1 refused by the daemon (the message says why and what to do) or no daemon; 2 a usage error.\n\
-Every call is journaled in the board's recording as the arbiter's decision, with your user name.")]
+Every call is journaled in the board's recording as the arbiter's decision, with your user name."
+)]
 pub struct CtlArgs {
     /// Where the daemon is: the system bus (the service) or the session bus (the demo).
     #[arg(long, value_enum, default_value = "system", global = true)]
@@ -252,7 +254,9 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&boards).unwrap_or_default());
             } else if boards.is_empty() {
-                println!("no boards yet: plug one in (journalctl -u eboard-bridge says what the daemon sees)");
+                println!(
+                    "no boards yet: plug one in (journalctl -u eboard-bridge says what the daemon sees)"
+                );
             } else {
                 print!("{}", format::table(&boards));
             }
@@ -260,7 +264,9 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
         CtlCommand::Watch { json } => client.watch(json).await?,
         CtlCommand::Players { board, white, black } => {
             let b = client.board(&board).await?;
-            client.board_call(&b, "SetPlayers", &(white.as_str(), black.as_str())).await?;
+            client
+                .board_call(&b, "SetPlayers", &(white.as_str(), black.as_str()))
+                .await?;
             done(&b, format!("players {white} - {black}"));
         }
         CtlCommand::Tags { board, tags } => {
@@ -323,12 +329,18 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
             client.board_call(&b, "SetClock", &(white, black)).await?;
             done(
                 &b,
-                format!("clocks set: white {}, black {}", format::clock(white), format::clock(black)),
+                format!(
+                    "clocks set: white {}, black {}",
+                    format::clock(white),
+                    format::clock(black)
+                ),
             );
         }
         CtlCommand::Text { board, text, seconds } => {
             let b = client.board(&board).await?;
-            client.board_call(&b, "ShowText", &(text.as_str(), seconds)).await?;
+            client
+                .board_call(&b, "ShowText", &(text.as_str(), seconds))
+                .await?;
             done(&b, format!("the clock shows {text:?} for {seconds} s"));
         }
         CtlCommand::Pairings { .. } => {
@@ -338,7 +350,12 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
             let list: Vec<(u32, HashMap<String, String>)> = p
                 .boards
                 .iter()
-                .map(|b| (b.board, b.tags.iter().map(|(k, v)| (k.clone(), v.clone())).collect()))
+                .map(|b| {
+                    (
+                        b.board,
+                        b.tags.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                    )
+                })
                 .collect();
             let round = p.round.unwrap_or(0);
             if let Err(e) = client.set_pairings(round, &list).await {

@@ -175,7 +175,9 @@ fn tag_line(line: &str) -> Result<(String, String), String> {
         .strip_prefix('[')
         .and_then(|l| l.strip_suffix(']'))
         .ok_or("a tag line is [Name \"value\"]")?;
-    let (name, rest) = inner.split_once(|c: char| c.is_whitespace()).ok_or("a tag line is [Name \"value\"]")?;
+    let (name, rest) = inner
+        .split_once(|c: char| c.is_whitespace())
+        .ok_or("a tag line is [Name \"value\"]")?;
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         return Err(format!("`{}` is not a tag name", crate::log::clip_to(name, 40)));
     }
@@ -205,7 +207,10 @@ fn pgn_round(v: &str) -> Result<(Option<u32>, Option<u32>), String> {
     if v.is_empty() || v == "?" || v == "-" {
         return Ok((None, None));
     }
-    let number = |s: &str| s.parse::<u32>().map_err(|_| format!("Round \"{v}\" is not R or R.B"));
+    let number = |s: &str| {
+        s.parse::<u32>()
+            .map_err(|_| format!("Round \"{v}\" is not R or R.B"))
+    };
     match v.split_once('.') {
         Some((r, b)) => Ok((Some(number(r)?), Some(number(b)?))),
         None => Ok((Some(number(v)?), None)),
@@ -366,7 +371,11 @@ fn csv_fields(line: &str, sep: char) -> Result<Vec<String>, String> {
                     return Ok(fields);
                 }
                 Some(c) if c == sep => fields.push(field),
-                Some(c) => return Err(format!("`{c}` after a quoted field (a quote inside a field is doubled: \"\")")),
+                Some(c) => {
+                    return Err(format!(
+                        "`{c}` after a quoted field (a quote inside a field is doubled: \"\")"
+                    ));
+                }
             }
         } else {
             loop {
@@ -395,7 +404,11 @@ fn parse_csv(text: &str, file: &str, round: Option<u32>) -> Result<Pairings, Pai
     let Some((hi, header)) = lines.next() else {
         return Err(at(1, "no header row".into()));
     };
-    let sep = if !header.contains(',') && header.contains(';') { ';' } else { ',' };
+    let sep = if !header.contains(',') && header.contains(';') {
+        ';'
+    } else {
+        ','
+    };
     let names = csv_fields(header, sep).map_err(|e| at(hi + 1, e))?;
     let mut columns: Vec<&str> = Vec::new();
     for n in &names {
@@ -438,10 +451,12 @@ fn parse_csv(text: &str, file: &str, round: Option<u32>) -> Result<Pairings, Pai
         let mut tags = BTreeMap::new();
         for (tag, v) in columns.iter().zip(&fields) {
             if *tag == "Board" {
-                board = Some(
-                    v.parse::<u32>()
-                        .map_err(|_| at(n, format!("board `{}` is not a board number", crate::log::clip_to(v, 20))))?,
-                );
+                board = Some(v.parse::<u32>().map_err(|_| {
+                    at(
+                        n,
+                        format!("board `{}` is not a board number", crate::log::clip_to(v, 20)),
+                    )
+                })?);
             } else if let Some(v) = value(tag, v) {
                 tags.insert(tag.to_string(), v);
             }
@@ -556,9 +571,21 @@ mod tests {
         bad("board,white\n1,A\n", 1, "needs board,white,black");
         bad("board,white,black,white_elo\n1,A,B,28x0\n", 2, "rating");
         bad("board,white,black\n1,A,\n", 2, "Black is missing");
-        bad("[Round \"1.1\"]\n[White \"A\"]\n[Black \"B]\n", 3, "not in quotes");
-        bad("[Round \"1.1\"]\n[White \"A\"]\n[Black \"B\"]\n\n[Round \"1.1\"]\n[White \"C\"]\n[Black \"D\"]\n", 5, "twice");
-        bad("[Round \"1\"]\n[White \"A\"]\n[Black \"B\"]\n", 1, "no board number");
+        bad(
+            "[Round \"1.1\"]\n[White \"A\"]\n[Black \"B]\n",
+            3,
+            "not in quotes",
+        );
+        bad(
+            "[Round \"1.1\"]\n[White \"A\"]\n[Black \"B\"]\n\n[Round \"1.1\"]\n[White \"C\"]\n[Black \"D\"]\n",
+            5,
+            "twice",
+        );
+        bad(
+            "[Round \"1\"]\n[White \"A\"]\n[Black \"B\"]\n",
+            1,
+            "no board number",
+        );
         bad("[Round \"x.1\"]\n", 1, "not R or R.B");
     }
 }

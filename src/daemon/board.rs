@@ -244,7 +244,10 @@ impl BoardTask {
         }
         self.setup.number = entry.number;
         self.setup.tags.round = self.setup.round_format.tag(self.setup.round, entry.number);
-        self.setup.tags.extra.insert("Board".into(), entry.number.to_string());
+        self.setup
+            .tags
+            .extra
+            .insert("Board".into(), entry.number.to_string());
         // The round's pairings for this number, else the entry's players.
         match self.setup.pairings.get(&entry.number) {
             Some(p) => pairing_into(&mut self.setup.tags, p),

@@ -371,7 +371,12 @@ impl Hub {
                 }
                 let (tx, rx) = tokio::sync::oneshot::channel();
                 let cmd = Command::SetPairing(round, tags.clone());
-                if slot.input.send(Input::Command((cmd, by.clone(), tx))).await.is_ok() {
+                if slot
+                    .input
+                    .send(Input::Command((cmd, by.clone(), tx)))
+                    .await
+                    .is_ok()
+                {
                     answers.push((slot.id.clone(), rx));
                 }
             }
@@ -387,7 +392,9 @@ impl Hub {
             let r = match tokio::time::timeout(Duration::from_secs(10), rx).await {
                 Ok(Ok(r)) => r,
                 Ok(Err(_)) => Err(BusError::Unavailable(format!("board {id}: its task has stopped"))),
-                Err(_) => Err(BusError::Unavailable(format!("board {id} did not answer in 10 s"))),
+                Err(_) => Err(BusError::Unavailable(format!(
+                    "board {id} did not answer in 10 s"
+                ))),
             };
             if let Err(e) = r {
                 tracing::error!("SetPairings: board {id}: {e}");
@@ -497,7 +504,9 @@ impl Hub {
 }
 
 /// The configuration's pairings by board number.
-fn pairings_of(config: &Config) -> std::collections::BTreeMap<u32, std::collections::BTreeMap<String, String>> {
+fn pairings_of(
+    config: &Config,
+) -> std::collections::BTreeMap<u32, std::collections::BTreeMap<String, String>> {
     config
         .pairing_list
         .iter()

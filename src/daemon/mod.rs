@@ -157,13 +157,16 @@ impl Daemon {
             }
         }
         let (calls_tx, calls_rx) = mpsc::channel(4);
-        let connection = match &bus {
-            BusChoice::None => None,
-            b => Some(connect(b, bus::Manager1::new(calls_tx)).await.map_err(|source| DaemonError::Bus {
-                bus: b.describe(),
-                source,
-            })?),
-        };
+        let connection =
+            match &bus {
+                BusChoice::None => None,
+                b => Some(connect(b, bus::Manager1::new(calls_tx)).await.map_err(|source| {
+                    DaemonError::Bus {
+                        bus: b.describe(),
+                        source,
+                    }
+                })?),
+            };
         let (stop, stop_rx) = watch::channel(false);
         let (live_tx, live_rx) = mpsc::channel(64);
         let live = tokio::spawn(crate::output::live::run(config.output_dir(), live_rx));
