@@ -293,4 +293,23 @@ mod tests {
         let e = Player::play_log(&parse_log(text, "t.esl").unwrap(), "t.esl").unwrap_err();
         assert_eq!(e.line, 3);
     }
+
+    /// Who decided comes from the note just before the decision, and only from it.
+    #[test]
+    fn a_decided_by_note_names_the_next_decision_only() {
+        let text = "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n\
+                    1 note decided by alice\n1 arbiter SetResult \"1-0\"\n\
+                    2 note decided by bob\n2 note something else\n2 arbiter NewGame \"\"\n\
+                    3 arbiter SetResult \"*\"\n";
+        let log = parse_log(text, "t.esl").unwrap();
+        let steps = Player::play_log(&log, "t.esl").unwrap();
+        let by: Vec<Option<&str>> = steps
+            .iter()
+            .filter_map(|s| match &s.what {
+                Played::Arbiter(_, _, by) => Some(by.as_deref()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(by, [Some("alice"), None, None]);
+    }
 }
