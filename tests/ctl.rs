@@ -250,8 +250,7 @@ async fn every_decision_through_ctl_shows_on_dbus_and_in_the_pgn_and_survives_si
     let table = ok(&address, &["boards"]).await;
     let lines: Vec<&str> = table.lines().collect();
     assert_eq!(lines.len(), 4, "a header and three boards:\n{table}");
-    for n in 1..=3 {
-        let line = lines[n];
+    for (n, line) in lines.iter().enumerate().skip(1) {
         assert!(
             line.trim_start()
                 .starts_with(&format!("{n}  board{n}  White {n} - Black {n}")),
