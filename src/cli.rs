@@ -99,6 +99,9 @@ pub enum Command {
         #[arg(long, value_name = "PATH")]
         link: Option<PathBuf>,
     },
+    /// The arbiter's command: every decision on a running daemon (boards by
+    /// number), the events that need the arbiter, a round's pairings.
+    Ctl(crate::ctl::CtlArgs),
     /// The main job on any machine: a bundled real game through the real serial path.
     Demo {
         /// Play the game this many times faster (the daemon's time for the board
@@ -183,6 +186,7 @@ pub fn main(cli: Cli) -> ExitCode {
             logs,
         } => replay(format, fen.as_deref(), rules.config(), &logs),
         Command::Emulate { log, speed, link } => emulate(&log, speed, link.as_deref()),
+        Command::Ctl(args) => crate::ctl::main(args),
     }
 }
 

@@ -7,6 +7,7 @@ pub mod board;
 pub mod bus;
 pub mod cli;
 pub mod clock;
+pub mod ctl;
 pub mod daemon;
 pub mod demo;
 pub mod device;

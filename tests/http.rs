@@ -692,6 +692,7 @@ async fn a_client_behind_the_history_is_told_what_it_lost_and_the_api_lists_the_
     assert_eq!(b["Fen"], s.fen);
     assert_eq!(b["White"], "Anderssen, Adolf");
     assert_eq!(b["BoardNumber"], 7);
+    assert_eq!(b["Tags"], json!({"Board": "7"}), "the board's tags");
     assert_eq!(b["Status"], "playing");
     assert_eq!(b["Connected"], true);
     assert_eq!(b["SerialNumber"], "23946");

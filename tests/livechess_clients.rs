@@ -184,7 +184,7 @@ fn plain(moves: &[String]) -> Vec<String> {
 #[test]
 fn both_clients_follow_both_real_captures_exactly() {
     for name in ["1", "2"] {
-        let log = eboard_bridge::log::read_log(&common::shared(&format!("captures/{name}.esl")))
+        let log = eboard_bridge::log::read_log(&common::data(&format!("captures/{name}.esl")))
             .expect("the capture");
         let (node, lichess, moves, pushes) = clients(&log, name);
         let expected = common::uci_moves(&format!("captures/{name}.uci")).len();

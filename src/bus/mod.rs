@@ -11,7 +11,7 @@
 //! reads a property after a signal always sees the state the signal led to. The
 //! properties that changed go in one `PropertiesChanged` signal.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use tokio::sync::{mpsc, oneshot, watch};
 use zbus::object_server::SignalEmitter;
@@ -27,11 +27,16 @@ pub const ROOT_PATH: &str = "/org/eboardbridge";
 pub const BOARD_PATH_PREFIX: &str = "/org/eboardbridge/board/";
 /// The board interface.
 pub const BOARD_INTERFACE: &str = "org.eboardbridge.Board1";
+/// The interface at [`ROOT_PATH`] for what concerns every board (a round's
+/// pairings).
+pub const MANAGER_INTERFACE: &str = "org.eboardbridge.Manager1";
 /// Prefix of the typed errors.
 pub const ERROR_PREFIX: &str = "org.eboardbridge.Error";
 /// The methods that change a game (the policy lets only root and `eboard` call them).
-pub const CHANGING_METHODS: [&str; 9] = [
+pub const CHANGING_METHODS: [&str; 11] = [
     "SetPlayers",
+    "SetTags",
+    "SetPairing",
     "SetClock",
     "AddTime",
     "NewGame",
@@ -72,6 +77,112 @@ pub enum BusError {
     /// The call would change what a game under way depends on (a time control
     /// while moves are being played).
     GameUnderWay(String),
+    /// No board has the number a call names (`SetPairings`).
+    NoBoard(String),
+}
+
+/// The tags of a pairing besides the players (`SetTags` sets these; `SetPairing`
+/// these and `White`, `Black`).
+pub const PAIRING_TAGS: [&str; 8] = [
+    "WhiteElo",
+    "BlackElo",
+    "WhiteFideId",
+    "BlackFideId",
+    "WhiteTitle",
+    "BlackTitle",
+    "WhiteTeam",
+    "BlackTeam",
+];
+
+/// The longest tag value (a player's or a team's name), in characters.
+pub const MAX_TAG_CHARS: usize = 200;
+
+/// The most boards one `SetPairings` call names.
+pub const MAX_PAIRINGS: usize = 1000;
+
+/// Whether `value` may be the value of tag `name` (one of [`PAIRING_TAGS`], or
+/// `White`/`Black` when `players`): one line of at most [`MAX_TAG_CHARS`]
+/// characters; a rating at most 4 digits, a FIDE id at most 12, a title at most
+/// 4 letters. An empty value removes the tag. What is wrong, else.
+pub fn check_tag(name: &str, value: &str, players: bool) -> Result<(), String> {
+    let player = players && matches!(name, "White" | "Black");
+    if !player && !PAIRING_TAGS.contains(&name) {
+        return Err(format!(
+            "`{}` is not a tag that can be set (these can: {}{})",
+            crate::log::clip_to(name, 40),
+            if players { "White, Black, " } else { "" },
+            PAIRING_TAGS.join(", ")
+        ));
+    }
+    let shown = crate::log::clip_to(value, 40);
+    if value.chars().count() > MAX_TAG_CHARS || value.chars().any(char::is_control) {
+        return Err(format!(
+            "{name} `{shown}`: a tag is one line of at most {MAX_TAG_CHARS} characters"
+        ));
+    }
+    let digits = |max: usize| value.len() <= max && value.bytes().all(|b| b.is_ascii_digit());
+    let ok = match name {
+        "WhiteElo" | "BlackElo" => digits(4),
+        "WhiteFideId" | "BlackFideId" => digits(12),
+        "WhiteTitle" | "BlackTitle" => value.len() <= 4 && value.bytes().all(|b| b.is_ascii_alphabetic()),
+        "White" | "Black" => !value.trim().is_empty(),
+        _ => true,
+    };
+    if ok {
+        return Ok(());
+    }
+    Err(match name {
+        "WhiteElo" | "BlackElo" => format!("{name} `{shown}`: a rating is a number of at most 4 digits"),
+        "WhiteFideId" | "BlackFideId" => {
+            format!("{name} `{shown}`: a FIDE id is a number of at most 12 digits")
+        }
+        "White" | "Black" => format!("{name}: a player's name cannot be empty"),
+        _ => format!("{name} `{shown}`: a title is at most 4 letters (GM, IM, WFM, ...)"),
+    })
+}
+
+/// Checks every tag of `tags` ([`check_tag`]).
+pub fn check_tags(tags: &BTreeMap<String, String>, players: bool) -> Result<(), String> {
+    if tags.len() > PAIRING_TAGS.len() + 2 {
+        return Err(format!("{} tags: at most {}", tags.len(), PAIRING_TAGS.len() + 2));
+    }
+    tags.iter().try_for_each(|(n, v)| check_tag(n, v, players))
+}
+
+/// The user name of `uid` (the password database's), or `uid N` when it has none.
+pub fn user_name(uid: u32) -> String {
+    let mut buf = vec![0u8; 16 * 1024];
+    // SAFETY: `passwd` is plain data that getpwuid_r fills in; its strings point
+    // into `buf`, which outlives their use here.
+    let name = unsafe {
+        let mut pw: libc::passwd = std::mem::zeroed();
+        let mut found: *mut libc::passwd = std::ptr::null_mut();
+        let r = libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr().cast(), buf.len(), &mut found);
+        (r == 0 && !found.is_null() && !pw.pw_name.is_null()).then(|| {
+            std::ffi::CStr::from_ptr(pw.pw_name)
+                .to_string_lossy()
+                .into_owned()
+        })
+    };
+    match name {
+        Some(n) if !n.is_empty() && n.len() <= 64 && n.chars().all(|c| c.is_ascii_graphic()) => n,
+        _ => format!("uid {uid}"),
+    }
+}
+
+/// Who sent a method call: the user name of its sender's uid, as the bus
+/// (`GetConnectionUnixUser`) tells it; `None` when the bus does not say within 2 s.
+pub async fn caller(conn: &zbus::Connection, header: &zbus::message::Header<'_>) -> Option<String> {
+    let sender = header.sender()?.to_owned();
+    let ask = async {
+        let proxy = zbus::fdo::DBusProxy::new(conn).await.ok()?;
+        proxy.get_connection_unix_user(sender.into()).await.ok()
+    };
+    let uid = tokio::time::timeout(std::time::Duration::from_secs(2), ask)
+        .await
+        .ok()
+        .flatten()?;
+    Some(user_name(uid))
 }
 
 /// What an arbiter (or a tool) asks of a board.
@@ -86,6 +197,12 @@ pub enum Command {
     SetPlayers(String, String),
     SetClock(i64, i64),
     AddTime(String, i32),
+    /// The pairing's tags ([`PAIRING_TAGS`]) of the game under way and the next
+    /// games; an empty value removes one.
+    SetTags(BTreeMap<String, String>),
+    /// A round's pairing for the board's next game (or the one not begun): the
+    /// round (0: the board's own), the players and tags.
+    SetPairing(u32, BTreeMap<String, String>),
 }
 
 impl Command {
@@ -106,6 +223,8 @@ impl Command {
             ),
             Command::SetClock(w, b) => ("SetClock", vec![Value::from(*w), Value::from(*b)]),
             Command::AddTime(s, secs) => ("AddTime", vec![Value::from(s.as_str()), Value::from(*secs)]),
+            Command::SetTags(tags) => ("SetTags", vec![tags_json(tags)]),
+            Command::SetPairing(round, tags) => ("SetPairing", vec![Value::from(*round), tags_json(tags)]),
         }
     }
 
@@ -124,9 +243,20 @@ impl Command {
                 .ok_or_else(|| format!("{method}: argument {} must be an integer, not {v}", i + 1)),
             None => Err(format!("{method}: argument {} is missing", i + 1)),
         };
+        let map = |i: usize| match args.get(i) {
+            Some(Value::Object(o)) => o
+                .iter()
+                .map(|(k, v)| match v {
+                    Value::String(s) => Ok((k.clone(), s.clone())),
+                    v => Err(format!("{method}: tag {k} must be a string, not {v}")),
+                })
+                .collect::<Result<BTreeMap<String, String>, String>>(),
+            Some(v) => Err(format!("{method}: argument {} must be an object, not {v}", i + 1)),
+            None => Err(format!("{method}: argument {} is missing", i + 1)),
+        };
         let arity = match method {
-            "NewGame" | "SetPosition" | "Reinstate" | "SetResult" | "SetTimeControl" => 1,
-            "ShowText" | "SetPlayers" | "SetClock" | "AddTime" => 2,
+            "NewGame" | "SetPosition" | "Reinstate" | "SetResult" | "SetTimeControl" | "SetTags" => 1,
+            "ShowText" | "SetPlayers" | "SetClock" | "AddTime" | "SetPairing" => 2,
             _ => return Err(format!("no method {method}")),
         };
         if args.len() != arity {
@@ -148,6 +278,11 @@ impl Command {
             }
             "SetPlayers" => Command::SetPlayers(text(0)?, text(1)?),
             "SetClock" => Command::SetClock(int(0)?, int(1)?),
+            "SetTags" => Command::SetTags(map(0)?),
+            "SetPairing" => {
+                let r = int(0)?;
+                Command::SetPairing(u32::try_from(r).map_err(|_| range(r, "a round"))?, map(1)?)
+            }
             _ => {
                 let s = int(1)?;
                 Command::AddTime(text(0)?, i32::try_from(s).map_err(|_| range(s, "seconds"))?)
@@ -187,26 +322,48 @@ impl Command {
                 Command::SetTimeControl(bounded("the time control", t, MAX_TIME_CONTROL)?)
             }
             Command::ShowText(t, secs) => Command::ShowText(bounded("the text", t, MAX_ARGUMENT)?, secs),
+            // A name as a pairing's tag may be (in characters).
             Command::SetPlayers(w, b) => Command::SetPlayers(
-                bounded("White's name", w, MAX_ARGUMENT)?,
-                bounded("Black's name", b, MAX_ARGUMENT)?,
+                bounded("White's name", w, MAX_TAG_CHARS * 4)?,
+                bounded("Black's name", b, MAX_TAG_CHARS * 4)?,
             ),
             Command::AddTime(side, secs) => Command::AddTime(bounded("the side", side, 8)?, secs),
-            other @ (Command::Reinstate(_) | Command::SetClock(..)) => other,
+            // Tags are checked, names and values bounded, by `check_tags`.
+            other @ (Command::Reinstate(_) | Command::SetClock(..) | Command::SetTags(_) | Command::SetPairing(..)) => {
+                other
+            }
         })
     }
 }
 
-/// A command and where its answer goes.
-pub type Request = (Command, oneshot::Sender<Result<(), BusError>>);
+/// Tags as one JSON object (as the `arbiter` record holds them).
+fn tags_json(tags: &BTreeMap<String, String>) -> serde_json::Value {
+    serde_json::Value::Object(
+        tags.iter()
+            .map(|(k, v)| (k.clone(), serde_json::Value::from(v.as_str())))
+            .collect(),
+    )
+}
+
+/// A command, who asked for it (a user name, when known) and where its answer goes.
+pub type Request = (Command, Option<String>, oneshot::Sender<Result<(), BusError>>);
 
 /// Hands `cmd` to a board's task (as D-Bus and MQTT calls do) and waits for its
 /// answer.
 pub async fn ask(commands: &mpsc::Sender<Request>, cmd: Command) -> Result<(), BusError> {
+    ask_as(commands, cmd, None).await
+}
+
+/// The same, for the user `by`, who is then named with the decision in the record.
+pub async fn ask_as(
+    commands: &mpsc::Sender<Request>,
+    cmd: Command,
+    by: Option<String>,
+) -> Result<(), BusError> {
     let cmd = cmd.normalized()?;
     let (tx, rx) = oneshot::channel();
     let gone = || BusError::Unavailable("the board's task has stopped".into());
-    commands.send((cmd, tx)).await.map_err(|_| gone())?;
+    commands.send((cmd, by, tx)).await.map_err(|_| gone())?;
     rx.await.map_err(|_| gone())?
 }
 
@@ -239,6 +396,9 @@ pub struct Snapshot {
     pub black: String,
     /// The time control last set, PGN syntax (seconds), or empty.
     pub time_control: String,
+    /// The current game's (else the board's) tags besides the seven tag roster:
+    /// `Board` and the pairing's ([`crate::output::replay::EXTRA_TAGS`]).
+    pub tags: BTreeMap<String, String>,
     /// Not a D-Bus property: the pieces on the board as its sensors show them,
     /// in real orientation (FEN placement), whatever the record says; empty before
     /// the board's first dump. LiveChess clients draw it.
@@ -273,8 +433,8 @@ impl Board1 {
         }
     }
 
-    async fn ask(&self, cmd: Command) -> Result<(), BusError> {
-        ask(&self.commands, cmd).await
+    async fn ask(&self, cmd: Command, by: Option<String>) -> Result<(), BusError> {
+        ask_as(&self.commands, cmd, by).await
     }
 
     /// The snapshot, once the one the signals sent last lead to is in.
@@ -371,44 +531,134 @@ impl Board1 {
     async fn time_control(&self) -> String {
         self.snap().await.time_control.clone()
     }
+    #[zbus(property)]
+    async fn tags(&self) -> HashMap<String, String> {
+        self.snap().await.tags.clone().into_iter().collect()
+    }
 
     /// A new game from `fen` (empty: the standard start).
-    async fn new_game(&self, fen: String) -> Result<(), BusError> {
-        self.ask(Command::NewGame(fen)).await
+    async fn new_game(
+        &self,
+        fen: String,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<(), BusError> {
+        self.ask(Command::NewGame(fen), caller(conn, &header).await).await
     }
     /// The arbiter sets the position: the game goes on from `fen`.
-    async fn set_position(&self, fen: String) -> Result<(), BusError> {
-        self.ask(Command::SetPosition(fen)).await
+    async fn set_position(
+        &self,
+        fen: String,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<(), BusError> {
+        self.ask(Command::SetPosition(fen), caller(conn, &header).await)
+            .await
     }
     /// Back to ply `ply` of the game (7.5.1).
-    async fn reinstate(&self, ply: u32) -> Result<(), BusError> {
-        self.ask(Command::Reinstate(ply)).await
+    async fn reinstate(
+        &self,
+        ply: u32,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<(), BusError> {
+        self.ask(Command::Reinstate(ply), caller(conn, &header).await)
+            .await
     }
     /// The result (`1-0`, `0-1`, `1/2-1/2`, `*`).
-    async fn set_result(&self, result: String) -> Result<(), BusError> {
-        self.ask(Command::SetResult(result)).await
+    async fn set_result(
+        &self,
+        result: String,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<(), BusError> {
+        self.ask(Command::SetResult(result), caller(conn, &header).await)
+            .await
     }
     /// Sets and starts the clock: `MINUTES[+INCREMENT]`, for example `90+30`.
-    async fn set_time_control(&self, spec: String) -> Result<(), BusError> {
-        self.ask(Command::SetTimeControl(spec)).await
+    async fn set_time_control(
+        &self,
+        spec: String,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<(), BusError> {
+        self.ask(Command::SetTimeControl(spec), caller(conn, &header).await)
+            .await
     }
     /// The players of the game under way (with none under way, of the next game).
-    async fn set_players(&self, white: String, black: String) -> Result<(), BusError> {
-        self.ask(Command::SetPlayers(white, black)).await
+    async fn set_players(
+        &self,
+        white: String,
+        black: String,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<(), BusError> {
+        self.ask(Command::SetPlayers(white, black), caller(conn, &header).await)
+            .await
     }
     /// The arbiter sets both times (milliseconds; the clock shows whole seconds);
     /// the running side goes on running.
-    async fn set_clock(&self, white_ms: i64, black_ms: i64) -> Result<(), BusError> {
-        self.ask(Command::SetClock(white_ms, black_ms)).await
+    async fn set_clock(
+        &self,
+        white_ms: i64,
+        black_ms: i64,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<(), BusError> {
+        self.ask(Command::SetClock(white_ms, black_ms), caller(conn, &header).await)
+            .await
     }
     /// The arbiter adds `seconds` (negative: takes them) to `side`'s time
     /// (`white` or `black`), from the clock's last report.
-    async fn add_time(&self, side: String, seconds: i32) -> Result<(), BusError> {
-        self.ask(Command::AddTime(side, seconds)).await
+    async fn add_time(
+        &self,
+        side: String,
+        seconds: i32,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<(), BusError> {
+        self.ask(Command::AddTime(side, seconds), caller(conn, &header).await)
+            .await
+    }
+    /// The pairing's tags (`WhiteElo`, `BlackElo`, `WhiteFideId`, `BlackFideId`,
+    /// `WhiteTitle`, `BlackTitle`, `WhiteTeam`, `BlackTeam`) of the game under way
+    /// (if not over) and of the next games; an empty value removes the tag.
+    async fn set_tags(
+        &self,
+        tags: HashMap<String, String>,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<(), BusError> {
+        let tags: BTreeMap<String, String> = tags.into_iter().collect();
+        check_tags(&tags, false).map_err(BusError::InvalidArgument)?;
+        self.ask(Command::SetTags(tags), caller(conn, &header).await)
+            .await
+    }
+    /// A round's pairing for the board's next game (or the game not begun, no
+    /// move and no result): `round` (0: the board's round stays), `White`,
+    /// `Black` and the pairing's tags. A game under way keeps its own.
+    async fn set_pairing(
+        &self,
+        round: u32,
+        tags: HashMap<String, String>,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<(), BusError> {
+        let tags: BTreeMap<String, String> = tags.into_iter().collect();
+        check_pairing(&tags).map_err(BusError::InvalidArgument)?;
+        self.ask(Command::SetPairing(round, tags), caller(conn, &header).await)
+            .await
     }
     /// Shows `text` (up to 8 characters) on the clock for `seconds`.
-    async fn show_text(&self, text: String, seconds: u32) -> Result<(), BusError> {
-        self.ask(Command::ShowText(text, seconds)).await
+    async fn show_text(
+        &self,
+        text: String,
+        seconds: u32,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<(), BusError> {
+        self.ask(Command::ShowText(text, seconds), caller(conn, &header).await)
+            .await
     }
 
     #[zbus(signal)]
@@ -463,6 +713,98 @@ impl Board1 {
     async fn flag(e: &SignalEmitter<'_>, side: &str, ply: u32, count_met: bool) -> zbus::Result<()>;
     #[zbus(signal)]
     async fn clock_button(e: &SignalEmitter<'_>, button: &str) -> zbus::Result<()>;
+    /// The clock did not acknowledge a command, sent and sent again (its bytes
+    /// in hex): it may be off, or its cable loose.
+    #[zbus(signal)]
+    async fn clock_unresponsive(e: &SignalEmitter<'_>, command: &str) -> zbus::Result<()>;
+}
+
+/// A pairing's tags: `White` and `Black` named, the rest [`check_tag`].
+pub fn check_pairing(tags: &BTreeMap<String, String>) -> Result<(), String> {
+    check_tags(tags, true)?;
+    for side in ["White", "Black"] {
+        if !tags.contains_key(side) {
+            return Err(format!("a pairing names both players: {side} is missing"));
+        }
+    }
+    Ok(())
+}
+
+/// A round's pairings for the boards (`Manager1.SetPairings`), as the daemon's
+/// hub takes them: all applied, or none.
+#[derive(Debug)]
+pub struct PairingsCall {
+    /// The round (0: each board's own stays).
+    pub round: u32,
+    /// Board number and the pairing's tags (`White`, `Black`, ...), each board once.
+    pub boards: Vec<(u32, BTreeMap<String, String>)>,
+    pub by: Option<String>,
+    pub reply: oneshot::Sender<Result<(), BusError>>,
+}
+
+/// The `org.eboardbridge.Manager1` object at [`ROOT_PATH`]: what concerns every
+/// board at once.
+pub struct Manager1 {
+    calls: mpsc::Sender<PairingsCall>,
+}
+
+impl Manager1 {
+    pub fn new(calls: mpsc::Sender<PairingsCall>) -> Manager1 {
+        Manager1 { calls }
+    }
+}
+
+#[zbus::interface(name = "org.eboardbridge.Manager1")]
+impl Manager1 {
+    /// A round's pairings: for each board number, `White`, `Black` and the
+    /// pairing's tags (`WhiteElo`, ... as `SetTags` takes them). Each board's
+    /// next game (or its game not begun) takes its pairing, and `round` (0: the
+    /// boards' round stays); a game under way keeps its players. Refused whole
+    /// (`NoBoard`, `InvalidArgument`) when a board number is no board's, is given
+    /// twice, or a tag is malformed: nothing is applied then.
+    async fn set_pairings(
+        &self,
+        round: u32,
+        pairings: Vec<(u32, HashMap<String, String>)>,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<(), BusError> {
+        if pairings.len() > MAX_PAIRINGS {
+            return Err(BusError::InvalidArgument(format!(
+                "{} pairings: at most {MAX_PAIRINGS}",
+                pairings.len()
+            )));
+        }
+        let mut boards: Vec<(u32, BTreeMap<String, String>)> = Vec::with_capacity(pairings.len());
+        for (board, tags) in pairings {
+            if board == 0 {
+                return Err(BusError::InvalidArgument(
+                    "board 0: boards are numbered from 1".into(),
+                ));
+            }
+            if boards.iter().any(|(b, _)| *b == board) {
+                return Err(BusError::InvalidArgument(format!(
+                    "board {board} is paired twice"
+                )));
+            }
+            let tags: BTreeMap<String, String> = tags.into_iter().collect();
+            check_pairing(&tags).map_err(|e| BusError::InvalidArgument(format!("board {board}: {e}")))?;
+            boards.push((board, tags));
+        }
+        let by = caller(conn, &header).await;
+        let (reply, answer) = oneshot::channel();
+        let gone = || BusError::Unavailable("the daemon is stopping".into());
+        self.calls
+            .send(PairingsCall {
+                round,
+                boards,
+                by,
+                reply,
+            })
+            .await
+            .map_err(|_| gone())?;
+        answer.await.map_err(|_| gone())?
+    }
 }
 
 /// The board task's side: publishes snapshots, property changes and signals.
@@ -598,8 +940,9 @@ async fn emit(e: &SignalEmitter<'_>, events: &[Event]) -> zbus::Result<()> {
                 side, ply, count_met, ..
             } => Board1::flag(e, side.name(), *ply, *count_met).await?,
             EventKind::ClockButton { button } => Board1::clock_button(e, button).await?,
+            EventKind::ClockUnresponsive { command } => Board1::clock_unresponsive(e, command).await?,
             // Their effects show in the properties.
-            EventKind::Clock { .. } | EventKind::Arbiter { .. } | EventKind::ClockUnresponsive { .. } => {}
+            EventKind::Clock { .. } | EventKind::Arbiter { .. } => {}
         }
     }
     Ok(())
@@ -639,6 +982,10 @@ fn changed_properties(old: &Snapshot, new: &Snapshot) -> HashMap<&'static str, V
         black => "Black",
         time_control => "TimeControl",
     );
+    if old.tags != new.tags {
+        let tags: HashMap<String, String> = new.tags.clone().into_iter().collect();
+        changed.insert("Tags", Value::from(tags));
+    }
     changed
 }
 
@@ -790,6 +1137,7 @@ mod tests {
             white: "A".into(),
             black: "B".into(),
             time_control: "5400+30".into(),
+            tags: [("Board".to_string(), "7".to_string())].into(),
             ..Snapshot::default()
         };
         publisher.publish(all).await;
@@ -804,7 +1152,7 @@ mod tests {
             .unwrap();
         let name = zbus::names::InterfaceName::from_static_str_unchecked(BOARD_INTERFACE);
         let got = properties.get_all(name).await.unwrap();
-        assert_eq!(got.len(), 21);
+        assert_eq!(got.len(), 22);
         assert_eq!(props, got);
     }
 
@@ -820,6 +1168,8 @@ mod tests {
             Command::SetPlayers("Carlsen, Magnus".into(), "Caruana, Fabiano".into()),
             Command::SetClock(60_000, -1),
             Command::AddTime("black".into(), 120),
+            Command::SetTags([("WhiteElo".to_string(), "2830".to_string())].into()),
+            Command::SetPairing(3, [("White".to_string(), "Carlsen, Magnus".to_string())].into()),
         ];
         assert_eq!(all.len(), CHANGING_METHODS.len());
         for c in all {
@@ -849,8 +1199,8 @@ mod tests {
         let long = |n: usize| "x".repeat(n);
         for c in [
             Command::SetPosition(long(101)),
-            Command::SetPlayers(long(101), "B".into()),
-            Command::SetPlayers("A".into(), long(101)),
+            Command::SetPlayers(long(801), "B".into()),
+            Command::SetPlayers("A".into(), long(801)),
             Command::ShowText(long(101), 5),
             Command::SetResult(long(9)),
             Command::AddTime(long(9), 1),

@@ -33,8 +33,10 @@ pub struct BoardSetup {
     pub number: u32,
     /// The round: games starting now belong to it (`round-N/`).
     pub round: u32,
-    /// The tags games starting now take (`Round` is `round.number`).
+    /// The tags games starting now take (`Round` as `round_format` says,
+    /// `Board` the number).
     pub tags: Tags,
+    pub round_format: config::RoundFormat,
     pub rules: Config,
     pub white_side: Option<ClockSide>,
     /// The configured time control, and whether the daemon drives the clock.
@@ -49,6 +51,9 @@ pub struct BoardSetup {
     /// Game time per wall-clock time (1 but in `demo --speed`; see
     /// `Config::time_scale`).
     pub time_scale: f64,
+    /// The configuration's pairings by board number (for a board that learns
+    /// its number from its serial number).
+    pub pairings: std::collections::BTreeMap<u32, std::collections::BTreeMap<String, String>>,
 }
 
 pub struct BoardTask {
@@ -217,7 +222,8 @@ impl BoardTask {
 
     /// The tags games starting now take.
     fn new_game_tags(&self) -> GameTags {
-        self.roster.for_new_games(board_tags(&self.setup))
+        self.roster
+            .for_new_games(board_tags(&self.setup), self.setup.round_format)
     }
 
     /// The board reported its serial number: a configured entry for it gives the
@@ -240,12 +246,22 @@ impl BoardTask {
             );
         }
         self.setup.number = entry.number;
-        self.setup.tags.round = format!("{}.{}", self.setup.round, entry.number);
-        if let Some(w) = &entry.white {
-            self.setup.tags.white = w.clone();
-        }
-        if let Some(b) = &entry.black {
-            self.setup.tags.black = b.clone();
+        self.setup.tags.round = self.setup.round_format.tag(self.setup.round, entry.number);
+        self.setup
+            .tags
+            .extra
+            .insert("Board".into(), entry.number.to_string());
+        // The round's pairings for this number, else the entry's players.
+        match self.setup.pairings.get(&entry.number) {
+            Some(p) => pairing_into(&mut self.setup.tags, p),
+            None => {
+                if let Some(w) = &entry.white {
+                    self.setup.tags.white = w.clone();
+                }
+                if let Some(b) = &entry.black {
+                    self.setup.tags.black = b.clone();
+                }
+            }
         }
         self.roster.retag_unbegun(self.core.game(), &self.new_game_tags());
     }
@@ -260,8 +276,10 @@ impl BoardTask {
             tags,
             by_serial,
             time_control,
+            pairings,
         } = update;
         self.setup.time_control = time_control;
+        self.setup.pairings = pairings;
         let changed = round != self.setup.round || number != self.setup.number || tags != self.setup.tags;
         self.setup.round = round;
         self.setup.number = number;
@@ -462,6 +480,7 @@ impl BoardTask {
             white: tags.tags.white.clone(),
             black: tags.tags.black.clone(),
             time_control: self.core.time_control().map(TimeControl::pgn).unwrap_or_default(),
+            tags: tags.tags.extra.clone(),
             placement: if self.board.placement().is_some() {
                 let orientation = game.map_or(crate::board::Orientation::Normal, |g| g.orientation);
                 orientation.real_board(self.core.sensors()).to_string()
@@ -673,12 +692,15 @@ impl BoardTask {
     /// An arbiter's call. Accepted, it is part of the record: an `arbiter` record
     /// in the recording, which resume and `replay` apply as it was live. Refused,
     /// it is logged briefly and changes nothing.
-    async fn command(&mut self, cmd: Command) -> Result<(), BusError> {
+    async fn command(&mut self, cmd: Command, by: Option<String>) -> Result<(), BusError> {
         let r = self.apply(&cmd).await;
         match &r {
             Ok(()) => {
                 let t = self.core_now();
                 let (method, args) = cmd.record();
+                if let Some(by) = &by {
+                    self.record(t, RecordKind::Note(format!("{}{by}", crate::log::DECIDED_BY)));
+                }
                 self.record(
                     t,
                     RecordKind::Arbiter {
@@ -686,8 +708,9 @@ impl BoardTask {
                         args: args.iter().map(ToString::to_string).collect(),
                     },
                 );
-                self.core.arbiter_call(method, args, t);
-                tracing::info!(board = %self.setup.id, "arbiter: {}", crate::log::clip_to(&cmd_text(&cmd), 200));
+                self.core.arbiter_call(method, args, by.clone(), t);
+                let by = by.map(|b| format!(" (by {b})")).unwrap_or_default();
+                tracing::info!(board = %self.setup.id, "arbiter: {}{by}", crate::log::clip_to(&cmd_text(&cmd), 200));
             }
             Err(e) => {
                 let (method, _) = cmd.record();
@@ -743,6 +766,27 @@ impl BoardTask {
                 let default = self.new_game_tags();
                 self.roster
                     .set_players(self.core.game(), &white, &black, &default);
+                Ok(())
+            }
+            Command::SetTags(tags) => {
+                crate::bus::check_tags(&tags, false).map_err(BusError::InvalidArgument)?;
+                let default = self.new_game_tags();
+                self.roster.set_tags(self.core.game(), &tags, &default);
+                Ok(())
+            }
+            Command::SetPairing(round, tags) => {
+                crate::bus::check_pairing(&tags).map_err(BusError::InvalidArgument)?;
+                self.roster.set_pairing(round, &tags);
+                let default = self.new_game_tags();
+                tracing::info!(
+                    "{}: games that start from now on are round {}, board {} ({} - {})",
+                    self.setup.id,
+                    default.round,
+                    default.board,
+                    default.tags.white,
+                    default.tags.black
+                );
+                self.roster.retag_unbegun(self.core.game(), &default);
                 Ok(())
             }
             Command::ShowText(text, seconds) => {
@@ -848,7 +892,7 @@ impl BoardTask {
                         args: args.iter().map(ToString::to_string).collect(),
                     },
                 );
-                self.core.arbiter_call(d.method(), args, t);
+                self.core.arbiter_call(d.method(), args, None, t);
             }
         } else if self.core.set_time_control(Some(tc.clone()), false, t).is_ok() {
             self.record(
@@ -965,8 +1009,8 @@ impl BoardTask {
                             self.record(t, RecordKind::Note(format!("disconnected: {why}")));
                         }
                         Input::Reload(update) => self.reload(update),
-                        Input::Command((cmd, reply)) => {
-                            let r = self.command(cmd).await;
+                        Input::Command((cmd, by, reply)) => {
+                            let r = self.command(cmd, by).await;
                             // On disk before the caller hears it was accepted: a
                             // decision acknowledged survives a SIGKILL right after.
                             self.flush();
@@ -1061,19 +1105,26 @@ struct Resumed {
 impl Resumed {
     /// One played step of the recording, before the rules core takes it.
     fn step(&mut self, what: &Played, core: &Core, setup: &BoardSetup) {
-        use serde_json::Value;
         match what {
             Played::Board(BoardEvent::Info(BoardInfo::SerialNumber(s))) => self.serial = s.clone(),
             Played::Note(text) if text == RELOADED_NOTE => self.roster.reloaded(),
             Played::Note(text) => {
                 self.roster.apply_note(text);
             }
-            Played::Arbiter(method, args) => {
-                if let ("SetPlayers", Some([Value::String(w), Value::String(b)])) =
-                    (method.as_str(), arbiter_values(args).as_deref())
-                {
-                    let default = self.roster.for_new_games(board_tags(setup));
-                    self.roster.set_players(core.game(), w, b, &default);
+            Played::Arbiter(method, args, _) => {
+                let Some(values) = arbiter_values(args) else {
+                    return;
+                };
+                let default = self.roster.for_new_games(board_tags(setup), setup.round_format);
+                match Command::from_json(method, &values) {
+                    Ok(Command::SetPlayers(w, b)) => self.roster.set_players(core.game(), &w, &b, &default),
+                    Ok(Command::SetTags(tags)) => self.roster.set_tags(core.game(), &tags, &default),
+                    Ok(Command::SetPairing(round, tags)) => {
+                        self.roster.set_pairing(round, &tags);
+                        let default = self.roster.for_new_games(board_tags(setup), setup.round_format);
+                        self.roster.retag_unbegun(core.game(), &default);
+                    }
+                    _ => {}
                 }
             }
             _ => {}
@@ -1094,6 +1145,23 @@ fn board_tags(setup: &BoardSetup) -> GameTags {
     }
 }
 
+/// A pairing's players and tags (`White`, `Black`, `WhiteElo`, ...) into `tags`.
+pub fn pairing_into(tags: &mut Tags, pairing: &std::collections::BTreeMap<String, String>) {
+    for name in crate::bus::PAIRING_TAGS {
+        tags.extra.remove(name);
+    }
+    for (name, value) in pairing {
+        match name.as_str() {
+            "White" => tags.white = value.clone(),
+            "Black" => tags.black = value.clone(),
+            _ if value.is_empty() => {}
+            _ => {
+                tags.extra.insert(name.clone(), value.clone());
+            }
+        }
+    }
+}
+
 /// A call as the log shows it: `Method arg arg`.
 fn cmd_text(cmd: &Command) -> String {
     let (method, args) = cmd.record();
@@ -1109,6 +1177,7 @@ pub struct BoardUpdate {
     pub tags: Tags,
     pub by_serial: Vec<config::Board>,
     pub time_control: Option<(TimeControl, bool)>,
+    pub pairings: std::collections::BTreeMap<u32, std::collections::BTreeMap<String, String>>,
 }
 
 /// Today's date for PGN (`YYYY.MM.DD`).

@@ -23,6 +23,19 @@ pub struct Config {
     /// The round number: `<output>/round-N/`.
     #[serde(default)]
     pub round: Option<u32>,
+    /// How the PGN `Round` tag is written: `"round.board"` (`"3.12"`, the
+    /// default) or `"round"` (`"3"`, with the board in the `Board` tag).
+    #[serde(default)]
+    pub round_format: RoundFormat,
+    /// A round's pairings exported by the tournament program (a PGN with headers
+    /// only, or a CSV `board,white,black,...`), read at start and on reload; a
+    /// relative path is from the configuration's folder. Its players and tags
+    /// take precedence over `[[board]]`'s.
+    #[serde(default)]
+    pub pairings: Option<PathBuf>,
+    /// The pairings read from `pairings`.
+    #[serde(skip)]
+    pub pairing_list: Option<crate::ctl::pairings::Pairings>,
     /// The broadcast folder (default: `<state>/live`).
     #[serde(default)]
     pub output: Option<PathBuf>,
@@ -109,6 +122,28 @@ impl Rules {
             profile: self.profile,
             flag: crate::rules::FlagPolicy::Report,
             apply_penalties: self.apply_penalties,
+        }
+    }
+}
+
+/// How the PGN `Round` tag is written.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+pub enum RoundFormat {
+    /// `"3"`: the round alone (the board in the `Board` tag).
+    #[serde(rename = "round")]
+    Round,
+    /// `"3.12"`: round and board, as lichess and most broadcasts expect.
+    #[default]
+    #[serde(rename = "round.board")]
+    RoundBoard,
+}
+
+impl RoundFormat {
+    /// The `Round` tag of board `board` in round `round`.
+    pub fn tag(self, round: u32, board: u32) -> String {
+        match self {
+            RoundFormat::Round => round.to_string(),
+            RoundFormat::RoundBoard => format!("{round}.{board}"),
         }
     }
 }
@@ -226,11 +261,46 @@ impl Config {
             None => (PathBuf::from(DEFAULT_CONFIG), false),
         };
         let file = path.display().to_string();
-        match std::fs::read_to_string(&path) {
-            Ok(text) => Config::parse(&text, &file),
-            Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
-            Err(source) => Err(ConfigError::Read { file, source }),
+        let mut config = match std::fs::read_to_string(&path) {
+            Ok(text) => Config::parse(&text, &file)?,
+            Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+            Err(source) => return Err(ConfigError::Read { file, source }),
+        };
+        config.read_pairings(path.parent())?;
+        Ok(config)
+    }
+
+    /// Reads the `pairings` file (a relative path from `dir`, the configuration's
+    /// folder). Its round is the configuration's when `round` is not given; with
+    /// `round`, the file's pairings of that round are taken.
+    pub fn read_pairings(&mut self, dir: Option<&Path>) -> Result<(), ConfigError> {
+        let Some(given) = &self.pairings else {
+            return Ok(());
+        };
+        let path = match dir {
+            Some(d) if given.is_relative() => d.join(given),
+            _ => given.clone(),
+        };
+        let p = crate::ctl::pairings::read(&path, self.round).map_err(|e| ConfigError::Parse {
+            file: format!("pairings = {:?}", given.display().to_string()),
+            message: e.to_string(),
+        })?;
+        if self.round.is_none() {
+            self.round = p.round;
         }
+        self.pairing_list = Some(p);
+        Ok(())
+    }
+
+    /// The pairing of board `number` in the `pairings` file: its tags (`White`,
+    /// `Black`, `WhiteElo`, ...).
+    pub fn pairing(&self, number: u32) -> Option<&std::collections::BTreeMap<String, String>> {
+        self.pairing_list
+            .as_ref()?
+            .boards
+            .iter()
+            .find(|p| p.board == number)
+            .map(|p| &p.tags)
     }
 
     /// The entry for a board, by serial number first, then by device.

@@ -23,7 +23,7 @@ use tokio::task::JoinHandle;
 use super::board::{BoardSetup, BoardTask, BoardUpdate, Tapped};
 use super::config::{self, Config};
 use super::{DaemonError, Input, device};
-use crate::bus::{self, Board1, Publisher, Request, Snapshot};
+use crate::bus::{self, Board1, BusError, Command, PairingsCall, Publisher, Request, Snapshot};
 use crate::output::live::LiveMsg;
 use crate::output::replay::Tags;
 use crate::protocol::ClockSide;
@@ -61,6 +61,14 @@ pub(crate) struct Hub {
     mqtt: Option<crate::mqtt::Outbox>,
     stop: watch::Receiver<bool>,
     reload: mpsc::Receiver<Config>,
+    /// `Manager1.SetPairings` calls.
+    pairings_calls: Option<mpsc::Receiver<PairingsCall>>,
+    /// The round's pairings by board number: the configuration's `pairings`
+    /// file, replaced (board by board) by `SetPairings`; a board added later
+    /// takes its own.
+    pairings: std::collections::BTreeMap<u32, std::collections::BTreeMap<String, String>>,
+    /// The round `SetPairings` gave (until the configuration is read again).
+    round: Option<u32>,
     date: String,
     slots: Vec<Slot>,
     tasks: Vec<JoinHandle<()>>,
@@ -78,6 +86,9 @@ impl Hub {
         list: watch::Sender<Vec<BoardRef>>,
     ) -> Hub {
         Hub {
+            pairings: pairings_of(&config),
+            round: None,
+            pairings_calls: None,
             config,
             connection,
             live,
@@ -96,6 +107,12 @@ impl Hub {
     /// Every board's rules events also go to the network's event history.
     pub(crate) fn with_feed(mut self, feed: Option<std::sync::Arc<crate::net::EventLog>>) -> Hub {
         self.feed = feed;
+        self
+    }
+
+    /// Takes `Manager1.SetPairings` calls from `calls`.
+    pub(crate) fn with_pairings_calls(mut self, calls: mpsc::Receiver<PairingsCall>) -> Hub {
+        self.pairings_calls = Some(calls);
         self
     }
 
@@ -141,6 +158,7 @@ impl Hub {
             tags,
             by_serial,
             time_control,
+            pairings,
         } = self.board_update(serial, &device, fallback);
         let white_side = match self.config.clock.white {
             config::WhiteSide::Auto => None,
@@ -153,6 +171,8 @@ impl Hub {
             number,
             round,
             tags,
+            round_format: self.config.round_format,
+            pairings,
             rules: self.config.core_config(),
             white_side,
             time_control,
@@ -246,18 +266,24 @@ impl Hub {
     fn board_update(&self, serial: Option<&str>, device: &Path, fallback: u32) -> BoardUpdate {
         let entry = self.config.board(serial, device);
         let number = entry.map_or(fallback, |b| b.number);
-        let round = self.config.round();
+        let round = self.round.unwrap_or_else(|| self.config.round());
+        let mut tags = Tags {
+            event: self.config.event.clone().unwrap_or_else(|| "?".into()),
+            site: self.config.site.clone().unwrap_or_else(|| "?".into()),
+            date: self.date.clone(),
+            round: self.config.round_format.tag(round, number),
+            white: entry.and_then(|b| b.white.clone()).unwrap_or_else(|| "?".into()),
+            black: entry.and_then(|b| b.black.clone()).unwrap_or_else(|| "?".into()),
+            extra: [("Board".to_string(), number.to_string())].into(),
+        };
+        if let Some(p) = self.pairings.get(&number) {
+            super::board::pairing_into(&mut tags, p);
+        }
         BoardUpdate {
             round,
             number,
-            tags: Tags {
-                event: self.config.event.clone().unwrap_or_else(|| "?".into()),
-                site: self.config.site.clone().unwrap_or_else(|| "?".into()),
-                date: self.date.clone(),
-                round: format!("{round}.{number}"),
-                white: entry.and_then(|b| b.white.clone()).unwrap_or_else(|| "?".into()),
-                black: entry.and_then(|b| b.black.clone()).unwrap_or_else(|| "?".into()),
-            },
+            tags,
+            pairings: self.pairings.clone(),
             by_serial: self
                 .config
                 .boards
@@ -274,6 +300,8 @@ impl Hub {
     /// are bridged. (The folders, the rules and the bus stay as they started.)
     async fn reconfigure(&mut self, config: Config) {
         let devices = super::devices(&[], &config);
+        self.pairings = pairings_of(&config);
+        self.round = None;
         self.config = config;
         self.date = super::board::pgn_date();
         for i in 0..self.slots.len() {
@@ -296,6 +324,89 @@ impl Hub {
             }
         }
         tracing::info!("configuration read again: round {}", self.config.round());
+    }
+
+    /// The number each board's next games take (as `reconfigure` finds it).
+    fn numbers(&self) -> Vec<u32> {
+        self.slots
+            .iter()
+            .map(|s| {
+                let serial = s.snapshot.borrow().serial_number.clone();
+                let serial = (!serial.is_empty()).then_some(serial);
+                self.config
+                    .board(serial.as_deref(), &s.device.borrow())
+                    .map_or(s.number, |b| b.number)
+            })
+            .collect()
+    }
+
+    /// `Manager1.SetPairings`: refused whole when a number is no board's (one
+    /// present, or one the configuration lists); else each present board is
+    /// given its pairing (journaled there, with who decided), and the hub keeps
+    /// them for boards that come later.
+    async fn set_pairings(&mut self, call: PairingsCall) {
+        let PairingsCall {
+            round,
+            boards,
+            by,
+            reply,
+        } = call;
+        let numbers = self.numbers();
+        let mut known: Vec<u32> = numbers
+            .iter()
+            .copied()
+            .chain(self.config.boards.iter().map(|b| b.number))
+            .collect();
+        known.sort_unstable();
+        known.dedup();
+        if let Some((n, _)) = boards.iter().find(|(n, _)| !known.contains(n)) {
+            let all = if known.is_empty() {
+                "the daemon has no boards yet".to_string()
+            } else {
+                format!("boards are {}", crate::ctl::format::numbers(&known))
+            };
+            let _ = reply.send(Err(BusError::NoBoard(format!("no board {n}: {all}"))));
+            return;
+        }
+        let mut answers = Vec::new();
+        for (n, tags) in &boards {
+            for (i, slot) in self.slots.iter().enumerate() {
+                if numbers[i] != *n {
+                    continue;
+                }
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                let cmd = Command::SetPairing(round, tags.clone());
+                if slot
+                    .input
+                    .send(Input::Command((cmd, by.clone(), tx)))
+                    .await
+                    .is_ok()
+                {
+                    answers.push((slot.id.clone(), rx));
+                }
+            }
+        }
+        for (n, tags) in boards {
+            self.pairings.insert(n, tags);
+        }
+        if round != 0 {
+            self.round = Some(round);
+        }
+        let mut result = Ok(());
+        for (id, rx) in answers {
+            let r = match tokio::time::timeout(Duration::from_secs(10), rx).await {
+                Ok(Ok(r)) => r,
+                Ok(Err(_)) => Err(BusError::Unavailable(format!("board {id}: its task has stopped"))),
+                Err(_) => Err(BusError::Unavailable(format!(
+                    "board {id} did not answer in 10 s"
+                ))),
+            };
+            if let Err(e) = r {
+                tracing::error!("SetPairings: board {id}: {e}");
+                result = Err(e);
+            }
+        }
+        let _ = reply.send(result);
     }
 
     /// A device that appeared in the watched directory.
@@ -350,7 +461,14 @@ impl Hub {
             })
         });
         let mut stop = self.stop.clone();
+        let mut calls = self.pairings_calls.take();
         loop {
+            let next_call = async {
+                match &mut calls {
+                    Some(c) => c.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
             let next_found = async {
                 match &mut found {
                     Some(f) => f.recv().await,
@@ -362,6 +480,10 @@ impl Hub {
                     Some(p) => self.appeared(p).await,
                     // No watcher (or it failed): nothing more to take.
                     None => found = None,
+                },
+                call = next_call => match call {
+                    Some(call) => self.set_pairings(call).await,
+                    None => calls = None,
                 },
                 c = self.reload.recv() => match c {
                     Some(c) => self.reconfigure(c).await,
@@ -384,6 +506,18 @@ impl Hub {
             let _ = t.await;
         }
     }
+}
+
+/// The configuration's pairings by board number.
+fn pairings_of(
+    config: &Config,
+) -> std::collections::BTreeMap<u32, std::collections::BTreeMap<String, String>> {
+    config
+        .pairing_list
+        .iter()
+        .flat_map(|p| &p.boards)
+        .map(|p| (p.board, p.tags.clone()))
+        .collect()
 }
 
 /// The entries of `dir`, sorted (a missing directory has none).

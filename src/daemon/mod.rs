@@ -49,8 +49,8 @@ pub enum BusChoice {
     Address(String),
 }
 
-/// Connects to the bus chosen, serving the `ObjectManager`.
-async fn connect(bus: &BusChoice) -> zbus::Result<zbus::Connection> {
+/// Connects to the bus chosen, serving the `ObjectManager` and `Manager1`.
+async fn connect(bus: &BusChoice, manager: bus::Manager1) -> zbus::Result<zbus::Connection> {
     let builder = match bus {
         BusChoice::System | BusChoice::None => zbus::connection::Builder::system()?,
         BusChoice::Session => zbus::connection::Builder::session()?,
@@ -58,6 +58,7 @@ async fn connect(bus: &BusChoice) -> zbus::Result<zbus::Connection> {
     };
     builder
         .serve_at(bus::ROOT_PATH, zbus::fdo::ObjectManager)?
+        .serve_at(bus::ROOT_PATH, manager)?
         .build()
         .await
 }
@@ -190,13 +191,17 @@ impl Daemon {
                 return Err(DaemonError::NoDevices(dir.clone()));
             }
         }
-        let connection = match &bus {
-            BusChoice::None => None,
-            b => Some(connect(b).await.map_err(|source| DaemonError::Bus {
-                bus: b.describe(),
-                source,
-            })?),
-        };
+        let (calls_tx, calls_rx) = mpsc::channel(4);
+        let connection =
+            match &bus {
+                BusChoice::None => None,
+                b => Some(connect(b, bus::Manager1::new(calls_tx)).await.map_err(|source| {
+                    DaemonError::Bus {
+                        bus: b.describe(),
+                        source,
+                    }
+                })?),
+            };
         let (stop, stop_rx) = watch::channel(false);
         let (live_tx, live_rx) = mpsc::channel(64);
         let live = tokio::spawn(crate::output::live::run(config.output_dir(), live_rx));
@@ -226,7 +231,8 @@ impl Daemon {
             list_tx,
         )
         .with_feed(feed.clone())
-        .with_mqtt(mqtt_tx);
+        .with_mqtt(mqtt_tx)
+        .with_pairings_calls(calls_rx);
         let mut failed = None;
         for path in initial {
             if let Err(e) = hub.add(path, None).await {

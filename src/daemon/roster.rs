@@ -16,6 +16,8 @@
 
 use std::collections::BTreeMap;
 
+use super::config::RoundFormat;
+
 use serde::{Deserialize, Serialize};
 
 use crate::output::live::{GameKey, LiveMsg};
@@ -53,6 +55,15 @@ struct Entry {
     digest: Option<u64>,
 }
 
+/// Sets tag `name` to `value`; an empty value removes it.
+fn merge_tag(extra: &mut BTreeMap<String, String>, name: &str, value: &str) {
+    if value.is_empty() {
+        extra.remove(name);
+    } else {
+        extra.insert(name.to_string(), value.to_string());
+    }
+}
+
 /// A game that has begun: a move made, or a result given.
 pub fn has_begun(g: &Game) -> bool {
     g.ply() > 0 || g.result.is_some_and(|(r, _)| r != "*")
@@ -63,6 +74,12 @@ pub struct Roster {
     games: BTreeMap<u32, Entry>,
     /// Players named by `SetPlayers`, for the games that start from then on.
     players: Option<(String, String)>,
+    /// A round's pairing (`SetPairing`: round, 0 for the board's own, and tags
+    /// with the players) for the games that start from then on.
+    pairing: Option<(u32, BTreeMap<String, String>)>,
+    /// Tags set by `SetTags` for the games that start from then on (an empty
+    /// value removes the tag).
+    set_tags: BTreeMap<String, String>,
     /// Games up to this number are over and published for good.
     final_upto: u32,
     /// Which game each file holds.
@@ -98,9 +115,29 @@ impl Roster {
     }
 
     /// The tags games starting now take: the board's (`base`, from the
-    /// configuration) with the players `SetPlayers` named, if any.
-    pub fn for_new_games(&self, base: GameTags) -> GameTags {
+    /// configuration) with the pairing `SetPairing` gave, the tags `SetTags` set
+    /// and the players `SetPlayers` named since, if any.
+    pub fn for_new_games(&self, base: GameTags, format: RoundFormat) -> GameTags {
         let mut tags = base;
+        if let Some((round, pairing)) = &self.pairing {
+            if *round != 0 {
+                tags.round = *round;
+                tags.tags.round = format.tag(*round, tags.board);
+            }
+            for name in crate::bus::PAIRING_TAGS {
+                tags.tags.extra.remove(name);
+            }
+            for (name, value) in pairing {
+                match name.as_str() {
+                    "White" => tags.tags.white = value.clone(),
+                    "Black" => tags.tags.black = value.clone(),
+                    _ => merge_tag(&mut tags.tags.extra, name, value),
+                }
+            }
+        }
+        for (name, value) in &self.set_tags {
+            merge_tag(&mut tags.tags.extra, name, value);
+        }
         if let Some((w, b)) = &self.players {
             tags.tags.white = w.clone();
             tags.tags.black = b.clone();
@@ -108,9 +145,39 @@ impl Roster {
         tags
     }
 
-    /// The configuration was read again: its players stand from now on.
+    /// The configuration was read again: its round, players and tags stand from
+    /// now on.
     pub fn reloaded(&mut self) {
         self.players = None;
+        self.pairing = None;
+        self.set_tags.clear();
+    }
+
+    /// `SetPairing`: the games that start from now on (and a game not begun,
+    /// which the caller retags) take it; what `SetPlayers` and `SetTags` named
+    /// for them before gives way.
+    pub fn set_pairing(&mut self, round: u32, tags: &BTreeMap<String, String>) {
+        self.pairing = Some((round, tags.clone()));
+        self.players = None;
+        self.set_tags.clear();
+    }
+
+    /// `SetTags`: the tags of the game under way (`current`, when it is not over)
+    /// and of the games that start after it.
+    pub fn set_tags(&mut self, current: Option<&Game>, tags: &BTreeMap<String, String>, default: &GameTags) {
+        for (name, value) in tags {
+            self.set_tags.insert(name.clone(), value.clone());
+        }
+        if let Some(g) = current.filter(|g| !g.is_over()) {
+            let e = self.entry(g.number, default);
+            let before = e.tags.tags.extra.clone();
+            for (name, value) in tags {
+                merge_tag(&mut e.tags.tags.extra, name, value);
+            }
+            if e.tags.tags.extra != before {
+                e.noted = false;
+            }
+        }
     }
 
     /// The tags of game `n`, fixed now (as `default`) if it had none.

@@ -9,7 +9,7 @@ mod record;
 mod write;
 
 pub use journal::{Flushed, Journal};
-pub use play::{Played, Player, Step};
+pub use play::{DECIDED_BY, Played, Player, Step};
 pub use read::{
     LogError, clip_to, parse_each, parse_log, parse_log_lenient, parse_record, read_log, read_text,
 };

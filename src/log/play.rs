@@ -22,9 +22,15 @@ pub enum Played {
     Note(String),
     /// A `gap` record: the line may have lost changes here.
     Gap(String),
-    /// An `arbiter` record: the method and its arguments (JSON texts).
-    Arbiter(String, Vec<String>),
+    /// An `arbiter` record: the method, its arguments (JSON texts), and who
+    /// decided (from a `note decided by NAME` just before it), when known.
+    Arbiter(String, Vec<String>, Option<String>),
 }
+
+/// The text of the `note` that names who made the `arbiter` decision recorded
+/// right after it (at the same time): `note decided by NAME`. A reader that does
+/// not know it keeps it as a note.
+pub const DECIDED_BY: &str = "decided by ";
 
 /// A board-level step with the time and line of the record it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,6 +120,8 @@ pub struct Player {
     board: BoardState,
     clock: ClockModel,
     last_time: LogTime,
+    /// The name of a `note decided by NAME` that the next record may take.
+    decided_by: Option<String>,
 }
 
 impl Player {
@@ -127,6 +135,7 @@ impl Player {
             board: BoardState::new(),
             clock: ClockModel::new(zero, zero, 0),
             last_time: LogTime::default(),
+            decided_by: None,
         }
     }
 
@@ -156,14 +165,19 @@ impl Player {
             line,
             what,
         };
+        // Who decided is said by the note just before the decision.
+        let decided_by = self.decided_by.take();
         match &record.kind {
             RecordKind::Tx(bytes) => {
                 steps.extend(self.host.feed(bytes).into_iter().map(|h| step(Played::Host(h))));
             }
-            RecordKind::Note(text) => steps.push(step(Played::Note(text.clone()))),
+            RecordKind::Note(text) => {
+                self.decided_by = text.strip_prefix(DECIDED_BY).map(|n| n.trim().to_string());
+                steps.push(step(Played::Note(text.clone())))
+            }
             RecordKind::Gap(text) => steps.push(step(Played::Gap(text.clone()))),
             RecordKind::Arbiter { method, args } => {
-                steps.push(step(Played::Arbiter(method.clone(), args.clone())))
+                steps.push(step(Played::Arbiter(method.clone(), args.clone(), decided_by)))
             }
             kind => {
                 let bytes = board_bytes(kind, &self.board, &mut self.clock, now)
@@ -278,5 +292,24 @@ mod tests {
         let text = "# eboard-sensor-log 1\n0 board 8/8/8/8/8/8/4P3/8\n1 lift e3\n";
         let e = Player::play_log(&parse_log(text, "t.esl").unwrap(), "t.esl").unwrap_err();
         assert_eq!(e.line, 3);
+    }
+
+    /// Who decided comes from the note just before the decision, and only from it.
+    #[test]
+    fn a_decided_by_note_names_the_next_decision_only() {
+        let text = "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n\
+                    1 note decided by alice\n1 arbiter SetResult \"1-0\"\n\
+                    2 note decided by bob\n2 note something else\n2 arbiter NewGame \"\"\n\
+                    3 arbiter SetResult \"*\"\n";
+        let log = parse_log(text, "t.esl").unwrap();
+        let steps = Player::play_log(&log, "t.esl").unwrap();
+        let by: Vec<Option<&str>> = steps
+            .iter()
+            .filter_map(|s| match &s.what {
+                Played::Arbiter(_, _, by) => Some(by.as_deref()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(by, [Some("alice"), None, None]);
     }
 }

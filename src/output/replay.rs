@@ -478,7 +478,7 @@ pub fn feed_step(core: &mut Core, step: &crate::log::Step) {
         Played::Board(ev) => core.input(ev, t),
         Played::Gap(_) => core.gap(t),
         Played::Skipped(_) => core.line_fault(t),
-        Played::Arbiter(method, args) => {
+        Played::Arbiter(method, args, by) => {
             // Only accepted calls are recorded; one that does not apply (a log
             // written by hand) changes nothing.
             let Some(values) = arbiter_values(args) else {
@@ -490,7 +490,7 @@ pub fn feed_step(core: &mut Core, step: &crate::log::Step) {
                 Err(_) => false,
             };
             if applied {
-                core.arbiter_call(method, values, t);
+                core.arbiter_call(method, values, by.clone(), t);
             }
         }
         Played::Host(_) | Played::Note(_) => {}
@@ -538,7 +538,28 @@ pub struct Tags {
     pub round: String,
     pub white: String,
     pub black: String,
+    /// The tags a broadcast uses besides the seven (`Board`, and the pairing's
+    /// `WhiteElo`, `BlackFideId`, ...: [`EXTRA_TAGS`]), written in that order.
+    /// Absent from older journals' notes: none.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub extra: std::collections::BTreeMap<String, String>,
 }
+
+/// The tags besides the seven tag roster that a game's PGN may carry, in the
+/// order it writes them: the board number, then the pairing's (what tournament
+/// programs export and broadcasts read: lichess takes photos and ratings from the
+/// FIDE ids).
+pub const EXTRA_TAGS: [&str; 9] = [
+    "Board",
+    "WhiteTitle",
+    "BlackTitle",
+    "WhiteElo",
+    "BlackElo",
+    "WhiteFideId",
+    "BlackFideId",
+    "WhiteTeam",
+    "BlackTeam",
+];
 
 impl Tags {
     pub fn unknown(date: &str) -> Tags {
@@ -549,6 +570,7 @@ impl Tags {
             round: "?".into(),
             white: "?".into(),
             black: "?".into(),
+            extra: Default::default(),
         }
     }
 }
@@ -603,6 +625,11 @@ pub fn game_pgn(g: &Game, tags: &Tags) -> String {
             ("Result", result),
         ] {
             let _ = writeln!(s, "[{tag} \"{}\"]", tag_value(value));
+        }
+        for tag in EXTRA_TAGS {
+            if let Some(v) = tags.extra.get(tag).filter(|v| !v.is_empty()) {
+                let _ = writeln!(s, "[{tag} \"{}\"]", tag_value(v));
+            }
         }
         if g.mode == CastlingMode::Chess960 {
             let _ = writeln!(s, "[Variant \"Chess960\"]");
@@ -821,9 +848,10 @@ fn text_line(s: &mut String, e: &Event) {
         EventKind::GameEnd { result, termination } => write!(s, "game ends {result} ({termination})"),
         EventKind::ClockButton { button } => write!(s, "clock button: {button}"),
         EventKind::ClockUnresponsive { command } => write!(s, "the clock did not acknowledge {command}"),
-        EventKind::Arbiter { method, args } => {
+        EventKind::Arbiter { method, args, by } => {
             let args: Vec<String> = args.iter().map(ToString::to_string).collect();
-            write!(s, "arbiter: {method} {}", args.join(" "))
+            let by = by.as_ref().map(|b| format!(" (by {b})")).unwrap_or_default();
+            write!(s, "arbiter: {method} {}{by}", args.join(" "))
         }
     };
     s.push('\n');

@@ -84,7 +84,7 @@ pub fn format_step(step: &Step) -> String {
         Played::Host(h) => comment(t, &format!("host: {h}")),
         Played::Note(n) => record(RecordKind::Note(n.clone())),
         Played::Gap(g) => record(RecordKind::Gap(g.clone())),
-        Played::Arbiter(method, args) => record(RecordKind::Arbiter {
+        Played::Arbiter(method, args, _) => record(RecordKind::Arbiter {
             method: method.clone(),
             args: args.clone(),
         }),

@@ -127,13 +127,14 @@ pub fn parse_start(fen: &str) -> Result<(Chess, CastlingMode), String> {
 impl Core {
     /// Reports an accepted arbiter call (an `arbiter` event), whatever it changes:
     /// the daemon and `replay` call it for every `arbiter` record.
-    pub fn arbiter_call(&mut self, method: &str, args: Vec<Value>, t_us: u64) {
+    pub fn arbiter_call(&mut self, method: &str, args: Vec<Value>, by: Option<String>, t_us: u64) {
         self.advance(t_us);
         self.emit(
             t_us,
             super::EventKind::Arbiter {
                 method: method.to_string(),
                 args,
+                by,
             },
         );
     }

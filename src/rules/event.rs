@@ -164,6 +164,9 @@ pub enum EventKind {
     Arbiter {
         method: String,
         args: Vec<serde_json::Value>,
+        /// Who decided (a user name), when known.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        by: Option<String>,
     },
 }
 

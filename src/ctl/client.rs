@@ -1,0 +1,517 @@
+//! The daemon as `ctl` reaches it: the bus, the boards (one `GetManagedObjects`
+//! call), a board named by number, id or serial number, the method calls, and
+//! what a refusal means in words an arbiter can act on. Every call is bounded.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use zbus::zvariant::{OwnedObjectPath, OwnedValue};
+
+use super::format::{self, BoardView, Watched};
+use crate::bus::{BOARD_INTERFACE, BOARD_PATH_PREFIX, BUS_NAME, MANAGER_INTERFACE, ROOT_PATH};
+
+/// How long a call may take before `ctl` gives up on the daemon.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why a `ctl` command did not do what it was asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CtlError {
+    /// The command line is wrong (exit status 2).
+    #[error("{0}")]
+    Usage(String),
+    /// The daemon refused, is not there, or did not answer (exit status 1).
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// Which bus the daemon is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Which {
+    System,
+    Session,
+}
+
+impl Which {
+    fn name(self) -> &'static str {
+        match self {
+            Which::System => "system bus",
+            Which::Session => "session bus",
+        }
+    }
+
+    /// What to do when no daemon owns the name there.
+    fn not_running(self) -> String {
+        match self {
+            Which::System => {
+                "no eboard-bridge on the system bus: is the service running? systemctl status eboard-bridge".into()
+            }
+            Which::Session => "no eboard-bridge on the session bus: start one (eboard-bridge demo --stay, or eboard-bridge run --bus session), or use --bus system".into(),
+        }
+    }
+}
+
+pub struct Client {
+    conn: zbus::Connection,
+    which: Which,
+}
+
+/// An owned property value as `T`, or `T`'s default.
+fn prop<T>(props: &HashMap<String, OwnedValue>, name: &str) -> T
+where
+    T: TryFrom<OwnedValue> + Default,
+{
+    props
+        .get(name)
+        .and_then(|v| v.try_clone().ok())
+        .and_then(|v| T::try_from(v).ok())
+        .unwrap_or_default()
+}
+
+impl Client {
+    /// Connects to the bus (within [`CALL_TIMEOUT`]).
+    pub async fn connect(which: Which) -> Result<Client, CtlError> {
+        let build = async {
+            match which {
+                Which::System => zbus::connection::Builder::system()?.build().await,
+                Which::Session => zbus::connection::Builder::session()?.build().await,
+            }
+        };
+        let conn = match tokio::time::timeout(CALL_TIMEOUT, build).await {
+            Ok(Ok(c)) => c,
+            Ok(Err(e)) => {
+                return Err(CtlError::Refused(format!(
+                    "cannot reach the {}: {e}{}",
+                    which.name(),
+                    match which {
+                        Which::System => " (is D-Bus running?)",
+                        Which::Session => " (is DBUS_SESSION_BUS_ADDRESS set? or use --bus system)",
+                    }
+                )));
+            }
+            Err(_) => {
+                return Err(CtlError::Refused(format!(
+                    "the {} did not answer in {} s",
+                    which.name(),
+                    CALL_TIMEOUT.as_secs()
+                )));
+            }
+        };
+        Ok(Client { conn, which })
+    }
+
+    /// A refusal or failure of `what`, in words that say what to do.
+    fn explain(&self, what: &str, e: zbus::Error) -> CtlError {
+        let (name, text) = match &e {
+            zbus::Error::MethodError(name, text, _) => (name.to_string(), text.clone().unwrap_or_default()),
+            zbus::Error::FDO(f) => {
+                use zbus::DBusError;
+                (
+                    f.name().to_string(),
+                    f.description().unwrap_or_default().to_string(),
+                )
+            }
+            other => return CtlError::Refused(format!("{what}: {other}")),
+        };
+        let short = name.rsplit('.').next().unwrap_or_default();
+        CtlError::Refused(match short {
+            "AccessDenied" => format!(
+                "{what}: not allowed: add yourself to the group eboard (sudo usermod -aG eboard $USER, then log in again)"
+            ),
+            "ServiceUnknown" | "NameHasNoOwner" => self.which.not_running(),
+            "UnknownMethod" => format!(
+                "{what}: the daemon does not know this call: is it older than this command? (eboard-bridge --version; restart the service after an upgrade)"
+            ),
+            "UnknownObject" => {
+                format!("{what}: the board is gone from the daemon (ctl boards lists those there)")
+            }
+            "NoReply" | "Timeout" | "TimedOut" => {
+                format!("{what}: the daemon did not answer: journalctl -u eboard-bridge says why")
+            }
+            "NotConnected" => format!("{what}: refused: {text}: the board's clock must be connected"),
+            "NoBoard" => text,
+            _ => format!("{what}: refused: {text}"),
+        })
+    }
+
+    /// Calls `method` on `path`'s `iface`, within [`CALL_TIMEOUT`].
+    async fn call<B>(
+        &self,
+        path: &str,
+        iface: &str,
+        method: &str,
+        body: &B,
+    ) -> Result<zbus::Message, CtlError>
+    where
+        B: serde::Serialize + zbus::zvariant::DynamicType,
+    {
+        let call = self
+            .conn
+            .call_method(Some(BUS_NAME), path, Some(iface), method, body);
+        match tokio::time::timeout(CALL_TIMEOUT, call).await {
+            Ok(Ok(m)) => Ok(m),
+            Ok(Err(e)) => Err(self.explain(method, e)),
+            Err(_) => Err(CtlError::Refused(format!(
+                "{method}: the daemon did not answer in {} s: is it stuck? journalctl -u eboard-bridge",
+                CALL_TIMEOUT.as_secs()
+            ))),
+        }
+    }
+
+    /// Every board, by number.
+    pub async fn boards(&self) -> Result<Vec<BoardView>, CtlError> {
+        type Objects = HashMap<OwnedObjectPath, HashMap<String, HashMap<String, OwnedValue>>>;
+        let reply = self
+            .call(
+                ROOT_PATH,
+                "org.freedesktop.DBus.ObjectManager",
+                "GetManagedObjects",
+                &(),
+            )
+            .await?;
+        let objects: Objects = reply.body().deserialize().map_err(|e| {
+            CtlError::Refused(format!("GetManagedObjects: an answer that does not read: {e}"))
+        })?;
+        let mut boards: Vec<BoardView> = objects
+            .into_iter()
+            .filter_map(|(path, ifaces)| {
+                let p = ifaces.get(BOARD_INTERFACE)?;
+                Some(view(path.as_str(), p))
+            })
+            .collect();
+        boards.sort_by(|a, b| (a.number, &a.id).cmp(&(b.number, &b.id)));
+        Ok(boards)
+    }
+
+    /// The board `name` names: a board number, an id or a serial number.
+    pub async fn board(&self, name: &str) -> Result<BoardView, CtlError> {
+        let boards = self.boards().await?;
+        resolve(&boards, name)
+    }
+
+    /// Calls a `Board1` method on `board`.
+    pub async fn board_call<B>(&self, board: &BoardView, method: &str, body: &B) -> Result<(), CtlError>
+    where
+        B: serde::Serialize + zbus::zvariant::DynamicType,
+    {
+        self.call(&board.path, BOARD_INTERFACE, method, body)
+            .await
+            .map(|_| ())
+    }
+
+    /// `Manager1.SetPairings`.
+    pub async fn set_pairings(
+        &self,
+        round: u32,
+        pairings: &[(u32, HashMap<String, String>)],
+    ) -> Result<(), CtlError> {
+        self.call(ROOT_PATH, MANAGER_INTERFACE, "SetPairings", &(round, pairings))
+            .await
+            .map(|_| ())
+    }
+
+    /// Prints the events that need the arbiter as they happen, until Ctrl-C (or
+    /// the bus goes away). `json`: one object a line.
+    pub async fn watch(&self, json: bool) -> Result<(), CtlError> {
+        use std::io::Write;
+        let rule = zbus::MatchRule::builder()
+            .msg_type(zbus::message::Type::Signal)
+            .path_namespace(ROOT_PATH)
+            .map_err(|e| CtlError::Refused(e.to_string()))?
+            .build();
+        let subscribe = zbus::MessageStream::for_match_rule(rule, &self.conn, Some(256));
+        let mut stream = match tokio::time::timeout(CALL_TIMEOUT, subscribe).await {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => return Err(self.explain("watch", e)),
+            Err(_) => {
+                return Err(CtlError::Refused(
+                    "the bus did not answer a subscription in 10 s".into(),
+                ));
+            }
+        };
+        // Which board each object is (refreshed when an unknown one speaks).
+        let mut known: HashMap<String, (u32, String)> = HashMap::new();
+        match self.boards().await {
+            Ok(boards) => {
+                for b in boards {
+                    known.insert(b.path.clone(), (b.number, b.id.clone()));
+                }
+            }
+            Err(e) => eprintln!("eboard-bridge ctl: {e}; watching for it to start"),
+        }
+        let count = known.len();
+        eprintln!(
+            "eboard-bridge ctl: watching {count} board(s) on the {} (Ctrl-C to stop)",
+            self.which.name()
+        );
+        let stdout = std::io::stdout();
+        loop {
+            let msg = tokio::select! {
+                m = stream.next() => m,
+                _ = tokio::signal::ctrl_c() => return Ok(()),
+            };
+            let Some(msg) = msg else {
+                return Err(CtlError::Refused(format!("the {} went away", self.which.name())));
+            };
+            let Ok(msg) = msg else { continue };
+            let header = msg.header();
+            let (Some(path), Some(member)) = (header.path(), header.member()) else {
+                continue;
+            };
+            let path = path.to_string();
+            let member = member.to_string();
+            let Some((kind, fields, about)) = watched(&msg, &member, &path) else {
+                continue;
+            };
+            if member == "InterfacesAdded" {
+                known.remove(&about);
+            }
+            if !known.contains_key(&about) && about.starts_with(BOARD_PATH_PREFIX) {
+                if let Ok(boards) = self.boards().await {
+                    for b in boards {
+                        known.insert(b.path.clone(), (b.number, b.id.clone()));
+                    }
+                }
+            }
+            if kind.is_empty() {
+                continue;
+            }
+            let (board, id) = known.get(&about).cloned().unwrap_or_else(|| {
+                (
+                    0,
+                    about
+                        .strip_prefix(BOARD_PATH_PREFIX)
+                        .unwrap_or(&about)
+                        .to_string(),
+                )
+            });
+            let w = Watched {
+                time: format::local_time(),
+                board,
+                id,
+                kind,
+                fields,
+            };
+            let line = if json {
+                serde_json::to_string(&w).unwrap_or_default()
+            } else {
+                format::watched_line(&w)
+            };
+            let mut out = stdout.lock();
+            if writeln!(out, "{line}").and_then(|_| out.flush()).is_err() {
+                // Whoever read the output (a pipe) has gone.
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// A board's view from its properties.
+fn view(path: &str, p: &HashMap<String, OwnedValue>) -> BoardView {
+    let moves: Vec<String> = prop(p, "Moves");
+    let tags: HashMap<String, String> = prop(p, "Tags");
+    let mut b = BoardView {
+        number: prop(p, "BoardNumber"),
+        id: path.strip_prefix(BOARD_PATH_PREFIX).unwrap_or(path).to_string(),
+        path: path.to_string(),
+        serial: prop(p, "SerialNumber"),
+        connected: prop(p, "Connected"),
+        status: prop(p, "Status"),
+        round: prop(p, "Round"),
+        white: prop(p, "White"),
+        black: prop(p, "Black"),
+        moves: moves.len(),
+        last_move: format::last_move(&moves),
+        white_clock_ms: prop(p, "WhiteClockMs"),
+        black_clock_ms: prop(p, "BlackClockMs"),
+        clock_running: prop(p, "ClockRunning"),
+        result: prop(p, "Result"),
+        irregularity: prop(p, "Irregularity"),
+        time_control: prop(p, "TimeControl"),
+        tags: tags.into_iter().collect::<BTreeMap<_, _>>(),
+        needs: Vec::new(),
+    };
+    b.needs = format::needs(&b);
+    b
+}
+
+/// The board `name` names among `boards`: a board number first, then an id, then
+/// a serial number (serial numbers are digits too).
+pub fn resolve(boards: &[BoardView], name: &str) -> Result<BoardView, CtlError> {
+    let name = name.trim();
+    let pick = |found: Vec<&BoardView>, what: &str| -> Option<Result<BoardView, CtlError>> {
+        match found.as_slice() {
+            [] => None,
+            [one] => Some(Ok((*one).clone())),
+            many => {
+                let ids: Vec<&str> = many.iter().map(|b| b.id.as_str()).collect();
+                Some(Err(CtlError::Refused(format!(
+                    "{what} {name} is more than one board ({}): name one by its id",
+                    ids.join(", ")
+                ))))
+            }
+        }
+    };
+    if let Ok(n) = name.parse::<u32>() {
+        if let Some(r) = pick(boards.iter().filter(|b| b.number == n).collect(), "board") {
+            return r;
+        }
+    }
+    let id = name.strip_prefix(BOARD_PATH_PREFIX).unwrap_or(name);
+    if let Some(r) = pick(boards.iter().filter(|b| b.id == id).collect(), "id") {
+        return r;
+    }
+    if let Some(r) = pick(
+        boards
+            .iter()
+            .filter(|b| !b.serial.is_empty() && b.serial == name)
+            .collect(),
+        "serial number",
+    ) {
+        return r;
+    }
+    let mut numbers: Vec<u32> = boards.iter().map(|b| b.number).collect();
+    numbers.sort_unstable();
+    numbers.dedup();
+    let all = if boards.is_empty() {
+        "the daemon has no boards (ctl boards)".to_string()
+    } else {
+        format!("boards are {}", format::numbers(&numbers))
+    };
+    Err(CtlError::Refused(if name.parse::<u32>().is_ok() {
+        format!("no board {name}: {all}")
+    } else {
+        format!(
+            "no board with the id or serial number `{}`: {all}",
+            crate::log::clip_to(name, 40)
+        )
+    }))
+}
+
+/// An event that needs the arbiter in a signal: its type, fields and the object
+/// it is about. `Some` with an empty type for a signal that only tells of boards
+/// (one added); `None` for the rest.
+fn watched(
+    msg: &zbus::Message,
+    member: &str,
+    path: &str,
+) -> Option<(String, serde_json::Map<String, serde_json::Value>, String)> {
+    use serde_json::{Value, json};
+    let body = msg.body();
+    let mut f = serde_json::Map::new();
+    let mut put = |k: &str, v: Value| {
+        f.insert(k.to_string(), v);
+    };
+    let kind = match member {
+        "Irregular" => {
+            let (kind, side, squares, completed, count): (String, String, Vec<String>, bool, u32) =
+                body.deserialize().ok()?;
+            put("kind", json!(kind));
+            put("side", json!(side));
+            put("squares", json!(squares));
+            put("completed", json!(completed));
+            put("count", json!(count));
+            "irregular"
+        }
+        "TouchMove" => {
+            let (article, side, touched, played): (String, String, Vec<String>, String) =
+                body.deserialize().ok()?;
+            put("article", json!(article));
+            put("side", json!(side));
+            put("touched", json!(touched));
+            put("played", json!(played));
+            "touch_move"
+        }
+        "Flag" => {
+            let (side, ply, count_met): (String, u32, bool) = body.deserialize().ok()?;
+            put("side", json!(side));
+            put("ply", json!(ply));
+            put("count_met", json!(count_met));
+            "flag"
+        }
+        "DrawClaimable" => {
+            let (reason,): (String,) = body.deserialize().ok()?;
+            put("reason", json!(reason));
+            "draw_claimable"
+        }
+        "GameEnded" => {
+            let (result, termination): (String, String) = body.deserialize().ok()?;
+            put("result", json!(result));
+            put("termination", json!(termination));
+            "game_end"
+        }
+        "ClockUnresponsive" => {
+            let (command,): (String,) = body.deserialize().ok()?;
+            put("command", json!(command));
+            "clock_unresponsive"
+        }
+        "Resolved" => {
+            let (fen,): (String,) = body.deserialize().ok()?;
+            put("fen", json!(fen));
+            "resolved"
+        }
+        "PropertiesChanged" => {
+            let (iface, changed, _): (String, HashMap<String, OwnedValue>, Vec<String>) =
+                body.deserialize().ok()?;
+            if iface != BOARD_INTERFACE {
+                return None;
+            }
+            let connected = changed.get("Connected")?.try_clone().ok()?;
+            if bool::try_from(connected).ok()? {
+                "connected"
+            } else {
+                "disconnected"
+            }
+        }
+        "InterfacesRemoved" => {
+            let (object, ifaces): (OwnedObjectPath, Vec<String>) = body.deserialize().ok()?;
+            if !ifaces.iter().any(|i| i == BOARD_INTERFACE) {
+                return None;
+            }
+            return Some(("board_gone".into(), f, object.to_string()));
+        }
+        "InterfacesAdded" => {
+            let (object, _): (OwnedObjectPath, HashMap<String, HashMap<String, OwnedValue>>) =
+                body.deserialize().ok()?;
+            return Some((String::new(), f, object.to_string()));
+        }
+        _ => return None,
+    };
+    Some((kind.to_string(), f, path.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn board(number: u32, id: &str, serial: &str) -> BoardView {
+        BoardView {
+            number,
+            id: id.into(),
+            serial: serial.into(),
+            ..BoardView::default()
+        }
+    }
+
+    #[test]
+    fn a_board_by_number_id_or_serial_and_what_to_do_when_none() {
+        let boards = [
+            board(1, "dgt_100", "100"),
+            board(2, "dgt_200", "2"),
+            board(3, "dgt_300", "300"),
+        ];
+        assert_eq!(resolve(&boards, "2").unwrap().id, "dgt_200");
+        assert_eq!(resolve(&boards, "dgt_300").unwrap().number, 3);
+        assert_eq!(resolve(&boards, "100").unwrap().number, 1);
+        let e = resolve(&boards, "17").unwrap_err();
+        assert_eq!(e, CtlError::Refused("no board 17: boards are 1-3".into()));
+        assert!(
+            resolve(&boards, "dgt_9")
+                .unwrap_err()
+                .to_string()
+                .contains("boards are 1-3")
+        );
+        let twice = [board(4, "a", ""), board(4, "b", "")];
+        assert!(resolve(&twice, "4").unwrap_err().to_string().contains("(a, b)"));
+    }
+}

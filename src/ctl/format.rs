@@ -1,0 +1,460 @@
+//! What `ctl` reads as people write it (times, results) and what it prints (the
+//! boards' table, the events that need the arbiter).
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// Board numbers as a person lists them: `1-16`, `1-3, 7, 9-10`.
+pub fn numbers(sorted: &[u32]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let start = sorted[i];
+        let mut end = start;
+        while i + 1 < sorted.len() && sorted[i + 1] == end + 1 {
+            i += 1;
+            end = sorted[i];
+        }
+        out.push(if end > start {
+            format!("{start}-{end}")
+        } else {
+            start.to_string()
+        });
+        i += 1;
+    }
+    out.join(", ")
+}
+
+/// The most time one call adds or takes: 10 hours (a clock shows at most 9:59:59).
+pub const MAX_SECONDS: i64 = 36_000;
+
+/// A time to add (or, with `-`, take): `120` (seconds), `+2m`, `-30s`, `1m30s`,
+/// `1h`, `+1:30` (minutes and seconds), `0:02:00`. In seconds.
+pub fn duration(text: &str) -> Result<i32, String> {
+    let bad = || {
+        format!(
+            "`{}` is not a time: write seconds (`120`), with a unit (`+2m`, `-30s`, `1m30s`) or M:SS / H:MM:SS",
+            crate::log::clip_to(text, 30)
+        )
+    };
+    let t = text.trim();
+    let (sign, rest) = match t.as_bytes().first() {
+        Some(b'+') => (1, &t[1..]),
+        Some(b'-') => (-1, &t[1..]),
+        _ => (1, t),
+    };
+    if rest.is_empty() {
+        return Err(bad());
+    }
+    let secs = if rest.contains(':') {
+        clock_seconds(rest).ok_or_else(bad)?
+    } else if rest.bytes().all(|b| b.is_ascii_digit()) {
+        rest.parse::<i64>().map_err(|_| bad())?
+    } else {
+        // Units: h, m, s, each at most once, in that order.
+        let mut total: i64 = 0;
+        let mut number = String::new();
+        let mut last = 0;
+        for c in rest.chars() {
+            if c.is_ascii_digit() {
+                number.push(c);
+                if number.len() > 6 {
+                    return Err(bad());
+                }
+                continue;
+            }
+            let (rank, unit) = match c {
+                'h' => (1, 3600),
+                'm' => (2, 60),
+                's' => (3, 1),
+                _ => return Err(bad()),
+            };
+            if number.is_empty() || rank <= last {
+                return Err(bad());
+            }
+            last = rank;
+            total += number.parse::<i64>().map_err(|_| bad())? * unit;
+            number.clear();
+        }
+        if !number.is_empty() {
+            return Err(bad());
+        }
+        total
+    };
+    if secs > MAX_SECONDS {
+        return Err(format!(
+            "`{text}` is more than 10 hours: a clock shows at most 9:59:59"
+        ));
+    }
+    Ok((sign * secs) as i32)
+}
+
+/// `H:MM:SS` or `M:SS` in seconds (minutes and seconds under 60 after the first).
+fn clock_seconds(text: &str) -> Option<i64> {
+    let parts: Vec<&str> = text.split(':').collect();
+    if parts.len() > 3
+        || parts
+            .iter()
+            .any(|p| p.is_empty() || p.len() > 4 || !p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return None;
+    }
+    let n: Vec<i64> = parts.iter().map(|p| p.parse().ok()).collect::<Option<_>>()?;
+    if n.iter().skip(1).any(|v| *v >= 60) || parts.iter().skip(1).any(|p| p.len() != 2) {
+        return None;
+    }
+    Some(n.iter().fold(0, |acc, v| acc * 60 + v))
+}
+
+/// A clock time to set, `H:MM:SS` (or `M:SS`), in ms.
+pub fn clock_ms(text: &str) -> Result<i64, String> {
+    let secs = clock_seconds(text.trim()).ok_or_else(|| {
+        format!(
+            "`{}` is not a clock time: write H:MM:SS (1:30:00) or M:SS (5:00)",
+            crate::log::clip_to(text, 30)
+        )
+    })?;
+    if secs > MAX_SECONDS - 1 {
+        return Err(format!("`{text}`: a clock shows at most 9:59:59"));
+    }
+    Ok(secs * 1000)
+}
+
+/// A result as arbiters write it: `1-0`, `0-1`, `1/2` (or `1/2-1/2`, `½`), `*`.
+pub fn result(text: &str) -> Result<String, String> {
+    Ok(match text.trim() {
+        "1-0" => "1-0",
+        "0-1" => "0-1",
+        "1/2" | "1/2-1/2" | "½" | "½-½" | "=" => "1/2-1/2",
+        "*" => "*",
+        other => {
+            return Err(format!(
+                "`{}` is not a result: 1-0, 0-1, 1/2 or * (quoted: '*')",
+                crate::log::clip_to(other, 20)
+            ));
+        }
+    }
+    .to_string())
+}
+
+/// A clock reading, `H:MM:SS`.
+pub fn clock(ms: i64) -> String {
+    let secs = ms.max(0) / 1000;
+    format!("{}:{:02}:{:02}", secs / 3600, (secs / 60) % 60, secs % 60)
+}
+
+/// One board as `ctl boards` shows it (the D-Bus properties that matter).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct BoardView {
+    pub number: u32,
+    pub id: String,
+    pub path: String,
+    pub serial: String,
+    pub connected: bool,
+    pub status: String,
+    pub round: String,
+    pub white: String,
+    pub black: String,
+    /// Plies played.
+    pub moves: usize,
+    /// The last move in SAN with its number (`12...Nf6`), or empty.
+    pub last_move: String,
+    pub white_clock_ms: i64,
+    pub black_clock_ms: i64,
+    pub clock_running: String,
+    pub result: String,
+    pub irregularity: String,
+    pub time_control: String,
+    pub tags: BTreeMap<String, String>,
+    /// What needs the arbiter.
+    pub needs: Vec<String>,
+}
+
+/// The last move of `sans` with its move number (`12. e4`, `12... e5`), from the
+/// standard start's numbering (a game from a set position may number otherwise).
+pub fn last_move(sans: &[String]) -> String {
+    let Some(last) = sans.last() else {
+        return String::new();
+    };
+    let ply = sans.len();
+    let number = ply.div_ceil(2);
+    if ply % 2 == 1 {
+        format!("{number}. {last}")
+    } else {
+        format!("{number}... {last}")
+    }
+}
+
+/// What needs the arbiter on a board: away, irregular, a flag down.
+pub fn needs(b: &BoardView) -> Vec<String> {
+    let mut out = Vec::new();
+    if !b.connected {
+        out.push("disconnected: check the board's cable and power".into());
+    }
+    if !b.irregularity.is_empty() {
+        out.push(format!("irregular: {}", b.irregularity));
+    }
+    if b.status == "playing" && (b.white_clock_ms > 0 || b.black_clock_ms > 0) {
+        for (side, ms) in [("white", b.white_clock_ms), ("black", b.black_clock_ms)] {
+            if ms <= 0 {
+                out.push(format!("flag: {side}'s time is up"));
+            }
+        }
+    }
+    out
+}
+
+/// The boards as a table, one line a board.
+pub fn table(boards: &[BoardView]) -> String {
+    let rows: Vec<[String; 7]> = boards
+        .iter()
+        .map(|b| {
+            let status = if b.result.is_empty() || b.status != "finished" {
+                b.status.clone()
+            } else {
+                format!("{} {}", b.status, b.result)
+            };
+            let clocks = if b.white_clock_ms == 0 && b.black_clock_ms == 0 && b.clock_running == "none" {
+                "-".to_string()
+            } else {
+                let run = match b.clock_running.as_str() {
+                    "white" => " <",
+                    "black" => " >",
+                    _ => "",
+                };
+                format!("{} {}{run}", clock(b.white_clock_ms), clock(b.black_clock_ms))
+            };
+            [
+                b.number.to_string(),
+                b.id.clone(),
+                format!("{} - {}", b.white, b.black),
+                status,
+                b.moves.to_string(),
+                if b.last_move.is_empty() {
+                    "-".into()
+                } else {
+                    b.last_move.clone()
+                },
+                clocks,
+            ]
+        })
+        .collect();
+    let head = ["BOARD", "ID", "PLAYERS", "STATUS", "PLIES", "LAST", "CLOCKS"];
+    let mut width = head.map(|h| h.chars().count());
+    for r in &rows {
+        for (w, c) in width.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut s = String::new();
+    let line = |s: &mut String, cells: &[String], needs: &str| {
+        for (i, (c, w)) in cells.iter().zip(width).enumerate() {
+            if i == 0 {
+                let _ = write!(s, "{c:>w$}");
+            } else {
+                let _ = write!(s, "  {c:<w$}");
+            }
+        }
+        let _ = writeln!(s, "  {needs}");
+    };
+    line(&mut s, &head.map(String::from), "NEEDS THE ARBITER");
+    for (r, b) in rows.iter().zip(boards) {
+        line(&mut s, r, &b.needs.join("; "));
+    }
+    // No padding after the last column.
+    s.lines().map(|l| l.trim_end().to_string() + "\n").collect()
+}
+
+/// An event that needs the arbiter, as `ctl watch` prints it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Watched {
+    /// Local time, `HH:MM:SS`.
+    pub time: String,
+    pub board: u32,
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(flatten)]
+    pub fields: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The ordinal of a count (`1st`, `2nd`, ...).
+fn ordinal(n: u64) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
+/// One line for a person.
+pub fn watched_line(w: &Watched) -> String {
+    let f = |k: &str| match w.fields.get(k) {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(serde_json::Value::Array(a)) => a
+            .iter()
+            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+            .collect::<Vec<_>>()
+            .join(" "),
+        Some(v) => v.to_string(),
+        None => String::new(),
+    };
+    let what = match w.kind.as_str() {
+        "irregular" => {
+            let done = if f("completed") == "true" {
+                format!(
+                    ", completed: {}'s {} completed one",
+                    f("side"),
+                    ordinal(f("count").parse().unwrap_or(0))
+                )
+            } else {
+                String::new()
+            };
+            let kind = f("kind");
+            let help = match kind.as_str() {
+                "lost_track" => {
+                    " (the record lost track: set the position with ctl position, or have the players set up the last recorded one)"
+                }
+                "illegal_move" => " (7.5)",
+                "displaced" => " (7.4)",
+                _ => "",
+            };
+            format!("IRREGULAR {kind}: {} on {}{done}{help}", f("side"), f("squares"))
+        }
+        "touch_move" => format!(
+            "TOUCH-MOVE {}: {} touched {} and played {}",
+            f("article"),
+            f("side"),
+            f("touched"),
+            f("played")
+        ),
+        "flag" => format!(
+            "FLAG: {}'s flag has fallen after ply {}{}",
+            f("side"),
+            f("ply"),
+            if f("count_met") == "true" {
+                " (move count met)"
+            } else {
+                ""
+            }
+        ),
+        "draw_claimable" => format!("DRAW CLAIMABLE: {}", f("reason")),
+        "clock_unresponsive" => format!(
+            "CLOCK NOT ANSWERING (command {}): check the clock's power and cable",
+            f("command")
+        ),
+        "disconnected" => "BOARD DISCONNECTED: check its cable and power; the game is kept".to_string(),
+        "connected" => "board connected again".to_string(),
+        "board_gone" => "BOARD GONE from the daemon (stopped, or the daemon restarted)".to_string(),
+        "game_end" => format!("game ends {} ({})", f("result"), f("termination")),
+        "resolved" => "resolved: the board is in step again".to_string(),
+        other => other.to_string(),
+    };
+    let board = if w.board == 0 {
+        "board ?".to_string()
+    } else {
+        format!("board {}", w.board)
+    };
+    format!("{} {board} ({}): {what}", w.time, w.id)
+}
+
+/// The local time of day, `HH:MM:SS`.
+pub fn local_time() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs()) as libc::time_t;
+    // SAFETY: localtime_r writes only into `tm`.
+    let tm = unsafe {
+        let mut tm: libc::tm = std::mem::zeroed();
+        if libc::localtime_r(&now, &mut tm).is_null() {
+            None
+        } else {
+            Some(tm)
+        }
+    };
+    match tm {
+        Some(tm) => format!("{:02}:{:02}:{:02}", tm.tm_hour, tm.tm_min, tm.tm_sec),
+        None => {
+            let s = now.rem_euclid(86_400);
+            format!("{:02}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn board_numbers_in_ranges() {
+        assert_eq!(numbers(&[1, 2, 3, 4]), "1-4");
+        assert_eq!(numbers(&[1, 2, 3, 7, 9, 10]), "1-3, 7, 9-10");
+        assert_eq!(numbers(&[5]), "5");
+        assert_eq!(numbers(&[]), "");
+    }
+
+    #[test]
+    fn times_as_people_write_them() {
+        assert_eq!(duration("120"), Ok(120));
+        assert_eq!(duration("+2m"), Ok(120));
+        assert_eq!(duration("-30s"), Ok(-30));
+        assert_eq!(duration("1m30s"), Ok(90));
+        assert_eq!(duration("1h"), Ok(3600));
+        assert_eq!(duration("+1:30"), Ok(90));
+        assert_eq!(duration("-0:02:00"), Ok(-120));
+        for bad in [
+            "", "+", "2x", "m", "30s2m", "1:75", "1:2", "99999999", "11h", "--2",
+        ] {
+            assert!(duration(bad).is_err(), "{bad}");
+        }
+        assert_eq!(clock_ms("1:30:00"), Ok(5_400_000));
+        assert_eq!(clock_ms("5:00"), Ok(300_000));
+        assert!(clock_ms("1:60:00").is_err());
+        assert!(clock_ms("10:00:00").is_err());
+        assert!(clock_ms("abc").is_err());
+    }
+
+    #[test]
+    fn results_as_arbiters_write_them() {
+        assert_eq!(result("1/2").unwrap(), "1/2-1/2");
+        assert_eq!(result("1-0").unwrap(), "1-0");
+        assert_eq!(result("*").unwrap(), "*");
+        assert!(result("1-1").is_err());
+    }
+
+    #[test]
+    fn the_table_lines_up_and_says_what_needs_the_arbiter() {
+        let mut b = BoardView {
+            number: 12,
+            id: "dgt_12345".into(),
+            connected: true,
+            status: "playing".into(),
+            white: "Carlsen, Magnus".into(),
+            black: "Ding, Liren".into(),
+            moves: 3,
+            last_move: last_move(&["e4".into(), "e5".into(), "Nf3".into()]),
+            white_clock_ms: 0,
+            black_clock_ms: 5_000_000,
+            clock_running: "white".into(),
+            irregularity: "displaced".into(),
+            ..BoardView::default()
+        };
+        b.needs = needs(&b);
+        let t = table(&[b]);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert!(
+            lines[1].starts_with("   12  dgt_12345  Carlsen, Magnus - Ding, Liren  playing"),
+            "{t}"
+        );
+        assert!(lines[1].contains("2. Nf3"), "{t}");
+        assert!(lines[1].contains("0:00:00 1:23:20 <"), "{t}");
+        assert!(
+            lines[1].ends_with("irregular: displaced; flag: white's time is up"),
+            "{t}"
+        );
+    }
+}

@@ -1,0 +1,385 @@
+//! `eboard-bridge ctl`, the arbiter's command (`shared/spec/interfaces.md`,
+//! "Arbiter's command"): every call on the daemon as a plain sub-command, boards
+//! named by their number (or id, or serial number), times and results as people
+//! write them. It talks to a running daemon over D-Bus: every decision is the same
+//! journaled `arbiter` decision as a D-Bus call, with the caller's user name.
+//!
+//! - [`client`]: the bus, the boards, the calls and what a refusal means;
+//! - [`format`]: times, results, the boards' table, the events watched;
+//! - [`pairings`]: a round's pairings as tournament programs export them.
+//!
+//! Exit status: 0 done, 1 refused by the daemon (or no daemon), 2 a usage error.
+
+pub mod client;
+pub mod format;
+pub mod pairings;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand, ValueEnum};
+
+use client::{Client, CtlError, Which};
+
+/// Which bus the daemon is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CtlBus {
+    /// The system bus (the service, as systemd runs it).
+    System,
+    /// The session bus (`eboard-bridge demo`, or `run --bus session`).
+    Session,
+}
+
+/// The arbiter's command: `ctl [--bus system|session] COMMAND`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "BOARD is a board number (12), a board id (dgt_12345) or a serial number.\n\
+Exit status: 0 done; 1 refused by the daemon (the message says why and what to do) or no daemon; 2 a usage error.\n\
+Every call is journaled in the board's recording as the arbiter's decision, with your user name."
+)]
+pub struct CtlArgs {
+    /// Where the daemon is: the system bus (the service) or the session bus (the demo).
+    #[arg(long, value_enum, default_value = "system", global = true)]
+    pub bus: CtlBus,
+    #[command(subcommand)]
+    pub command: CtlCommand,
+}
+
+/// A side of the board.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CtlSide {
+    White,
+    Black,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CtlCommand {
+    /// One line a board: number, id, players, status, plies, last move, both clocks
+    /// (`<` white's running, `>` black's) and what needs the arbiter.
+    Boards {
+        /// One JSON array of the boards, for scripts.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Prints the events that need the arbiter as they happen (irregular moves and
+    /// positions, touch-move, flags, lost track, draws claimable, a clock not
+    /// answering, a board disconnected or gone, game ends), with the board number,
+    /// until Ctrl-C.
+    Watch {
+        /// One JSON object a line (`time`, `board`, `id`, `type` and the event's fields).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Names the players of the game under way (if not over) and of the board's next games.
+    Players {
+        /// The board: number, id or serial number.
+        board: String,
+        /// White's name, as the PGN writes it ("Carlsen, Magnus").
+        white: String,
+        /// Black's name.
+        black: String,
+    },
+    /// Sets the pairing's PGN tags of the game under way (if not over) and of the
+    /// next games: WhiteElo, BlackElo, WhiteFideId, BlackFideId, WhiteTitle,
+    /// BlackTitle, WhiteTeam, BlackTeam (an empty value removes one).
+    Tags {
+        /// The board: number, id or serial number.
+        board: String,
+        /// NAME=VALUE, for example WhiteElo=2830 BlackFideId=8603677.
+        #[arg(required = true, value_parser = tag_arg, value_name = "NAME=VALUE")]
+        tags: Vec<(String, String)>,
+    },
+    /// Gives the game's result (the game ends, termination `arbiter`).
+    Result {
+        /// The board: number, id or serial number.
+        board: String,
+        /// 1-0, 0-1, 1/2 (1/2-1/2) or * (quote it in the shell: '*').
+        #[arg(value_parser = result_arg)]
+        result: String,
+    },
+    /// Takes the game back to ply PLY (Art. 7.5.1: the position before the
+    /// irregularity): 0 is the start, 1 after White's first move.
+    Reinstate {
+        /// The board: number, id or serial number.
+        board: String,
+        /// The ply to go back to.
+        ply: u32,
+    },
+    /// Sets the position (FEN): a position of the game takes it back there;
+    /// another ends the game under way `*` and play goes on from it in a new game.
+    Position {
+        /// The board: number, id or serial number.
+        board: String,
+        /// The FEN (quoted, or its six fields as they come).
+        #[arg(required = true, num_args = 1.., allow_hyphen_values = true)]
+        fen: Vec<String>,
+    },
+    /// Starts a new game (the game under way, if it has moves, ends `*` abandoned and is kept).
+    NewGame {
+        /// The board: number, id or serial number.
+        board: String,
+        /// A start position (FEN); none: the standard start.
+        #[arg(num_args = 0.., allow_hyphen_values = true)]
+        fen: Vec<String>,
+    },
+    /// Sets the time control the daemon drives the board's clock with (before the
+    /// game's first move): 90+30, 40/90+30,30+30, G/90;d5, or PGN seconds 5400+30.
+    TimeControl {
+        /// The board: number, id or serial number.
+        board: String,
+        /// The time control.
+        #[arg(value_parser = time_control_arg)]
+        spec: String,
+    },
+    /// Adds time to a side's clock (Art. 7.5.5, 6.11), or takes it with a minus:
+    /// 120 (seconds), +2m, -30s, 1m30s, +1:30.
+    AddTime {
+        /// The board: number, id or serial number.
+        board: String,
+        /// Whose clock.
+        #[arg(value_enum)]
+        side: CtlSide,
+        /// How much.
+        #[arg(allow_hyphen_values = true, value_parser = format::duration)]
+        time: i32,
+    },
+    /// Sets both clocks (H:MM:SS or M:SS); the side running goes on running.
+    SetClock {
+        /// The board: number, id or serial number.
+        board: String,
+        /// White's time.
+        #[arg(value_parser = format::clock_ms)]
+        white: i64,
+        /// Black's time.
+        #[arg(value_parser = format::clock_ms)]
+        black: i64,
+    },
+    /// Shows a text on the board's clock (up to 8 ASCII characters).
+    Text {
+        /// The board: number, id or serial number.
+        board: String,
+        /// The text ("ARBITER").
+        #[arg(value_parser = text_arg)]
+        text: String,
+        /// For how long, in seconds.
+        #[arg(default_value_t = 5)]
+        seconds: u32,
+    },
+    /// Loads a round's pairings from the tournament program's export: a PGN with
+    /// headers only (the board from a Board tag or Round "R.B") or a CSV with the
+    /// header row board,white,black and any of white_elo, black_elo, white_fide_id,
+    /// black_fide_id, white_title, black_title, white_team, black_team. Each
+    /// board's next game (or its game not begun) takes its pairing; a game under
+    /// way keeps its players. A file with an unknown board, a board twice or a
+    /// malformed line is refused whole (with the file and line).
+    Pairings {
+        /// The PGN or CSV file.
+        file: PathBuf,
+        /// The round (a PGN's games of other rounds are left out); default: the
+        /// round the PGN names, else each board's round stays.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        round: Option<u32>,
+    },
+}
+
+fn tag_arg(s: &str) -> Result<(String, String), String> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{}` is not NAME=VALUE", crate::log::clip_to(s, 40)))?;
+    crate::bus::check_tag(name, value, false)?;
+    Ok((name.to_string(), value.to_string()))
+}
+
+fn result_arg(s: &str) -> Result<String, String> {
+    format::result(s)
+}
+
+fn time_control_arg(s: &str) -> Result<String, String> {
+    crate::clock::control::TimeControl::parse(s).map(|_| s.to_string())
+}
+
+fn text_arg(s: &str) -> Result<String, String> {
+    if s.is_ascii() && s.len() <= 8 && !s.chars().any(|c| c.is_ascii_control()) {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "`{}`: the clock shows up to 8 ASCII characters",
+            crate::log::clip_to(s, 20)
+        ))
+    }
+}
+
+/// Runs `ctl`; the exit status.
+pub fn main(args: CtlArgs) -> ExitCode {
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("eboard-bridge ctl: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match rt.block_on(run(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(CtlError::Usage(m)) => {
+            eprintln!("eboard-bridge ctl: {m}");
+            ExitCode::from(2)
+        }
+        Err(CtlError::Refused(m)) => {
+            eprintln!("eboard-bridge ctl: {m}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+async fn run(args: CtlArgs) -> Result<(), CtlError> {
+    let which = match args.bus {
+        CtlBus::System => Which::System,
+        CtlBus::Session => Which::Session,
+    };
+    // A file that does not read is said before the daemon is asked anything.
+    let pairings = match &args.command {
+        CtlCommand::Pairings { file, round } => {
+            Some(pairings::read(file, *round).map_err(|e| CtlError::Usage(e.to_string()))?)
+        }
+        _ => None,
+    };
+    let client = Client::connect(which).await?;
+    let done = |b: &format::BoardView, what: String| {
+        println!("board {} ({}): {what}", b.number, b.id);
+    };
+    match args.command {
+        CtlCommand::Boards { json } => {
+            let boards = client.boards().await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&boards).unwrap_or_default());
+            } else if boards.is_empty() {
+                println!(
+                    "no boards yet: plug one in (journalctl -u eboard-bridge says what the daemon sees)"
+                );
+            } else {
+                print!("{}", format::table(&boards));
+            }
+        }
+        CtlCommand::Watch { json } => client.watch(json).await?,
+        CtlCommand::Players { board, white, black } => {
+            let b = client.board(&board).await?;
+            client
+                .board_call(&b, "SetPlayers", &(white.as_str(), black.as_str()))
+                .await?;
+            done(&b, format!("players {white} - {black}"));
+        }
+        CtlCommand::Tags { board, tags } => {
+            let b = client.board(&board).await?;
+            let map: HashMap<String, String> = tags.iter().cloned().collect();
+            client.board_call(&b, "SetTags", &(map,)).await?;
+            let shown: Vec<String> = tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            done(&b, format!("tags {}", shown.join(" ")));
+        }
+        CtlCommand::Result { board, result } => {
+            let b = client.board(&board).await?;
+            client.board_call(&b, "SetResult", &(result.as_str(),)).await?;
+            done(&b, format!("result {result}"));
+        }
+        CtlCommand::Reinstate { board, ply } => {
+            let b = client.board(&board).await?;
+            client.board_call(&b, "Reinstate", &(ply,)).await?;
+            done(&b, format!("back to ply {ply}"));
+        }
+        CtlCommand::Position { board, fen } => {
+            let fen = fen.join(" ");
+            let b = client.board(&board).await?;
+            client.board_call(&b, "SetPosition", &(fen.as_str(),)).await?;
+            done(&b, format!("position {fen}"));
+        }
+        CtlCommand::NewGame { board, fen } => {
+            let fen = fen.join(" ");
+            let b = client.board(&board).await?;
+            client.board_call(&b, "NewGame", &(fen.as_str(),)).await?;
+            done(
+                &b,
+                if fen.is_empty() {
+                    "new game".into()
+                } else {
+                    format!("new game from {fen}")
+                },
+            );
+        }
+        CtlCommand::TimeControl { board, spec } => {
+            let b = client.board(&board).await?;
+            client.board_call(&b, "SetTimeControl", &(spec.as_str(),)).await?;
+            done(&b, format!("time control {spec}"));
+        }
+        CtlCommand::AddTime { board, side, time } => {
+            let b = client.board(&board).await?;
+            let side = match side {
+                CtlSide::White => "white",
+                CtlSide::Black => "black",
+            };
+            client.board_call(&b, "AddTime", &(side, time)).await?;
+            let what = if time < 0 {
+                format!("{} s taken from {side}", -i64::from(time))
+            } else {
+                format!("{time} s added to {side}")
+            };
+            done(&b, what);
+        }
+        CtlCommand::SetClock { board, white, black } => {
+            let b = client.board(&board).await?;
+            client.board_call(&b, "SetClock", &(white, black)).await?;
+            done(
+                &b,
+                format!(
+                    "clocks set: white {}, black {}",
+                    format::clock(white),
+                    format::clock(black)
+                ),
+            );
+        }
+        CtlCommand::Text { board, text, seconds } => {
+            let b = client.board(&board).await?;
+            client
+                .board_call(&b, "ShowText", &(text.as_str(), seconds))
+                .await?;
+            done(&b, format!("the clock shows {text:?} for {seconds} s"));
+        }
+        CtlCommand::Pairings { .. } => {
+            let Some(p) = pairings else {
+                return Ok(());
+            };
+            let list: Vec<(u32, HashMap<String, String>)> = p
+                .boards
+                .iter()
+                .map(|b| {
+                    (
+                        b.board,
+                        b.tags.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                    )
+                })
+                .collect();
+            let round = p.round.unwrap_or(0);
+            if let Err(e) = client.set_pairings(round, &list).await {
+                // The daemon names the board it does not have: the file's line too.
+                let CtlError::Refused(m) = &e else { return Err(e) };
+                let line = m
+                    .strip_prefix("no board ")
+                    .and_then(|r| r.split(':').next())
+                    .and_then(|n| n.parse::<u32>().ok())
+                    .and_then(|n| p.boards.iter().find(|b| b.board == n));
+                return Err(match line {
+                    Some(b) => CtlError::Refused(format!("{}:{}: {m}; nothing was applied", p.file, b.line)),
+                    None => CtlError::Refused(format!("{}: {m}; nothing was applied", p.file)),
+                });
+            }
+            let numbers: Vec<u32> = p.boards.iter().map(|b| b.board).collect();
+            let round = p.round.map(|r| format!("round {r}, ")).unwrap_or_default();
+            println!(
+                "{round}{} board(s) ({}) from {}: each board's next game (or its game not begun) takes its pairing",
+                numbers.len(),
+                format::numbers(&numbers),
+                p.file
+            );
+        }
+    }
+    Ok(())
+}
