@@ -634,3 +634,19 @@ async fn the_configurations_pairings_file_is_read_at_start_and_on_reload() {
     assert!(e.contains("r2.pgn:5: board 1 is paired twice"), "{e}");
     daemon.shutdown().await;
 }
+
+/// No daemon on the bus: `ctl` says so and how to start one (exit status 1).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_daemon_ctl_says_how_to_start_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let address = private_bus(dir.path()).await;
+    for args in [&["boards"][..], &["result", "1", "1-0"][..]] {
+        let o = ctl(&address, args).await;
+        assert_eq!(o.code, 1, "{args:?}: {}", o.err);
+        assert!(
+            o.err.contains("no eboard-bridge on the session bus: start one"),
+            "{args:?}: {}",
+            o.err
+        );
+    }
+}

@@ -158,8 +158,39 @@ impl Client {
         }
     }
 
+    /// Whether a daemon owns the name (asked of the bus itself: a broker may not
+    /// answer a call to a name nobody owns at once).
+    async fn check_running(&self) -> Result<(), CtlError> {
+        let ask = self.conn.call_method(
+            Some("org.freedesktop.DBus"),
+            "/org/freedesktop/DBus",
+            Some("org.freedesktop.DBus"),
+            "NameHasOwner",
+            &(BUS_NAME,),
+        );
+        let reply = match tokio::time::timeout(CALL_TIMEOUT, ask).await {
+            Ok(Ok(r)) => r,
+            Ok(Err(e)) => return Err(self.explain("NameHasOwner", e)),
+            Err(_) => {
+                return Err(CtlError::Refused(format!(
+                    "the {} did not answer in {} s",
+                    self.which.name(),
+                    CALL_TIMEOUT.as_secs()
+                )));
+            }
+        };
+        match reply.body().deserialize::<bool>() {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(CtlError::Refused(self.which.not_running())),
+            Err(e) => Err(CtlError::Refused(format!(
+                "NameHasOwner: an answer that does not read: {e}"
+            ))),
+        }
+    }
+
     /// Every board, by number.
     pub async fn boards(&self) -> Result<Vec<BoardView>, CtlError> {
+        self.check_running().await?;
         type Objects = HashMap<OwnedObjectPath, HashMap<String, HashMap<String, OwnedValue>>>;
         let reply = self
             .call(
@@ -205,6 +236,7 @@ impl Client {
         round: u32,
         pairings: &[(u32, HashMap<String, String>)],
     ) -> Result<(), CtlError> {
+        self.check_running().await?;
         self.call(ROOT_PATH, MANAGER_INTERFACE, "SetPairings", &(round, pairings))
             .await
             .map(|_| ())

@@ -457,4 +457,34 @@ mod tests {
             "{t}"
         );
     }
+
+    #[test]
+    fn a_watched_event_in_one_line_with_the_board() {
+        let mut fields = serde_json::Map::new();
+        fields.insert("kind".into(), "lost_track".into());
+        fields.insert("side".into(), "black".into());
+        fields.insert("squares".into(), serde_json::json!(["e7", "e5"]));
+        fields.insert("completed".into(), false.into());
+        fields.insert("count".into(), 0.into());
+        let w = Watched {
+            time: "14:02:11".into(),
+            board: 2,
+            id: "dgt_2".into(),
+            kind: "irregular".into(),
+            fields,
+        };
+        let line = watched_line(&w);
+        assert!(
+            line.starts_with(
+                "14:02:11 board 2 (dgt_2): IRREGULAR lost_track: black on e7 e5 (the record lost track"
+            ),
+            "{line}"
+        );
+        let json = serde_json::to_value(&w).unwrap();
+        assert_eq!(json["type"], "irregular");
+        assert_eq!(json["board"], 2);
+        assert_eq!(json["squares"], serde_json::json!(["e7", "e5"]));
+        assert_eq!(ordinal(2), "2nd");
+        assert_eq!(ordinal(12), "12th");
+    }
 }
