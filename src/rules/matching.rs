@@ -246,6 +246,29 @@ pub(super) fn capture_target(pos: &Chess, square: Square) -> bool {
 }
 
 impl Core {
+    /// A move held back (see [`Core::held`]) that the board has gone on from: a
+    /// legal reply's result, or a reply under way with something set down beyond
+    /// the move. Never a result by kings.
+    pub(super) fn held_goes_on(&self) -> bool {
+        let (Some(h), Some(game)) = (self.held, &self.game) else {
+            return false;
+        };
+        if h.base != game.ply() {
+            return false;
+        }
+        let board = self.real_board();
+        if kings_result(&board).is_some() {
+            return false;
+        }
+        let mut after = game.positions[h.base].clone();
+        after.play_unchecked(h.mv);
+        // Something set down beyond the held move, on the way to a reply.
+        let placed = diff_squares(after.board(), &board)
+            .iter()
+            .any(|sq| board.piece_at(*sq).is_some());
+        game::move_to(&after, &board).is_some() || (placed && is_partial(&after, &board))
+    }
+
     /// Matches the board against what the game allows.
     pub(super) fn evaluate(&mut self, t: u64) {
         let board = self.real_board();
@@ -285,12 +308,16 @@ impl Core {
             return;
         }
         if let Some(mv) = game.move_from(n, h, &board) {
-            let kings_hold = mv.role() == Role::King && CENTRE.contains(&mv.to());
+            // A king step onto the centre (not a capture) may be the start of a
+            // result by kings.
+            let kings_hold = mv.role() == Role::King && CENTRE.contains(&mv.to()) && !mv.is_capture();
+            self.held = None;
             self.show(Tentative {
                 base: n,
                 mv,
                 kings_hold,
                 inferred,
+                at: t,
             });
             self.resolve(t);
             return;
@@ -302,6 +329,7 @@ impl Core {
                     mv,
                     kings_hold: false,
                     inferred,
+                    at: t,
                 });
                 self.resolve(t);
                 return;
@@ -343,29 +371,33 @@ impl Core {
                     mv,
                     kings_hold: false,
                     inferred,
+                    at: t,
                 });
                 return;
             }
         }
-        self.tentative = None;
-        // The opponent lifted a piece the held move could have captured, and the
-        // board goes on from that move: it was made after all.
-        if let Some(h) = self.held {
-            let mut after = game.positions[h.base].clone();
-            after.play_unchecked(h.mv);
-            // Something set down beyond the held move, on the way to a reply.
-            let placed = diff_squares(after.board(), &board)
-                .iter()
-                .any(|sq| board.piece_at(*sq).is_some());
-            if h.base == n
-                && (game::move_to(&after, &board).is_some() || (placed && is_partial(&after, &board)))
-            {
-                self.tentative = Some(h);
-                self.commit(t);
-                self.evaluate(t);
-                return;
+        // The board left a move it showed for a reply under way from it (the
+        // opponent lifted their king after a king step onto the centre, or a
+        // piece of the mover's to capture it): that move is held, made once the
+        // board goes on from it.
+        let left = self.tentative.take().filter(|t| t.base == n && self.held.is_none());
+        if let Some(tent) = left {
+            let mut after = game.positions[n].clone();
+            after.play_unchecked(tent.mv);
+            if is_partial(&after, &board) {
+                self.held = Some(tent);
             }
         }
+        // The opponent lifted a piece the held move could have captured (or the
+        // board left it as above), and the board goes on from that move: it was
+        // made after all.
+        if self.held_goes_on() {
+            self.tentative = self.held;
+            self.commit(t);
+            self.evaluate(t);
+            return;
+        }
+        let Some(game) = &self.game else { return };
         // The line may have missed plies: look for them once the board rests. So
         // may the inferred moves the record ends with have been a wrong guess
         // (a path of fewer plies than were played, another order): the search

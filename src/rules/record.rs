@@ -16,17 +16,18 @@ pub(super) struct Tentative {
     pub(super) kings_hold: bool,
     /// Found across a gap in the line: marked, and judged for no touch-move.
     pub(super) inferred: bool,
+    /// When the board first showed it (its last placement): lifts after this
+    /// time are no part of it.
+    pub(super) at: u64,
 }
 
 impl Core {
     /// The board shows a move not yet made: it waits for its release. A new move
     /// shown is counted (the daemon checks it against a dump).
-    pub(super) fn show(&mut self, tent: Tentative) {
-        let same = self
-            .tentative
-            .is_some_and(|t| t.base == tent.base && t.mv == tent.mv);
-        if !same {
-            self.shown += 1;
+    pub(super) fn show(&mut self, mut tent: Tentative) {
+        match self.tentative {
+            Some(t) if t.base == tent.base && t.mv == tent.mv => tent.at = t.at,
+            _ => self.shown += 1,
         }
         self.tentative = Some(tent);
     }
@@ -35,7 +36,9 @@ impl Core {
     pub(super) fn commit(&mut self, t: u64) {
         let Some(tent) = self.tentative.take() else { return };
         self.held = None;
-        self.flush_touches(t);
+        // Lifts since the board showed the move are the next turn's (a reply
+        // started before the move was made): they wait, and are judged for it.
+        self.flush_touches_until(tent.at, t);
         let Some(game) = self.game.as_mut() else { return };
         let n = game.ply();
         if tent.base + 1 == n && !game.moves[n - 1].completed {

@@ -550,6 +550,7 @@ impl Core {
                     mv: first,
                     kings_hold: false,
                     inferred: true,
+                    at: t,
                 });
                 self.commit(t);
                 let later: Vec<Move> = rest.collect();
@@ -588,6 +589,7 @@ impl Core {
                 mv,
                 kings_hold: false,
                 inferred: true,
+                at: t,
             });
             self.commit(t);
             if i < last {
