@@ -297,8 +297,13 @@ impl Core {
         }
         let n = game.ply();
         let h = self.real_hash();
-        // Across a gap, what the board shows was not seen being played.
-        let inferred = self.resync.as_ref().is_some_and(|r| r.cause == Cause::Gap);
+        // Across a gap, what the board shows was not seen being played, unless
+        // played from a position the board was seen to show since.
+        let (gap, seen) = match &self.resync {
+            Some(r) => (r.cause == Cause::Gap, r.seen_board.as_ref()),
+            None => (false, None),
+        };
+        let inferred = |base: usize| gap && seen != Some(game.positions[base].board());
         self.takeback = None;
         if game.shows(n, h, &board) {
             self.tentative = None;
@@ -316,7 +321,8 @@ impl Core {
                 base: n,
                 mv,
                 kings_hold,
-                inferred,
+                inferred: inferred(n),
+                found: false,
                 at: t,
             });
             self.resolve(t);
@@ -328,7 +334,8 @@ impl Core {
                     base: n - 1,
                     mv,
                     kings_hold: false,
-                    inferred,
+                    inferred: inferred(n - 1),
+                    found: false,
                     at: t,
                 });
                 self.resolve(t);
@@ -344,7 +351,7 @@ impl Core {
             (n.saturating_sub(8)..n)
                 .any(|k| game.shows(k, h, &board) || game.move_from(k, h, &board).is_some())
         };
-        if inferred && earlier() {
+        if gap && earlier() {
             // A path of no plies changes nothing here: the take-back below.
             match self.best_path(&board, game::MAX_INFERRED_PLIES, false) {
                 Found::Path(base, path) if !path.is_empty() => {
@@ -370,7 +377,8 @@ impl Core {
                     base: k,
                     mv,
                     kings_hold: false,
-                    inferred,
+                    inferred: inferred(k),
+                    found: false,
                     at: t,
                 });
                 return;
@@ -406,7 +414,11 @@ impl Core {
             && super::resync::inferred_tail(game) < n
             && !is_partial(game.current(), &board)
         {
-            self.resync = Some(Resync::new(Cause::Tail, false));
+            let mut r = Resync::new(Cause::Tail, false, n);
+            // The board was on the record's position when its inferred moves
+            // were found; what followed was seen.
+            r.seen_board = Some(game.current().board().clone());
+            self.resync = Some(r);
         }
         if let Some(r) = &mut self.resync {
             if !r.gated {

@@ -60,6 +60,16 @@ impl TouchLog {
         squares
     }
 
+    /// Plies were found that the board went through unseen (across a gap,
+    /// between dumps): the touches seen meanwhile were given to the record's side
+    /// to move, which may not have been the side that made them, and are
+    /// forgotten (lifts not yet judged stay with the core).
+    pub fn forget(&mut self) {
+        self.touches.clear();
+        self.made.clear();
+        self.placed.clear();
+    }
+
     /// A take-back: the side now to move keeps their touches (7.5.1: the touches of
     /// an illegal attempt still count for the move that replaces it).
     pub fn retract(&mut self, turn: Color) {
