@@ -35,16 +35,28 @@ const ALWAYS_CHECKED: [&str; 9] = [
 
 struct Expect {
     moves: Vec<String>,
+    /// Which moves of `moves` (1-based) the record marks inferred, when given.
+    inferred: Option<Vec<usize>>,
     events: Vec<Value>,
 }
 
 fn expectations(path: &PathBuf) -> Expect {
     let text = std::fs::read_to_string(path).unwrap();
     let mut moves = None;
+    let mut inferred = None;
     let mut events = Vec::new();
     for line in text.lines() {
         if let Some(m) = line.strip_prefix("# expect-moves:") {
             moves = Some(m.split_whitespace().map(str::to_string).collect());
+        } else if let Some(m) = line.strip_prefix("# expect-inferred:") {
+            let plies = m
+                .split_whitespace()
+                .map(|w| {
+                    w.parse()
+                        .unwrap_or_else(|e| panic!("{}: bad expect-inferred `{w}`: {e}", path.display()))
+                })
+                .collect();
+            inferred = Some(plies);
         } else if let Some(e) = line.strip_prefix("# expect:") {
             let v: Value = serde_json::from_str(e.trim())
                 .unwrap_or_else(|err| panic!("{}: bad expect line `{e}`: {err}", path.display()));
@@ -56,16 +68,31 @@ fn expectations(path: &PathBuf) -> Expect {
             events.push(v);
         }
     }
+    // A gap's inferred plies are exactly the plies the line did not show: every
+    // gap scenario says which they are.
+    let gap = path
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("gap_"));
+    assert!(
+        !gap || inferred.is_some(),
+        "{}: a gap scenario without `# expect-inferred:`",
+        path.display()
+    );
     Expect {
         moves: moves.unwrap_or_else(|| panic!("{}: no `# expect-moves:` line", path.display())),
+        inferred,
         events,
     }
 }
 
-/// Every field of `want` is in `got` with the same value.
+/// Every field of `want` is in `got` with the same value; a `false` also
+/// matches a field left out (events leave out flags that are false, such as
+/// `inferred`).
 fn matches(want: &Value, got: &Value) -> bool {
-    want.as_object()
-        .is_some_and(|w| w.iter().all(|(k, v)| got.get(k) == Some(v)))
+    want.as_object().is_some_and(|w| {
+        w.iter()
+            .all(|(k, v)| got.get(k) == Some(v) || (*v == Value::Bool(false) && got.get(k).is_none()))
+    })
 }
 
 fn check(path: &PathBuf) -> Result<(), String> {
@@ -91,6 +118,18 @@ fn check(path: &PathBuf) -> Result<(), String> {
         .collect();
     if moves != expect.moves {
         return Err(format!("moves {moves:?}, expected {:?}", expect.moves));
+    }
+    if let Some(want) = &expect.inferred {
+        let marked: Vec<usize> = r
+            .core
+            .games()
+            .flat_map(|g| g.moves.iter().map(|p| p.inferred))
+            .enumerate()
+            .filter_map(|(i, inferred)| inferred.then_some(i + 1))
+            .collect();
+        if &marked != want {
+            return Err(format!("moves marked inferred {marked:?}, expected {want:?}"));
+        }
     }
     let named: Vec<&str> = expect.events.iter().filter_map(|v| v["type"].as_str()).collect();
     let got: Vec<Value> = r
@@ -149,4 +188,11 @@ fn the_matcher_rejects_what_differs() {
         &serde_json::json!({"type": "touch_move", "article": "4.3.2"})
     ));
     assert!(!matches(&want, &serde_json::json!({"type": "touch_move"})));
+    // A false flag matches the field left out, never a true one.
+    let seen: Value = serde_json::json!({"type": "move", "inferred": false});
+    assert!(matches(&seen, &serde_json::json!({"type": "move", "ply": 3})));
+    assert!(!matches(
+        &seen,
+        &serde_json::json!({"type": "move", "inferred": true})
+    ));
 }

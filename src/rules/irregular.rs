@@ -166,6 +166,14 @@ impl Core {
         if is_partial(pos, &board) {
             return None;
         }
+        // A reply under way from a move held back (see `Core::held`).
+        if let Some(h) = self.held.filter(|h| h.base == game.ply()) {
+            let mut after = pos.clone();
+            after.play_unchecked(h.mv);
+            if is_partial(&after, &board) {
+                return None;
+            }
+        }
         if let Some((from, to)) =
             one_piece_moved(pos.board(), &board, us).or_else(|| castling_attempt(pos.board(), &board, us))
         {

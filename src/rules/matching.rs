@@ -246,6 +246,29 @@ pub(super) fn capture_target(pos: &Chess, square: Square) -> bool {
 }
 
 impl Core {
+    /// A move held back (see [`Core::held`]) that the board has gone on from: a
+    /// legal reply's result, or a reply under way with something set down beyond
+    /// the move. Never a result by kings.
+    pub(super) fn held_goes_on(&self) -> bool {
+        let (Some(h), Some(game)) = (self.held, &self.game) else {
+            return false;
+        };
+        if h.base != game.ply() {
+            return false;
+        }
+        let board = self.real_board();
+        if kings_result(&board).is_some() {
+            return false;
+        }
+        let mut after = game.positions[h.base].clone();
+        after.play_unchecked(h.mv);
+        // Something set down beyond the held move, on the way to a reply.
+        let placed = diff_squares(after.board(), &board)
+            .iter()
+            .any(|sq| board.piece_at(*sq).is_some());
+        game::move_to(&after, &board).is_some() || (placed && is_partial(&after, &board))
+    }
+
     /// Matches the board against what the game allows.
     pub(super) fn evaluate(&mut self, t: u64) {
         let board = self.real_board();
@@ -274,8 +297,13 @@ impl Core {
         }
         let n = game.ply();
         let h = self.real_hash();
-        // Across a gap, what the board shows was not seen being played.
-        let inferred = self.resync.as_ref().is_some_and(|r| r.cause == Cause::Gap);
+        // Across a gap, what the board shows was not seen being played, unless
+        // played from a position the board was seen to show since.
+        let (gap, seen) = match &self.resync {
+            Some(r) => (r.cause == Cause::Gap, r.seen_board.as_ref()),
+            None => (false, None),
+        };
+        let inferred = |base: usize| gap && seen != Some(game.positions[base].board());
         self.takeback = None;
         if game.shows(n, h, &board) {
             self.tentative = None;
@@ -285,12 +313,17 @@ impl Core {
             return;
         }
         if let Some(mv) = game.move_from(n, h, &board) {
-            let kings_hold = mv.role() == Role::King && CENTRE.contains(&mv.to());
+            // A king step onto the centre (not a capture) may be the start of a
+            // result by kings.
+            let kings_hold = mv.role() == Role::King && CENTRE.contains(&mv.to()) && !mv.is_capture();
+            self.held = None;
             self.show(Tentative {
                 base: n,
                 mv,
                 kings_hold,
-                inferred,
+                inferred: inferred(n),
+                found: false,
+                at: t,
             });
             self.resolve(t);
             return;
@@ -301,7 +334,9 @@ impl Core {
                     base: n - 1,
                     mv,
                     kings_hold: false,
-                    inferred,
+                    inferred: inferred(n - 1),
+                    found: false,
+                    at: t,
                 });
                 self.resolve(t);
                 return;
@@ -316,7 +351,7 @@ impl Core {
             (n.saturating_sub(8)..n)
                 .any(|k| game.shows(k, h, &board) || game.move_from(k, h, &board).is_some())
         };
-        if inferred && earlier() {
+        if gap && earlier() {
             // A path of no plies changes nothing here: the take-back below.
             match self.best_path(&board, game::MAX_INFERRED_PLIES, false) {
                 Found::Path(base, path) if !path.is_empty() => {
@@ -342,30 +377,35 @@ impl Core {
                     base: k,
                     mv,
                     kings_hold: false,
-                    inferred,
+                    inferred: inferred(k),
+                    found: false,
+                    at: t,
                 });
                 return;
             }
         }
-        self.tentative = None;
-        // The opponent lifted a piece the held move could have captured, and the
-        // board goes on from that move: it was made after all.
-        if let Some(h) = self.held {
-            let mut after = game.positions[h.base].clone();
-            after.play_unchecked(h.mv);
-            // Something set down beyond the held move, on the way to a reply.
-            let placed = diff_squares(after.board(), &board)
-                .iter()
-                .any(|sq| board.piece_at(*sq).is_some());
-            if h.base == n
-                && (game::move_to(&after, &board).is_some() || (placed && is_partial(&after, &board)))
-            {
-                self.tentative = Some(h);
-                self.commit(t);
-                self.evaluate(t);
-                return;
+        // The board left a move it showed for a reply under way from it (the
+        // opponent lifted their king after a king step onto the centre, or a
+        // piece of the mover's to capture it): that move is held, made once the
+        // board goes on from it.
+        let left = self.tentative.take().filter(|t| t.base == n && self.held.is_none());
+        if let Some(tent) = left {
+            let mut after = game.positions[n].clone();
+            after.play_unchecked(tent.mv);
+            if is_partial(&after, &board) {
+                self.held = Some(tent);
             }
         }
+        // The opponent lifted a piece the held move could have captured (or the
+        // board left it as above), and the board goes on from that move: it was
+        // made after all.
+        if self.held_goes_on() {
+            self.tentative = self.held;
+            self.commit(t);
+            self.evaluate(t);
+            return;
+        }
+        let Some(game) = &self.game else { return };
         // The line may have missed plies: look for them once the board rests. So
         // may the inferred moves the record ends with have been a wrong guess
         // (a path of fewer plies than were played, another order): the search
@@ -374,7 +414,11 @@ impl Core {
             && super::resync::inferred_tail(game) < n
             && !is_partial(game.current(), &board)
         {
-            self.resync = Some(Resync::new(Cause::Tail, false));
+            let mut r = Resync::new(Cause::Tail, false, n);
+            // The board was on the record's position when its inferred moves
+            // were found; what followed was seen.
+            r.seen_board = Some(game.current().board().clone());
+            self.resync = Some(r);
         }
         if let Some(r) = &mut self.resync {
             if !r.gated {

@@ -64,9 +64,11 @@ pub struct Core {
     last_place: Option<(Square, Piece, u64)>,
     touches: TouchLog,
     tentative: Option<Tentative>,
-    /// A move the board showed when the opponent lifted a piece it could have
-    /// captured: made only once the board goes on from it (it may yet become the
-    /// capture).
+    /// A move the board showed and then left for a reply under way from it: the
+    /// opponent lifted a piece the move could have captured (it may yet become
+    /// the capture), or a piece of the mover's to capture it, or their king
+    /// after a king step onto the centre (it may yet be a result by kings).
+    /// Made, as of when it showed, once the board goes on from it.
     held: Option<Tentative>,
     /// An earlier ply the board shows (a take-back under way).
     takeback: Option<usize>,

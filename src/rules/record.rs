@@ -16,17 +16,22 @@ pub(super) struct Tentative {
     pub(super) kings_hold: bool,
     /// Found across a gap in the line: marked, and judged for no touch-move.
     pub(super) inferred: bool,
+    /// Found by a search for plies the line may have missed (across a gap,
+    /// between dumps), not seen being played: no lift is part of it, and it is
+    /// judged for no touch-move (marked `inferred` unless the line showed it).
+    pub(super) found: bool,
+    /// When the board first showed it (its last placement): lifts after this
+    /// time are no part of it.
+    pub(super) at: u64,
 }
 
 impl Core {
     /// The board shows a move not yet made: it waits for its release. A new move
     /// shown is counted (the daemon checks it against a dump).
-    pub(super) fn show(&mut self, tent: Tentative) {
-        let same = self
-            .tentative
-            .is_some_and(|t| t.base == tent.base && t.mv == tent.mv);
-        if !same {
-            self.shown += 1;
+    pub(super) fn show(&mut self, mut tent: Tentative) {
+        match self.tentative {
+            Some(t) if t.base == tent.base && t.mv == tent.mv => tent.at = t.at,
+            _ => self.shown += 1,
         }
         self.tentative = Some(tent);
     }
@@ -35,7 +40,11 @@ impl Core {
     pub(super) fn commit(&mut self, t: u64) {
         let Some(tent) = self.tentative.take() else { return };
         self.held = None;
-        self.flush_touches(t);
+        // Lifts since the board showed the move are the next turn's (a reply
+        // started before the move was made): they wait, and are judged for it.
+        if !tent.found {
+            self.flush_touches_until(tent.at, t);
+        }
         let Some(game) = self.game.as_mut() else { return };
         let n = game.ply();
         if tent.base + 1 == n && !game.moves[n - 1].completed {
@@ -68,7 +77,8 @@ impl Core {
                 return;
             };
             let touched = self.touches.amend(mover);
-            let article = touch::amendment_article(&base, &was.mv, &tent.mv).filter(|_| !tent.inferred);
+            let article =
+                touch::amendment_article(&base, &was.mv, &tent.mv).filter(|_| !tent.inferred && !tent.found);
             if let Some(article) = article {
                 self.emit(
                     t,
@@ -103,7 +113,7 @@ impl Core {
         let fen = game.fen();
         let ply = game.ply() as u32;
         // Touches are judged only for a move seen being played.
-        let flags = if tent.inferred {
+        let flags = if tent.inferred || tent.found {
             Vec::new()
         } else {
             let legal = self

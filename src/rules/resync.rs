@@ -94,10 +94,19 @@ pub(super) struct Resync {
     /// The record's ply when it was taken: once the record has moved on, the
     /// plies missed are behind it and the dump is no longer looked at.
     pub(super) anchor: Option<(Board, usize)>,
+    /// The last board the line was known to show whole (real squares): the
+    /// last dump's, or the position the inferred moves a `Tail` stretch looks
+    /// at again ended on. Plies played from it that the line then showed are
+    /// seen, not inferred (the line is in step since).
+    pub(super) seen_board: Option<Board>,
+    /// The record's length when the line went away: the moves before it that
+    /// are not inferred were seen being made, and no inference replaces them
+    /// (it may only add plies after them).
+    pub(super) facts: usize,
 }
 
 impl Resync {
-    pub(super) fn new(cause: Cause, gated: bool) -> Resync {
+    pub(super) fn new(cause: Cause, gated: bool, facts: usize) -> Resync {
         Resync {
             cause,
             gated,
@@ -110,6 +119,8 @@ impl Resync {
             lifted: 0,
             placed: 0,
             anchor: None,
+            seen_board: None,
+            facts,
         }
     }
 }
@@ -129,8 +140,8 @@ impl Core {
         self.clk.resync_host = true;
         self.clock_before_gap();
         self.clock_line_lost();
-        let r = self.resync.get_or_insert_with(|| Resync::new(Cause::Gap, true));
-        r.cause = Cause::Gap;
+        self.line_away();
+        let r = self.resync.get_or_insert_with(|| Resync::new(Cause::Gap, true, 0));
         r.gated = true;
         r.search = Search::No;
     }
@@ -146,8 +157,27 @@ impl Core {
         self.confirm_dump = true;
         // With no game yet, one may be started meanwhile and its start lost: the
         // next dumps are looked at for a game a few plies in.
-        let r = self.resync.get_or_insert_with(|| Resync::new(Cause::Gap, false));
+        self.line_away();
+    }
+
+    /// The line may have lost changes from here on: a stretch of `Cause::Gap`
+    /// (kept if one is open), whose moves made so far are facts.
+    fn line_away(&mut self) {
+        let n = self.game.as_ref().map_or(0, Game::ply);
+        let r = self.resync.get_or_insert_with(|| Resync::new(Cause::Gap, false, n));
+        r.facts = if r.cause == Cause::Gap { r.facts.min(n) } else { n };
         r.cause = Cause::Gap;
+        r.seen_board = None;
+    }
+
+    /// Whether the record's move at index `i` was seen being made before the
+    /// line went away (see [`Resync::facts`]).
+    pub(super) fn fact(&self, i: usize) -> bool {
+        let Some(g) = &self.game else { return false };
+        self.resync
+            .as_ref()
+            .is_some_and(|r| r.cause == Cause::Gap && i < r.facts)
+            && g.moves.get(i).is_some_and(|m| !m.inferred)
     }
 
     /// Whether a fresh board dump would help now: after a gap, while a press waits
@@ -206,6 +236,12 @@ impl Core {
         let gated = self.resync.as_ref().is_some_and(|r| r.gated);
         if !gated && &board == self.sensors.board() {
             self.confirm_dump = false;
+            if self.resync.is_some() {
+                let real = self.real_board();
+                if let Some(r) = &mut self.resync {
+                    r.seen_board = Some(real);
+                }
+            }
             // Confirmed: the board is as the updates left it. If it also shows the
             // record (or a move on from it), the line is in step again.
             // With no game under way there is nothing to be in step with: a game
@@ -234,7 +270,7 @@ impl Core {
         }
         self.unconfirmed_press = None;
         if !gated && polled && self.game.is_some() {
-            self.resync.get_or_insert_with(|| Resync::new(Cause::Poll, false));
+            self.resync.get_or_insert_with(|| Resync::new(Cause::Poll, false, 0));
             // A step of one move (or the pieces of one in the air) is seen as
             // lifts and placements, so touches count; a dump further on than
             // that is matched as a whole (its lifts would be guesses).
@@ -246,8 +282,7 @@ impl Core {
         if !gated && !polled && self.game.is_some() {
             // The updates did not lead to this board: something was lost.
             self.noisy_until = Some(t + NOISY_FOR_US);
-            let r = self.resync.get_or_insert_with(|| Resync::new(Cause::Gap, false));
-            r.cause = Cause::Gap;
+            self.line_away();
         }
         self.sensors = Sensors::new(board);
         self.pending.clear();
@@ -267,6 +302,7 @@ impl Core {
         };
         let anchor = (self.real_board(), self.game.as_ref().map_or(0, Game::ply));
         if let Some(r) = &mut self.resync {
+            r.seen_board = Some(anchor.0.clone());
             r.anchor = Some(anchor);
         }
         self.changed(t, None);
@@ -477,9 +513,11 @@ impl Core {
         // From the record, and, when its last move is not completed, from before
         // it (that move may have gone on while the line was away: a slide cut in
         // the middle is an amendment, not a ply more).
+        // A move seen being made before the line went away is a fact: plies may
+        // be found after it, never instead of it.
         let n = game.ply();
         let mut bases = vec![n];
-        if n > 0 && !game.moves[n - 1].completed {
+        if n > 0 && !game.moves[n - 1].completed && !self.fact(n - 1) {
             bases.push(n - 1);
         }
         let tail = inferred_tail(game);
@@ -537,10 +575,13 @@ impl Core {
         let press = self.resync.as_mut().and_then(|r| r.held_press.take());
         let pressed = self.resync.as_mut().and_then(|r| r.pressed.take());
         let amend = base + 1 == n && self.game.as_ref().is_some_and(|g| !g.moves[base].completed);
+        // The plies after the last board a dump showed were seen on the line.
+        let seen_from = self.seen_from(base, &path);
+        self.touches.forget();
         if base < n && !amend {
             self.tentative = None;
             self.take_back(base, t);
-            self.commit_inferred(path, t);
+            self.commit_path(path, seen_from, t);
         } else if base < n {
             // The first ply amends the move not completed.
             let mut rest = path.into_iter();
@@ -549,17 +590,19 @@ impl Core {
                     base,
                     mv: first,
                     kings_hold: false,
-                    inferred: true,
+                    inferred: seen_from > 0,
+                    found: true,
+                    at: t,
                 });
                 self.commit(t);
                 let later: Vec<Move> = rest.collect();
                 if !later.is_empty() {
                     self.complete(n, t);
-                    self.commit_inferred(later, t);
+                    self.commit_path(later, seen_from.saturating_sub(1), t);
                 }
             }
         } else {
-            self.commit_inferred(path, t);
+            self.commit_path(path, seen_from, t);
         }
         if let Some(side) = press {
             self.held_press(side, t);
@@ -567,6 +610,28 @@ impl Core {
         if let Some((color, emt)) = pressed {
             self.complete_pressed(color, emt, t);
         }
+    }
+
+    /// How many plies of `path` (from ply `base`) lead to the last board a dump
+    /// showed since the line went away: the plies after them were shown by the
+    /// line (in step since that dump). The whole path when no dump shows.
+    fn seen_from(&self, base: usize, path: &[Move]) -> usize {
+        let (Some(game), Some(seen)) = (&self.game, self.resync.as_ref().and_then(|r| r.seen_board.as_ref()))
+        else {
+            return path.len();
+        };
+        let Some(start) = game.positions.get(base) else {
+            return path.len();
+        };
+        let mut pos = start.clone();
+        let mut last = (pos.board() == seen).then_some(0);
+        for (i, mv) in path.iter().enumerate() {
+            pos.play_unchecked(*mv);
+            if pos.board() == seen {
+                last = Some(i + 1);
+            }
+        }
+        last.unwrap_or(path.len())
     }
 
     /// The side to move as the clock shows it (its running side), when the clock
@@ -580,6 +645,14 @@ impl Core {
     /// Records plies found across a gap: marked inferred, all but the last
     /// completed.
     pub(super) fn commit_inferred(&mut self, path: Vec<Move>, t: u64) {
+        let all = path.len();
+        self.commit_path(path, all, t);
+    }
+
+    /// Records a path found: its first `inferred` plies marked inferred (the
+    /// line did not show them), the rest not (it did); all but the last
+    /// completed; none judged for touch-move.
+    pub(super) fn commit_path(&mut self, path: Vec<Move>, inferred: usize, t: u64) {
         let last = path.len().saturating_sub(1);
         for (i, mv) in path.into_iter().enumerate() {
             let base = self.game.as_ref().map_or(0, Game::ply);
@@ -587,12 +660,13 @@ impl Core {
                 base,
                 mv,
                 kings_hold: false,
-                inferred: true,
+                inferred: i < inferred,
+                found: true,
+                at: t,
             });
             self.commit(t);
             if i < last {
                 self.complete(base + 1, t);
             }
         }
-    }
-}
+    }}

@@ -168,7 +168,7 @@ impl Core {
             };
             self.settle_end(t);
             self.start_game(start, CastlingMode::Standard, orientation, t);
-            self.resync = Some(Resync::new(Cause::Gap, false));
+            self.resync = Some(Resync::new(Cause::Gap, false, 0));
             self.commit_inferred(path, t);
             return true;
         }

@@ -60,6 +60,16 @@ impl TouchLog {
         squares
     }
 
+    /// Plies were found that the board went through unseen (across a gap,
+    /// between dumps): the touches seen meanwhile were given to the record's side
+    /// to move, which may not have been the side that made them, and are
+    /// forgotten (lifts not yet judged stay with the core).
+    pub fn forget(&mut self) {
+        self.touches.clear();
+        self.made.clear();
+        self.placed.clear();
+    }
+
     /// A take-back: the side now to move keeps their touches (7.5.1: the touches of
     /// an illegal attempt still count for the move that replaces it).
     pub fn retract(&mut self, turn: Color) {
@@ -246,6 +256,12 @@ impl Core {
                 }
             } else {
                 self.last_place = Some((real, piece, t));
+                // A reply set down on a move held back: that move was made, and
+                // the lifts since it showed are the reply's.
+                if self.held_goes_on() {
+                    self.tentative = self.held;
+                    self.commit(t);
+                }
                 self.touches.placed(real, piece);
                 // The piece back where it was lifted within the flicker threshold:
                 // sensor noise, not a touch.
@@ -266,11 +282,26 @@ impl Core {
 
     /// Turns the lifts waiting out the flicker threshold into touches.
     pub(super) fn flush_touches(&mut self, t: u64) {
+        self.flush_touches_until(u64::MAX, t);
+    }
+
+    /// Turns the lifts made up to `until` that wait out the flicker threshold
+    /// into touches; later ones go on waiting.
+    pub(super) fn flush_touches_until(&mut self, until: u64, t: u64) {
+        if self.pending.is_empty() {
+            return;
+        }
         let board = self.real_board();
+        let mut later = Vec::new();
         for p in std::mem::take(&mut self.pending) {
+            if p.at > until {
+                later.push(p);
+                continue;
+            }
             let returned = board.piece_at(p.square) == Some(p.piece) && t > p.at;
             self.touch(p, returned);
         }
+        self.pending = later;
     }
 
     pub(super) fn touch(&mut self, p: PendingLift, returned: bool) {
@@ -279,8 +310,18 @@ impl Core {
         // is the opponent (an amendment later gives the mover's pieces back to the
         // mover); while the board shows a move not yet made, its mover's pieces are
         // still theirs.
-        let side = match &self.tentative {
-            Some(t) if game.positions[t.base].turn() == p.piece.color => p.piece.color,
+        // A king step onto the centre waits to be told from the start of a result
+        // by kings: the other king lifted meanwhile is its own side's touch
+        // (nobody else lifts a king).
+        let kings_hold = |t: &Tentative| {
+            t.kings_hold
+                && p.at > t.at
+                && p.piece.role == Role::King
+                && game.positions[t.base].turn() != p.piece.color
+        };
+        let side = match (&self.tentative, &self.held) {
+            (Some(t), _) if game.positions[t.base].turn() == p.piece.color => p.piece.color,
+            (Some(t), _) | (None, Some(t)) if kings_hold(t) => p.piece.color,
             _ if self.amending(p.piece.color) => p.piece.color,
             _ => game.current().turn(),
         };
