@@ -18,7 +18,6 @@
 //! logs, `EB_MANY_RUNS=N` the number of alternated rounds (3).
 
 #[path = "../tests/common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -329,9 +329,10 @@ impl Command {
             ),
             Command::AddTime(side, secs) => Command::AddTime(bounded("the side", side, 8)?, secs),
             // Tags are checked, names and values bounded, by `check_tags`.
-            other @ (Command::Reinstate(_) | Command::SetClock(..) | Command::SetTags(_) | Command::SetPairing(..)) => {
-                other
-            }
+            other @ (Command::Reinstate(_)
+            | Command::SetClock(..)
+            | Command::SetTags(_)
+            | Command::SetPairing(..)) => other,
         })
     }
 }

@@ -388,7 +388,10 @@ impl Core {
         // opponent lifted their king after a king step onto the centre, or a
         // piece of the mover's to capture it): that move is held, made once the
         // board goes on from it.
-        let left = self.tentative.take().filter(|t| t.base == n && self.held.is_none());
+        let left = self
+            .tentative
+            .take()
+            .filter(|t| t.base == n && self.held.is_none());
         if let Some(tent) = left {
             let mut after = game.positions[n].clone();
             after.play_unchecked(tent.mv);

@@ -141,7 +141,9 @@ impl Core {
         self.clock_before_gap();
         self.clock_line_lost();
         self.line_away();
-        let r = self.resync.get_or_insert_with(|| Resync::new(Cause::Gap, true, 0));
+        let r = self
+            .resync
+            .get_or_insert_with(|| Resync::new(Cause::Gap, true, 0));
         r.gated = true;
         r.search = Search::No;
     }
@@ -164,7 +166,9 @@ impl Core {
     /// (kept if one is open), whose moves made so far are facts.
     fn line_away(&mut self) {
         let n = self.game.as_ref().map_or(0, Game::ply);
-        let r = self.resync.get_or_insert_with(|| Resync::new(Cause::Gap, false, n));
+        let r = self
+            .resync
+            .get_or_insert_with(|| Resync::new(Cause::Gap, false, n));
         r.facts = if r.cause == Cause::Gap { r.facts.min(n) } else { n };
         r.cause = Cause::Gap;
         r.seen_board = None;
@@ -270,7 +274,8 @@ impl Core {
         }
         self.unconfirmed_press = None;
         if !gated && polled && self.game.is_some() {
-            self.resync.get_or_insert_with(|| Resync::new(Cause::Poll, false, 0));
+            self.resync
+                .get_or_insert_with(|| Resync::new(Cause::Poll, false, 0));
             // A step of one move (or the pieces of one in the air) is seen as
             // lifts and placements, so touches count; a dump further on than
             // that is matched as a whole (its lifts would be guesses).
@@ -616,8 +621,10 @@ impl Core {
     /// showed since the line went away: the plies after them were shown by the
     /// line (in step since that dump). The whole path when no dump shows.
     fn seen_from(&self, base: usize, path: &[Move]) -> usize {
-        let (Some(game), Some(seen)) = (&self.game, self.resync.as_ref().and_then(|r| r.seen_board.as_ref()))
-        else {
+        let (Some(game), Some(seen)) = (
+            &self.game,
+            self.resync.as_ref().and_then(|r| r.seen_board.as_ref()),
+        ) else {
             return path.len();
         };
         let Some(start) = game.positions.get(base) else {
@@ -669,4 +676,5 @@ impl Core {
                 self.complete(base + 1, t);
             }
         }
-    }}
+    }
+}
