@@ -98,6 +98,10 @@ pub enum Command {
         /// Make PATH a symlink to the pseudo-terminal.
         #[arg(long, value_name = "PATH")]
         link: Option<PathBuf>,
+        /// Answer as a Bluetooth board with this charge left (percent); without
+        /// it the board is wired and does not report a battery.
+        #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(0..=100))]
+        battery: Option<u8>,
     },
     /// The arbiter's command: every decision on a running daemon (boards by
     /// number), the events that need the arbiter, a round's pairings.
@@ -185,7 +189,12 @@ pub fn main(cli: Cli) -> ExitCode {
             rules,
             logs,
         } => replay(format, fen.as_deref(), rules.config(), &logs),
-        Command::Emulate { log, speed, link } => emulate(&log, speed, link.as_deref()),
+        Command::Emulate {
+            log,
+            speed,
+            link,
+            battery,
+        } => emulate(&log, speed, link.as_deref(), battery),
         Command::Ctl(args) => crate::ctl::main(args),
     }
 }
@@ -355,7 +364,7 @@ fn replay_many(
     }
 }
 
-fn emulate(path: &Path, speed: f64, link: Option<&Path>) -> ExitCode {
+fn emulate(path: &Path, speed: f64, link: Option<&Path>, battery: Option<u8>) -> ExitCode {
     let file = path.display().to_string();
     let log = match read_log(path) {
         Ok(l) => l,
@@ -363,6 +372,7 @@ fn emulate(path: &Path, speed: f64, link: Option<&Path>) -> ExitCode {
     };
     let mut cfg = EmulatorConfig {
         speed,
+        battery,
         ..EmulatorConfig::default()
     };
     if let Some(serial) = log.header.get("serial") {

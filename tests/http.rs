@@ -33,13 +33,14 @@ fn game_log(start: &Chess, moves: &[Move], seed: u64, rest_ms: u64) -> SensorLog
     common::played_log(hands, start, moves, rest_ms)
 }
 
-fn emulate(log: SensorLog, link: &Path, speed: f64, serial: &str) -> tokio::task::JoinHandle<()> {
+fn emulate(log: SensorLog, link: &Path, speed: f64, serial: &str, battery: Option<u8>) -> tokio::task::JoinHandle<()> {
     let emulator = Emulator::open().unwrap();
     let _ = std::fs::remove_file(link);
     std::os::unix::fs::symlink(emulator.path(), link).unwrap();
     let cfg = EmulatorConfig {
         speed,
         serial: serial.into(),
+        battery,
         ..EmulatorConfig::default()
     };
     tokio::spawn(async move {
@@ -69,8 +70,19 @@ async fn start(
     speed: f64,
     http: HttpConfig,
 ) -> (Daemon, SocketAddr, tokio::task::JoinHandle<()>) {
+    start_board(dir, log, speed, http, None).await
+}
+
+/// The same, the board a Bluetooth one when `battery` is given.
+async fn start_board(
+    dir: &Path,
+    log: SensorLog,
+    speed: f64,
+    http: HttpConfig,
+    battery: Option<u8>,
+) -> (Daemon, SocketAddr, tokio::task::JoinHandle<()>) {
     let link = dir.join("board0");
-    let emulator = emulate(log, &link, speed, "23946");
+    let emulator = emulate(log, &link, speed, "23946", battery);
     let daemon = Daemon::start(vec![link], config(dir, http), BusChoice::None)
         .within(30, "the daemon to start")
         .await
@@ -363,6 +375,8 @@ async fn a_livechess_client_gets_every_move_of_a_real_game() {
     for key in ["battery", "comment", "board", "flipped", "clock"] {
         assert!(first.get(key).is_some(), "{key} missing from {first}");
     }
+    // A wired board (the emulator does not answer the battery question).
+    assert!(first["battery"].is_null(), "{first}");
     lichess
         .send(json!({"id": 2, "call": "subscribe", "param": {"feed": "eboardevent", "id": 1, "param": {"serialnr": "23946"}}}))
         .await;
@@ -970,6 +984,37 @@ async fn the_live_page_in_chromium_follows_the_game() {
     }
     assert_eq!(last["pieces"], end.board().occupied().count());
     browser.close().await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
+    emulator.abort();
+}
+
+/// A Bluetooth board answers the battery question: LiveChess clients get its
+/// charge as `"84%"` in `eboards`, `/api/boards` as `Battery` (a wired board's is
+/// null: the LiveChess test above).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bluetooth_board_reports_its_battery() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = &pgn_games("games/kasparov-deep-blue-1997.pgn")[0];
+    let (daemon, addr, emulator) = start_board(
+        dir.path(),
+        game_log(&game.start, &game.moves[..6], 7, 1500),
+        6.0,
+        HttpConfig::on("127.0.0.1:0"),
+        Some(84),
+    )
+    .await;
+    let snap = daemon.boards()[0].2.clone();
+    wait_for("the board's battery", 10, || snap.borrow().battery == Some(84)).await;
+
+    let mut client = LiveChess::connect(addr, None).await;
+    client.send(json!({"id": 1, "call": "eboards"})).await;
+    let list = client.recv(5).await.unwrap();
+    assert_eq!(list["param"][0]["serialnr"], "23946");
+    assert_eq!(list["param"][0]["battery"], "84%", "{list}");
+
+    let r = get(addr, "/api/boards", &[]).await;
+    let v: Value = serde_json::from_slice(&r.body).unwrap();
+    assert_eq!(v[0]["Battery"], 84, "{}", v[0]);
     daemon.shutdown().within(30, "the daemon to stop").await;
     emulator.abort();
 }

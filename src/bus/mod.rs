@@ -408,6 +408,9 @@ pub struct Snapshot {
     pub start_fen: String,
     /// Not a D-Bus property: whether a clock has reported.
     pub has_clock: bool,
+    /// Not a D-Bus property: the charge a Bluetooth board reported (percent);
+    /// `None` for a wired board.
+    pub battery: Option<u8>,
     /// Not a D-Bus property: the plies of `moves` that are settled (completed,
     /// or followed by another move); LiveChess clients are sent only those.
     pub settled: usize,

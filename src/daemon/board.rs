@@ -102,7 +102,16 @@ pub struct BoardTask {
     /// When a dump, and the clock, were last asked for (µs of log time).
     dump_asked: Option<u64>,
     clock_asked: Option<u64>,
+    /// The charge a Bluetooth board last reported (percent); `None` for a wired
+    /// board, which never answers the question.
+    battery: Option<u8>,
+    /// When the battery was last asked for (µs of log time).
+    battery_asked: Option<u64>,
 }
+
+/// How often a board that reports its battery is asked again, while it plays
+/// (never while idle: asking is tied to the board's own activity).
+const BATTERY_AGAIN_US: u64 = 300_000_000;
 
 /// One rules event of one board, as the daemon's event tap hands it out (the
 /// terminal view of `demo`; D-Bus clients get the same as signals).
@@ -188,6 +197,8 @@ impl BoardTask {
             started: Instant::now(),
             connected: false,
             serial: String::new(),
+            battery: resumed.battery,
+            battery_asked: None,
             outgoing,
             publisher,
             live,
@@ -489,6 +500,7 @@ impl BoardTask {
             },
             start_fen: game.map(|g| g.start_fen.clone()).unwrap_or_default(),
             has_clock: self.core.clock().is_some(),
+            battery: self.battery,
             settled: game.map_or(0, |g| g.settled_plies()),
         }
     }
@@ -569,6 +581,9 @@ impl BoardTask {
                     for ev in self.board.apply(&m) {
                         match &ev {
                             BoardEvent::Info(BoardInfo::SerialNumber(s)) => self.learn_serial(s),
+                            BoardEvent::Info(BoardInfo::Battery { percent }) => {
+                                self.battery = Some((*percent).min(100))
+                            }
                             BoardEvent::ClockAck(AckKind::Command { command, .. }) => {
                                 self.clock_acked(*command, t)
                             }
@@ -661,6 +676,17 @@ impl BoardTask {
         if self.core.wants_clock() && due(self.clock_asked) {
             self.clock_asked = Some(t);
             self.send(HostCommand::SendClock).await;
+        }
+        // The battery: once the board has answered its serial number, and again
+        // every few minutes of play for a board that reports one (a wired board
+        // never answers, and is not asked again).
+        let battery_due = match self.battery_asked {
+            None => !self.serial.is_empty(),
+            Some(a) => self.battery.is_some() && t >= a + BATTERY_AGAIN_US,
+        };
+        if battery_due {
+            self.battery_asked = Some(t);
+            self.send(HostCommand::SendBattery).await;
         }
     }
 
@@ -1099,6 +1125,7 @@ fn read_journal(path: &std::path::Path) -> Result<crate::log::SensorLog, String>
 #[derive(Default)]
 struct Resumed {
     serial: String,
+    battery: Option<u8>,
     roster: Roster,
 }
 
@@ -1107,6 +1134,9 @@ impl Resumed {
     fn step(&mut self, what: &Played, core: &Core, setup: &BoardSetup) {
         match what {
             Played::Board(BoardEvent::Info(BoardInfo::SerialNumber(s))) => self.serial = s.clone(),
+            Played::Board(BoardEvent::Info(BoardInfo::Battery { percent })) => {
+                self.battery = Some((*percent).min(100))
+            }
             Played::Note(text) if text == RELOADED_NOTE => self.roster.reloaded(),
             Played::Note(text) => {
                 self.roster.apply_note(text);

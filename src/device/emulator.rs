@@ -37,6 +37,9 @@ pub struct EmulatorConfig {
     /// When given, the instant each record's bytes were written to the line, by
     /// record index (latency measurements: `benches/network.rs`).
     pub trace: Option<WriteTrace>,
+    /// The charge a Bluetooth board reports when asked (percent); `None` for a
+    /// wired board, which does not answer the question.
+    pub battery: Option<u8>,
 }
 
 /// Record indices and the instants their bytes were written.
@@ -50,6 +53,7 @@ impl Default for EmulatorConfig {
             version: (3, 1),
             clock_version: (2, 2),
             drop_acks: 0,
+            battery: None,
             trace: None,
         }
     }
@@ -415,13 +419,17 @@ impl State {
                 out,
             ),
             HostCommand::SendEepromMoves => self.emit(BoardMessage::EepromMoves(Vec::new()), out),
-            HostCommand::SendBattery => self.emit(
-                BoardMessage::Battery {
-                    percent: 100,
-                    rest: Vec::new(),
-                },
-                out,
-            ),
+            HostCommand::SendBattery => {
+                if let Some(percent) = self.cfg.battery {
+                    self.emit(
+                        BoardMessage::Battery {
+                            percent,
+                            rest: Vec::new(),
+                        },
+                        out,
+                    )
+                }
+            }
             HostCommand::SendVersion => {
                 let (major, minor) = self.cfg.version;
                 self.emit(BoardMessage::Version { major, minor }, out);

@@ -81,7 +81,7 @@ impl BoardView {
             "serialnr": self.serialnr(),
             "source": source,
             "state": if s.connected { "ACTIVE" } else { "NOTRESPONDING" },
-            "battery": null,
+            "battery": s.battery.map(|p| format!("{p}%")),
             "comment": null,
             "board": self.placement(),
             "flipped": s.orientation == "rotated",
