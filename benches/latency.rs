@@ -25,10 +25,20 @@
 //! `EB_LATENCY_HANDS=human` plays a move's steps at the emulator's own pace
 //! (120-500 ms apart) instead of 20-40 ms.
 //!
+//! `EB_LATENCY_ATTACK=1` also serves the HTTP surface (the daemon binary with
+//! `[http] listen` on a free loopback port, every limit at its default) and
+//! attacks it from this harness throughout, wave after wave, with every attack of
+//! `tests/abuse.rs` (floods, unfinished messages, slow and silent connections,
+//! feed floods, huge ids, SSE clients that never read): the latency of a move
+//! while the spectators' side is under abuse. Run it alternately with a plain run
+//! to compare (`docs/RELIABILITY.md`, "The network under abuse").
+//!
 //! `EB_LATENCY_HOP=1` first times the broker's hop alone: as many signals shaped
 //! like `MoveMade`, sent 20 ms apart from a zbus connection to the same listener,
 //! the floor under any daemon's figure on this machine.
 
+#[path = "../tests/attacks/mod.rs"]
+mod attacks;
 mod support;
 
 use std::time::Duration;
@@ -123,14 +133,22 @@ enum Running {
 /// The release binary bridging the board at `link`, publishing on the bus at
 /// `address` (as its session bus), its folders in `dir`, `release_ms = 0`. Its log
 /// is read and dropped by a thread of this harness, as the journal would take it.
-fn binary(dir: &std::path::Path, link: &std::path::Path, address: &str) -> std::process::Child {
+fn binary(
+    dir: &std::path::Path,
+    link: &std::path::Path,
+    address: &str,
+    http: Option<std::net::SocketAddr>,
+) -> std::process::Child {
     let cfg = dir.join("config.toml");
-    let config = format!(
+    let mut config = format!(
         "output = \"{}\"\nstate = \"{}\"\n[rules]\nrelease_ms = {}\n",
         dir.join("live").display(),
         dir.join("state").display(),
         support::rules().release_ms
     );
+    if let Some(addr) = http {
+        config.push_str(&format!("[http]\nlisten = \"{addr}\"\n"));
+    }
     std::fs::write(&cfg, config).expect("the configuration written");
     // Another build of the daemon (an older commit's, to compare with in the same
     // hour) when `EB_LATENCY_BIN` names one.
@@ -155,6 +173,55 @@ fn binary(dir: &std::path::Path, link: &std::path::Path, address: &str) -> std::
     child
 }
 
+/// Waves of every attack on `addr`, one after another, until `done`; what they
+/// came to, as a line.
+async fn attack_waves(
+    addr: std::net::SocketAddr,
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> String {
+    // The server is up once it answers.
+    let up = Instant::now() + Duration::from_secs(30);
+    while attacks::boards(addr).await.is_none() && Instant::now() < up {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let mut waves = 0;
+    let mut good = (0, 0);
+    let mut taken = 0;
+    let mut ended = (0, 0, 0);
+    while !done.load(std::sync::atomic::Ordering::Relaxed) {
+        let wave = attacks::launch(addr).await;
+        // A well-behaved client meanwhile, from its own address.
+        for _ in 0..20 {
+            good.0 += 1;
+            if attacks::boards(addr).await.is_some() {
+                good.1 += 1;
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        let outcome = wave.finish(60).await;
+        taken = taken.max(outcome.taken);
+        ended.0 += outcome.unfinished_closed;
+        ended.1 += outcome.slow_done;
+        ended.2 += outcome.feeds_closed;
+        drop(outcome.sse);
+        waves += 1;
+    }
+    format!(
+        "attacks: {waves} waves of every attack of tests/abuse.rs; a flood took at most {} kB; \
+         unfinished messages closed {}/{}, slow and silent connections ended {}/{}, feed floods closed {}/{}; \
+         the well-behaved client served {} of {} times",
+        taken / 1024,
+        ended.0,
+        40 * waves,
+        ended.1,
+        600 * waves,
+        ended.2,
+        100 * waves,
+        good.1,
+        good.0
+    )
+}
+
 fn main() {
     let moves = std::env::var("EB_LATENCY_MOVES")
         .ok()
@@ -172,6 +239,11 @@ fn main() {
             .count()
     );
     let in_process = std::env::var("EB_LATENCY_DAEMON").is_ok_and(|d| d == "in-process");
+    let attack = std::env::var("EB_LATENCY_ATTACK").is_ok_and(|a| a == "1");
+    assert!(
+        !(attack && in_process),
+        "EB_LATENCY_ATTACK=1 needs the daemon binary (its own process)"
+    );
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -202,6 +274,13 @@ fn main() {
         let arrivals = support::listen(&address);
         let link = dir.path().join("board0");
         let (emulated, trace) = support::board(&log, &link);
+        let http = attack.then(|| {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .expect("a free port")
+                .port();
+            std::net::SocketAddr::from(([127, 0, 0, 1], port))
+        });
         let daemon = if in_process {
             let config = support::daemon_config(dir.path());
             let d = Daemon::start(vec![link], config, BusChoice::Address(address))
@@ -209,11 +288,24 @@ fn main() {
                 .expect("the daemon starts");
             Running::InProcess(d)
         } else {
-            Running::Binary(binary(dir.path(), &link, &address))
+            Running::Binary(binary(dir.path(), &link, &address, http))
         };
+        let waves = http.map(|addr| {
+            let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let task = tokio::spawn(attack_waves(addr, done.clone()));
+            (done, task)
+        });
         let until = Instant::now() + Duration::from_secs_f64(secs + 60.0);
         while arrivals.lock().expect("a lock").len() < making.len() && Instant::now() < until {
             tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        if let Some((done, task)) = waves {
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+            let waves = tokio::time::timeout(Duration::from_secs(90), task)
+                .await
+                .expect("the last wave of attacks ends")
+                .expect("the attacks' task");
+            eprintln!("{waves}");
         }
         match daemon {
             Running::InProcess(d) => d.shutdown().await,
@@ -232,6 +324,11 @@ fn main() {
     } else {
         "daemon binary"
     };
-    let name = format!("release_ms = 0, {} broker, {daemon}, idle machine", latencies.0);
+    let machine = if attack {
+        "its HTTP surface under attack from this harness"
+    } else {
+        "idle machine"
+    };
+    let name = format!("release_ms = 0, {} broker, {daemon}, {machine}", latencies.0);
     println!("{}", support::summary(&name, &mut latencies.1));
 }

@@ -33,7 +33,13 @@ fn game_log(start: &Chess, moves: &[Move], seed: u64, rest_ms: u64) -> SensorLog
     common::played_log(hands, start, moves, rest_ms)
 }
 
-fn emulate(log: SensorLog, link: &Path, speed: f64, serial: &str, battery: Option<u8>) -> tokio::task::JoinHandle<()> {
+fn emulate(
+    log: SensorLog,
+    link: &Path,
+    speed: f64,
+    serial: &str,
+    battery: Option<u8>,
+) -> tokio::task::JoinHandle<()> {
     let emulator = Emulator::open().unwrap();
     let _ = std::fs::remove_file(link);
     std::os::unix::fs::symlink(emulator.path(), link).unwrap();

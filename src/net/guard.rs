@@ -10,6 +10,12 @@
 //! or written for `idle_timeout` is closed (an idle keep-alive, a client that
 //! never reads what it is sent). The WebSocket and SSE streams keep a healthy
 //! connection busy (pings, keep-alive comments), so only a silent one ends.
+//!
+//! When every slot is taken, a newcomer from an address holding fewer
+//! connections than the greediest address (by two or more) ends that address's
+//! oldest connection and takes its slot: however many addresses an attacker
+//! uses, each holds at most its share of a full server, and a hall's screens
+//! are still served.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -31,8 +37,33 @@ pub struct Limits {
     pub idle_timeout: Duration,
 }
 
-/// Connections open per address.
-type Counts = Arc<Mutex<HashMap<IpAddr, usize>>>;
+/// The connections open per address, oldest first.
+pub type Counts = Arc<Mutex<HashMap<IpAddr, Vec<Arc<Evict>>>>>;
+
+/// A connection's slot of the server, and its mark, set when a newcomer from a
+/// less greedy address takes the slot: the connection then fails its next read
+/// or write (it is woken for it).
+#[derive(Default)]
+pub struct Evict {
+    set: std::sync::atomic::AtomicBool,
+    waker: futures_util::task::AtomicWaker,
+    slot: Mutex<Option<OwnedSemaphorePermit>>,
+}
+
+impl Evict {
+    /// Marks the connection ended and hands its slot over.
+    fn evict(&self) -> Option<OwnedSemaphorePermit> {
+        self.set.store(true, std::sync::atomic::Ordering::Relaxed);
+        let slot = self.slot.lock().ok().and_then(|mut s| s.take());
+        self.waker.wake();
+        slot
+    }
+
+    fn is_set(&self, cx: &mut TaskContext<'_>) -> bool {
+        self.waker.register(cx.waker());
+        self.set.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
 
 /// A TCP listener that serves at most as many connections as it has slots, and
 /// at most `per_address` from one address.
@@ -47,14 +78,15 @@ pub struct Limited {
 struct AddressSlot {
     ip: IpAddr,
     counts: Counts,
+    evict: Arc<Evict>,
 }
 
 impl Drop for AddressSlot {
     fn drop(&mut self) {
         if let Ok(mut c) = self.counts.lock() {
-            if let Some(n) = c.get_mut(&self.ip) {
-                *n -= 1;
-                if *n == 0 {
+            if let Some(open) = c.get_mut(&self.ip) {
+                open.retain(|e| !Arc::ptr_eq(e, &self.evict));
+                if open.is_empty() {
                     c.remove(&self.ip);
                 }
             }
@@ -65,8 +97,8 @@ impl Drop for AddressSlot {
 /// A connection holding its slots until it closes, with its deadlines.
 pub struct Guarded {
     stream: TcpStream,
-    _slot: OwnedSemaphorePermit,
-    _address: AddressSlot,
+    /// Its address's count, and its slot of the server (in `evict`).
+    address: AddressSlot,
     limits: Limits,
     /// The first request's headers are complete (`\r\n\r\n` seen).
     headers_done: bool,
@@ -79,15 +111,41 @@ impl Limited {
     /// A slot of this address, unless it has its share.
     fn address_slot(&self, ip: IpAddr) -> Option<AddressSlot> {
         let mut c = self.counts.lock().ok()?;
-        let n = c.entry(ip).or_insert(0);
-        if *n >= self.limits.per_address {
+        let open = c.entry(ip).or_default();
+        if open.len() >= self.limits.per_address {
             return None;
         }
-        *n += 1;
+        let evict = Arc::new(Evict::default());
+        open.push(evict.clone());
         Some(AddressSlot {
             ip,
             counts: self.counts.clone(),
+            evict,
         })
+    }
+
+    /// The server is full: ends the oldest connection (not yet ended) of the
+    /// address holding the most, when it holds at least two more than `ip`, and
+    /// hands over its slot.
+    fn evict_for(&self, ip: IpAddr) -> Option<OwnedSemaphorePermit> {
+        let c = self.counts.lock().ok()?;
+        let live = |open: &Vec<Arc<Evict>>| {
+            open.iter()
+                .filter(|e| !e.set.load(std::sync::atomic::Ordering::Relaxed))
+                .count()
+        };
+        // The newcomer's own slot is already counted.
+        let mine = c.get(&ip).map_or(0, live).saturating_sub(1);
+        let (_, open) = c
+            .iter()
+            .filter(|(a, _)| **a != ip)
+            .max_by_key(|(_, open)| live(open))?;
+        if live(open) < mine + 2 {
+            return None;
+        }
+        open.iter()
+            .find(|e| !e.set.load(std::sync::atomic::Ordering::Relaxed))?
+            .evict()
     }
 }
 
@@ -111,14 +169,20 @@ impl axum::serve::Listener for Limited {
                 tokio::spawn(refuse(stream, "too many connections from your address"));
                 continue;
             };
-            match self.slots.clone().try_acquire_owned() {
-                Ok(slot) => {
+            let slot = match self.slots.clone().try_acquire_owned() {
+                Ok(slot) => Some(slot),
+                Err(_) => self.evict_for(addr.ip()),
+            };
+            match slot {
+                Some(slot) => {
+                    if let Ok(mut s) = address.evict.slot.lock() {
+                        *s = Some(slot);
+                    }
                     let _ = stream.set_nodelay(true);
                     let deadline = Box::pin(tokio::time::sleep(self.limits.header_timeout));
                     let guarded = Guarded {
                         stream,
-                        _slot: slot,
-                        _address: address,
+                        address,
                         limits: self.limits,
                         headers_done: false,
                         matched: 0,
@@ -126,7 +190,7 @@ impl axum::serve::Listener for Limited {
                     };
                     return (guarded, addr);
                 }
-                Err(_) => {
+                None => {
                     tracing::debug!("HTTP: {addr}: too many connections, refused");
                     tokio::spawn(refuse(stream, "too many connections to this eboard-bridge"));
                 }
@@ -177,6 +241,17 @@ impl Guarded {
         self.deadline.as_mut().reset(at);
     }
 
+    /// Ended for a newcomer from a less greedy address (checked before every
+    /// read and write).
+    fn evicted(&self, cx: &mut TaskContext<'_>) -> Option<std::io::Error> {
+        self.address.evict.is_set(cx).then(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::ConnectionAborted,
+                "the server is full and this address holds more than its share",
+            )
+        })
+    }
+
     /// A pending read or write: an error once the deadline has passed.
     fn expired(&mut self, cx: &mut TaskContext<'_>) -> Option<std::io::Error> {
         if self.deadline.as_mut().poll(cx).is_ready() {
@@ -197,6 +272,9 @@ impl AsyncRead for Guarded {
         cx: &mut TaskContext<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
+        if let Some(e) = self.evicted(cx) {
+            return Poll::Ready(Err(e));
+        }
         let before = buf.filled().len();
         match Pin::new(&mut self.stream).poll_read(cx, buf) {
             Poll::Ready(Ok(())) => {
@@ -221,6 +299,9 @@ impl AsyncWrite for Guarded {
         cx: &mut TaskContext<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
+        if let Some(e) = self.evicted(cx) {
+            return Poll::Ready(Err(e));
+        }
         match Pin::new(&mut self.stream).poll_write(cx, buf) {
             Poll::Ready(Ok(n)) => {
                 if n > 0 {
@@ -242,5 +323,75 @@ impl AsyncWrite for Guarded {
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    async fn from(ip: [u8; 4], to: SocketAddr) -> TcpStream {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind(SocketAddr::from((ip, 0))).unwrap();
+        socket.connect(to).await.unwrap()
+    }
+
+    /// What the server answers a GET, within 5 s (empty when it closes first).
+    async fn answer(mut s: TcpStream) -> String {
+        s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut got = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut got)).await;
+        String::from_utf8_lossy(&got).into_owned()
+    }
+
+    /// A server of 4 slots, 4 an address: one address that fills it cannot keep
+    /// another from being served; four addresses holding one each can (none
+    /// holds two more than the newcomer).
+    #[tokio::test]
+    async fn a_full_server_ends_the_greediest_address_s_oldest_connection_for_a_newcomer() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let limited = Limited {
+            listener,
+            slots: Arc::new(Semaphore::new(4)),
+            limits: Limits {
+                per_address: 4,
+                header_timeout: Duration::from_secs(30),
+                idle_timeout: Duration::from_secs(30),
+            },
+            counts: Arc::default(),
+        };
+        let app = axum::Router::new().route("/", axum::routing::get(|| async { "served" }));
+        let server = tokio::spawn(async move { axum::serve(limited, app).await });
+
+        // 127.0.0.3 takes every slot and sends nothing.
+        let mut greedy = Vec::new();
+        for _ in 0..4 {
+            greedy.push(from([127, 0, 0, 3], addr).await);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let reply = answer(from([127, 0, 0, 2], addr).await).await;
+        assert!(reply.ends_with("served"), "{reply:?}");
+        // The oldest of the greedy connections was ended; the others stand.
+        let mut byte = [0u8; 1];
+        let first = tokio::time::timeout(Duration::from_secs(2), greedy[0].read(&mut byte)).await;
+        assert!(matches!(first, Ok(Ok(0) | Err(_))), "{first:?}");
+        let second = tokio::time::timeout(Duration::from_millis(300), greedy[1].read(&mut byte)).await;
+        assert!(second.is_err(), "the second greedy connection stands: {second:?}");
+        drop(greedy);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+
+        // Four addresses holding one each: a newcomer is refused (503).
+        let mut fair = Vec::new();
+        for ip in [[127, 0, 0, 4], [127, 0, 0, 5], [127, 0, 0, 7], [127, 0, 0, 8]] {
+            fair.push(from(ip, addr).await);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let reply = answer(from([127, 0, 0, 6], addr).await).await;
+        assert!(reply.starts_with("HTTP/1.1 503"), "{reply:?}");
+        server.abort();
     }
 }

@@ -198,6 +198,25 @@ pub struct Server {
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
+/// The queue of connections the kernel holds for the server before it takes
+/// them: std's 128 overflows when hundreds of clients connect at once (a hall's
+/// screens after a network blip, or an attack), and a connection left out waits
+/// for the kernel's retries, seconds on end.
+const BACKLOG: u32 = 1024;
+
+/// A listening socket on `addr`, non-blocking, for the server's own runtime.
+fn listen(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
+    let socket = match addr {
+        SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+        SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    let listener = socket.listen(BACKLOG)?.into_std()?;
+    listener.set_nonblocking(true)?;
+    Ok(listener)
+}
+
 impl Server {
     /// Binds every configured address (all before serving any: a port taken is
     /// an error at start, not a surprise later) and serves them.
@@ -210,7 +229,7 @@ impl Server {
                 .collect();
             let named = text.parse::<SocketAddr>().is_err();
             for addr in addrs {
-                match std::net::TcpListener::bind(addr).and_then(|l| l.set_nonblocking(true).map(|()| l)) {
+                match listen(addr) {
                     Ok(l) => listeners.push(l),
                     // A name may have an address family this machine lacks
                     // (`localhost` and ::1 without IPv6): the others serve.
