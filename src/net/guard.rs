@@ -41,6 +41,18 @@ pub struct Limited {
     pub slots: Arc<Semaphore>,
     pub limits: Limits,
     pub counts: Counts,
+    /// HTTPS: each connection's handshake runs in its first reads and writes.
+    pub tls: Option<tokio_rustls::TlsAcceptor>,
+}
+
+/// The client's address, for handlers that need it (the console's login throttle).
+#[derive(Debug, Clone, Copy)]
+pub struct Peer(pub SocketAddr);
+
+impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, Limited>> for Peer {
+    fn connect_info(stream: axum::serve::IncomingStream<'_, Limited>) -> Peer {
+        Peer(*stream.remote_addr())
+    }
 }
 
 /// One address's connection: given back when it closes.
@@ -64,7 +76,7 @@ impl Drop for AddressSlot {
 
 /// A connection holding its slots until it closes, with its deadlines.
 pub struct Guarded {
-    stream: TcpStream,
+    stream: super::tls::Conn,
     _slot: OwnedSemaphorePermit,
     _address: AddressSlot,
     limits: Limits,
@@ -116,7 +128,7 @@ impl axum::serve::Listener for Limited {
                     let _ = stream.set_nodelay(true);
                     let deadline = Box::pin(tokio::time::sleep(self.limits.header_timeout));
                     let guarded = Guarded {
-                        stream,
+                        stream: super::tls::Conn::new(stream, self.tls.as_ref()),
                         _slot: slot,
                         _address: address,
                         limits: self.limits,
