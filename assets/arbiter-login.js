@@ -33,3 +33,4 @@ document.getElementById('login').addEventListener('submit', async ev => {
     go.disabled = false;
   }
 });
+document.body.dataset.ready = 'yes';

@@ -123,7 +123,12 @@ impl Browser {
     pub async fn wait_true(&mut self, what: &str, secs: u64, expr: &str) {
         let until = tokio::time::Instant::now() + Duration::from_secs(secs);
         while self.eval(expr).await != Value::Bool(true) {
-            assert!(tokio::time::Instant::now() < until, "timed out after {secs} s waiting for {what}");
+            if tokio::time::Instant::now() >= until {
+                let page = self
+                    .eval("location.href + ' ' + document.body.innerText.slice(0, 2000)")
+                    .await;
+                panic!("timed out after {secs} s waiting for {what}; the page: {page}");
+            }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }

@@ -142,17 +142,20 @@ pub fn connection(state: &mut State, board: &str, connected: bool, now_ms: u64) 
 /// The board's urgency (an index into [`LEVELS`]).
 pub fn level(snap: &Snapshot, alerts: &[&Alert]) -> usize {
     let open = |kind: &str| alerts.iter().any(|a| a.active && a.acked_by.is_none() && a.kind == kind);
+    // Irregular positions and lost track stand until resolved, acknowledged or
+    // not; the core reports them (the alert) before its snapshot says so.
+    let standing = |kind: &str| alerts.iter().any(|a| a.active && a.kind == kind);
     let out_of_time = snap.status == "playing"
         && snap.has_clock
         && (snap.white_clock_ms <= 0 || snap.black_clock_ms <= 0);
     let irregular = snap.irregularity.as_str();
-    if !irregular.is_empty() && irregular != "lost_track" && irregular != "after_end" {
+    if (!irregular.is_empty() && irregular != "lost_track" && irregular != "after_end") || standing("irregular") {
         0
     } else if open("touch_move") {
         1
     } else if open("flag") || out_of_time {
         2
-    } else if irregular == "lost_track" {
+    } else if irregular == "lost_track" || standing("lost_track") {
         3
     } else if open("clock_unresponsive") {
         4

@@ -34,6 +34,9 @@ use store::{Decision, Store};
 /// The session cookie's name.
 pub const COOKIE: &str = "eb_arbiter";
 
+/// How long a board must stay disconnected before it is an alert.
+const AWAY: Duration = Duration::from_secs(3);
+
 /// The largest request body the console takes (a FEN, tags, a login).
 pub const MAX_BODY: usize = 8 * 1024;
 
@@ -115,6 +118,9 @@ impl Console {
         let mut changed = events.watch();
         let mut look = tokio::time::interval(Duration::from_millis(500));
         let mut dirty = false;
+        // Boards seen disconnected, since when: a board is reported after it
+        // stayed so for `AWAY` (not while its line opens at start).
+        let mut away: HashMap<String, Instant> = HashMap::new();
         loop {
             tokio::select! {
                 _ = changed.changed() => {}
@@ -152,7 +158,13 @@ impl Console {
                 .collect();
             {
                 let mut st = self.store.state();
+                let now = Instant::now();
                 for (id, c) in connected {
+                    if c {
+                        away.remove(&id);
+                    } else if now.duration_since(*away.entry(id.clone()).or_insert(now)) < AWAY {
+                        continue;
+                    }
                     dirty |= alerts::connection(&mut st, &id, c, super::now_ms());
                 }
             }
