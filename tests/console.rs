@@ -82,11 +82,12 @@ async fn the_console_in_chromium_signs_in_ranks_alerts_decides_and_survives_a_ki
     let d = dir.path();
     // Board 1: e2 to e5 after 96 s of log time (12 s at speed 8): an illegal
     // move, made while the test looks at the page.
-    // Boards 2 and 3 stand in the start position; board 3's clock runs on
+    // Board 2: White touches the knight on g1, puts it back and plays e4 (a
+    // touch-move). Board 3 stands in the start position, its clock running on
     // White's side (its reports show the time added to Black).
     let logs = vec![
         standing("96 lift e2 P\n96.8 place e5 P\n"),
-        standing(""),
+        standing("40 lift g1 N\n44 place g1 N\n48 lift e2 P\n52 place e4 P\n"),
         standing("0 clock left=1:30:00 right=1:30:00 running=left\n"),
     ];
     let mut hall = Hall::open(d, logs, "").await;
@@ -142,6 +143,23 @@ async fn the_console_in_chromium_signs_in_ranks_alerts_decides_and_survives_a_ki
     eprintln!("console: the illegal move at the top of the page {after} ms after the daemon raised it");
     let alert = top["alerts"][0].as_str().unwrap_or_default().to_string();
     assert!(alert.contains("illegal move") && alert.contains("7.5.1"), "{alert}");
+    // Second: board 2's touch-move, with its article.
+    let second = browser
+        .eval("[...document.querySelectorAll('section.board')].slice(0, 2).map(c => c.dataset.board + ' ' + c.querySelector('.urgency').textContent + ' ' + c.querySelector('li.alert')?.textContent)")
+        .await;
+    let second = second[1].as_str().unwrap_or_default().to_string();
+    assert!(
+        second.starts_with("board2 touch-move") && second.contains("Art. 4.3"),
+        "{second}: {}",
+        String::from_utf8_lossy(
+            &std::process::Command::new(common::hall::bin())
+                .args(["replay", "--format", "jsonl"])
+                .arg(d.join("state/recordings/board2.esl"))
+                .output()
+                .unwrap()
+                .stdout
+        )
+    );
     let highlighted = "document.querySelector('section.board[data-board=\"board1\"]').classList.contains('open') \
         && !!document.querySelector('section.board[data-board=\"board1\"] li.alert.new button.ack')";
     assert_eq!(browser.eval(highlighted).await, Value::Bool(true));

@@ -681,6 +681,11 @@ async fn a_client_behind_the_history_is_told_what_it_lost_and_the_api_lists_the_
     let n = |id: &str| id.rsplit('-').next().unwrap().parse::<u64>().unwrap();
     assert_eq!(n(next.id.as_ref().unwrap()), n(&id) + missed + 1);
 
+    // Without `[http] arbiters` there is no console at all.
+    for path in ["/arbiter", "/arbiter/login", "/arbiter/api/state"] {
+        assert_eq!(get(addr, path, &[]).await.status, 404, "{path}");
+    }
+
     let r = get(addr, "/api/boards", &[]).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.header("content-type"), Some("application/json"));
