@@ -63,12 +63,22 @@ fn card_text(board: &str) -> String {
 async fn press_twice(browser: &mut Browser, expect: &str) {
     assert_eq!(browser.eval(PRESS_OK).await, Value::Bool(true));
     let what = browser.eval(WHAT).await;
-    assert!(what.as_str().unwrap_or_default().contains(expect), "the dialog asks: {what}");
+    assert!(
+        what.as_str().unwrap_or_default().contains(expect),
+        "the dialog asks: {what}"
+    );
     // Nothing is decided before the second press.
-    assert_eq!(browser.eval("document.getElementById('confirm').open").await, Value::Bool(true));
+    assert_eq!(
+        browser.eval("document.getElementById('confirm').open").await,
+        Value::Bool(true)
+    );
     assert_eq!(browser.eval(PRESS_OK).await, Value::Bool(true));
     browser
-        .wait_true("the dialog to close", 10, "!document.getElementById('confirm').open")
+        .wait_true(
+            "the dialog to close",
+            10,
+            "!document.getElementById('confirm').open",
+        )
         .await;
 }
 
@@ -96,13 +106,21 @@ async fn the_console_in_chromium_signs_in_ranks_alerts_decides_and_survives_a_ki
         .within(60, "headless Chromium to open the console")
         .await;
     browser
-        .wait_true("the sign-in page", 15, "location.pathname === '/arbiter/login' && document.body.dataset.ready === 'yes'")
+        .wait_true(
+            "the sign-in page",
+            15,
+            "location.pathname === '/arbiter/login' && document.body.dataset.ready === 'yes'",
+        )
         .await;
 
     // A wrong password is refused and says so; the right one opens the console.
     browser.eval(&sign_in(USER, "not the password")).await;
     browser
-        .wait_true("the refusal", 15, "document.getElementById('message').textContent.includes('wrong')")
+        .wait_true(
+            "the refusal",
+            15,
+            "document.getElementById('message').textContent.includes('wrong')",
+        )
         .await;
     assert_eq!(browser.eval("location.pathname").await, "/arbiter/login");
     browser.eval(&sign_in(USER, PASSWORD)).await;
@@ -113,19 +131,24 @@ async fn the_console_in_chromium_signs_in_ranks_alerts_decides_and_survives_a_ki
             "location.pathname === '/arbiter' && document.querySelectorAll('section.board').length === 3",
         )
         .await;
-    assert_eq!(browser.eval("document.getElementById('who').textContent").await, USER);
+    assert_eq!(
+        browser.eval("document.getElementById('who').textContent").await,
+        USER
+    );
 
     // The illegal move: at the top of the page within a second of the daemon
     // raising its alert (the alert's time, the daemon's wall clock; the page is
     // looked at every 20 ms).
     let until = Instant::now() + Duration::from_secs(30);
     let mut top = browser.eval(TOP).await;
-    assert_ne!(top["urgency"], "irregular position", "the test looks before the move");
+    assert_ne!(
+        top["urgency"], "irregular position",
+        "the test looks before the move"
+    );
     while !(top["board"] == "board1" && top["urgency"] == "irregular position") {
         assert!(Instant::now() < until, "board 1 not at the top in 30 s: {top}");
         tokio::time::sleep(Duration::from_millis(20)).await;
         top = browser.eval(TOP).await;
-
     }
     let shown_ms = eboard_bridge::net::now_ms();
     let state = browser
@@ -136,13 +159,21 @@ async fn the_console_in_chromium_signs_in_ranks_alerts_decides_and_survives_a_ki
         .and_then(|l| l.iter().find(|a| a["kind"] == "irregular"))
         .and_then(|a| a["t_ms"].as_u64())
         .expect("board 1's alert");
-    assert!(!hall.board(1).await["Irregularity"].as_str().unwrap_or_default().is_empty());
+    assert!(
+        !hall.board(1).await["Irregularity"]
+            .as_str()
+            .unwrap_or_default()
+            .is_empty()
+    );
     let after = shown_ms.saturating_sub(raised_ms);
 
     assert!(after < 1000, "shown {after} ms after the alert was raised");
     eprintln!("console: the illegal move at the top of the page {after} ms after the daemon raised it");
     let alert = top["alerts"][0].as_str().unwrap_or_default().to_string();
-    assert!(alert.contains("illegal move") && alert.contains("7.5.1"), "{alert}");
+    assert!(
+        alert.contains("illegal move") && alert.contains("7.5.1"),
+        "{alert}"
+    );
     // Second: board 2's touch-move, with its article.
     let second = browser
         .eval("[...document.querySelectorAll('section.board')].slice(0, 2).map(c => c.dataset.board + ' ' + c.querySelector('.urgency').textContent + ' ' + c.querySelector('li.alert')?.textContent)")
@@ -176,31 +207,55 @@ async fn the_console_in_chromium_signs_in_ranks_alerts_decides_and_survives_a_ki
         .eval("document.querySelector('section.board[data-board=\"board1\"] button.ack').click() ?? true")
         .await;
     browser
-        .wait_true("the acknowledgement", 10, &format!("({}).includes('seen by {USER}')", card_text("board1")))
+        .wait_true(
+            "the acknowledgement",
+            10,
+            &format!("({}).includes('seen by {USER}')", card_text("board1")),
+        )
         .await;
 
     // "Set result 1-0" on board 2, confirmed: the PGN and D-Bus have it.
-    assert_eq!(browser.eval(&open_action("board2", "result")).await, Value::Bool(true));
+    assert_eq!(
+        browser.eval(&open_action("board2", "result")).await,
+        Value::Bool(true)
+    );
     browser.eval(&fill(&[("f-result", "1-0")])).await;
     press_twice(&mut browser, "Set the result of board 2 to 1-0").await;
     let until = Instant::now() + Duration::from_secs(20);
     while hall.property(2, "Result").await != "1-0" {
-        assert!(Instant::now() < until, "D-Bus: board 2's Result is not 1-0 in 20 s");
+        assert!(
+            Instant::now() < until,
+            "D-Bus: board 2's Result is not 1-0 in 20 s"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let pgn_has = |d: &std::path::Path| {
         common::pgn_files(&d.join("live").join("round-1"))
             .iter()
-            .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("game-2")))
-            .any(|p| std::fs::read_to_string(p).unwrap_or_default().contains("[Result \"1-0\"]"))
+            .filter(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("game-2"))
+            })
+            .any(|p| {
+                std::fs::read_to_string(p)
+                    .unwrap_or_default()
+                    .contains("[Result \"1-0\"]")
+            })
     };
     let until = Instant::now() + Duration::from_secs(20);
     while !pgn_has(d) {
-        assert!(Instant::now() < until, "board 2's PGN has no [Result \"1-0\"] in 20 s");
+        assert!(
+            Instant::now() < until,
+            "board 2's PGN has no [Result \"1-0\"] in 20 s"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     browser
-        .wait_true("the decision in board 2's history", 10, &format!("({}).includes('SetResult')", card_text("board2")))
+        .wait_true(
+            "the decision in board 2's history",
+            10,
+            &format!("({}).includes('SetResult')", card_text("board2")),
+        )
         .await;
     let journal = std::fs::read_dir(d.join("state"))
         .unwrap()
@@ -208,11 +263,17 @@ async fn the_console_in_chromium_signs_in_ranks_alerts_decides_and_survives_a_ki
         .flat_map(|e| walk(&e.path()))
         .map(|p| std::fs::read_to_string(p).unwrap_or_default())
         .any(|t| t.contains(&format!("note decided by {USER}")) && t.contains("arbiter SetResult \"1-0\""));
-    assert!(journal, "the recording journals the decision with the arbiter's name");
+    assert!(
+        journal,
+        "the recording journals the decision with the arbiter's name"
+    );
 
     // "Add 2 minutes to black" on board 3: its clock shows 1:32:00 for black.
     let before = hall.board(3).await["BlackClockMs"].as_i64().unwrap();
-    assert_eq!(browser.eval(&open_action("board3", "addtime")).await, Value::Bool(true));
+    assert_eq!(
+        browser.eval(&open_action("board3", "addtime")).await,
+        Value::Bool(true)
+    );
     browser
         .eval(&fill(&[("f-side", "black"), ("f-amount", "2"), ("f-unit", "60")]))
         .await;
@@ -223,11 +284,18 @@ async fn the_console_in_chromium_signs_in_ranks_alerts_decides_and_survives_a_ki
         if (after - before - 120_000).abs() <= 1000 {
             break;
         }
-        assert!(Instant::now() < until, "black's clock went from {before} to {after} ms, not 2 minutes more");
+        assert!(
+            Instant::now() < until,
+            "black's clock went from {before} to {after} ms, not 2 minutes more"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     browser
-        .wait_true("the clock on the page", 10, &format!("({}).includes('1:32:00')", card_text("board3")))
+        .wait_true(
+            "the clock on the page",
+            10,
+            &format!("({}).includes('1:32:00')", card_text("board3")),
+        )
         .await;
 
     // SIGKILL and a restart: the session is gone (back to the sign-in), the
@@ -243,19 +311,38 @@ async fn the_console_in_chromium_signs_in_ranks_alerts_decides_and_survives_a_ki
         .await;
     browser.eval(&sign_in(USER, PASSWORD)).await;
     browser
-        .wait_true("the console again", 15, "document.querySelectorAll('section.board').length === 3")
+        .wait_true(
+            "the console again",
+            15,
+            "document.querySelectorAll('section.board').length === 3",
+        )
         .await;
     browser
-        .wait_true("board 2's decision", 10, &format!("({}).includes('SetResult')", card_text("board2")))
+        .wait_true(
+            "board 2's decision",
+            10,
+            &format!("({}).includes('SetResult')", card_text("board2")),
+        )
         .await;
     browser
-        .wait_true("board 3's decision", 10, &format!("({}).includes('AddTime')", card_text("board3")))
+        .wait_true(
+            "board 3's decision",
+            10,
+            &format!("({}).includes('AddTime')", card_text("board3")),
+        )
         .await;
     browser
-        .wait_true("the acknowledgement", 10, &format!("({}).includes('seen by {USER}')", card_text("board1")))
+        .wait_true(
+            "the acknowledgement",
+            10,
+            &format!("({}).includes('seen by {USER}')", card_text("board1")),
+        )
         .await;
     browser.close().await;
-    eprintln!("console: the Chromium test took {} ms", started.elapsed().as_millis());
+    eprintln!(
+        "console: the Chromium test took {} ms",
+        started.elapsed().as_millis()
+    );
 }
 
 /// Every file under `path`.

@@ -22,7 +22,12 @@ const GUARDED_GETS: [&str; 6] = [
     "/arbiter/login.js/../api/state",
     "/arbiter/api/ack",
 ];
-const GUARDED_POSTS: [&str; 4] = ["/arbiter/api/ack", "/arbiter/api/decide", "/arbiter/logout", "/arbiter/api/state2"];
+const GUARDED_POSTS: [&str; 4] = [
+    "/arbiter/api/ack",
+    "/arbiter/api/decide",
+    "/arbiter/logout",
+    "/arbiter/api/state2",
+];
 
 fn decide_result(board: &str, result: &str) -> String {
     json!({"board": board, "method": "SetResult", "args": [result]}).to_string()
@@ -39,7 +44,11 @@ async fn the_console_refuses_what_it_must_and_slows_failed_logins() {
     assert_eq!(page.header("location"), Some("/arbiter/login"));
     for path in GUARDED_GETS {
         let a = hall.get(path, &[]).await;
-        assert!(a.status == 401 || (a.status == 405 && path == "/arbiter/api/ack"), "GET {path}: {}", a.status);
+        assert!(
+            a.status == 401 || (a.status == 405 && path == "/arbiter/api/ack"),
+            "GET {path}: {}",
+            a.status
+        );
     }
     for path in GUARDED_POSTS {
         let a = hall.post(path, &[], "{}").await;
@@ -47,7 +56,10 @@ async fn the_console_refuses_what_it_must_and_slows_failed_logins() {
     }
     // A made-up cookie is no session.
     let fake = "eb_arbiter=00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
-    assert_eq!(hall.get("/arbiter/api/state", &[("Cookie", fake)]).await.status, 401);
+    assert_eq!(
+        hall.get("/arbiter/api/state", &[("Cookie", fake)]).await.status,
+        401
+    );
     let login = hall.get("/arbiter/login", &[]).await;
     assert_eq!(login.status, 200);
     assert!(login.text().contains("Arbiters' console"));
@@ -72,8 +84,16 @@ async fn the_console_refuses_what_it_must_and_slows_failed_logins() {
     let evil = hall.addr.to_string().replace("127.0.0.1", "evil.example");
     let evil_origin = format!("http://{evil}");
     let cross = [
-        vec![("Cookie", cookie.as_str()), ("X-CSRF-Token", csrf.as_str()), ("Origin", evil_origin.as_str())],
-        vec![("Cookie", cookie.as_str()), ("X-CSRF-Token", csrf.as_str()), ("Sec-Fetch-Site", "cross-site")],
+        vec![
+            ("Cookie", cookie.as_str()),
+            ("X-CSRF-Token", csrf.as_str()),
+            ("Origin", evil_origin.as_str()),
+        ],
+        vec![
+            ("Cookie", cookie.as_str()),
+            ("X-CSRF-Token", csrf.as_str()),
+            ("Sec-Fetch-Site", "cross-site"),
+        ],
         vec![("Cookie", cookie.as_str())],
     ];
     for headers in &cross {
@@ -107,9 +127,16 @@ async fn the_console_refuses_what_it_must_and_slows_failed_logins() {
         .await;
     assert_eq!(ok.status, 200, "{}", ok.text());
     // Bounded: a body over 8 KiB is refused before it is read whole.
-    let big = format!("{{\"board\":\"board1\",\"method\":\"SetPlayers\",\"args\":[\"{}\",\"x\"]}}", "a".repeat(20_000));
+    let big = format!(
+        "{{\"board\":\"board1\",\"method\":\"SetPlayers\",\"args\":[\"{}\",\"x\"]}}",
+        "a".repeat(20_000)
+    );
     let a = hall
-        .post("/arbiter/api/decide", &[("Cookie", &cookie), ("X-CSRF-Token", &csrf)], &big)
+        .post(
+            "/arbiter/api/decide",
+            &[("Cookie", &cookie), ("X-CSRF-Token", &csrf)],
+            &big,
+        )
         .await;
     assert_eq!(a.status, 413, "{}", a.text());
 
@@ -122,9 +149,20 @@ async fn the_console_refuses_what_it_must_and_slows_failed_logins() {
     }
 
     // Logged out: the cookie is refused.
-    let out = hall.post("/arbiter/logout", &[("Cookie", &cookie), ("X-CSRF-Token", &csrf)], "{}").await;
+    let out = hall
+        .post(
+            "/arbiter/logout",
+            &[("Cookie", &cookie), ("X-CSRF-Token", &csrf)],
+            "{}",
+        )
+        .await;
     assert_eq!(out.status, 200, "{}", out.text());
-    assert_eq!(hall.get("/arbiter/api/state", &[("Cookie", &cookie)]).await.status, 401);
+    assert_eq!(
+        hall.get("/arbiter/api/state", &[("Cookie", &cookie)])
+            .await
+            .status,
+        401
+    );
 
     // 20 wrong logins in a row from one address: 5 are checked, the others are
     // refused at once (429, Retry-After) until the wait has passed.
@@ -164,10 +202,20 @@ async fn the_console_refuses_what_it_must_and_slows_failed_logins() {
     let (cookie, _) = hall.login().await;
 
     // A session from before a restart is refused after it.
-    assert_eq!(hall.get("/arbiter/api/state", &[("Cookie", &cookie)]).await.status, 200);
+    assert_eq!(
+        hall.get("/arbiter/api/state", &[("Cookie", &cookie)])
+            .await
+            .status,
+        200
+    );
     hall.kill();
     hall.start().await;
-    assert_eq!(hall.get("/arbiter/api/state", &[("Cookie", &cookie)]).await.status, 401);
+    assert_eq!(
+        hall.get("/arbiter/api/state", &[("Cookie", &cookie)])
+            .await
+            .status,
+        401
+    );
     assert_eq!(hall.get("/arbiter", &[("Cookie", &cookie)]).await.status, 303);
 }
 
@@ -189,7 +237,8 @@ async fn arbiters_sign_in_over_https_with_a_secure_cookie() {
     let d = dir.path();
     // A self-signed certificate for the hall laptop's name and address.
     let key = rcgen::KeyPair::generate().unwrap();
-    let params = rcgen::CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()]).unwrap();
+    let params =
+        rcgen::CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()]).unwrap();
     let cert = params.self_signed(&key).unwrap();
     std::fs::write(d.join("cert.pem"), cert.pem()).unwrap();
     std::fs::write(d.join("key.pem"), key.serialize_pem()).unwrap();
@@ -213,16 +262,30 @@ async fn arbiters_sign_in_over_https_with_a_secure_cookie() {
     };
     let body = json!({"user": USER, "password": PASSWORD}).to_string();
     let headers = [("Origin", origin.as_str()), ("Content-Type", "application/json")];
-    let a = exchange(tls().await, &host, "POST", "/arbiter/login", &headers, body.as_bytes())
-        .within(30, "the login over HTTPS")
-        .await;
+    let a = exchange(
+        tls().await,
+        &host,
+        "POST",
+        "/arbiter/login",
+        &headers,
+        body.as_bytes(),
+    )
+    .within(30, "the login over HTTPS")
+    .await;
     assert_eq!(a.status, 200, "{}", a.text());
     let set = a.header("set-cookie").unwrap().to_string();
     assert!(set.contains("Secure") && set.contains("HttpOnly"), "{set}");
     let cookie = format!("eb_arbiter={}", a.cookie("eb_arbiter").unwrap());
-    let state = exchange(tls().await, &host, "GET", "/arbiter/api/state", &[("Cookie", &cookie)], b"")
-        .within(30, "the state over HTTPS")
-        .await;
+    let state = exchange(
+        tls().await,
+        &host,
+        "GET",
+        "/arbiter/api/state",
+        &[("Cookie", &cookie)],
+        b"",
+    )
+    .within(30, "the state over HTTPS")
+    .await;
     assert_eq!(state.status, 200);
     assert_eq!(state.json()["user"], USER);
     // An http:// origin is another origin than the https:// console.
@@ -244,6 +307,9 @@ async fn arbiters_sign_in_over_https_with_a_secure_cookie() {
         common::web::request(hall.addr, "GET", "/api/boards", &[], b""),
     );
     let plain = tokio::spawn(plain).await;
-    assert!(!matches!(plain, Ok(Ok(ref a)) if a.status == 200), "plain HTTP was served");
+    assert!(
+        !matches!(plain, Ok(Ok(ref a)) if a.status == 200),
+        "plain HTTP was served"
+    );
     hall.kill();
 }

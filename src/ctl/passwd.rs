@@ -41,7 +41,9 @@ pub fn run(user: &str) -> Result<(), CtlError> {
         let first = read_hidden(&format!("password for {user}: "))?;
         let again = read_hidden("the same again: ")?;
         if first != again {
-            return Err(CtlError::Usage("the two passwords differ; nothing was made".into()));
+            return Err(CtlError::Usage(
+                "the two passwords differ; nothing was made".into(),
+            ));
         }
         first
     } else {

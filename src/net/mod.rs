@@ -280,7 +280,9 @@ impl Server {
         let serve = async move {
             let mut tasks = Vec::new();
             if let Some(c) = &console {
-                tasks.push(tokio::spawn(c.clone().follow(ctx.events.clone(), ctx.stop.clone())));
+                tasks.push(tokio::spawn(
+                    c.clone().follow(ctx.events.clone(), ctx.stop.clone()),
+                ));
             }
             for listener in listeners {
                 let listener = match TcpListener::from_std(listener) {
@@ -303,8 +305,11 @@ impl Server {
                     let shutdown = async move {
                         let _ = stop.wait_for(|s| *s).await;
                     };
-                    if let Err(e) = axum::serve(limited, app.into_make_service_with_connect_info::<guard::Peer>())
-                        .with_graceful_shutdown(shutdown).await {
+                    if let Err(e) =
+                        axum::serve(limited, app.into_make_service_with_connect_info::<guard::Peer>())
+                            .with_graceful_shutdown(shutdown)
+                            .await
+                    {
                         tracing::error!("HTTP: the server stopped: {e}");
                     }
                 }));

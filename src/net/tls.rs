@@ -51,7 +51,7 @@ pub fn acceptor(cert: &Path, key: &Path) -> Result<TlsAcceptor, String> {
 /// An accepted connection: plain, or TLS (handshaking, then established).
 pub enum Conn {
     Plain(TcpStream),
-    Handshake(tokio_rustls::Accept<TcpStream>),
+    Handshake(Box<tokio_rustls::Accept<TcpStream>>),
     Tls(Box<tokio_rustls::server::TlsStream<TcpStream>>),
     Failed,
 }
@@ -59,7 +59,7 @@ pub enum Conn {
 impl Conn {
     pub fn new(stream: TcpStream, tls: Option<&TlsAcceptor>) -> Conn {
         match tls {
-            Some(a) => Conn::Handshake(a.accept(stream)),
+            Some(a) => Conn::Handshake(Box::new(a.accept(stream))),
             None => Conn::Plain(stream),
         }
     }
@@ -67,7 +67,7 @@ impl Conn {
     /// Drives the handshake; ready once the connection carries plain bytes.
     fn ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<std::io::Result<()>> {
         if let Conn::Handshake(accept) = self {
-            match Pin::new(accept).poll(cx) {
+            match Pin::new(accept.as_mut()).poll(cx) {
                 Poll::Ready(Ok(s)) => *self = Conn::Tls(Box::new(s)),
                 Poll::Ready(Err(e)) => {
                     tracing::debug!("HTTPS: a handshake failed: {e}");
@@ -88,7 +88,11 @@ impl Conn {
 }
 
 impl AsyncRead for Conn {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut TaskContext<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
         let this = self.get_mut();
         if let Err(e) = std::task::ready!(this.ready(cx)) {
             return Poll::Ready(Err(e));
@@ -102,7 +106,11 @@ impl AsyncRead for Conn {
 }
 
 impl AsyncWrite for Conn {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut TaskContext<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
         let this = self.get_mut();
         if let Err(e) = std::task::ready!(this.ready(cx)) {
             return Poll::Ready(Err(e));

@@ -113,7 +113,9 @@ impl Browser {
     /// A PNG of the page as it shows.
     pub async fn screenshot(&mut self) -> Vec<u8> {
         use base64::Engine;
-        let r = self.call("Page.captureScreenshot", json!({"format": "png"})).await;
+        let r = self
+            .call("Page.captureScreenshot", json!({"format": "png"}))
+            .await;
         base64::engine::general_purpose::STANDARD
             .decode(r["data"].as_str().unwrap_or_default())
             .unwrap()
@@ -162,4 +164,3 @@ impl Browser {
         let _ = self.child.kill().within(10, "Chromium to end").await;
     }
 }
-

@@ -127,7 +127,8 @@ impl Hall {
     /// Starts the daemon and waits until it serves every board.
     pub async fn start(&mut self) {
         let mut cmd = std::process::Command::new(bin());
-        cmd.args(["run", "--bus", "session", "--config"]).arg(&self.config);
+        cmd.args(["run", "--bus", "session", "--config"])
+            .arg(&self.config);
         for n in 1..=self.boards {
             cmd.arg("--device").arg(self.dir.join(format!("board{n}")));
         }
@@ -203,7 +204,11 @@ impl Hall {
     /// A D-Bus property of board `n`, as text (empty when it cannot be read).
     pub async fn property(&self, n: u64, name: &str) -> String {
         let read = async {
-            let client = zbus::connection::Builder::address(self.bus.as_str()).ok()?.build().await.ok()?;
+            let client = zbus::connection::Builder::address(self.bus.as_str())
+                .ok()?
+                .build()
+                .await
+                .ok()?;
             let proxy = zbus::proxy::Builder::<zbus::Proxy>::new(&client)
                 .destination(eboard_bridge::bus::BUS_NAME)
                 .ok()?

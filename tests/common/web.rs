@@ -40,7 +40,13 @@ impl Answer {
 }
 
 /// `METHOD PATH` to `addr` with `headers` and `body`, over a new TCP connection.
-pub async fn request(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Answer {
+pub async fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Answer {
     let stream = tokio::net::TcpStream::connect(addr)
         .within(10, "a TCP connection")
         .await
@@ -104,5 +110,9 @@ pub async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
             let _ = r.read_to_end(&mut body).await;
         }
     }
-    Answer { status, headers, body }
+    Answer {
+        status,
+        headers,
+        body,
+    }
 }

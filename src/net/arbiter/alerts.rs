@@ -45,7 +45,9 @@ fn list(v: &Value) -> String {
 /// Applies one rules event (the network's JSON, with `board`) to the alerts;
 /// true if they changed. Arbiter decisions are not handled here.
 pub fn observe(state: &mut State, e: &Value, now_ms: u64) -> bool {
-    let Some(board) = e["board"].as_str() else { return false };
+    let Some(board) = e["board"].as_str() else {
+        return false;
+    };
     let s = |k: &str| e[k].as_str().unwrap_or_default().to_string();
     let t = e["t"].as_f64().unwrap_or(0.0);
     match e["type"].as_str().unwrap_or_default() {
@@ -68,7 +70,11 @@ pub fn observe(state: &mut State, e: &Value, now_ms: u64) -> bool {
             if let Some(p) = e["penalty"].as_str() {
                 text.push_str(&format!("; penalty: {p}"));
             }
-            let alert = if kind == "lost_track" { "lost_track" } else { "irregular" };
+            let alert = if kind == "lost_track" {
+                "lost_track"
+            } else {
+                "irregular"
+            };
             if kind == "lost_track" {
                 text = "the record lost track of the board: set the position, or have the players set up the last recorded one".into();
             }
@@ -84,7 +90,14 @@ pub fn observe(state: &mut State, e: &Value, now_ms: u64) -> bool {
                 list(&e["touched"]),
                 s("played")
             );
-            state.raise(board, "touch_move", format!("touch:{t}"), text, &s("article"), now_ms);
+            state.raise(
+                board,
+                "touch_move",
+                format!("touch:{t}"),
+                text,
+                &s("article"),
+                now_ms,
+            );
             true
         }
         "flag" => {
@@ -96,7 +109,14 @@ pub fn observe(state: &mut State, e: &Value, now_ms: u64) -> bool {
                 if count_met { " (move count met)" } else { "" }
             );
             let article = if count_met { "6.8" } else { "6.9" };
-            state.raise(board, "flag", format!("flag:{}:{}", s("side"), e["ply"]), text, article, now_ms);
+            state.raise(
+                board,
+                "flag",
+                format!("flag:{}:{}", s("side"), e["ply"]),
+                text,
+                article,
+                now_ms,
+            );
             true
         }
         "draw_claimable" => {
@@ -107,7 +127,14 @@ pub fn observe(state: &mut State, e: &Value, now_ms: u64) -> bool {
                 _ => "",
             };
             let text = format!("a draw may be claimed: {}", words(&reason));
-            state.raise(board, "draw_claimable", format!("draw:{reason}:{t}"), text, article, now_ms);
+            state.raise(
+                board,
+                "draw_claimable",
+                format!("draw:{reason}:{t}"),
+                text,
+                article,
+                now_ms,
+            );
             true
         }
         "clock_unresponsive" => {
@@ -141,15 +168,20 @@ pub fn connection(state: &mut State, board: &str, connected: bool, now_ms: u64) 
 
 /// The board's urgency (an index into [`LEVELS`]).
 pub fn level(snap: &Snapshot, alerts: &[&Alert]) -> usize {
-    let open = |kind: &str| alerts.iter().any(|a| a.active && a.acked_by.is_none() && a.kind == kind);
+    let open = |kind: &str| {
+        alerts
+            .iter()
+            .any(|a| a.active && a.acked_by.is_none() && a.kind == kind)
+    };
     // Irregular positions and lost track stand until resolved, acknowledged or
     // not; the core reports them (the alert) before its snapshot says so.
     let standing = |kind: &str| alerts.iter().any(|a| a.active && a.kind == kind);
-    let out_of_time = snap.status == "playing"
-        && snap.has_clock
-        && (snap.white_clock_ms <= 0 || snap.black_clock_ms <= 0);
+    let out_of_time =
+        snap.status == "playing" && snap.has_clock && (snap.white_clock_ms <= 0 || snap.black_clock_ms <= 0);
     let irregular = snap.irregularity.as_str();
-    if (!irregular.is_empty() && irregular != "lost_track" && irregular != "after_end") || standing("irregular") {
+    if (!irregular.is_empty() && irregular != "lost_track" && irregular != "after_end")
+        || standing("irregular")
+    {
         0
     } else if open("touch_move") {
         1
@@ -194,7 +226,11 @@ mod tests {
         };
         let refs: Vec<&Alert> = st.alerts["b1"].iter().collect();
         assert_eq!(LEVELS[level(&snap, &refs)], "irregular position");
-        assert!(observe(&mut st, &json!({"board": "b1", "type": "resolved", "fen": ""}), 3));
+        assert!(observe(
+            &mut st,
+            &json!({"board": "b1", "type": "resolved", "fen": ""}),
+            3
+        ));
         assert!(!st.alerts["b1"][0].active);
         let touch = json!({"board": "b1", "t": 4.0, "type": "touch_move", "article": "4.3.1",
             "side": "black", "touched": ["g8"], "played": "Nc6"});

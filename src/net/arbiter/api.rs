@@ -56,7 +56,10 @@ fn refused(status: StatusCode, why: &str) -> Response {
 }
 
 fn signed_out() -> Response {
-    refused(StatusCode::UNAUTHORIZED, "not signed in (or the session has ended): sign in again")
+    refused(
+        StatusCode::UNAUTHORIZED,
+        "not signed in (or the session has ended): sign in again",
+    )
 }
 
 pub async fn page(State(c): Shared, headers: HeaderMap) -> Response {
@@ -66,26 +69,41 @@ pub async fn page(State(c): Shared, headers: HeaderMap) -> Response {
             .insert(header::LOCATION, HeaderValue::from_static("/arbiter/login"));
         return guarded(r);
     }
-    asset(include_str!("../../../assets/arbiter.html"), "text/html; charset=utf-8")
+    asset(
+        include_str!("../../../assets/arbiter.html"),
+        "text/html; charset=utf-8",
+    )
 }
 
 pub async fn login_page() -> Response {
-    asset(include_str!("../../../assets/arbiter-login.html"), "text/html; charset=utf-8")
+    asset(
+        include_str!("../../../assets/arbiter-login.html"),
+        "text/html; charset=utf-8",
+    )
 }
 
 pub async fn login_script() -> Response {
-    asset(include_str!("../../../assets/arbiter-login.js"), "text/javascript; charset=utf-8")
+    asset(
+        include_str!("../../../assets/arbiter-login.js"),
+        "text/javascript; charset=utf-8",
+    )
 }
 
 pub async fn style() -> Response {
-    asset(include_str!("../../../assets/arbiter.css"), "text/css; charset=utf-8")
+    asset(
+        include_str!("../../../assets/arbiter.css"),
+        "text/css; charset=utf-8",
+    )
 }
 
 pub async fn script(State(c): Shared, headers: HeaderMap) -> Response {
     if c.session(&headers).is_none() {
         return signed_out();
     }
-    asset(include_str!("../../../assets/arbiter.js"), "text/javascript; charset=utf-8")
+    asset(
+        include_str!("../../../assets/arbiter.js"),
+        "text/javascript; charset=utf-8",
+    )
 }
 
 pub async fn unknown(State(c): Shared, headers: HeaderMap) -> Response {
@@ -112,15 +130,29 @@ fn decoy() -> &'static str {
     })
 }
 
-pub async fn login(State(c): Shared, ConnectInfo(Peer(peer)): ConnectInfo<Peer>, headers: HeaderMap, body: Bytes) -> Response {
+pub async fn login(
+    State(c): Shared,
+    ConnectInfo(Peer(peer)): ConnectInfo<Peer>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     if !same_origin(&headers, c.secure) {
-        return refused(StatusCode::FORBIDDEN, "a login from another site's page is refused");
+        return refused(
+            StatusCode::FORBIDDEN,
+            "a login from another site's page is refused",
+        );
     }
     let Ok(form) = serde_json::from_slice::<Login>(&body) else {
-        return refused(StatusCode::BAD_REQUEST, "expected {\"user\": ..., \"password\": ...}");
+        return refused(
+            StatusCode::BAD_REQUEST,
+            "expected {\"user\": ..., \"password\": ...}",
+        );
     };
     if form.user.len() > auth::MAX_USER || form.password.len() > auth::MAX_PASSWORD {
-        return refused(StatusCode::BAD_REQUEST, "the user name or the password is too long");
+        return refused(
+            StatusCode::BAD_REQUEST,
+            "the user name or the password is too long",
+        );
     }
     let ip = peer.ip();
     let now = Instant::now();
@@ -131,7 +163,8 @@ pub async fn login(State(c): Shared, ConnectInfo(Peer(peer)): ConnectInfo<Peer>,
             StatusCode::TOO_MANY_REQUESTS,
             &format!("too many failed logins from your address: try again in {secs} s"),
         );
-        r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(secs));
         return r;
     }
     // Counted as failed until it succeeds: attempts sent together are each
@@ -148,7 +181,10 @@ pub async fn login(State(c): Shared, ConnectInfo(Peer(peer)): ConnectInfo<Peer>,
         .await
         .unwrap_or(false);
     if !(ok && known) {
-        tracing::info!("arbiter console: failed login as {:?} from {ip}", crate::log::clip_to(&form.user, 40));
+        tracing::info!(
+            "arbiter console: failed login as {:?} from {ip}",
+            crate::log::clip_to(&form.user, 40)
+        );
         return refused(StatusCode::UNAUTHORIZED, "wrong user name or password");
     }
     c.throttle().succeeded(ip);
@@ -167,16 +203,22 @@ pub async fn login(State(c): Shared, ConnectInfo(Peer(peer)): ConnectInfo<Peer>,
 }
 
 /// A change: the session, a same-origin request and the session's CSRF token.
-fn change(c: &Console, headers: &HeaderMap) -> Result<(String, auth::Session), Response> {
+fn change(c: &Console, headers: &HeaderMap) -> Result<(String, auth::Session), Box<Response>> {
     let Some((id, s)) = c.session(headers) else {
-        return Err(signed_out());
+        return Err(Box::new(signed_out()));
     };
     if !same_origin(headers, c.secure) {
-        return Err(refused(StatusCode::FORBIDDEN, "a change from another site's page is refused"));
+        return Err(Box::new(refused(
+            StatusCode::FORBIDDEN,
+            "a change from another site's page is refused",
+        )));
     }
     let token = headers.get("x-csrf-token").and_then(|v| v.to_str().ok());
     if token != Some(s.csrf.as_str()) {
-        return Err(refused(StatusCode::FORBIDDEN, "the request lacks this session's token: reload the page"));
+        return Err(Box::new(refused(
+            StatusCode::FORBIDDEN,
+            "the request lacks this session's token: reload the page",
+        )));
     }
     Ok((id, s))
 }
@@ -184,7 +226,7 @@ fn change(c: &Console, headers: &HeaderMap) -> Result<(String, auth::Session), R
 pub async fn logout(State(c): Shared, headers: HeaderMap) -> Response {
     let (id, s) = match change(&c, &headers) {
         Ok(x) => x,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     c.sessions().close(&id);
     tracing::info!("arbiter console: {} signed out", s.user);
@@ -206,7 +248,11 @@ pub async fn state(State(c): Shared, headers: HeaderMap) -> Response {
         .iter()
         .map(|b| {
             let snap = b.snapshot.borrow().clone();
-            let alerts: Vec<&Alert> = st.alerts.get(&b.id).map(|l| l.iter().collect()).unwrap_or_default();
+            let alerts: Vec<&Alert> = st
+                .alerts
+                .get(&b.id)
+                .map(|l| l.iter().collect())
+                .unwrap_or_default();
             let level = super::alerts::level(&snap, &alerts);
             let open = alerts.iter().any(|a| a.active && a.acked_by.is_none());
             let shown: Vec<&Alert> = alerts.iter().rev().take(ALERTS_SHOWN).copied().collect();
@@ -231,7 +277,7 @@ pub async fn state(State(c): Shared, headers: HeaderMap) -> Response {
         })
         .collect();
     drop(st);
-    list.sort_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
+    list.sort_by_key(|a| (a.0, a.1, a.2));
     let boards: Vec<Value> = list.into_iter().map(|(.., v)| v).collect();
     answer(
         StatusCode::OK,
@@ -247,7 +293,7 @@ struct Ack {
 pub async fn ack(State(c): Shared, headers: HeaderMap, body: Bytes) -> Response {
     let (_, s) = match change(&c, &headers) {
         Ok(x) => x,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let Ok(a) = serde_json::from_slice::<Ack>(&body) else {
         return refused(StatusCode::BAD_REQUEST, "expected {\"id\": N}");
@@ -256,7 +302,10 @@ pub async fn ack(State(c): Shared, headers: HeaderMap, body: Bytes) -> Response 
         return refused(StatusCode::NOT_FOUND, "no such alert");
     }
     if !c.save().await {
-        return refused(StatusCode::INTERNAL_SERVER_ERROR, "the acknowledgement could not be kept on disk");
+        return refused(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the acknowledgement could not be kept on disk",
+        );
     }
     answer(StatusCode::OK, json!({ "acked": a.id, "by": s.user }))
 }
@@ -275,15 +324,20 @@ const MAX_PENDING: usize = 64;
 pub async fn decide(State(c): Shared, headers: HeaderMap, body: Bytes) -> Response {
     let (_, s) = match change(&c, &headers) {
         Ok(x) => x,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let Ok(d) = serde_json::from_slice::<Decide>(&body) else {
-        return refused(StatusCode::BAD_REQUEST, "expected {\"board\": ID, \"method\": NAME, \"args\": [...]}");
+        return refused(
+            StatusCode::BAD_REQUEST,
+            "expected {\"board\": ID, \"method\": NAME, \"args\": [...]}",
+        );
     };
     if !METHODS.contains(&d.method.as_str()) {
         return refused(StatusCode::BAD_REQUEST, "no such decision");
     }
-    let cmd = match Command::from_json(&d.method, &d.args).and_then(|c| c.normalized().map_err(|e| e.to_string())) {
+    let cmd = match Command::from_json(&d.method, &d.args)
+        .and_then(|c| c.normalized().map_err(|e| e.to_string()))
+    {
         Ok(cmd) => cmd,
         Err(e) => return refused(StatusCode::BAD_REQUEST, &e),
     };
@@ -327,5 +381,8 @@ pub async fn decide(State(c): Shared, headers: HeaderMap, body: Bytes) -> Respon
             "decided and journaled, but the console's history could not be kept on disk",
         );
     }
-    answer(StatusCode::OK, json!({ "decided": method, "board": d.board, "by": s.user }))
+    answer(
+        StatusCode::OK,
+        json!({ "decided": method, "board": d.board, "by": s.user }),
+    )
 }

@@ -96,15 +96,23 @@ pub fn read_users(path: &Path) -> Result<HashMap<String, String>, String> {
         }
         let at = format!("{}:{}", path.display(), n + 1);
         let Some((user, hash)) = line.split_once(':') else {
-            return Err(format!("{at}: not USER:HASH (a line of `eboard-bridge ctl passwd USER`)"));
+            return Err(format!(
+                "{at}: not USER:HASH (a line of `eboard-bridge ctl passwd USER`)"
+            ));
         };
         if !valid_user(user) {
-            return Err(format!("{at}: `{}` is not a user name", crate::log::clip_to(user, 40)));
+            return Err(format!(
+                "{at}: `{}` is not a user name",
+                crate::log::clip_to(user, 40)
+            ));
         }
-        let parsed = argon2::password_hash::phc::PasswordHash::new(hash)
-            .map_err(|e| format!("{at}: the hash does not read ({e}); make it with `eboard-bridge ctl passwd {user}`"))?;
+        let parsed = argon2::password_hash::phc::PasswordHash::new(hash).map_err(|e| {
+            format!("{at}: the hash does not read ({e}); make it with `eboard-bridge ctl passwd {user}`")
+        })?;
         if !parsed.algorithm.as_str().starts_with("argon2") {
-            return Err(format!("{at}: not an Argon2 hash; make it with `eboard-bridge ctl passwd {user}`"));
+            return Err(format!(
+                "{at}: not an Argon2 hash; make it with `eboard-bridge ctl passwd {user}`"
+            ));
         }
         if users.insert(user.to_string(), hash.to_string()).is_some() {
             return Err(format!("{at}: {user} is in the file twice"));
@@ -276,9 +284,17 @@ mod tests {
         std::fs::write(&path, format!("# arbiters\n\n{line}\n")).unwrap();
         assert_eq!(read_users(&path).unwrap().len(), 1);
         std::fs::write(&path, format!("{line}\n{line}\n")).unwrap();
-        assert!(read_users(&path).unwrap_err().ends_with(":2: bob is in the file twice"));
+        assert!(
+            read_users(&path)
+                .unwrap_err()
+                .ends_with(":2: bob is in the file twice")
+        );
         std::fs::write(&path, "bob:plain\n").unwrap();
-        assert!(read_users(&path).unwrap_err().contains(":1: the hash does not read"));
+        assert!(
+            read_users(&path)
+                .unwrap_err()
+                .contains(":1: the hash does not read")
+        );
         std::fs::write(&path, "# nobody\n").unwrap();
         assert!(read_users(&path).unwrap_err().contains("no arbiter"));
     }

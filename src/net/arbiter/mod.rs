@@ -146,7 +146,9 @@ impl Console {
                 }
                 for i in items {
                     seen = i.id;
-                    let Ok(e) = serde_json::from_str::<Value>(&i.json) else { continue };
+                    let Ok(e) = serde_json::from_str::<Value>(&i.json) else {
+                        continue;
+                    };
                     dirty |= self.observe(&e);
                 }
             }
@@ -243,7 +245,10 @@ pub fn guarded(mut r: Response) -> Response {
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     h.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
-    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
     h.insert(
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static(
@@ -288,14 +293,33 @@ mod tests {
         let host = ("host", "hall.local:1982");
         assert!(same_origin(&headers(&[host]), false));
         assert!(same_origin(
-            &headers(&[host, ("origin", "http://hall.local:1982"), ("sec-fetch-site", "same-origin")]),
+            &headers(&[
+                host,
+                ("origin", "http://hall.local:1982"),
+                ("sec-fetch-site", "same-origin")
+            ]),
             false
         ));
-        assert!(!same_origin(&headers(&[host, ("origin", "http://hall.local:1982")]), true));
-        assert!(!same_origin(&headers(&[host, ("origin", "http://evil.example")]), false));
-        assert!(!same_origin(&headers(&[host, ("sec-fetch-site", "cross-site")]), false));
-        assert!(!same_origin(&headers(&[host, ("sec-fetch-site", "same-site")]), false));
-        assert!(!same_origin(&headers(&[("origin", "http://hall.local:1982")]), false));
+        assert!(!same_origin(
+            &headers(&[host, ("origin", "http://hall.local:1982")]),
+            true
+        ));
+        assert!(!same_origin(
+            &headers(&[host, ("origin", "http://evil.example")]),
+            false
+        ));
+        assert!(!same_origin(
+            &headers(&[host, ("sec-fetch-site", "cross-site")]),
+            false
+        ));
+        assert!(!same_origin(
+            &headers(&[host, ("sec-fetch-site", "same-site")]),
+            false
+        ));
+        assert!(!same_origin(
+            &headers(&[("origin", "http://hall.local:1982")]),
+            false
+        ));
     }
 
     #[test]

@@ -190,7 +190,14 @@ mod tests {
         {
             let mut s = store.state();
             s.raise("b1", "flag", "flag:white".into(), "white's flag".into(), "6.9", 5);
-            s.raise("b1", "flag", "flag:white".into(), "white's flag (again)".into(), "6.9", 6);
+            s.raise(
+                "b1",
+                "flag",
+                "flag:white".into(),
+                "white's flag (again)".into(),
+                "6.9",
+                6,
+            );
             s.raise("b2", "touch_move", "t1".into(), "touch".into(), "4.3.1", 7);
             assert_eq!(s.alerts["b1"].len(), 1, "a repeat updates the alert");
             assert!(s.ack(1, "alice", 8));
