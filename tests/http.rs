@@ -10,6 +10,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
+use common::browser::{Browser, CHROMIUM};
 use common::{Need, Within, need, pgn_games, quick, sans, wait_for};
 use eboard_bridge::board::Orientation;
 use eboard_bridge::daemon::{BusChoice, Config, Daemon};
@@ -700,6 +701,11 @@ async fn a_client_behind_the_history_is_told_what_it_lost_and_the_api_lists_the_
     let n = |id: &str| id.rsplit('-').next().unwrap().parse::<u64>().unwrap();
     assert_eq!(n(next.id.as_ref().unwrap()), n(&id) + missed + 1);
 
+    // Without `[http] arbiters` there is no console at all.
+    for path in ["/arbiter", "/arbiter/login", "/arbiter/api/state"] {
+        assert_eq!(get(addr, path, &[]).await.status, 404, "{path}");
+    }
+
     let r = get(addr, "/api/boards", &[]).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.header("content-type"), Some("application/json"));
@@ -775,116 +781,6 @@ async fn connections_over_the_limit_are_refused_and_a_stuck_client_holds_only_it
     drop(stuck);
     daemon.shutdown().within(30, "the daemon to stop").await;
     emulator.abort();
-}
-
-/// The names Chromium goes by.
-const CHROMIUM: [&str; 3] = ["chromium", "chromium-browser", "google-chrome"];
-
-/// Chromium, headless, driven over the DevTools protocol.
-struct Browser {
-    child: tokio::process::Child,
-    page: tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<TcpStream>>,
-    next_id: u64,
-    _profile: tempfile::TempDir,
-}
-
-impl Browser {
-    async fn open(url: &str) -> Browser {
-        let profile = tempfile::tempdir().unwrap();
-        let chromium = CHROMIUM
-            .into_iter()
-            .find_map(common::find_tool)
-            .expect("headless Chromium (the test checks for it first)");
-        let mut child = tokio::process::Command::new(chromium)
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--remote-debugging-port=0",
-                "--window-size=1100,800",
-            ])
-            .arg(format!("--user-data-dir={}", profile.path().display()))
-            .arg(url)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        // "DevTools listening on ws://127.0.0.1:PORT/devtools/browser/..."
-        let mut err = BufReader::new(child.stderr.take().unwrap()).lines();
-        let port: u16 = tokio::time::timeout(Duration::from_secs(30), async {
-            while let Some(line) = err.next_line().await.unwrap() {
-                if let Some(rest) = line.split("ws://127.0.0.1:").nth(1) {
-                    return rest.split('/').next().unwrap().parse().unwrap();
-                }
-            }
-            panic!("Chromium ended without its DevTools address");
-        })
-        .await
-        .expect("Chromium's DevTools address within 30 s");
-        tokio::spawn(async move { while let Ok(Some(_)) = err.next_line().await {} });
-        let devtools: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-        let mut target = None;
-        for _ in 0..100 {
-            let r = get(devtools, "/json/list", &[])
-                .within(5, "Chromium's list of targets")
-                .await;
-            let list: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
-            target = list.as_array().and_then(|l| {
-                l.iter()
-                    .find(|t| t["type"] == "page")
-                    .and_then(|t| t["webSocketDebuggerUrl"].as_str().map(str::to_string))
-            });
-            if target.is_some() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        let (page, _) = tokio_tungstenite::connect_async(target.expect("a page target"))
-            .within(10, "the WebSocket handshake with Chromium's page")
-            .await
-            .unwrap();
-        Browser {
-            child,
-            page,
-            next_id: 1,
-            _profile: profile,
-        }
-    }
-
-    /// Evaluates `expr` in the page; its value (JSON).
-    async fn eval(&mut self, expr: &str) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        let call = json!({"id": id, "method": "Runtime.evaluate", "params": {"expression": expr, "returnByValue": true}});
-        self.page
-            .send(Message::Text(call.to_string().into()))
-            .within(10, "a DevTools call to be sent")
-            .await
-            .unwrap();
-        loop {
-            let m = tokio::time::timeout(Duration::from_secs(10), self.page.next())
-                .await
-                .expect("DevTools answers")
-                .unwrap()
-                .unwrap();
-            if let Message::Text(t) = m {
-                let v: Value = serde_json::from_str(t.as_str()).unwrap();
-                if v["id"] == id {
-                    return v["result"]["result"]["value"].clone();
-                }
-            }
-        }
-    }
-
-    async fn close(mut self) {
-        let _ = self.child.kill().within(10, "Chromium to end").await;
-    }
 }
 
 const PAGE_STATE: &str = r#"(() => {

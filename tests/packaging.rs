@@ -340,7 +340,16 @@ fn the_packaged_config_names_every_option_and_parses() {
         full.output_dir(),
         std::path::Path::new("/var/lib/eboard-bridge/live")
     );
-    let http = full.http.expect("[http]");
+    let mut http = full.http.expect("[http]");
+    // The console's files are examples (no default): where the docs put them.
+    assert_eq!(
+        (http.arbiters.take(), http.tls_cert.take(), http.tls_key.take()),
+        (
+            Some("/etc/eboard-bridge/arbiters".into()),
+            Some("/etc/eboard-bridge/console.crt".into()),
+            Some("/etc/eboard-bridge/console.key".into())
+        )
+    );
     let http_default = eboard_bridge::net::HttpConfig::on("127.0.0.1:1982");
     assert_eq!(http, http_default);
     let mqtt = full.mqtt.expect("[mqtt]");

@@ -13,6 +13,7 @@
 pub mod client;
 pub mod format;
 pub mod pairings;
+pub mod passwd;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -166,6 +167,14 @@ pub enum CtlCommand {
         #[arg(default_value_t = 5)]
         seconds: u32,
     },
+    /// Prints a line for the arbiters' file of the console (`[http] arbiters`):
+    /// USER:HASH, an Argon2id hash of the password read from the terminal (twice,
+    /// not shown) or from standard input's first line. Needs no daemon: append
+    /// it to the file (`ctl passwd alice >> /etc/eboard-bridge/arbiters`).
+    Passwd {
+        /// The arbiter's user name: letters, digits, `.`, `_` or `-` (up to 32).
+        user: String,
+    },
     /// Loads a round's pairings from the tournament program's export: a PGN with
     /// headers only (the board from a Board tag or Round "R.B") or a CSV with the
     /// header row board,white,black and any of white_elo, black_elo, white_fide_id,
@@ -237,6 +246,9 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
         CtlBus::System => Which::System,
         CtlBus::Session => Which::Session,
     };
+    if let CtlCommand::Passwd { user } = &args.command {
+        return passwd::run(user);
+    }
     // A file that does not read is said before the daemon is asked anything.
     let pairings = match &args.command {
         CtlCommand::Pairings { file, round } => {
@@ -343,6 +355,7 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
                 .await?;
             done(&b, format!("the clock shows {text:?} for {seconds} s"));
         }
+        CtlCommand::Passwd { .. } => {}
         CtlCommand::Pairings { .. } => {
             let Some(p) = pairings else {
                 return Ok(());

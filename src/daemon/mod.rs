@@ -249,6 +249,7 @@ impl Daemon {
                 stop: stop_rx.clone(),
                 settle_ms: h.settle_ms,
                 idle_timeout_ms: h.idle_timeout_ms,
+                state: state_dir.clone(),
             };
             match crate::net::Server::start(h, ctx).await {
                 Ok(s) => http = Some(s),

@@ -72,6 +72,18 @@ pub struct Limited {
     pub slots: Arc<Semaphore>,
     pub limits: Limits,
     pub counts: Counts,
+    /// HTTPS: each connection's handshake runs in its first reads and writes.
+    pub tls: Option<tokio_rustls::TlsAcceptor>,
+}
+
+/// The client's address, for handlers that need it (the console's login throttle).
+#[derive(Debug, Clone, Copy)]
+pub struct Peer(pub SocketAddr);
+
+impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, Limited>> for Peer {
+    fn connect_info(stream: axum::serve::IncomingStream<'_, Limited>) -> Peer {
+        Peer(*stream.remote_addr())
+    }
 }
 
 /// One address's connection: given back when it closes.
@@ -96,7 +108,7 @@ impl Drop for AddressSlot {
 
 /// A connection holding its slots until it closes, with its deadlines.
 pub struct Guarded {
-    stream: TcpStream,
+    stream: super::tls::Conn,
     /// Its address's count, and its slot of the server (in `evict`).
     address: AddressSlot,
     limits: Limits,
@@ -181,7 +193,7 @@ impl axum::serve::Listener for Limited {
                     let _ = stream.set_nodelay(true);
                     let deadline = Box::pin(tokio::time::sleep(self.limits.header_timeout));
                     let guarded = Guarded {
-                        stream,
+                        stream: super::tls::Conn::new(stream, self.tls.as_ref()),
                         address,
                         limits: self.limits,
                         headers_done: false,
@@ -363,6 +375,7 @@ mod tests {
                 idle_timeout: Duration::from_secs(30),
             },
             counts: Arc::default(),
+            tls: None,
         };
         let app = axum::Router::new().route("/", axum::routing::get(|| async { "served" }));
         let server = tokio::spawn(async move { axum::serve(limited, app).await });

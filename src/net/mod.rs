@@ -16,10 +16,12 @@
 //! and every connection reads them at its own pace. At most `max_connections`
 //! connections are served at once; one more is answered `503` and closed.
 
+pub mod arbiter;
 pub mod events;
 mod guard;
 pub mod livechess;
 pub mod pgn;
+mod tls;
 
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
@@ -74,6 +76,16 @@ pub struct HttpConfig {
     /// WebSocket clients are pinged at a third of it.
     #[serde(default = "default_idle_timeout")]
     pub idle_timeout_ms: u64,
+    /// The arbiters' console (`/arbiter`): a file of `USER:HASH` lines, each
+    /// made by `eboard-bridge ctl passwd USER`. Without it there is no console.
+    #[serde(default)]
+    pub arbiters: Option<PathBuf>,
+    /// HTTPS on every listening address: the certificate chain (PEM) and its
+    /// private key (PEM); both or neither.
+    #[serde(default)]
+    pub tls_cert: Option<PathBuf>,
+    #[serde(default)]
+    pub tls_key: Option<PathBuf>,
 }
 
 fn default_per_address() -> usize {
@@ -139,6 +151,9 @@ impl HttpConfig {
             max_per_address: default_per_address(),
             header_timeout_ms: default_header_timeout(),
             idle_timeout_ms: default_idle_timeout(),
+            arbiters: None,
+            tls_cert: None,
+            tls_key: None,
         }
     }
 }
@@ -153,6 +168,10 @@ pub enum NetError {
     Nothing,
     #[error("HTTP: cannot start the server's thread: {0}")]
     Runtime(std::io::Error),
+    #[error("{0}")]
+    Tls(String),
+    #[error("{0}")]
+    Arbiters(String),
 }
 
 /// What the handlers read: the boards, their events, the broadcast folder.
@@ -166,6 +185,9 @@ pub struct Context {
     pub settle_ms: u64,
     /// `[http] idle_timeout_ms`.
     pub idle_timeout_ms: u64,
+    /// The state directory (the console keeps its acknowledgements and
+    /// decisions in `arbiter/` there).
+    pub state: PathBuf,
 }
 
 impl Context {
@@ -243,6 +265,23 @@ impl Server {
         if listeners.is_empty() {
             return Err(NetError::Nothing);
         }
+        let tls = match (&config.tls_cert, &config.tls_key) {
+            (Some(cert), Some(key)) => Some(tls::acceptor(cert, key).map_err(NetError::Tls)?),
+            (None, None) => None,
+            _ => {
+                return Err(NetError::Tls(
+                    "[http] tls_cert and tls_key go together: give both (or neither)".into(),
+                ));
+            }
+        };
+        let console = match &config.arbiters {
+            Some(file) => Some(
+                arbiter::Console::open(file, &ctx.state, tls.is_some(), ctx.boards.clone())
+                    .map_err(NetError::Arbiters)?,
+            ),
+            None => None,
+        };
+        let scheme = if tls.is_some() { "https" } else { "http" };
         let slots = Arc::new(Semaphore::new(config.max_connections.max(1)));
         let limits = guard::Limits {
             per_address: config.max_per_address.max(1),
@@ -259,6 +298,11 @@ impl Server {
             .map_err(NetError::Runtime)?;
         let serve = async move {
             let mut tasks = Vec::new();
+            if let Some(c) = &console {
+                tasks.push(tokio::spawn(
+                    c.clone().follow(ctx.events.clone(), ctx.stop.clone()),
+                ));
+            }
             for listener in listeners {
                 let listener = match TcpListener::from_std(listener) {
                     Ok(l) => l,
@@ -267,19 +311,24 @@ impl Server {
                         continue;
                     }
                 };
-                let app = router(ctx.clone());
+                let app = router(ctx.clone(), console.clone());
                 let mut stop = ctx.stop.clone();
                 let limited = guard::Limited {
                     listener,
                     slots: slots.clone(),
                     limits,
                     counts: Arc::clone(&counts),
+                    tls: tls.clone(),
                 };
                 tasks.push(tokio::spawn(async move {
                     let shutdown = async move {
                         let _ = stop.wait_for(|s| *s).await;
                     };
-                    if let Err(e) = axum::serve(limited, app).with_graceful_shutdown(shutdown).await {
+                    if let Err(e) =
+                        axum::serve(limited, app.into_make_service_with_connect_info::<guard::Peer>())
+                            .with_graceful_shutdown(shutdown)
+                            .await
+                    {
                         tracing::error!("HTTP: the server stopped: {e}");
                     }
                 }));
@@ -296,7 +345,7 @@ impl Server {
             "HTTP: serving on {}",
             addresses
                 .iter()
-                .map(|a| format!("http://{a}/"))
+                .map(|a| format!("{scheme}://{a}/"))
                 .collect::<Vec<_>>()
                 .join(", ")
         );
@@ -320,8 +369,8 @@ impl Server {
     }
 }
 
-fn router(ctx: Context) -> Router {
-    Router::new()
+fn router(ctx: Context, console: Option<Arc<arbiter::Console>>) -> Router {
+    let app = Router::new()
         .route("/", get(page))
         .route("/live.js", get(script))
         .route("/live.css", get(style))
@@ -330,7 +379,11 @@ fn router(ctx: Context) -> Router {
         .route("/api/v1.0", get(livechess_socket))
         .route("/api/v1.0/eboards", get(livechess_list))
         .route("/{round}/{file}", get(pgn_file))
-        .with_state(ctx)
+        .with_state(ctx);
+    match console {
+        Some(c) => app.merge(arbiter::routes(c)),
+        None => app,
+    }
 }
 
 /// Milliseconds since the epoch.

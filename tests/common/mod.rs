@@ -2,6 +2,10 @@
 //! published move lists, and which system tools a test may skip without.
 #![allow(dead_code)]
 
+pub mod browser;
+pub mod hall;
+pub mod web;
+
 use std::path::PathBuf;
 
 /// A file of the test data in `tests/data/` (real captures and games; see the

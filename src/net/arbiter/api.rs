@@ -1,0 +1,388 @@
+//! The console's handlers: its pages, the login and logout, the boards' state
+//! for the page, acknowledgements and decisions.
+
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::store::{Alert, Decision};
+use super::{COOKIE, Console, auth, guarded, same_origin};
+use crate::bus::{Command, ask_as};
+use crate::net::guard::Peer;
+use crate::net::now_ms;
+
+/// The calls the console makes (the board's, as `ctl` and D-Bus make them).
+const METHODS: [&str; 10] = [
+    "SetResult",
+    "Reinstate",
+    "SetPosition",
+    "NewGame",
+    "AddTime",
+    "SetClock",
+    "SetTimeControl",
+    "SetPlayers",
+    "SetTags",
+    "ShowText",
+];
+
+/// Alerts and decisions the page gets per board.
+const ALERTS_SHOWN: usize = 8;
+const DECISIONS_SHOWN: usize = 20;
+
+type Shared = State<Arc<Console>>;
+
+fn asset(body: &'static str, kind: &'static str) -> Response {
+    let mut r = body.into_response();
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
+    guarded(r)
+}
+
+fn answer(status: StatusCode, value: Value) -> Response {
+    let mut r = (status, value.to_string()).into_response();
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    guarded(r)
+}
+
+fn refused(status: StatusCode, why: &str) -> Response {
+    answer(status, json!({ "error": why }))
+}
+
+fn signed_out() -> Response {
+    refused(
+        StatusCode::UNAUTHORIZED,
+        "not signed in (or the session has ended): sign in again",
+    )
+}
+
+pub async fn page(State(c): Shared, headers: HeaderMap) -> Response {
+    if c.session(&headers).is_none() {
+        let mut r = StatusCode::SEE_OTHER.into_response();
+        r.headers_mut()
+            .insert(header::LOCATION, HeaderValue::from_static("/arbiter/login"));
+        return guarded(r);
+    }
+    asset(
+        include_str!("../../../assets/arbiter.html"),
+        "text/html; charset=utf-8",
+    )
+}
+
+pub async fn login_page() -> Response {
+    asset(
+        include_str!("../../../assets/arbiter-login.html"),
+        "text/html; charset=utf-8",
+    )
+}
+
+pub async fn login_script() -> Response {
+    asset(
+        include_str!("../../../assets/arbiter-login.js"),
+        "text/javascript; charset=utf-8",
+    )
+}
+
+pub async fn style() -> Response {
+    asset(
+        include_str!("../../../assets/arbiter.css"),
+        "text/css; charset=utf-8",
+    )
+}
+
+pub async fn script(State(c): Shared, headers: HeaderMap) -> Response {
+    if c.session(&headers).is_none() {
+        return signed_out();
+    }
+    asset(
+        include_str!("../../../assets/arbiter.js"),
+        "text/javascript; charset=utf-8",
+    )
+}
+
+pub async fn unknown(State(c): Shared, headers: HeaderMap) -> Response {
+    if c.session(&headers).is_none() {
+        return signed_out();
+    }
+    refused(StatusCode::NOT_FOUND, "no such page")
+}
+
+#[derive(Deserialize)]
+struct Login {
+    user: String,
+    password: String,
+}
+
+/// A hash to check unknown users' passwords against, so that a wrong user name
+/// takes as long as a wrong password.
+fn decoy() -> &'static str {
+    static DECOY: OnceLock<String> = OnceLock::new();
+    DECOY.get_or_init(|| {
+        auth::passwd_line("decoy", &auth::hex(&auth::random_bytes::<16>()))
+            .map(|l| l["decoy:".len()..].to_string())
+            .unwrap_or_default()
+    })
+}
+
+pub async fn login(
+    State(c): Shared,
+    ConnectInfo(Peer(peer)): ConnectInfo<Peer>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if !same_origin(&headers, c.secure) {
+        return refused(
+            StatusCode::FORBIDDEN,
+            "a login from another site's page is refused",
+        );
+    }
+    let Ok(form) = serde_json::from_slice::<Login>(&body) else {
+        return refused(
+            StatusCode::BAD_REQUEST,
+            "expected {\"user\": ..., \"password\": ...}",
+        );
+    };
+    if form.user.len() > auth::MAX_USER || form.password.len() > auth::MAX_PASSWORD {
+        return refused(
+            StatusCode::BAD_REQUEST,
+            "the user name or the password is too long",
+        );
+    }
+    let ip = peer.ip();
+    let now = Instant::now();
+    let wait = c.throttle().wait(ip, now);
+    if !wait.is_zero() {
+        let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+        let mut r = refused(
+            StatusCode::TOO_MANY_REQUESTS,
+            &format!("too many failed logins from your address: try again in {secs} s"),
+        );
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        return r;
+    }
+    // Counted as failed until it succeeds: attempts sent together are each
+    // counted before any is checked.
+    c.throttle().failed(ip, now);
+    let Ok(_permit) = c.checks.acquire().await else {
+        return refused(StatusCode::SERVICE_UNAVAILABLE, "stopping");
+    };
+    let hash = c.users.get(&form.user).cloned();
+    let known = hash.is_some();
+    let hash = hash.unwrap_or_else(|| decoy().to_string());
+    let password = form.password;
+    let ok = tokio::task::spawn_blocking(move || auth::verify(&hash, &password))
+        .await
+        .unwrap_or(false);
+    if !(ok && known) {
+        tracing::info!(
+            "arbiter console: failed login as {:?} from {ip}",
+            crate::log::clip_to(&form.user, 40)
+        );
+        return refused(StatusCode::UNAUTHORIZED, "wrong user name or password");
+    }
+    c.throttle().succeeded(ip);
+    let id = c.sessions().open(&form.user, Instant::now());
+    tracing::info!("arbiter console: {} signed in from {ip}", form.user);
+    let secure = if c.secure { "; Secure" } else { "" };
+    let cookie = format!(
+        "{COOKIE}={id}; Path=/arbiter; HttpOnly; SameSite=Strict; Max-Age={}{secure}",
+        auth::SESSION_MAX.as_secs()
+    );
+    let mut r = answer(StatusCode::OK, json!({ "user": form.user }));
+    if let Ok(v) = HeaderValue::from_str(&cookie) {
+        r.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    r
+}
+
+/// A change: the session, a same-origin request and the session's CSRF token.
+fn change(c: &Console, headers: &HeaderMap) -> Result<(String, auth::Session), Box<Response>> {
+    let Some((id, s)) = c.session(headers) else {
+        return Err(Box::new(signed_out()));
+    };
+    if !same_origin(headers, c.secure) {
+        return Err(Box::new(refused(
+            StatusCode::FORBIDDEN,
+            "a change from another site's page is refused",
+        )));
+    }
+    let token = headers.get("x-csrf-token").and_then(|v| v.to_str().ok());
+    if token != Some(s.csrf.as_str()) {
+        return Err(Box::new(refused(
+            StatusCode::FORBIDDEN,
+            "the request lacks this session's token: reload the page",
+        )));
+    }
+    Ok((id, s))
+}
+
+pub async fn logout(State(c): Shared, headers: HeaderMap) -> Response {
+    let (id, s) = match change(&c, &headers) {
+        Ok(x) => x,
+        Err(r) => return *r,
+    };
+    c.sessions().close(&id);
+    tracing::info!("arbiter console: {} signed out", s.user);
+    let mut r = answer(StatusCode::OK, json!({ "signed_out": s.user }));
+    let gone = format!("{COOKIE}=; Path=/arbiter; HttpOnly; SameSite=Strict; Max-Age=0");
+    if let Ok(v) = HeaderValue::from_str(&gone) {
+        r.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    r
+}
+
+pub async fn state(State(c): Shared, headers: HeaderMap) -> Response {
+    let Some((_, s)) = c.session(&headers) else {
+        return signed_out();
+    };
+    let boards = c.boards.borrow().clone();
+    let st = c.store.state();
+    let mut list: Vec<(usize, bool, u32, Value)> = boards
+        .iter()
+        .map(|b| {
+            let snap = b.snapshot.borrow().clone();
+            let alerts: Vec<&Alert> = st
+                .alerts
+                .get(&b.id)
+                .map(|l| l.iter().collect())
+                .unwrap_or_default();
+            let level = super::alerts::level(&snap, &alerts);
+            let open = alerts.iter().any(|a| a.active && a.acked_by.is_none());
+            let shown: Vec<&Alert> = alerts.iter().rev().take(ALERTS_SHOWN).copied().collect();
+            let decisions: Vec<&Decision> = st
+                .decisions
+                .get(&b.id)
+                .map(|l| l.iter().rev().take(DECISIONS_SHOWN).collect())
+                .unwrap_or_default();
+            let v = json!({
+                "id": b.id, "number": snap.board_number, "white": snap.white, "black": snap.black,
+                "event": snap.event, "round": snap.round, "status": snap.status, "fen": snap.fen,
+                "placement": snap.placement, "start_fen": snap.start_fen, "moves": snap.moves,
+                "last_move": snap.last_move, "white_ms": snap.white_clock_ms, "black_ms": snap.black_clock_ms,
+                "running": snap.clock_running, "has_clock": snap.has_clock, "result": snap.result,
+                "termination": snap.termination, "irregularity": snap.irregularity,
+                "connected": snap.connected, "time_control": snap.time_control, "tags": snap.tags,
+                "orientation": snap.orientation,
+                "level": level, "urgency": super::alerts::LEVELS[level], "open": open,
+                "alerts": shown, "decisions": decisions,
+            });
+            (level, !open, snap.board_number, v)
+        })
+        .collect();
+    drop(st);
+    list.sort_by_key(|a| (a.0, a.1, a.2));
+    let boards: Vec<Value> = list.into_iter().map(|(.., v)| v).collect();
+    answer(
+        StatusCode::OK,
+        json!({ "user": s.user, "csrf": s.csrf, "now_ms": now_ms(), "boards": boards }),
+    )
+}
+
+#[derive(Deserialize)]
+struct Ack {
+    id: u64,
+}
+
+pub async fn ack(State(c): Shared, headers: HeaderMap, body: Bytes) -> Response {
+    let (_, s) = match change(&c, &headers) {
+        Ok(x) => x,
+        Err(r) => return *r,
+    };
+    let Ok(a) = serde_json::from_slice::<Ack>(&body) else {
+        return refused(StatusCode::BAD_REQUEST, "expected {\"id\": N}");
+    };
+    if !c.store.state().ack(a.id, &s.user, now_ms()) {
+        return refused(StatusCode::NOT_FOUND, "no such alert");
+    }
+    if !c.save().await {
+        return refused(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the acknowledgement could not be kept on disk",
+        );
+    }
+    answer(StatusCode::OK, json!({ "acked": a.id, "by": s.user }))
+}
+
+#[derive(Deserialize)]
+struct Decide {
+    board: String,
+    method: String,
+    #[serde(default)]
+    args: Vec<Value>,
+}
+
+/// Decisions asked for and not yet seen in the events, at most.
+const MAX_PENDING: usize = 64;
+
+pub async fn decide(State(c): Shared, headers: HeaderMap, body: Bytes) -> Response {
+    let (_, s) = match change(&c, &headers) {
+        Ok(x) => x,
+        Err(r) => return *r,
+    };
+    let Ok(d) = serde_json::from_slice::<Decide>(&body) else {
+        return refused(
+            StatusCode::BAD_REQUEST,
+            "expected {\"board\": ID, \"method\": NAME, \"args\": [...]}",
+        );
+    };
+    if !METHODS.contains(&d.method.as_str()) {
+        return refused(StatusCode::BAD_REQUEST, "no such decision");
+    }
+    let cmd = match Command::from_json(&d.method, &d.args)
+        .and_then(|c| c.normalized().map_err(|e| e.to_string()))
+    {
+        Ok(cmd) => cmd,
+        Err(e) => return refused(StatusCode::BAD_REQUEST, &e),
+    };
+    let Some(commands) = c
+        .boards
+        .borrow()
+        .iter()
+        .find(|b| b.id == d.board)
+        .map(|b| b.commands.clone())
+    else {
+        return refused(StatusCode::NOT_FOUND, "no such board");
+    };
+    // As the board's task will report it in its `arbiter` event.
+    let (method, args) = cmd.record();
+    let key = (d.board.clone(), method.to_string(), args.clone(), s.user.clone());
+    {
+        let mut p = c.pending();
+        if p.len() >= MAX_PENDING {
+            p.remove(0);
+        }
+        p.push(key.clone());
+    }
+    if let Err(e) = ask_as(&commands, cmd, Some(s.user.clone())).await {
+        let mut p = c.pending();
+        if let Some(i) = p.iter().position(|k| *k == key) {
+            p.remove(i);
+        }
+        return refused(StatusCode::CONFLICT, &e.to_string());
+    }
+    let decision = Decision {
+        t_ms: now_ms(),
+        method: method.to_string(),
+        args,
+        by: Some(s.user.clone()),
+        via: "console".into(),
+    };
+    c.store.state().decided(&d.board, decision);
+    if !c.save().await {
+        return refused(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "decided and journaled, but the console's history could not be kept on disk",
+        );
+    }
+    answer(
+        StatusCode::OK,
+        json!({ "decided": method, "board": d.board, "by": s.user }),
+    )
+}

@@ -1,0 +1,331 @@
+//! The arbiters' console (`/arbiter`, when `[http] arbiters` names the file of
+//! their logins): every board sorted by what needs an arbiter first, alerts
+//! acknowledged once for all, and the arbiter's decisions, each the same
+//! journaled call as over D-Bus (`bus::ask_as`, named with the arbiter's user).
+//!
+//! - [`auth`]: the logins file, sessions, the failed-login throttle;
+//! - [`store`]: alerts, acknowledgements and decisions, kept on disk;
+//! - [`alerts`]: events to alerts, each board's urgency;
+//! - [`api`]: the handlers.
+//!
+//! Sessions live in memory only: a restart signs every arbiter out. Every change
+//! needs a session, its `X-CSRF-Token` and a same-origin request.
+
+pub mod alerts;
+mod api;
+pub mod auth;
+pub mod store;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::Response;
+use axum::routing::{get, post};
+use serde_json::Value;
+use tokio::sync::{Semaphore, watch};
+
+use crate::daemon::hub::BoardRef;
+use store::{Decision, Store};
+
+/// The session cookie's name.
+pub const COOKIE: &str = "eb_arbiter";
+
+/// How long a board must stay disconnected before it is an alert.
+const AWAY: Duration = Duration::from_secs(3);
+
+/// The largest request body the console takes (a FEN, tags, a login).
+pub const MAX_BODY: usize = 8 * 1024;
+
+/// Decisions asked for from the console and not yet seen in the events: the
+/// events' copy of each is then not added to the history twice.
+type Pending = Vec<(String, String, Vec<Value>, String)>;
+
+pub struct Console {
+    users: HashMap<String, String>,
+    sessions: Mutex<auth::Sessions>,
+    throttle: Mutex<auth::Throttle>,
+    /// Password checks at once (each takes 19 MiB and tens of ms).
+    checks: Semaphore,
+    store: Store,
+    pending: Mutex<Pending>,
+    /// Served over HTTPS: the cookie is `Secure` and origins are `https://`.
+    secure: bool,
+    boards: watch::Receiver<Vec<BoardRef>>,
+}
+
+impl Console {
+    /// The console: its users read (what is wrong, else), its store opened.
+    pub fn open(
+        users: &Path,
+        state: &Path,
+        secure: bool,
+        boards: watch::Receiver<Vec<BoardRef>>,
+    ) -> Result<Arc<Console>, String> {
+        let users = auth::read_users(users)?;
+        let store = Store::open(&state.join("arbiter")).map_err(|e| format!("arbiter console: {e}"))?;
+        Ok(Arc::new(Console {
+            users,
+            sessions: Mutex::default(),
+            throttle: Mutex::default(),
+            checks: Semaphore::new(2),
+            store,
+            pending: Mutex::default(),
+            secure,
+            boards,
+        }))
+    }
+
+    fn sessions(&self) -> std::sync::MutexGuard<'_, auth::Sessions> {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn throttle(&self) -> std::sync::MutexGuard<'_, auth::Throttle> {
+        self.throttle.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The session the request's cookie names: (its id, the session).
+    fn session(&self, headers: &HeaderMap) -> Option<(String, auth::Session)> {
+        let id = cookie(headers, COOKIE)?;
+        let s = self.sessions().get(&id, Instant::now())?;
+        Some((id, s))
+    }
+
+    /// Writes the store off the server's thread; false (logged) if it failed.
+    async fn save(self: &Arc<Self>) -> bool {
+        let me = self.clone();
+        match tokio::task::spawn_blocking(move || me.store.save()).await {
+            Ok(Ok(())) => true,
+            Ok(Err(e)) => {
+                tracing::error!("arbiter console: cannot write its state: {e}");
+                false
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Follows every board's events (alerts, decisions made another way) and
+    /// connections, keeping the store; until stop.
+    pub async fn follow(self: Arc<Self>, events: Arc<super::EventLog>, mut stop: watch::Receiver<bool>) {
+        let mut seen = events.last_id();
+        let mut changed = events.watch();
+        let mut look = tokio::time::interval(Duration::from_millis(500));
+        let mut dirty = false;
+        // Boards seen disconnected, since when: a board is reported after it
+        // stayed so for `AWAY` (not while its line opens at start).
+        let mut away: HashMap<String, Instant> = HashMap::new();
+        loop {
+            tokio::select! {
+                _ = changed.changed() => {}
+                _ = look.tick() => {}
+                _ = stop.changed() => {
+                    if dirty {
+                        self.save().await;
+                    }
+                    return;
+                }
+            }
+            changed.borrow_and_update();
+            loop {
+                let items = match events.after(seen, 256) {
+                    super::events::Next::Lost(n) => {
+                        seen += n;
+                        continue;
+                    }
+                    super::events::Next::Items(items) => items,
+                };
+                if items.is_empty() {
+                    break;
+                }
+                for i in items {
+                    seen = i.id;
+                    let Ok(e) = serde_json::from_str::<Value>(&i.json) else {
+                        continue;
+                    };
+                    dirty |= self.observe(&e);
+                }
+            }
+            let connected: Vec<(String, bool)> = self
+                .boards
+                .borrow()
+                .iter()
+                .map(|b| (b.id.clone(), b.snapshot.borrow().connected))
+                .collect();
+            {
+                let mut st = self.store.state();
+                let now = Instant::now();
+                for (id, c) in connected {
+                    if c {
+                        away.remove(&id);
+                    } else if now.duration_since(*away.entry(id.clone()).or_insert(now)) < AWAY {
+                        continue;
+                    }
+                    dirty |= alerts::connection(&mut st, &id, c, super::now_ms());
+                }
+            }
+            if dirty && self.save().await {
+                dirty = false;
+            }
+        }
+    }
+
+    /// One event: an alert, or a decision made another way; true if the store changed.
+    fn observe(&self, e: &Value) -> bool {
+        if e["type"] != "arbiter" {
+            return alerts::observe(&mut self.store.state(), e, super::now_ms());
+        }
+        let board = e["board"].as_str().unwrap_or_default().to_string();
+        let method = e["method"].as_str().unwrap_or_default().to_string();
+        let args = e["args"].as_array().cloned().unwrap_or_default();
+        let by = e["by"].as_str().map(str::to_string);
+        {
+            let mut pending = self.pending();
+            let mine = pending
+                .iter()
+                .position(|(b, m, a, u)| *b == board && *m == method && *a == args && Some(u) == by.as_ref());
+            if let Some(i) = mine {
+                pending.remove(i);
+                return false;
+            }
+        }
+        let d = Decision {
+            t_ms: super::now_ms(),
+            method,
+            args,
+            by,
+            via: "bus".into(),
+        };
+        self.store.state().decided(&board, d);
+        true
+    }
+}
+
+/// The value of cookie `name`, if the request has it (and it is of a sane size).
+pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|kv| kv.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.to_string())
+        .filter(|v| v.len() <= 128)
+}
+
+/// Whether the request comes from a page of this server: `Sec-Fetch-Site`, when
+/// the browser sends it, must say `same-origin`, and `Origin`, when sent, must be
+/// this server (scheme, host and port as the request's `Host`).
+pub fn same_origin(headers: &HeaderMap, secure: bool) -> bool {
+    let text = |name: &str| headers.get(name).map(|v| v.to_str().unwrap_or("\u{0}"));
+    if let Some(site) = text("sec-fetch-site") {
+        if site != "same-origin" {
+            return false;
+        }
+    }
+    if let Some(origin) = text("origin") {
+        let Some(host) = text("host") else { return false };
+        let scheme = if secure { "https" } else { "http" };
+        return origin == format!("{scheme}://{host}");
+    }
+    true
+}
+
+/// Headers every console answer carries: never cached, never framed, no
+/// script but its own.
+pub fn guarded(mut r: Response) -> Response {
+    let h = r.headers_mut();
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'self'; img-src 'self' data:; media-src 'self' data:; frame-ancestors 'none'; form-action 'self'",
+        ),
+    );
+    r
+}
+
+/// The console's routes (merged into the server's).
+pub fn routes(console: Arc<Console>) -> Router {
+    Router::new()
+        .route("/arbiter", get(api::page))
+        .route("/arbiter/", get(api::page))
+        .route("/arbiter/login", get(api::login_page).post(api::login))
+        .route("/arbiter/login.js", get(api::login_script))
+        .route("/arbiter/console.css", get(api::style))
+        .route("/arbiter/console.js", get(api::script))
+        .route("/arbiter/logout", post(api::logout))
+        .route("/arbiter/api/state", get(api::state))
+        .route("/arbiter/api/ack", post(api::ack))
+        .route("/arbiter/api/decide", post(api::decide))
+        .route("/arbiter/{*rest}", get(api::unknown).post(api::unknown))
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
+        .with_state(console)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(list: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in list {
+            h.append(*k, HeaderValue::from_str(v).unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn only_this_server_s_pages_are_same_origin() {
+        let host = ("host", "hall.local:1982");
+        assert!(same_origin(&headers(&[host]), false));
+        assert!(same_origin(
+            &headers(&[
+                host,
+                ("origin", "http://hall.local:1982"),
+                ("sec-fetch-site", "same-origin")
+            ]),
+            false
+        ));
+        assert!(!same_origin(
+            &headers(&[host, ("origin", "http://hall.local:1982")]),
+            true
+        ));
+        assert!(!same_origin(
+            &headers(&[host, ("origin", "http://evil.example")]),
+            false
+        ));
+        assert!(!same_origin(
+            &headers(&[host, ("sec-fetch-site", "cross-site")]),
+            false
+        ));
+        assert!(!same_origin(
+            &headers(&[host, ("sec-fetch-site", "same-site")]),
+            false
+        ));
+        assert!(!same_origin(
+            &headers(&[("origin", "http://hall.local:1982")]),
+            false
+        ));
+    }
+
+    #[test]
+    fn the_cookie_is_found_among_others() {
+        let h = headers(&[("cookie", "a=1; eb_arbiter=abc; b=2")]);
+        assert_eq!(cookie(&h, COOKIE).as_deref(), Some("abc"));
+        assert_eq!(cookie(&headers(&[("cookie", "x=y")]), COOKIE), None);
+    }
+}
