@@ -2,6 +2,10 @@
 //! published move lists, and which system tools a test may skip without.
 #![allow(dead_code)]
 
+mod poll;
+#[allow(unused_imports)]
+pub use poll::polled;
+
 use std::path::PathBuf;
 
 /// A file of the test data in `tests/data/` (real captures and games; see the
@@ -248,6 +252,7 @@ pub fn played_log(
         pos.play_unchecked(*mv);
     }
     hands.wait(rest_ms);
+    hands.flush();
     eboard_bridge::log::SensorLog {
         header: eboard_bridge::log::Header::default(),
         records: hands.records,
