@@ -417,7 +417,9 @@ impl Hands {
     /// Short placements on the squares between `from` and `to` (a slide). Only for
     /// straight lines and diagonals, over empty squares.
     fn slide(&mut self, from: Square, to: Square, piece: Piece) {
-        let between = shakmaty::attacks::between(from, to);
+        // From `from` towards `to` (a bitboard iterates by square index).
+        let mut between: Vec<Square> = shakmaty::attacks::between(from, to).into_iter().collect();
+        between.sort_by_key(|sq| sq.distance(from));
         for sq in between {
             let board_sq = self.orientation.board(sq);
             self.push(RecordKind::Place {

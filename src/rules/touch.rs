@@ -273,7 +273,16 @@ impl Core {
                 {
                     self.pending.remove(i);
                 } else {
-                    self.flush_touches(t);
+                    // Lifts since a move held back showed wait for it to be made
+                    // or changed: they are the reply's, or the mover's capture
+                    // (a king lifted after a king step onto the centre is its
+                    // own side's at once).
+                    let game = self.game.as_ref();
+                    let until = self
+                        .held
+                        .filter(|h| !h.kings_hold && game.is_some_and(|g| g.ply() == h.base))
+                        .map_or(u64::MAX, |h| h.at);
+                    self.flush_touches_until(until, t);
                 }
             }
         }
