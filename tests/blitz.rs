@@ -112,7 +112,11 @@ fn ending(rng: &mut Seeded) -> Chess {
         for c in black.chars() {
             put(&mut board, c.to_ascii_lowercase(), rng);
         }
-        let turn = if rng.chance(50) { Color::White } else { Color::Black };
+        let turn = if rng.chance(50) {
+            Color::White
+        } else {
+            Color::Black
+        };
         let setup = shakmaty::Setup {
             board,
             turn,
@@ -196,7 +200,11 @@ fn replay_log(game: &Played, log: &SensorLog) -> Tally {
         .iter()
         .map(|m| m.to_uci(game.mode).to_string())
         .collect();
-    let marked: Vec<bool> = r.core.games().flat_map(|g| g.moves.iter().map(|m| m.inferred)).collect();
+    let marked: Vec<bool> = r
+        .core
+        .games()
+        .flat_map(|g| g.moves.iter().map(|m| m.inferred))
+        .collect();
     let unseen = agrees(game, &moves, &marked);
     let mut t = Tally {
         exact: moves == truth,
@@ -235,7 +243,11 @@ fn agrees(game: &Played, moves: &[String], marked: &[bool]) -> Option<usize> {
         next.play_unchecked(*m);
         real.push(next);
     }
-    let truth: Vec<String> = game.moves.iter().map(|m| m.to_uci(game.mode).to_string()).collect();
+    let truth: Vec<String> = game
+        .moves
+        .iter()
+        .map(|m| m.to_uci(game.mode).to_string())
+        .collect();
     let (mut i, mut k, mut unseen) = (0usize, 0usize, 0usize);
     let mut ours = game.start.clone();
     while k < moves.len() {
@@ -288,7 +300,11 @@ fn judge(game: &Played, seed: u64, fig: &mut Figures, show: bool, polled_only: b
     let mut failures = Vec::new();
     fig.games += 1;
     fig.plies += game.moves.len();
-    let ways = [("clock", &with_clock), ("no clock", &without), ("polled", &polled)];
+    let ways = [
+        ("clock", &with_clock),
+        ("no clock", &without),
+        ("polled", &polled),
+    ];
     for (way, log) in ways.into_iter().filter(|(w, _)| (*w == "polled") == polled_only) {
         if show {
             // BLITZ_SEED: the logs are kept to look into.
@@ -335,7 +351,12 @@ fn first_difference(game: &Played, got: &[String]) -> String {
         .map(|m| m.to_uci(game.mode).to_string())
         .collect();
     match truth.iter().zip(got).position(|(a, b)| a != b) {
-        Some(i) => format!(", first difference at ply {}: {} recorded as {}", i + 1, truth[i], got[i]),
+        Some(i) => format!(
+            ", first difference at ply {}: {} recorded as {}",
+            i + 1,
+            truth[i],
+            got[i]
+        ),
         None => String::new(),
     }
 }
@@ -403,6 +424,10 @@ fn run(polled: bool) {
         fig.inferred
     );
     assert!(fig.games > 0);
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
-

@@ -294,19 +294,21 @@ fn any_hands() -> impl Strategy<Value = eboard_bridge::sim::Style> {
         (100u64..=800, 0u64..=2500),
         prop::option::of((50u64..=300, 0u64..=300)),
     )
-        .prop_map(|((slide, retouch, press, clock), (step, step_more), (think, think_more), blitz)| {
-            eboard_bridge::sim::Style {
-                slide,
-                retouch,
-                press,
-                clock,
-                step_ms: (step, step + step_more),
-                think_ms: (think, think + think_more),
-                zero_time: false,
-                settle_ms: if blitz.is_some() { 0 } else { 400 },
-                press_ms: blitz.map(|(lo, more)| (lo, lo + more)),
-            }
-        })
+        .prop_map(
+            |((slide, retouch, press, clock), (step, step_more), (think, think_more), blitz)| {
+                eboard_bridge::sim::Style {
+                    slide,
+                    retouch,
+                    press,
+                    clock,
+                    step_ms: (step, step + step_more),
+                    think_ms: (think, think + think_more),
+                    zero_time: false,
+                    settle_ms: if blitz.is_some() { 0 } else { 400 },
+                    press_ms: blitz.map(|(lo, more)| (lo, lo + more)),
+                }
+            },
+        )
 }
 
 proptest! {

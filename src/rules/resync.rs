@@ -325,7 +325,11 @@ impl Core {
         // player's 2 to 4 plies a second are looked for on each.
         if self.resync.as_ref().is_some_and(|r| r.search != Search::No) && !self.confirm_dump {
             let board = self.real_board();
-            let plies = if polled { game::MAX_INFERRED_PLIES } else { SHORT_PLIES };
+            let plies = if polled {
+                game::MAX_INFERRED_PLIES
+            } else {
+                SHORT_PLIES
+            };
             match self.best_path(&board, plies, true) {
                 Found::Path(base, path) => {
                     self.commit_found(base, path, t);
@@ -396,7 +400,8 @@ impl Core {
             let diff = diff_squares(after.board(), board);
             !diff.is_empty()
                 && diff.iter().all(|sq| {
-                    board.piece_at(*sq).is_none() && after.board().piece_at(*sq).is_some_and(|p| p.color != us)
+                    board.piece_at(*sq).is_none()
+                        && after.board().piece_at(*sq).is_some_and(|p| p.color != us)
                 })
                 && is_partial(&after, board)
         })
@@ -719,7 +724,14 @@ impl Core {
 /// The plies from `from` to `board` whose first takes the piece of `shown` (a
 /// move from `from` a dump showed) on along its line: `shown` may have been
 /// that move's slide caught on a square it crosses, and nothing else replaces it.
-fn slide_path(from: &Chess, shown: &Move, board: &Board, plies: usize, seen: game::Seen<'_>, under_way: bool) -> game::Inferred {
+fn slide_path(
+    from: &Chess,
+    shown: &Move,
+    board: &Board,
+    plies: usize,
+    seen: game::Seen<'_>,
+    under_way: bool,
+) -> game::Inferred {
     let Some(origin) = shown.from() else {
         return game::Inferred::None;
     };
@@ -736,7 +748,14 @@ fn slide_path(from: &Chess, shown: &Move, board: &Board, plies: usize, seen: gam
         if after.board() == board {
             return game::Inferred::Path(vec![m]);
         }
-        match game::infer_path(&after, board, plies.saturating_sub(1), game::INFER_BUDGET, seen, under_way) {
+        match game::infer_path(
+            &after,
+            board,
+            plies.saturating_sub(1),
+            game::INFER_BUDGET,
+            seen,
+            under_way,
+        ) {
             game::Inferred::Path(mut path) if !path.is_empty() => {
                 path.insert(0, m);
                 return game::Inferred::Path(path);
