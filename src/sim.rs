@@ -59,6 +59,13 @@ pub struct Style {
     /// Milliseconds the hands wait after a move's last placement (and after a
     /// retouch), so that it is released.
     pub settle_ms: u64,
+    /// Blitz timing (`Some((lo, hi))`): the press lands `lo..=hi` ms after the
+    /// move's last placement, while the opponent may already be reaching for a
+    /// piece (a premove reach: their first lift may come before it); `think_ms`
+    /// then counts from the opponent's last placement, not from the press, and
+    /// `settle_ms` is not waited. The press always lands before the opponent
+    /// sets a piece down.
+    pub press_ms: Option<(u64, u64)>,
 }
 
 impl Default for Style {
@@ -72,6 +79,26 @@ impl Default for Style {
             think_ms: (800, 3000),
             zero_time: false,
             settle_ms: 400,
+            press_ms: None,
+        }
+    }
+}
+
+impl Style {
+    /// Hands of players of 3+2: replies started 0.15-0.8 s after the opponent's
+    /// placement, presses 0.1-0.3 s after the placement (the next lift sometimes
+    /// before the press lands), quick steps, slides, no retouches.
+    pub fn blitz() -> Style {
+        Style {
+            slide: 25,
+            retouch: 0,
+            press: 100,
+            clock: true,
+            step_ms: (50, 180),
+            think_ms: (150, 800),
+            zero_time: false,
+            settle_ms: 0,
+            press_ms: Some((100, 300)),
         }
     }
 }
@@ -85,6 +112,10 @@ pub struct Hands {
     /// Which clock side is white's.
     pub white_side: ClockSide,
     now_us: u64,
+    /// The time of the last placement of the last move played.
+    placed_us: u64,
+    /// A blitz press not yet landed: (time, side).
+    pending_press: Option<(u64, ClockSide)>,
     pub records: Vec<Record>,
 }
 
@@ -96,7 +127,19 @@ impl Hands {
             orientation,
             white_side: ClockSide::Left,
             now_us: 0,
+            placed_us: 0,
+            pending_press: None,
             records: Vec::new(),
+        }
+    }
+
+    /// Lands a press still pending (blitz timing): call before taking `records`.
+    pub fn flush(&mut self) {
+        if let Some((at, side)) = self.pending_press.take() {
+            self.records.push(Record {
+                time: LogTime::from_micros(at),
+                kind: RecordKind::Press(side),
+            });
         }
     }
 
@@ -118,8 +161,19 @@ impl Hands {
         self.wait(ms);
     }
 
-    /// Adds a record at the current time.
+    /// Adds a record at the current time (after a pending press that is due;
+    /// a placement lands it first in any case).
     pub fn push(&mut self, kind: RecordKind) {
+        let placing = matches!(kind, RecordKind::Place { .. });
+        if let Some((at, side)) = self.pending_press {
+            if at <= self.now_us || placing {
+                self.pending_press = None;
+                self.records.push(Record {
+                    time: LogTime::from_micros(at.min(self.now_us)),
+                    kind: RecordKind::Press(side),
+                });
+            }
+        }
         self.records.push(Record {
             time: self.now(),
             kind,
@@ -140,6 +194,7 @@ impl Hands {
     pub fn place(&mut self, sq: Square, piece: Piece) {
         let square = self.orientation.board(sq);
         self.push(RecordKind::Place { square, piece });
+        self.placed_us = self.now_us;
         self.step();
     }
 
@@ -162,12 +217,16 @@ impl Hands {
 
     /// Presses the clock for `mover`.
     pub fn press(&mut self, mover: shakmaty::Color) {
-        let side = if mover.is_white() {
+        let side = self.side_of(mover);
+        self.push(RecordKind::Press(side));
+    }
+
+    fn side_of(&self, mover: shakmaty::Color) -> ClockSide {
+        if mover.is_white() {
             self.white_side
         } else {
             self.white_side.other()
-        };
-        self.push(RecordKind::Press(side));
+        }
     }
 
     /// A fault: `piece` knocked off real square `sq`, left lying `ms`, put back.
@@ -194,7 +253,12 @@ impl Hands {
     pub fn play(&mut self, pos: &Chess, mv: &Move) {
         let (lo, hi) = self.style.think_ms;
         let think = self.rng.range(lo, hi);
-        self.wait(think);
+        if self.style.press_ms.is_some() && !self.style.zero_time {
+            // The reply starts `think` after the opponent's last placement.
+            self.now_us = self.now_us.max(self.placed_us + think * 1000);
+        } else {
+            self.wait(think);
+        }
         let us = pos.turn();
         if self.rng.chance(self.style.retouch) {
             if let Some(from) = mv.from() {
@@ -208,6 +272,16 @@ impl Hands {
             }
         }
         self.hands(pos, mv);
+        if let Some((lo, hi)) = self.style.press_ms {
+            // The press lands a moment after the placement, perhaps after the
+            // opponent's first lift.
+            let at = self.placed_us + self.rng.range(lo, hi) * 1000;
+            if self.style.clock && self.rng.chance(self.style.press) {
+                self.flush();
+                self.pending_press = Some((at, self.side_of(us)));
+            }
+            return;
+        }
         // Let the last placement be released.
         self.wait(self.style.settle_ms);
         if self.style.clock && self.rng.chance(self.style.press) {
@@ -310,11 +384,17 @@ impl Hands {
                     self.place(r_to, rp);
                 } else {
                     // Both in the air (works also when the squares overlap, as
-                    // they may in Chess960).
+                    // they may in Chess960), the king touched first; blitz hands
+                    // set either down first.
                     self.lift(king, kp);
                     self.lift(rook, rp);
-                    self.place(k_to, kp);
-                    self.place(r_to, rp);
+                    if self.style.press_ms.is_none() || self.rng.chance(50) {
+                        self.place(k_to, kp);
+                        self.place(r_to, rp);
+                    } else {
+                        self.place(r_to, rp);
+                        self.place(k_to, kp);
+                    }
                 }
             }
             Move::Put { .. } => {}
@@ -337,7 +417,9 @@ impl Hands {
     /// Short placements on the squares between `from` and `to` (a slide). Only for
     /// straight lines and diagonals, over empty squares.
     fn slide(&mut self, from: Square, to: Square, piece: Piece) {
-        let between = shakmaty::attacks::between(from, to);
+        // From `from` towards `to` (a bitboard iterates by square index).
+        let mut between: Vec<Square> = shakmaty::attacks::between(from, to).into_iter().collect();
+        between.sort_by_key(|sq| sq.distance(from));
         for sq in between {
             let board_sq = self.orientation.board(sq);
             self.push(RecordKind::Place {

@@ -8,9 +8,8 @@ mod common;
 
 use common::pgn_games;
 use eboard_bridge::board::Orientation;
-use eboard_bridge::log::{Header, LogTime, Player, Record, RecordKind, SensorLog};
+use eboard_bridge::log::SensorLog;
 use eboard_bridge::output::replay;
-use eboard_bridge::protocol::Placement;
 use eboard_bridge::rules::{Config, EventKind};
 use eboard_bridge::sim::{Hands, Style};
 use shakmaty::{Chess, Move, Position};
@@ -34,40 +33,6 @@ fn update_log(start: &Chess, moves: &[Move], seed: u64, quick: bool) -> SensorLo
     let mut hands = Hands::new(seed, style, Orientation::Normal);
     hands.board(start.board());
     common::played_log(hands, start, moves, 3000)
-}
-
-/// What a poller reads: the whole board at every whole second of the log.
-fn polled(log: &SensorLog) -> SensorLog {
-    let mut player = Player::new("update");
-    let mut records = Vec::new();
-    let mut second = 0u64;
-    let dump = |player: &Player, s: u64| Record {
-        time: LogTime::from_micros(s * 1_000_000),
-        kind: RecordKind::Board(Box::new(
-            player
-                .board()
-                .placement()
-                .cloned()
-                .unwrap_or_else(Placement::empty),
-        )),
-    };
-    for r in &log.records {
-        while (second + 1) * 1_000_000 <= r.time.micros() && !records.is_empty() {
-            second += 1;
-            records.push(dump(&player, second));
-        }
-        player.play(r, None).unwrap();
-        if records.is_empty() {
-            records.push(dump(&player, 0));
-        }
-    }
-    second += 1;
-    records.push(dump(&player, second));
-    SensorLog {
-        header: Header::default(),
-        records,
-        lines: Vec::new(),
-    }
 }
 
 fn moves_of(log: &SensorLog) -> (Vec<String>, usize, usize) {
@@ -120,7 +85,7 @@ fn every_game(quick: bool) -> (usize, usize, usize) {
             }
             let log = update_log(&g.start, &g.moves, 100 + k as u64, quick);
             let (by_updates, _, _) = moves_of(&log);
-            let (by_dumps, inferred, irregular) = moves_of(&polled(&log));
+            let (by_dumps, inferred, irregular) = moves_of(&common::polled(&log));
             let truth: Vec<String> = g
                 .moves
                 .iter()

@@ -693,6 +693,17 @@ impl Core {
         if game.is_over() {
             return;
         }
+        // A king step onto the centre held since the other king was lifted (it
+        // might still have become a result by kings): its mover's press makes it.
+        if self.tentative.is_none() {
+            if let Some(h) = self.held.filter(|h| h.base == game.ply()) {
+                let mover = game.positions[h.base].turn();
+                if self.white_side.is_none_or(|w| (w == side) == mover.is_white()) {
+                    self.tentative = Some(h);
+                }
+            }
+        }
+        let Some(game) = &self.game else { return };
         // Who pressed: the mover of a move the board shows or that is not completed.
         let presser = match (&self.tentative, game.moves.last()) {
             (Some(tent), _) => Some(game.positions[tent.base].turn()),

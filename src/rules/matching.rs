@@ -351,7 +351,10 @@ impl Core {
             (n.saturating_sub(8)..n)
                 .any(|k| game.shows(k, h, &board) || game.move_from(k, h, &board).is_some())
         };
-        if gap && earlier() {
+        // On a board read by dumps only, several plies fall between two dumps:
+        // the same holds.
+        let poll = self.resync.as_ref().is_some_and(|r| r.cause == Cause::Poll);
+        if (gap || poll) && earlier() {
             // A path of no plies changes nothing here: the take-back below.
             match self.best_path(&board, game::MAX_INFERRED_PLIES, false) {
                 Found::Path(base, path) if !path.is_empty() => {

@@ -79,6 +79,9 @@ impl Core {
             let touched = self.touches.amend(mover);
             let article =
                 touch::amendment_article(&base, &was.mv, &tent.mv).filter(|_| !tent.inferred && !tent.found);
+            // A board read by dumps only cannot tell a piece released from one
+            // still held (a second between two dumps): no amendment is judged.
+            let article = article.filter(|_| self.updates_seen);
             if let Some(article) = article {
                 self.emit(
                     t,

@@ -321,9 +321,16 @@ impl Core {
         }
         // Up to 2 plies missed are looked for at once on the dump itself (few plies
         // explain little; the board may not rest again before more are played).
+        // On a board read by dumps only, the dumps are all there is: a blitz
+        // player's 2 to 4 plies a second are looked for on each.
         if self.resync.as_ref().is_some_and(|r| r.search != Search::No) && !self.confirm_dump {
             let board = self.real_board();
-            match self.best_path(&board, SHORT_PLIES, true) {
+            let plies = if polled {
+                game::MAX_INFERRED_PLIES
+            } else {
+                SHORT_PLIES
+            };
+            match self.best_path(&board, plies, true) {
                 Found::Path(base, path) => {
                     self.commit_found(base, path, t);
                     if let Some(r) = &mut self.resync {
@@ -377,6 +384,27 @@ impl Core {
             || g.move_from(n, h, &real).is_some()
             || is_partial(g.current(), &real)
             || (n > 0 && !g.moves[n - 1].completed && g.move_from(n - 1, h, &real).is_some())
+            || self.reply_under_way(&real)
+    }
+
+    /// `board` (real squares) is a legal move's result with the opponent's
+    /// pieces of a reply lifted: the move was made (a dump caught the reply
+    /// starting). Only lifts: a piece set down may belong to more plies.
+    fn reply_under_way(&self, board: &Board) -> bool {
+        let Some(g) = &self.game else { return false };
+        let pos = g.current();
+        let us = pos.turn();
+        pos.legal_moves().into_iter().any(|m| {
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            let diff = diff_squares(after.board(), board);
+            !diff.is_empty()
+                && diff.iter().all(|sq| {
+                    board.piece_at(*sq).is_none()
+                        && after.board().piece_at(*sq).is_some_and(|p| p.color != us)
+                })
+                && is_partial(&after, board)
+        })
     }
 
     /// A dump of a polled board that differs from the last: the pieces gone are
@@ -400,19 +428,23 @@ impl Core {
                 (before.piece_at(sq) != Some(now)).then_some((sq, now))
             })
             .collect();
-        for (sq, piece) in lifts {
-            // A piece replaced directly (a capture) is seen as the placement only.
-            if board.piece_at(sq).is_some() {
-                continue;
+        // The side to move's lifts and placements, then the other side's (a
+        // captured piece lifted, or a reply begun): one move at a time.
+        for side in [to_move, !to_move] {
+            for &(sq, piece) in lifts.iter().filter(|(_, p)| p.color == side) {
+                // A piece replaced directly (a capture) is seen as the placement only.
+                if board.piece_at(sq).is_some() {
+                    continue;
+                }
+                self.sensors.discard(sq);
+                self.last_change = t;
+                self.changed(t, Some((sq, piece, true)));
             }
-            self.sensors.discard(sq);
-            self.last_change = t;
-            self.changed(t, Some((sq, piece, true)));
-        }
-        for (sq, piece) in places {
-            self.sensors.set(sq, piece);
-            self.last_change = t;
-            self.changed(t, Some((sq, piece, false)));
+            for &(sq, piece) in places.iter().filter(|(_, p)| p.color == side) {
+                self.sensors.set(sq, piece);
+                self.last_change = t;
+                self.changed(t, Some((sq, piece, false)));
+            }
         }
     }
 
@@ -525,8 +557,13 @@ impl Core {
         if n > 0 && !game.moves[n - 1].completed && !self.fact(n - 1) {
             bases.push(n - 1);
         }
+        // On a board read by dumps only, a board a dump showed whole was on the
+        // board: the plies found to it are not looked at again, and a move it
+        // showed is amended only as a slide cut short (its piece going on along
+        // the same line), never replaced by another path to the board.
+        let polled = self.resync.as_ref().is_some_and(|r| r.cause == Cause::Poll);
         let tail = inferred_tail(game);
-        if tail < n && !bases.contains(&tail) {
+        if tail < n && !bases.contains(&tail) && !polled {
             bases.push(tail);
         }
         // The side whose time runs on the clock is the side to move (before the
@@ -537,7 +574,12 @@ impl Core {
         let mut air = usize::MAX;
         for base in bases {
             let from = &game.positions[base];
-            let path = match game::infer_path(from, board, plies, game::INFER_BUDGET, seen, under_way) {
+            let found = if polled && base + 1 == n {
+                slide_path(from, &game.moves[base].mv, board, plies, seen, under_way)
+            } else {
+                game::infer_path(from, board, plies, game::INFER_BUDGET, seen, under_way)
+            };
+            let path = match found {
                 game::Inferred::Path(path) => path,
                 game::Inferred::UnderWay(k) => {
                     air = air.min(base + k);
@@ -677,4 +719,50 @@ impl Core {
             }
         }
     }
+}
+
+/// The plies from `from` to `board` whose first takes the piece of `shown` (a
+/// move from `from` a dump showed) on along its line: `shown` may have been
+/// that move's slide caught on a square it crosses, and nothing else replaces it.
+fn slide_path(
+    from: &Chess,
+    shown: &Move,
+    board: &Board,
+    plies: usize,
+    seen: game::Seen<'_>,
+    under_way: bool,
+) -> game::Inferred {
+    let Some(origin) = shown.from() else {
+        return game::Inferred::None;
+    };
+    let mut air = None;
+    for m in from.legal_moves() {
+        if m.from() != Some(origin)
+            || m.role() != shown.role()
+            || !shakmaty::attacks::between(origin, m.to()).contains(shown.to())
+        {
+            continue;
+        }
+        let mut after = from.clone();
+        after.play_unchecked(m);
+        if after.board() == board {
+            return game::Inferred::Path(vec![m]);
+        }
+        match game::infer_path(
+            &after,
+            board,
+            plies.saturating_sub(1),
+            game::INFER_BUDGET,
+            seen,
+            under_way,
+        ) {
+            game::Inferred::Path(mut path) if !path.is_empty() => {
+                path.insert(0, m);
+                return game::Inferred::Path(path);
+            }
+            game::Inferred::UnderWay(k) => air = Some(air.map_or(k + 1, |a: usize| a.min(k + 1))),
+            _ => {}
+        }
+    }
+    air.map_or(game::Inferred::None, game::Inferred::UnderWay)
 }

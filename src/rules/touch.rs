@@ -240,13 +240,17 @@ impl Core {
         if let Some((sq, piece, lift)) = change {
             let real = orientation.real(sq);
             if lift {
-                // The opponent starting their turn makes the move the board shows.
-                self.opponent_lift(real, piece, t);
                 // A lift from a square the piece slid onto a moment ago continues
                 // the same touch.
                 let sliding = self.last_place.is_some_and(|(sq, p, at)| {
                     sq == real && p == piece && t.saturating_sub(at) < self.cfg.release_ms * 1000
                 });
+                // The opponent starting their turn makes the move the board shows;
+                // a slide going on makes nothing (a board it crosses may look like
+                // an earlier position and a move from it).
+                if !sliding {
+                    self.opponent_lift(real, piece, t);
+                }
                 if !sliding {
                     self.pending.push(PendingLift {
                         square: real,
@@ -273,7 +277,16 @@ impl Core {
                 {
                     self.pending.remove(i);
                 } else {
-                    self.flush_touches(t);
+                    // Lifts since a move held back showed wait for it to be made
+                    // or changed: they are the reply's, or the mover's capture
+                    // (a king lifted after a king step onto the centre is its
+                    // own side's at once).
+                    let game = self.game.as_ref();
+                    let until = self
+                        .held
+                        .filter(|h| !h.kings_hold && game.is_some_and(|g| g.ply() == h.base))
+                        .map_or(u64::MAX, |h| h.at);
+                    self.flush_touches_until(until, t);
                 }
             }
         }

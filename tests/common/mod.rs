@@ -4,7 +4,10 @@
 
 pub mod browser;
 pub mod hall;
+mod poll;
 pub mod web;
+#[allow(unused_imports)]
+pub use poll::polled;
 
 use std::path::PathBuf;
 
@@ -252,6 +255,7 @@ pub fn played_log(
         pos.play_unchecked(*mv);
     }
     hands.wait(rest_ms);
+    hands.flush();
     eboard_bridge::log::SensorLog {
         header: eboard_bridge::log::Header::default(),
         records: hands.records,
