@@ -14,7 +14,9 @@ use common::web::exchange;
 use serde_json::json;
 
 /// Every console route but the sign-in page and its two static files.
-const GUARDED_GETS: [&str; 6] = [
+const GUARDED_GETS: [&str; 8] = [
+    "/arbiter/logout",
+    "/arbiter/api/decide",
     "/arbiter/console.js",
     "/arbiter/api/state",
     "/arbiter/api/nothing",
@@ -37,6 +39,17 @@ fn decide_result(board: &str, result: &str) -> String {
 async fn the_console_refuses_what_it_must_and_slows_failed_logins() {
     let dir = tempfile::tempdir().unwrap();
     let mut hall = Hall::open(dir.path(), vec![standing("")], "").await;
+    // `ctl passwd` refuses a short password and a user name the file cannot hold.
+    for (user, password) in [("bob", "short"), ("bob smith", "long enough password")] {
+        let out = common::hall::passwd(user, password).await;
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{user}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert!(out.stdout.is_empty());
+    }
 
     // Without a session: the page sends to the sign-in, everything else is 401.
     let page = hall.get("/arbiter", &[]).await;
@@ -301,15 +314,20 @@ async fn arbiters_sign_in_over_https_with_a_secure_cookie() {
     .within(30, "a login from the http:// origin")
     .await;
     assert_eq!(a.status, 403);
-    // Plain HTTP on the HTTPS port gets no answer.
-    let plain = tokio::time::timeout(
-        Duration::from_secs(10),
-        common::web::request(hall.addr, "GET", "/api/boards", &[], b""),
-    );
-    let plain = tokio::spawn(plain).await;
-    assert!(
-        !matches!(plain, Ok(Ok(ref a)) if a.status == 200),
-        "plain HTTP was served"
-    );
+    // Plain HTTP on the HTTPS port gets no HTTP answer.
+    let plain = async {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut tcp = tokio::net::TcpStream::connect(hall.addr).await.unwrap();
+        tcp.write_all(b"GET /api/boards HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .unwrap();
+        let mut got = Vec::new();
+        let _ = tcp.read_to_end(&mut got).await;
+        got
+    };
+    let got = plain
+        .within(15, "the server to close a plain HTTP connection")
+        .await;
+    assert!(!got.starts_with(b"HTTP/"), "{}", String::from_utf8_lossy(&got));
     hall.kill();
 }

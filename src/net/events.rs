@@ -147,10 +147,49 @@ pub fn with_board(board: &str, event: &Event) -> String {
     }
 }
 
+/// An event as spectators get it (`/api/events`): an arbiter's decision without
+/// who made it (a login name of the console or of the machine is nobody's
+/// business on the hall's network); every other event as it is.
+pub fn for_spectators(json: &str) -> std::borrow::Cow<'_, str> {
+    if !json.contains("\"type\":\"arbiter\"") || !json.contains("\"by\":") {
+        return json.into();
+    }
+    match serde_json::from_str::<serde_json::Value>(json) {
+        Ok(mut v) => {
+            if let Some(o) = v.as_object_mut() {
+                o.remove("by");
+            }
+            v.to_string().into()
+        }
+        Err(_) => json.into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::rules::{EventKind, Side};
+
+    #[test]
+    fn spectators_do_not_learn_who_decided() {
+        let e = Event {
+            t: 1.0,
+            kind: EventKind::Arbiter {
+                method: "SetResult".into(),
+                args: vec!["1-0".into()],
+                by: Some("alice".into()),
+            },
+        };
+        let json = with_board("b1", &e);
+        assert!(json.contains("alice"));
+        let public = for_spectators(&json);
+        assert!(
+            !public.contains("alice") && public.contains("SetResult"),
+            "{public}"
+        );
+        let moved = with_board("b1", &ev(3));
+        assert_eq!(for_spectators(&moved), moved.as_str());
+    }
 
     fn ev(ply: u32) -> Event {
         Event {

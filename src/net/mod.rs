@@ -517,8 +517,11 @@ async fn api_events(State(ctx): State<Context>, headers: HeaderMap) -> Response 
                 Next::Items(items) if !items.is_empty() => {
                     for i in items {
                         s.seen = i.id;
-                        s.pending
-                            .push_back(SseEvent::default().id(s.log.sse_id(i.id)).data(&*i.json));
+                        s.pending.push_back(
+                            SseEvent::default()
+                                .id(s.log.sse_id(i.id))
+                                .data(events::for_spectators(&i.json)),
+                        );
                     }
                 }
                 Next::Items(_) => {

@@ -175,12 +175,14 @@ pub async fn login(
     };
     let hash = c.users.get(&form.user).cloned();
     let known = hash.is_some();
-    let hash = hash.unwrap_or_else(|| decoy().to_string());
     let password = form.password;
-    let ok = tokio::task::spawn_blocking(move || auth::verify(&hash, &password))
-        .await
-        .unwrap_or(false);
+    let ok = tokio::task::spawn_blocking(move || {
+        auth::verify(hash.as_deref().unwrap_or_else(|| decoy()), &password)
+    })
+    .await
+    .unwrap_or(false);
     if !(ok && known) {
+        c.throttle().confirmed(ip, Instant::now());
         tracing::info!(
             "arbiter console: failed login as {:?} from {ip}",
             crate::log::clip_to(&form.user, 40)

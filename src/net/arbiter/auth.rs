@@ -253,6 +253,14 @@ impl Throttle {
         f.last = now;
     }
 
+    /// The failure counted when the attempt came is confirmed now: the wait
+    /// runs from the answer, however long the check took.
+    pub fn confirmed(&mut self, ip: IpAddr, now: Instant) {
+        if let Some(f) = self.map.get_mut(&ip) {
+            f.last = now;
+        }
+    }
+
     pub fn succeeded(&mut self, ip: IpAddr) {
         self.map.remove(&ip);
     }
