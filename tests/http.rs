@@ -116,30 +116,6 @@ impl Response {
     }
 }
 
-/// Reads a status line and headers.
-async fn read_head(r: &mut BufReader<TcpStream>) -> (u16, Vec<(String, String)>) {
-    let mut line = String::new();
-    r.read_line(&mut line).await.unwrap();
-    let status = line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("not an HTTP status line: {line:?}"));
-    let mut headers = Vec::new();
-    loop {
-        line.clear();
-        r.read_line(&mut line).await.unwrap();
-        let l = line.trim_end();
-        if l.is_empty() {
-            break;
-        }
-        if let Some((n, v)) = l.split_once(':') {
-            headers.push((n.trim().to_ascii_lowercase(), v.trim().to_string()));
-        }
-    }
-    (status, headers)
-}
-
 /// One chunk of a chunked body (empty at its end).
 async fn read_chunk(r: &mut BufReader<TcpStream>) -> Vec<u8> {
     let mut line = String::new();
@@ -167,7 +143,7 @@ async fn get_unbounded(addr: SocketAddr, path: &str, extra: &[(&str, &str)]) -> 
     }
     req.push_str("\r\n");
     r.get_mut().write_all(req.as_bytes()).await.unwrap();
-    let (status, headers) = read_head(&mut r).await;
+    let (status, headers) = common::web::read_head(&mut r).await;
     let chunked = headers
         .iter()
         .any(|(n, v)| n == "transfer-encoding" && v.contains("chunked"));
@@ -229,7 +205,7 @@ impl SseClient {
         }
         req.push_str("\r\n");
         r.get_mut().write_all(req.as_bytes()).await.unwrap();
-        let (status, headers) = read_head(&mut r).await;
+        let (status, headers) = common::web::read_head(&mut r).await;
         assert_eq!(status, 200);
         let kind = headers.iter().find(|(n, _)| n == "content-type").unwrap();
         assert!(kind.1.starts_with("text/event-stream"), "{kind:?}");

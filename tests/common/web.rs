@@ -77,25 +77,7 @@ pub async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
     r.get_mut().write_all(req.as_bytes()).await.unwrap();
     r.get_mut().write_all(body).await.unwrap();
     r.get_mut().flush().await.unwrap();
-    let mut line = String::new();
-    r.read_line(&mut line).await.unwrap();
-    let status = line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("not an HTTP status line: {line:?}"));
-    let mut headers = Vec::new();
-    loop {
-        line.clear();
-        r.read_line(&mut line).await.unwrap();
-        let l = line.trim_end();
-        if l.is_empty() {
-            break;
-        }
-        if let Some((n, v)) = l.split_once(':') {
-            headers.push((n.trim().to_ascii_lowercase(), v.trim().to_string()));
-        }
-    }
+    let (status, headers) = read_head(&mut r).await;
     let length = headers
         .iter()
         .find(|(n, _)| n == "content-length")
@@ -115,4 +97,28 @@ pub async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
         headers,
         body,
     }
+}
+
+/// Reads an answer's status line and headers (names in lower case).
+pub async fn read_head<S: AsyncRead + Unpin>(r: &mut BufReader<S>) -> (u16, Vec<(String, String)>) {
+    let mut line = String::new();
+    r.read_line(&mut line).await.unwrap();
+    let status = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("not an HTTP status line: {line:?}"));
+    let mut headers = Vec::new();
+    loop {
+        line.clear();
+        r.read_line(&mut line).await.unwrap();
+        let l = line.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        if let Some((n, v)) = l.split_once(':') {
+            headers.push((n.trim().to_ascii_lowercase(), v.trim().to_string()));
+        }
+    }
+    (status, headers)
 }
