@@ -21,6 +21,7 @@ pub mod events;
 mod guard;
 pub mod livechess;
 pub mod pgn;
+mod priority;
 mod tls;
 
 use std::collections::{HashMap, VecDeque};
@@ -339,7 +340,10 @@ impl Server {
         };
         let thread = std::thread::Builder::new()
             .name("eboard-http".into())
-            .spawn(move || runtime.block_on(serve))
+            .spawn(move || {
+                priority::yield_to_boards();
+                runtime.block_on(serve)
+            })
             .map_err(NetError::Runtime)?;
         tracing::info!(
             "HTTP: serving on {}",
