@@ -130,7 +130,7 @@ impl Game {
         }
         self.positions.push(after);
         let suffix = check.then(|| {
-            if self.results(self.ply() + 1).is_empty() {
+            if self.results(self.ply() + 1).moves().is_empty() {
                 Suffix::Checkmate
             } else {
                 Suffix::Check
@@ -173,12 +173,12 @@ impl Game {
 
     /// The legal moves of the position after `ply` plies.
     pub fn legal(&self, ply: usize) -> shakmaty::MoveList {
-        self.results(ply).iter().map(|(_, m)| *m).collect()
+        self.results(ply).moves().iter().map(|(_, m)| *m).collect()
     }
 
     /// The legal moves of the position after `ply` plies, with the placement
     /// hashes of their results.
-    fn results(&self, ply: usize) -> &[(u64, Move)] {
+    fn results(&self, ply: usize) -> &matching::Results {
         self.results[ply].get_or_init(|| matching::results(&self.positions[ply], self.placements[ply]))
     }
 
@@ -197,7 +197,7 @@ impl Game {
     pub fn forced_end(&self) -> Option<(&'static str, &'static str)> {
         let pos = self.current();
         // The legal moves come from the matching table (built once per position).
-        if self.results(self.ply()).is_empty() {
+        if self.results(self.ply()).moves().is_empty() {
             return Some(if pos.is_check() {
                 (if pos.turn().is_white() { "0-1" } else { "1-0" }, "checkmate")
             } else {
@@ -241,15 +241,6 @@ pub fn fen(pos: &Chess) -> String {
 
 fn hash(pos: &Chess) -> u64 {
     pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal).0
-}
-
-/// The legal move of `pos` whose result shows `board`, if there is one.
-pub fn move_to(pos: &Chess, board: &Board) -> Option<Move> {
-    pos.legal_moves().into_iter().find(|m| {
-        let mut after = pos.clone();
-        after.play_unchecked(*m);
-        after.board() == board
-    })
 }
 
 /// The most plies a gap in the line is bridged by (`docs/RULES.md`, "What it never does").
