@@ -164,17 +164,39 @@ pub fn parse_record(line: &str) -> Result<Record, String> {
         )
     })?;
     let verb = words.next().ok_or("record has a time but no verb")?;
-    let args: Vec<&str> = words.collect();
+    if let "rx" | "tx" = verb {
+        let bytes = parse_hex(&words.collect::<Vec<&str>>())?;
+        return Ok(Record {
+            time,
+            kind: if verb == "rx" {
+                RecordKind::Rx(bytes)
+            } else {
+                RecordKind::Tx(bytes)
+            },
+        });
+    }
+    // The other verbs take at most 3 words (the rest of the line is read again
+    // where it is text): the first 3 kept, all counted, nothing allocated.
+    let mut few = [""; 3];
+    let mut count = 0;
+    for w in words {
+        if let Some(slot) = few.get_mut(count) {
+            *slot = w;
+        }
+        count += 1;
+    }
+    let args = Args {
+        few: &few[..count.min(3)],
+        count,
+    };
     let kind = match verb {
-        "rx" => RecordKind::Rx(parse_hex(&args)?),
-        "tx" => RecordKind::Tx(parse_hex(&args)?),
         "board" => {
             let [fen] = exact::<1>(verb, &args)?;
             let board = shakmaty::Board::from_ascii_board_fen(fen.as_bytes())
                 .map_err(|e| format!("bad board placement `{}`: {e}", clip(fen)))?;
             RecordKind::Board(Box::new(Placement::from_board(&board)))
         }
-        "lift" => match args.as_slice() {
+        "lift" => match args.words() {
             [sq] => RecordKind::Lift {
                 square: square(sq)?,
                 piece: None,
@@ -186,7 +208,7 @@ pub fn parse_record(line: &str) -> Result<Record, String> {
             _ => {
                 return Err(format!(
                     "lift takes SQUARE [PIECE], got {} argument(s)",
-                    args.len()
+                    args.count
                 ));
             }
         },
@@ -239,7 +261,7 @@ pub fn parse_record(line: &str) -> Result<Record, String> {
             }
         }
         "arbiter" => {
-            let method = args.first().ok_or("arbiter takes METHOD ARGS...")?;
+            let method = args.few.first().ok_or("arbiter takes METHOD ARGS...")?;
             if !method.chars().all(|c| c.is_ascii_alphanumeric()) || method.is_empty() {
                 return Err(format!("bad arbiter method `{}`", clip(method)));
             }
@@ -267,8 +289,22 @@ pub fn parse_record(line: &str) -> Result<Record, String> {
     Ok(Record { time, kind })
 }
 
-fn exact<'a, const N: usize>(verb: &str, args: &[&'a str]) -> Result<[&'a str; N], String> {
-    <[&str; N]>::try_from(args).map_err(|_| format!("{verb} takes {N} argument(s), got {}", args.len()))
+/// A record's words after the verb: the first few, and how many there are.
+struct Args<'a, 'w> {
+    few: &'w [&'a str],
+    count: usize,
+}
+
+impl<'a> Args<'a, '_> {
+    /// The words, when there are no more than were kept (else the first ones).
+    fn words(&self) -> &[&'a str] {
+        if self.count == self.few.len() { self.few } else { &[] }
+    }
+}
+
+fn exact<'a, const N: usize>(verb: &str, args: &Args<'a, '_>) -> Result<[&'a str; N], String> {
+    <[&str; N]>::try_from(args.words())
+        .map_err(|_| format!("{verb} takes {N} argument(s), got {}", args.count))
 }
 
 fn parse_hex(args: &[&str]) -> Result<Vec<u8>, String> {

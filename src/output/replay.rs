@@ -259,7 +259,7 @@ pub fn replay_one(
             core.drain_events();
             games.extend(core.take_finished());
             if last {
-                games.extend(core.game().cloned());
+                games.extend(core.take_game());
             }
             if !games.is_empty() {
                 printer.print(&Made::Games(std::mem::take(games)));

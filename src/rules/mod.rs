@@ -280,6 +280,12 @@ impl Core {
         self.finished.iter().chain(self.game.as_ref())
     }
 
+    /// Hands over the current game (the core then has none): for a caller done
+    /// with the input, as a replay at the end of a log.
+    pub fn take_game(&mut self) -> Option<Game> {
+        self.game.take()
+    }
+
     /// Hands over the games that are over and no longer the current one (a
     /// replay prints them and lets them go; the daemon keeps them all).
     pub fn take_finished(&mut self) -> Vec<Game> {
