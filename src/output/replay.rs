@@ -338,6 +338,7 @@ fn start_core(
         None => Core::new(cfg),
     };
     core.set_events(matches!(print, Print::Text | Print::Jsonl));
+    core.set_san(print != Print::Uci);
     Ok(core)
 }
 

@@ -120,6 +120,8 @@ pub struct Core {
     /// caller that wants only the record (`replay --format uci|pgn`) turns them
     /// off, and neither they nor their strings are made.
     events: bool,
+    /// Whether the games' moves get their SAN (the default; see [`Core::set_san`]).
+    san: bool,
     out: Vec<Event>,
 }
 
@@ -165,6 +167,7 @@ impl Core {
             shown: 0,
             last_emit: 0,
             events: true,
+            san: true,
             out: Vec::new(),
         }
     }
@@ -298,6 +301,14 @@ impl Core {
     /// games (`replay --format uci`, `pgn`).
     pub fn set_events(&mut self, on: bool) {
         self.events = on;
+    }
+
+    /// Whether the moves of games started from now on are given their SAN (true
+    /// by default). Off, `Played::san` stays empty and nothing else changes: for
+    /// a caller that prints only UCI moves (`replay --format uci`) with events
+    /// off (events and PGN show SAN).
+    pub fn set_san(&mut self, on: bool) {
+        self.san = on;
     }
 
     /// Events produced so far and not yet taken.
