@@ -249,7 +249,13 @@ impl Player {
 
 /// What one decoded message or skipped run means at board level, given to
 /// `sink`; `board` and `clock` follow it.
-fn decoded(board: &mut BoardState, clock: &mut ClockModel, d: Decoded, now: u64, mut sink: impl FnMut(Played)) {
+fn decoded(
+    board: &mut BoardState,
+    clock: &mut ClockModel,
+    d: Decoded,
+    now: u64,
+    mut sink: impl FnMut(Played),
+) {
     match d {
         Decoded::Skipped(s) => sink(Played::Skipped(s)),
         Decoded::Message(m) => {

@@ -320,9 +320,14 @@ struct Args<'a, 'w> {
 }
 
 impl<'a> Args<'a, '_> {
-    /// The words, when there are no more than were kept (else the first ones).
+    /// The words, when all of them were kept; none when there were more (the
+    /// count says how many, for the error).
     fn words(&self) -> &[&'a str] {
-        if self.count == self.few.len() { self.few } else { &[] }
+        if self.count == self.few.len() {
+            self.few
+        } else {
+            &[]
+        }
     }
 }
 

@@ -323,7 +323,13 @@ mod tests {
             }
             words = next;
         }
-        for long in ["123456.123456", "999999.999999", "1234567.1", "12.1234567", "000000.000000"] {
+        for long in [
+            "123456.123456",
+            "999999.999999",
+            "1234567.1",
+            "12.1234567",
+            "000000.000000",
+        ] {
             assert_eq!(LogTime::parse(long), reference(long), "{long:?}");
         }
         assert!(checked > 290_000, "{checked}");

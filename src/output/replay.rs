@@ -272,11 +272,13 @@ pub fn replay_one(
                 Some(c) => c,
                 None => {
                     printer.date = pgn_date(header);
-                    core.insert(start_core(header, file, cfg, given, print).map_err(|problem| LogError {
-                        file: String::new(),
-                        line: 0,
-                        problem,
-                    })?)
+                    core.insert(
+                        start_core(header, file, cfg, given, print).map_err(|problem| LogError {
+                            file: String::new(),
+                            line: 0,
+                            problem,
+                        })?,
+                    )
                 }
             };
             player.play_into(&record, Some(line), &mut steps)?;
