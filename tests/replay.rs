@@ -384,3 +384,123 @@ fn many_logs_at_once_print_what_each_prints_alone() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains(&format!("{}:3:", bad.display())), "{err}");
 }
+
+/// `replay --format uci|pgn` runs the rules core with its events off (and, for
+/// `uci`, its moves' SAN): on every scenario, the upgrade fixture and both
+/// captures, and on games played by the hands, the games are exactly those of
+/// a core with everything on (moves, completions, clocks, results), and the
+/// printed output is what the games of that core print.
+#[test]
+fn a_core_without_events_or_san_records_the_same_games() {
+    use eboard_bridge::log::Player;
+    use eboard_bridge::rules::Core;
+    let mut logs: Vec<std::path::PathBuf> = Vec::new();
+    for dir in [
+        "tests/fixtures/scenarios",
+        "tests/fixtures/upgrade",
+        "tests/data/captures",
+    ] {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+        logs.extend(
+            std::fs::read_dir(&dir)
+                .expect("a folder of logs")
+                .map(|e| e.expect("an entry").path())
+                .filter(|p| p.extension().is_some_and(|x| x == "esl")),
+        );
+    }
+    logs.sort();
+    assert!(logs.len() >= 80, "{} logs", logs.len());
+    let tmp = tempfile::tempdir().unwrap();
+    for (i, game) in pgn_games("games/immortal-games.pgn").iter().take(6).enumerate() {
+        let mut hands = Hands::new(i as u64 + 40, Style::default(), Orientation::Normal);
+        let mut pos = game.start.clone();
+        hands.board(pos.board());
+        for mv in &game.moves {
+            hands.play(&pos, mv);
+            pos.play_unchecked(*mv);
+        }
+        let path = tmp.path().join(format!("hands-{i}.esl"));
+        let text = eboard_bridge::log::to_string(&Header::default(), &hands.records).unwrap();
+        std::fs::write(&path, text).unwrap();
+        logs.push(path);
+    }
+    let mut moves = 0;
+    for path in &logs {
+        let name = path.display().to_string();
+        let log = eboard_bridge::log::read_log(path).expect("the log reads");
+        let steps = Player::play_log(&log, &name).expect("the log plays");
+        // The start position as `replay` takes it: the header's `fen`, if any.
+        let start = log
+            .header
+            .get("fen")
+            .map(|f| replay::parse_start(f).expect("the header's fen"));
+        let core = || match &start {
+            Some((pos, mode)) => Core::with_start(Config::default(), pos.clone(), *mode),
+            None => Core::new(Config::default()),
+        };
+        let (mut full, mut lean) = (core(), core());
+        lean.set_events(false);
+        lean.set_san(false);
+        for core in [&mut full, &mut lean] {
+            for step in &steps {
+                replay::feed_step(core, step);
+            }
+            core.finish();
+        }
+        assert!(lean.take_events().is_empty(), "{name}: events kept");
+        let (a, b): (Vec<_>, Vec<_>) = (full.games().collect(), lean.games().collect());
+        assert_eq!(a.len(), b.len(), "{name}: games");
+        for (g, h) in a.iter().zip(&b) {
+            assert_eq!(g.result, h.result, "{name}: result");
+            assert_eq!(g.start_fen, h.start_fen, "{name}");
+            assert_eq!(g.clocks, h.clocks, "{name}: clocks");
+            assert_eq!(g.time_control, h.time_control, "{name}");
+            assert_eq!(g.positions, h.positions, "{name}: positions");
+            assert_eq!(g.moves.len(), h.moves.len(), "{name}: plies");
+            for (m, n) in g.moves.iter().zip(&h.moves) {
+                assert_eq!(
+                    (m.mv, &m.uci, m.completed, m.clk_ms, m.emt_ms, m.inferred),
+                    (n.mv, &n.uci, n.completed, n.clk_ms, n.emt_ms, n.inferred),
+                    "{name}"
+                );
+                assert!(!m.san.is_empty() && n.san.is_empty(), "{name}: SAN");
+                moves += 1;
+            }
+        }
+        // What replay prints of the log: the full core's games.
+        let mut printed = Vec::new();
+        replay::replay_one(
+            path,
+            &name,
+            Config::default(),
+            None,
+            replay::Print::Uci,
+            &mut printed,
+        )
+        .expect("the log replays");
+        assert!(
+            printed == replay::uci(full.games()).into_bytes(),
+            "{name}: --format uci"
+        );
+        let date = log
+            .header
+            .get("started")
+            .and_then(|s| s.get(..10))
+            .map_or_else(|| "????.??.??".to_string(), |d| d.replace('-', "."));
+        let mut printed = Vec::new();
+        replay::replay_one(
+            path,
+            &name,
+            Config::default(),
+            None,
+            replay::Print::Pgn,
+            &mut printed,
+        )
+        .expect("the log replays");
+        assert!(
+            printed == replay::pgn(full.games(), &date).into_bytes(),
+            "{name}: --format pgn"
+        );
+    }
+    assert!(moves > 500, "{moves} moves compared");
+}

@@ -133,20 +133,24 @@ impl BoardState {
     /// Applies one decoded message and returns the board-level events it means
     /// (none for a field update that changes nothing).
     pub fn apply(&mut self, msg: &BoardMessage) -> Vec<BoardEvent> {
+        let mut out = Vec::new();
+        self.apply_with(msg, |e| out.push(e));
+        out
+    }
+
+    /// [`BoardState::apply`], handing each event to `sink` (nothing allocated
+    /// for a field update or a clock report).
+    pub fn apply_with(&mut self, msg: &BoardMessage, mut sink: impl FnMut(BoardEvent)) {
         match msg {
-            BoardMessage::BoardDump(p) => {
-                self.placement = Some((**p).clone());
-                vec![BoardEvent::Dump(p.clone())]
-            }
             BoardMessage::FieldUpdate { field, piece } => {
                 let placement = self.placement.get_or_insert_with(Placement::empty);
                 let before = placement.get(*field);
                 if before == *piece {
-                    return Vec::new();
+                    return;
                 }
                 placement.set(*field, *piece);
                 let square = field.square();
-                vec![match piece {
+                sink(match piece {
                     PieceCode::Empty => BoardEvent::Lift {
                         square,
                         piece: before,
@@ -156,10 +160,9 @@ impl BoardState {
                         piece: *piece,
                         replaced: before,
                     },
-                }]
+                });
             }
             BoardMessage::Clock(status) => {
-                let mut out = Vec::with_capacity(2);
                 if let Some(prev) = self.clock {
                     if prev.right_lever_high != status.right_lever_high {
                         // The lever goes down on the side that pressed it.
@@ -168,12 +171,23 @@ impl BoardState {
                         } else {
                             ClockSide::Right
                         };
-                        out.push(BoardEvent::Press(presser));
+                        sink(BoardEvent::Press(presser));
                     }
                 }
                 self.clock = Some(*status);
-                out.push(BoardEvent::Clock(*status));
-                out
+                sink(BoardEvent::Clock(*status));
+            }
+            other => self.apply_other(other).into_iter().for_each(sink),
+        }
+    }
+
+    /// The messages other than field updates and clock reports.
+    fn apply_other(&mut self, msg: &BoardMessage) -> Vec<BoardEvent> {
+        match msg {
+            BoardMessage::FieldUpdate { .. } | BoardMessage::Clock(_) => Vec::new(),
+            BoardMessage::BoardDump(p) => {
+                self.placement = Some((**p).clone());
+                vec![BoardEvent::Dump(p.clone())]
             }
             BoardMessage::ClockAck(ack) => match ack.kind() {
                 AckKind::Button(b) => vec![BoardEvent::Button(b)],

@@ -50,12 +50,25 @@ pub fn board_bytes(
     clock: &mut ClockModel,
     now_us: u64,
 ) -> Result<Option<Vec<u8>>, String> {
-    let bytes = match kind {
-        RecordKind::Rx(b) => b.clone(),
+    let mut bytes = Vec::new();
+    Ok(board_bytes_into(kind, board, clock, now_us, &mut bytes)?.then_some(bytes))
+}
+
+/// [`board_bytes`], appended to `bytes`; false for records that are not board
+/// output.
+pub fn board_bytes_into(
+    kind: &RecordKind,
+    board: &BoardState,
+    clock: &mut ClockModel,
+    now_us: u64,
+    bytes: &mut Vec<u8>,
+) -> Result<bool, String> {
+    match kind {
+        RecordKind::Rx(b) => bytes.extend_from_slice(b),
         RecordKind::Tx(_) | RecordKind::Note(_) | RecordKind::Gap(_) | RecordKind::Arbiter { .. } => {
-            return Ok(None);
+            return Ok(false);
         }
-        RecordKind::Board(p) => BoardMessage::BoardDump(p.clone()).encode(),
+        RecordKind::Board(p) => BoardMessage::BoardDump(p.clone()).encode_into(bytes),
         RecordKind::Lift { square, piece } => {
             let there = board.piece_at(*square);
             match (there, piece) {
@@ -76,7 +89,7 @@ pub fn board_bytes(
                 field,
                 piece: PieceCode::Empty,
             }
-            .encode()
+            .encode_into(bytes)
         }
         RecordKind::Place { square, piece } => {
             if board.piece_at(*square) == PieceCode::Piece(*piece) {
@@ -89,26 +102,24 @@ pub fn board_bytes(
                 field: Field::from_square(*square),
                 piece: PieceCode::Piece(*piece),
             }
-            .encode()
+            .encode_into(bytes)
         }
         RecordKind::Clock { left, right, running } => {
             clock.set(*left, *right, running.side(), now_us);
-            BoardMessage::Clock(clock.status(now_us)).encode()
+            BoardMessage::Clock(clock.status(now_us)).encode_into(bytes)
         }
         RecordKind::Press(side) => {
             // A press is seen as the lever changing side: a board that has not yet
             // reported its clock first says where the lever stood.
-            let mut bytes = Vec::new();
             if board.clock().is_none() {
-                bytes.extend(BoardMessage::Clock(clock.status(now_us)).encode());
+                BoardMessage::Clock(clock.status(now_us)).encode_into(bytes);
             }
             clock.press(*side, now_us);
-            bytes.extend(BoardMessage::Clock(clock.status(now_us)).encode());
-            bytes
+            BoardMessage::Clock(clock.status(now_us)).encode_into(bytes)
         }
-        RecordKind::Button(b) => BoardMessage::ClockAck(ClockAck::button(*b)).encode(),
-    };
-    Ok(Some(bytes))
+        RecordKind::Button(b) => BoardMessage::ClockAck(ClockAck::button(*b)).encode_into(bytes),
+    }
+    Ok(true)
 }
 
 /// Plays records one at a time into board-level steps.
@@ -122,6 +133,8 @@ pub struct Player {
     last_time: LogTime,
     /// The name of a `note decided by NAME` that the next record may take.
     decided_by: Option<String>,
+    /// The bytes of the record being played (kept for the next one).
+    bytes: Vec<u8>,
 }
 
 impl Player {
@@ -136,6 +149,7 @@ impl Player {
             clock: ClockModel::new(zero, zero, 0),
             last_time: LogTime::default(),
             decided_by: None,
+            bytes: Vec::new(),
         }
     }
 
@@ -180,16 +194,21 @@ impl Player {
                 steps.push(step(Played::Arbiter(method.clone(), args.clone(), decided_by)))
             }
             kind => {
-                let bytes = board_bytes(kind, &self.board, &mut self.clock, now)
-                    .map_err(|problem| LogError {
+                let mut bytes = std::mem::take(&mut self.bytes);
+                bytes.clear();
+                let made = board_bytes_into(kind, &self.board, &mut self.clock, now, &mut bytes);
+                if let Err(problem) = made {
+                    self.bytes = bytes;
+                    return Err(LogError {
                         file: self.file.clone(),
                         line: line.unwrap_or(0),
                         problem,
-                    })?
-                    .unwrap_or_default();
-                for decoded in self.decoder.feed(&bytes) {
-                    steps.extend(self.decoded(decoded, now).into_iter().map(step));
+                    });
                 }
+                let (board, clock) = (&mut self.board, &mut self.clock);
+                self.decoder
+                    .feed_with(&bytes, |d| decoded(board, clock, d, now, |p| steps.push(step(p))));
+                self.bytes = bytes;
             }
         }
         Ok(())
@@ -222,19 +241,33 @@ impl Player {
     }
 
     fn decoded(&mut self, d: Decoded, now: u64) -> Vec<Played> {
-        match d {
-            Decoded::Skipped(s) => vec![Played::Skipped(s)],
-            Decoded::Message(m) => {
-                // A report the clock model agrees with changes nothing: the model
-                // keeps the fractions of a second that reports (whole seconds)
-                // lose, so that presses charge exactly the time between them.
-                if let BoardMessage::Clock(status) = &m {
-                    if !self.clock.shows(status, now) {
-                        self.clock = ClockModel::from_status(status, now);
-                    }
+        let mut out = Vec::new();
+        decoded(&mut self.board, &mut self.clock, d, now, |p| out.push(p));
+        out
+    }
+}
+
+/// What one decoded message or skipped run means at board level, given to
+/// `sink`; `board` and `clock` follow it.
+fn decoded(
+    board: &mut BoardState,
+    clock: &mut ClockModel,
+    d: Decoded,
+    now: u64,
+    mut sink: impl FnMut(Played),
+) {
+    match d {
+        Decoded::Skipped(s) => sink(Played::Skipped(s)),
+        Decoded::Message(m) => {
+            // A report the clock model agrees with changes nothing: the model
+            // keeps the fractions of a second that reports (whole seconds)
+            // lose, so that presses charge exactly the time between them.
+            if let BoardMessage::Clock(status) = &m {
+                if !clock.shows(status, now) {
+                    *clock = ClockModel::from_status(status, now);
                 }
-                self.board.apply(&m).into_iter().map(Played::Board).collect()
             }
+            board.apply_with(&m, |e| sink(Played::Board(e)));
         }
     }
 }

@@ -97,8 +97,7 @@ pub fn parse_each(
     };
     let mut header = Header::default();
     let mut any = false;
-    let mut lines = text
-        .split('\n')
+    let mut lines = Lines { rest: Some(text) }
         .enumerate()
         .map(|(i, l)| (i + 1, l.strip_suffix('\r').unwrap_or(l)));
     match lines.next() {
@@ -153,6 +152,31 @@ pub fn parse_each(
     Ok(header)
 }
 
+/// The pieces of a text between `\n`s, as `str::split('\n')` gives them, found
+/// by a plain loop: a log's lines are short, and a search call per line cost
+/// more than the bytes it looked at.
+struct Lines<'a> {
+    rest: Option<&'a str>,
+}
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let rest = self.rest?;
+        match rest.bytes().position(|b| b == b'\n') {
+            Some(i) => {
+                self.rest = Some(&rest[i + 1..]);
+                Some(&rest[..i])
+            }
+            None => {
+                self.rest = None;
+                Some(rest)
+            }
+        }
+    }
+}
+
 /// Parses one record line (not blank, not a comment).
 pub fn parse_record(line: &str) -> Result<Record, String> {
     let mut words = line.split([' ', '\t']).filter(|w| !w.is_empty());
@@ -164,17 +188,39 @@ pub fn parse_record(line: &str) -> Result<Record, String> {
         )
     })?;
     let verb = words.next().ok_or("record has a time but no verb")?;
-    let args: Vec<&str> = words.collect();
+    if let "rx" | "tx" = verb {
+        let bytes = parse_hex(&words.collect::<Vec<&str>>())?;
+        return Ok(Record {
+            time,
+            kind: if verb == "rx" {
+                RecordKind::Rx(bytes)
+            } else {
+                RecordKind::Tx(bytes)
+            },
+        });
+    }
+    // The other verbs take at most 3 words (the rest of the line is read again
+    // where it is text): the first 3 kept, all counted, nothing allocated.
+    let mut few = [""; 3];
+    let mut count = 0;
+    for w in words {
+        if let Some(slot) = few.get_mut(count) {
+            *slot = w;
+        }
+        count += 1;
+    }
+    let args = Args {
+        few: &few[..count.min(3)],
+        count,
+    };
     let kind = match verb {
-        "rx" => RecordKind::Rx(parse_hex(&args)?),
-        "tx" => RecordKind::Tx(parse_hex(&args)?),
         "board" => {
             let [fen] = exact::<1>(verb, &args)?;
             let board = shakmaty::Board::from_ascii_board_fen(fen.as_bytes())
                 .map_err(|e| format!("bad board placement `{}`: {e}", clip(fen)))?;
             RecordKind::Board(Box::new(Placement::from_board(&board)))
         }
-        "lift" => match args.as_slice() {
+        "lift" => match args.words() {
             [sq] => RecordKind::Lift {
                 square: square(sq)?,
                 piece: None,
@@ -186,7 +232,7 @@ pub fn parse_record(line: &str) -> Result<Record, String> {
             _ => {
                 return Err(format!(
                     "lift takes SQUARE [PIECE], got {} argument(s)",
-                    args.len()
+                    args.count
                 ));
             }
         },
@@ -239,7 +285,7 @@ pub fn parse_record(line: &str) -> Result<Record, String> {
             }
         }
         "arbiter" => {
-            let method = args.first().ok_or("arbiter takes METHOD ARGS...")?;
+            let method = args.few.first().ok_or("arbiter takes METHOD ARGS...")?;
             if !method.chars().all(|c| c.is_ascii_alphanumeric()) || method.is_empty() {
                 return Err(format!("bad arbiter method `{}`", clip(method)));
             }
@@ -267,8 +313,27 @@ pub fn parse_record(line: &str) -> Result<Record, String> {
     Ok(Record { time, kind })
 }
 
-fn exact<'a, const N: usize>(verb: &str, args: &[&'a str]) -> Result<[&'a str; N], String> {
-    <[&str; N]>::try_from(args).map_err(|_| format!("{verb} takes {N} argument(s), got {}", args.len()))
+/// A record's words after the verb: the first few, and how many there are.
+struct Args<'a, 'w> {
+    few: &'w [&'a str],
+    count: usize,
+}
+
+impl<'a> Args<'a, '_> {
+    /// The words, when all of them were kept; none when there were more (the
+    /// count says how many, for the error).
+    fn words(&self) -> &[&'a str] {
+        if self.count == self.few.len() {
+            self.few
+        } else {
+            &[]
+        }
+    }
+}
+
+fn exact<'a, const N: usize>(verb: &str, args: &Args<'a, '_>) -> Result<[&'a str; N], String> {
+    <[&str; N]>::try_from(args.words())
+        .map_err(|_| format!("{verb} takes {N} argument(s), got {}", args.count))
 }
 
 fn parse_hex(args: &[&str]) -> Result<Vec<u8>, String> {
@@ -333,6 +398,15 @@ pub fn clip_to(s: &str, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_are_what_split_gives() {
+        for text in ["", "\n", "a", "a\n", "\na", "a\nb", "a\r\nb\n\n", "é\nü\n\nx y\n"] {
+            let ours: Vec<&str> = Lines { rest: Some(text) }.collect();
+            let split: Vec<&str> = text.split('\n').collect();
+            assert_eq!(ours, split, "{text:?}");
+        }
+    }
 
     #[test]
     fn a_lenient_read_skips_bad_lines_and_says_where() {

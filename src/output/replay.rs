@@ -259,7 +259,7 @@ pub fn replay_one(
             core.drain_events();
             games.extend(core.take_finished());
             if last {
-                games.extend(core.game().cloned());
+                games.extend(core.take_game());
             }
             if !games.is_empty() {
                 printer.print(&Made::Games(std::mem::take(games)));
@@ -272,11 +272,13 @@ pub fn replay_one(
                 Some(c) => c,
                 None => {
                     printer.date = pgn_date(header);
-                    core.insert(start_core(header, file, cfg, given).map_err(|problem| LogError {
-                        file: String::new(),
-                        line: 0,
-                        problem,
-                    })?)
+                    core.insert(
+                        start_core(header, file, cfg, given, print).map_err(|problem| LogError {
+                            file: String::new(),
+                            line: 0,
+                            problem,
+                        })?,
+                    )
                 }
             };
             player.play_into(&record, Some(line), &mut steps)?;
@@ -302,7 +304,7 @@ pub fn replay_one(
             Some(c) => c,
             None => {
                 printer.date = pgn_date(&header);
-                core.insert(start_core(&header, file, cfg, given)?)
+                core.insert(start_core(&header, file, cfg, given, print)?)
             }
         };
         for step in player.finish() {
@@ -320,22 +322,26 @@ pub fn replay_one(
 }
 
 /// The rules core for a log: its start position from `given`, else from the
-/// header's `fen`.
+/// header's `fen`. Printing games only (`uci`, `pgn`), it keeps no events.
 fn start_core(
     header: &Header,
     file: &str,
     cfg: Config,
     given: Option<&(Chess, CastlingMode)>,
+    print: Print,
 ) -> Result<Core, String> {
     let start = match (given, header.get("fen")) {
         (Some(s), _) => Some(s.clone()),
         (None, Some(f)) => Some(parse_start(f).map_err(|e| format!("{file}: header field `fen`: {e}"))?),
         (None, None) => None,
     };
-    Ok(match start {
+    let mut core = match start {
         Some((pos, mode)) => Core::with_start(cfg, pos, mode),
         None => Core::new(cfg),
-    })
+    };
+    core.set_events(matches!(print, Print::Text | Print::Jsonl));
+    core.set_san(print != Print::Uci);
+    Ok(core)
 }
 
 /// The PGN `Date` of a log's games: the day its header says it started.
@@ -360,7 +366,7 @@ fn play_steps(
         // The reader stopped before the header: its problem says why.
         return Ok(());
     };
-    let mut core = start_core(&header, file, cfg, given)?;
+    let mut core = start_core(&header, file, cfg, given, print)?;
     let events = matches!(print, Print::Text | Print::Jsonl);
     let hand_on = |core: &mut Core, last: bool| {
         let made = if events {

@@ -373,13 +373,47 @@ pub(crate) const fn from_bcd(b: u8) -> Option<u8> {
 impl BoardMessage {
     /// The bytes a board sends for this message, header included.
     pub fn encode(&self) -> Vec<u8> {
-        let (msg_id, payload): (u8, Vec<u8>) = match self {
-            BoardMessage::BoardDump(p) => (id::BOARD_DUMP, p.0.iter().map(|c| c.code()).collect()),
+        let mut out = Vec::new();
+        self.encode_into(&mut out);
+        out
+    }
+
+    /// [`BoardMessage::encode`], appended to `out` (the messages a board sends
+    /// during a game without any allocation of their own).
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        let header = |out: &mut Vec<u8>, msg_id: u8, payload: usize| {
+            let len = payload + 3;
+            out.extend_from_slice(&[msg_id, ((len >> 7) & 0x7f) as u8, (len & 0x7f) as u8]);
+        };
+        match self {
             BoardMessage::FieldUpdate { field, piece } => {
-                (id::FIELD_UPDATE, vec![field.index(), piece.code()])
+                header(out, id::FIELD_UPDATE, 2);
+                out.extend_from_slice(&[field.index(), piece.code()]);
+                return;
             }
-            BoardMessage::Clock(s) => (id::BWTIME, s.to_payload().to_vec()),
-            BoardMessage::ClockAck(a) => (id::BWTIME, a.to_payload().to_vec()),
+            BoardMessage::Clock(s) => {
+                header(out, id::BWTIME, 7);
+                out.extend_from_slice(&s.to_payload());
+                return;
+            }
+            BoardMessage::ClockAck(a) => {
+                header(out, id::BWTIME, 7);
+                out.extend_from_slice(&a.to_payload());
+                return;
+            }
+            BoardMessage::BoardDump(p) => {
+                header(out, id::BOARD_DUMP, p.0.len());
+                out.extend(p.0.iter().map(|c| c.code()));
+                return;
+            }
+            _ => {}
+        }
+        let (msg_id, payload): (u8, Vec<u8>) = match self {
+            // Written above.
+            BoardMessage::BoardDump(_)
+            | BoardMessage::FieldUpdate { .. }
+            | BoardMessage::Clock(_)
+            | BoardMessage::ClockAck(_) => return,
             BoardMessage::ClockBlank => (id::BWTIME, vec![0; 7]),
             BoardMessage::SerialNumber(s) => (id::SERIAL_NR, ascii7(s)),
             BoardMessage::LongSerialNumber(s) => (id::LONG_SERIAL_NR, ascii7(s)),
@@ -393,13 +427,8 @@ impl BoardMessage {
             }
             BoardMessage::EepromMoves(m) => (id::EE_MOVES, m.iter().map(|b| b & 0x7f).collect()),
         };
-        let len = payload.len() + 3;
-        let mut out = Vec::with_capacity(len);
-        out.push(msg_id);
-        out.push(((len >> 7) & 0x7f) as u8);
-        out.push((len & 0x7f) as u8);
+        header(out, msg_id, payload.len());
         out.extend(payload);
-        out
     }
 }
 

@@ -57,6 +57,8 @@ pub struct Game {
     /// Both clocks (white's, black's ms) as the last completed move (or a set)
     /// left them: the `WhiteClock` and `BlackClock` tags.
     pub clocks: Option<(u64, u64)>,
+    /// Whether moves pushed get their SAN ([`Game::set_san`]).
+    san: bool,
 }
 
 impl Game {
@@ -78,7 +80,14 @@ impl Game {
             claimed: Vec::new(),
             time_control: None,
             clocks: None,
+            san: true,
         }
+    }
+
+    /// Whether the moves pushed from now on get their SAN (by default they do);
+    /// without, [`Played::san`] is empty (for a caller that reads only UCI).
+    pub fn set_san(&mut self, on: bool) {
+        self.san = on;
     }
 
     pub fn variant(&self) -> &'static str {
@@ -118,7 +127,7 @@ impl Game {
         UciMove::from_move(mv, self.mode).append_to_string(&mut uci);
         // SAN from shakmaty (the moves that need telling apart); its suffix from
         // the new position's legal moves, which the matching table needs anyway.
-        let plain = San::from_move(&pos, mv);
+        let plain = self.san.then(|| San::from_move(&pos, mv));
         let mut after = pos;
         after.play_unchecked(mv);
         let check = after.checkers().any();
@@ -129,15 +138,18 @@ impl Game {
             self.results[old].take();
         }
         self.positions.push(after);
-        let suffix = check.then(|| {
-            if self.results(self.ply() + 1).is_empty() {
-                Suffix::Checkmate
-            } else {
-                Suffix::Check
-            }
-        });
-        let mut san = String::with_capacity(8);
-        SanPlus { san: plain, suffix }.append_to_string(&mut san);
+        let mut san = String::new();
+        if let Some(plain) = plain {
+            let suffix = check.then(|| {
+                if self.results(self.ply() + 1).moves().is_empty() {
+                    Suffix::Checkmate
+                } else {
+                    Suffix::Check
+                }
+            });
+            san.reserve(8);
+            SanPlus { san: plain, suffix }.append_to_string(&mut san);
+        }
         self.moves.push(Played {
             mv,
             san,
@@ -173,12 +185,12 @@ impl Game {
 
     /// The legal moves of the position after `ply` plies.
     pub fn legal(&self, ply: usize) -> shakmaty::MoveList {
-        self.results(ply).iter().map(|(_, m)| *m).collect()
+        self.results(ply).moves().iter().map(|(_, m)| *m).collect()
     }
 
     /// The legal moves of the position after `ply` plies, with the placement
     /// hashes of their results.
-    fn results(&self, ply: usize) -> &[(u64, Move)] {
+    fn results(&self, ply: usize) -> &matching::Results {
         self.results[ply].get_or_init(|| matching::results(&self.positions[ply], self.placements[ply]))
     }
 
@@ -197,7 +209,7 @@ impl Game {
     pub fn forced_end(&self) -> Option<(&'static str, &'static str)> {
         let pos = self.current();
         // The legal moves come from the matching table (built once per position).
-        if self.results(self.ply()).is_empty() {
+        if self.results(self.ply()).moves().is_empty() {
             return Some(if pos.is_check() {
                 (if pos.turn().is_white() { "0-1" } else { "1-0" }, "checkmate")
             } else {
@@ -241,15 +253,6 @@ pub fn fen(pos: &Chess) -> String {
 
 fn hash(pos: &Chess) -> u64 {
     pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal).0
-}
-
-/// The legal move of `pos` whose result shows `board`, if there is one.
-pub fn move_to(pos: &Chess, board: &Board) -> Option<Move> {
-    pos.legal_moves().into_iter().find(|m| {
-        let mut after = pos.clone();
-        after.play_unchecked(*m);
-        after.board() == board
-    })
 }
 
 /// The most plies a gap in the line is bridged by (`docs/RULES.md`, "What it never does").

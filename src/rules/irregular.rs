@@ -113,8 +113,9 @@ impl Core {
     pub(super) fn resolve(&mut self, t: u64) {
         if let Some(irr) = self.irregular.take() {
             if irr.kind.is_some() {
-                let fen = self.game.as_ref().map(Game::fen).unwrap_or_default();
-                self.emit(t, EventKind::Resolved { fen });
+                self.emit_with(t, |c| EventKind::Resolved {
+                    fen: c.game.as_ref().map(Game::fen).unwrap_or_default(),
+                });
             }
         }
     }

@@ -149,22 +149,60 @@ pub fn after(h: u64, mv: &Move, us: Color) -> u64 {
     }
 }
 
-/// Legal moves, each with the placement hash of its result.
-pub type Results = Box<[(u64, Move)]>;
+/// Legal moves, each with the placement hash of its result, and a filter of
+/// those hashes: most boards matched against a position (a piece in the hand)
+/// are none of its moves' results, and the filter says so without a scan.
+#[derive(Debug, Clone)]
+pub struct Results {
+    /// One bit set per move, chosen by its hash: a hash whose bit is clear is no
+    /// move's.
+    filter: [u64; 8],
+    moves: Box<[(u64, Move)]>,
+}
+
+impl Results {
+    /// The bit of hash `h` in the filter: (word, mask).
+    #[inline]
+    fn bit(h: u64) -> (usize, u64) {
+        ((h >> 61) as usize, 1 << ((h >> 55) & 63))
+    }
+
+    pub fn moves(&self) -> &[(u64, Move)] {
+        &self.moves
+    }
+
+    /// False when no move's result has hash `h`; true when one may.
+    #[inline]
+    pub fn may_have(&self, h: u64) -> bool {
+        let (w, m) = Results::bit(h);
+        self.filter[w] & m != 0
+    }
+}
 
 /// The legal moves of `pos` with the placement hash of each one's result.
 pub fn results(pos: &Chess, h: u64) -> Results {
     let us = pos.turn();
-    pos.legal_moves()
+    let moves: Box<[(u64, Move)]> = pos
+        .legal_moves()
         .into_iter()
         .map(|m| (after(h, &m, us), m))
-        .collect()
+        .collect();
+    let mut filter = [0; 8];
+    for (r, _) in moves.iter() {
+        let (w, m) = Results::bit(*r);
+        filter[w] |= m;
+    }
+    Results { filter, moves }
 }
 
 /// The move among `results` (of `pos`) whose result shows `board` (hash `h`).
 /// A hash hit is confirmed on the boards.
-pub fn find(pos: &Chess, results: &[(u64, Move)], h: u64, board: &Board) -> Option<Move> {
+pub fn find(pos: &Chess, results: &Results, h: u64, board: &Board) -> Option<Move> {
+    if !results.may_have(h) {
+        return None;
+    }
     results
+        .moves()
         .iter()
         .filter(|(r, _)| *r == h)
         .map(|(_, m)| *m)
@@ -176,10 +214,35 @@ pub fn find(pos: &Chess, results: &[(u64, Move)], h: u64, board: &Board) -> Opti
 }
 
 pub(super) fn diff_squares(a: &Board, b: &Board) -> Vec<Square> {
-    Square::ALL
-        .into_iter()
-        .filter(|sq| a.piece_at(*sq) != b.piece_at(*sq))
-        .collect()
+    diff_board(a, b).into_iter().collect()
+}
+
+/// The squares where `a` and `b` differ (a piece on one only, or different
+/// pieces), by whole bitboards.
+pub(super) fn diff_board(a: &Board, b: &Board) -> Bitboard {
+    let both = a.occupied() & b.occupied();
+    let mut diff = (a.occupied() ^ b.occupied()) | ((a.white() ^ b.white()) & both);
+    for role in Role::ALL {
+        diff |= (a.by_role(role) ^ b.by_role(role)) & both;
+    }
+    diff
+}
+
+/// The squares a move can change: its piece's, its destination, the pawn it
+/// takes en passant, the castling rook's start and both pieces' ends. Every
+/// square whose piece differs after the move is among them.
+fn move_squares(m: &Move, us: Color) -> Bitboard {
+    match *m {
+        Move::Normal { from, to, .. } => Bitboard::from(from) | to,
+        Move::EnPassant { from, to } => {
+            Bitboard::from(from) | to | Square::from_coords(to.file(), from.rank())
+        }
+        Move::Castle { king, rook } => {
+            let side = shakmaty::CastlingSide::from_king_side(king < rook);
+            Bitboard::from(king) | rook | side.king_to(us) | side.rook_to(us)
+        }
+        Move::Put { to, .. } => Bitboard::from(to),
+    }
 }
 
 /// A board on the way from `pos` to a legal move's result: only the move's squares
@@ -187,7 +250,8 @@ pub(super) fn diff_squares(a: &Board, b: &Board) -> Vec<Square> {
 /// piece; or pieces only lifted from the expected position.
 pub(super) fn is_partial(pos: &Chess, board: &Board) -> bool {
     let expected = pos.board();
-    let diff = diff_squares(expected, board);
+    let diff_bb = diff_board(expected, board);
+    let diff: Vec<Square> = diff_bb.into_iter().collect();
     if diff.iter().all(|sq| board.piece_at(*sq).is_none()) {
         // Pieces in the air: each must be one a legal move lifts (its own piece, a
         // castling rook, or the piece it captures); a piece off the board that no
@@ -197,7 +261,13 @@ pub(super) fn is_partial(pos: &Chess, board: &Board) -> bool {
             .iter()
             .all(|sq| legal.iter().any(|m| lifted_by(m).contains(*sq)));
     }
+    let us = pos.turn();
+    // A move whose squares do not hold every square that differs cannot
+    // explain the board: only the few that do are played.
     pos.legal_moves().into_iter().any(|m| {
+        if !(diff_bb & !move_squares(&m, us)).is_empty() {
+            return false;
+        }
         let mut after = pos.clone();
         after.play_unchecked(m);
         let result = after.board();
@@ -260,13 +330,24 @@ impl Core {
         if kings_result(&board).is_some() {
             return false;
         }
-        let mut after = game.positions[h.base].clone();
-        after.play_unchecked(h.mv);
+        let base = &game.positions[h.base];
+        // A legal reply's result: only replies whose result has the board's
+        // placement hash are played and compared.
+        let h_after = after(game.placement(h.base), &h.mv, base.turn());
+        let h_board = self.real_hash();
+        let mut held = base.clone();
+        held.play_unchecked(h.mv);
         // Something set down beyond the held move, on the way to a reply.
-        let placed = diff_squares(after.board(), &board)
-            .iter()
-            .any(|sq| board.piece_at(*sq).is_some());
-        game::move_to(&after, &board).is_some() || (placed && is_partial(&after, &board))
+        let placed = !(diff_board(held.board(), &board) & board.occupied()).is_empty();
+        let them = held.turn();
+        let reply = held.legal_moves().into_iter().any(|m| {
+            after(h_after, &m, them) == h_board && {
+                let mut next = held.clone();
+                next.play_unchecked(m);
+                next.board() == &board
+            }
+        });
+        reply || (placed && is_partial(&held, &board))
     }
 
     /// Matches the board against what the game allows.
@@ -483,7 +564,7 @@ mod tests {
         for (fen, mode) in fens {
             let p = pos(fen, mode);
             let h = placement(p.board());
-            for (r, m) in results(&p, h).iter() {
+            for (r, m) in results(&p, h).moves() {
                 let mut q = p.clone();
                 q.play_unchecked(*m);
                 assert_eq!(*r, placement(q.board()), "{fen}: {m:?}");

@@ -116,6 +116,12 @@ pub struct Core {
     shown: u64,
     /// The time of the last event: events never go back in time.
     last_emit: u64,
+    /// Whether events are kept for [`Core::take_events`] (the default); a
+    /// caller that wants only the record (`replay --format uci|pgn`) turns them
+    /// off, and neither they nor their strings are made.
+    events: bool,
+    /// Whether the games' moves get their SAN (the default; see [`Core::set_san`]).
+    san: bool,
     out: Vec<Event>,
 }
 
@@ -160,6 +166,8 @@ impl Core {
             confirm_dump: false,
             shown: 0,
             last_emit: 0,
+            events: true,
+            san: true,
             out: Vec::new(),
         }
     }
@@ -275,10 +283,32 @@ impl Core {
         self.finished.iter().chain(self.game.as_ref())
     }
 
+    /// Hands over the current game (the core then has none): for a caller done
+    /// with the input, as a replay at the end of a log.
+    pub fn take_game(&mut self) -> Option<Game> {
+        self.game.take()
+    }
+
     /// Hands over the games that are over and no longer the current one (a
     /// replay prints them and lets them go; the daemon keeps them all).
     pub fn take_finished(&mut self) -> Vec<Game> {
         std::mem::take(&mut self.finished)
+    }
+
+    /// Whether events are kept (true by default). Off, the core decides exactly
+    /// as with them on (an event's time still orders the ones after it) but keeps
+    /// none and builds none of their strings: for a caller that reads only the
+    /// games (`replay --format uci`, `pgn`).
+    pub fn set_events(&mut self, on: bool) {
+        self.events = on;
+    }
+
+    /// Whether the moves of games started from now on are given their SAN (true
+    /// by default). Off, `Played::san` stays empty and nothing else changes: for
+    /// a caller that prints only UCI moves (`replay --format uci`) with events
+    /// off (events and PGN show SAN).
+    pub fn set_san(&mut self, on: bool) {
+        self.san = on;
     }
 
     /// Events produced so far and not yet taken.
@@ -419,10 +449,20 @@ impl Core {
     }
 
     fn emit(&mut self, t_us: u64, kind: EventKind) {
+        self.emit_with(t_us, |_| kind);
+    }
+
+    /// An event made by `make` only when events are kept (its strings cost more
+    /// than the decision); its time counts either way.
+    fn emit_with(&mut self, t_us: u64, make: impl FnOnce(&Core) -> EventKind) {
         // Events are in order: one decided late (a touch known only when its
         // flicker threshold passed) carries the time it is reported at.
         let t_us = t_us.max(self.last_emit);
         self.last_emit = t_us;
+        if !self.events {
+            return;
+        }
+        let kind = make(self);
         self.out.push(Event {
             t: t_us as f64 / 1e6,
             kind,

@@ -52,7 +52,12 @@ impl Core {
                 return;
             }
             // Amendment of a move made but not completed.
-            let was = game.moves[n - 1].clone();
+            let was_mv = game.moves[n - 1].mv;
+            let was_san = if self.events {
+                game.moves[n - 1].san.clone()
+            } else {
+                String::new()
+            };
             let mover = game.positions[n - 1].turn();
             game.truncate(n - 1);
             game.push(tent.mv);
@@ -60,38 +65,33 @@ impl Core {
                 return;
             };
             played.inferred = tent.inferred;
-            let played = played.clone();
-            let fen = game.fen();
-            self.emit(
-                t,
+            self.emit_with(t, |c| {
+                let (san, uci, fen) = c.last_move_strings();
                 EventKind::MoveAmended {
                     ply: n as u32,
-                    was: was.san.clone(),
-                    san: played.san.clone(),
-                    uci: played.uci,
+                    was: was_san,
+                    san,
+                    uci,
                     fen,
                     inferred: tent.inferred,
-                },
-            );
+                }
+            });
             let Some(base) = self.game.as_ref().map(|g| g.positions[n - 1].clone()) else {
                 return;
             };
             let touched = self.touches.amend(mover);
             let article =
-                touch::amendment_article(&base, &was.mv, &tent.mv).filter(|_| !tent.inferred && !tent.found);
+                touch::amendment_article(&base, &was_mv, &tent.mv).filter(|_| !tent.inferred && !tent.found);
             // A board read by dumps only cannot tell a piece released from one
             // still held (a second between two dumps): no amendment is judged.
             let article = article.filter(|_| self.updates_seen);
             if let Some(article) = article {
-                self.emit(
-                    t,
-                    EventKind::TouchMove {
-                        article,
-                        side: mover.into(),
-                        touched,
-                        played: played.san,
-                    },
-                );
+                self.emit_with(t, |c| EventKind::TouchMove {
+                    article,
+                    side: mover.into(),
+                    touched,
+                    played: c.last_move_strings().0,
+                });
             }
             self.after_move(t);
             return;
@@ -112,11 +112,10 @@ impl Core {
             return;
         };
         played.inferred = tent.inferred;
-        let played = played.clone();
-        let fen = game.fen();
         let ply = game.ply() as u32;
-        // Touches are judged only for a move seen being played.
-        let flags = if tent.inferred || tent.found {
+        // Touches are judged only for a move seen being played (and only said:
+        // nothing is judged when no events are kept).
+        let flags = if tent.inferred || tent.found || !self.events {
             Vec::new()
         } else {
             let legal = self
@@ -127,27 +126,24 @@ impl Core {
             self.touches.flags(&legal, &tent.mv, mover)
         };
         for (article, touched) in flags {
-            self.emit(
-                t,
-                EventKind::TouchMove {
-                    article,
-                    side: mover.into(),
-                    touched,
-                    played: played.san.clone(),
-                },
-            );
+            self.emit_with(t, |c| EventKind::TouchMove {
+                article,
+                side: mover.into(),
+                touched,
+                played: c.last_move_strings().0,
+            });
         }
-        self.emit(
-            t,
+        self.emit_with(t, |c| {
+            let (san, uci, fen) = c.last_move_strings();
             EventKind::Move {
                 ply,
-                san: played.san,
-                uci: played.uci,
+                san,
+                uci,
                 fen,
                 side: mover.into(),
                 inferred: tent.inferred,
-            },
-        );
+            }
+        });
         self.touches.next_turn(!mover);
         self.after_move(t);
     }
@@ -176,6 +172,14 @@ impl Core {
         if n > 0 && !game.moves[n - 1].completed && !game.is_over() && game.positions[n - 1].turn() == color {
             self.complete(n, t);
             self.clock_completed(n, emt, t);
+        }
+    }
+
+    /// The last move's SAN and UCI and the FEN after it, for its event.
+    fn last_move_strings(&self) -> (String, String, String) {
+        match self.game.as_ref().and_then(|g| Some((g, g.moves.last()?))) {
+            Some((g, m)) => (m.san.clone(), m.uci.clone(), g.fen()),
+            None => Default::default(),
         }
     }
 
@@ -211,15 +215,11 @@ impl Core {
         if self.pending_end.is_some_and(|(p, ..)| p > to_ply) {
             self.pending_end = None;
         }
-        let fen = game.fen();
         let turn = game.current().turn();
-        self.emit(
-            t,
-            EventKind::Takeback {
-                to_ply: to_ply as u32,
-                fen,
-            },
-        );
+        self.emit_with(t, |c| EventKind::Takeback {
+            to_ply: to_ply as u32,
+            fen: c.game.as_ref().map(Game::fen).unwrap_or_default(),
+        });
         self.touches.retract(turn);
     }
 

@@ -191,7 +191,8 @@ impl Core {
 
     pub(super) fn start_game(&mut self, pos: Chess, mode: CastlingMode, orientation: Orientation, t: u64) {
         self.games += 1;
-        let g = Game::new(self.games, pos, mode, orientation);
+        let mut g = Game::new(self.games, pos, mode, orientation);
+        g.set_san(self.san);
         if let Some(prev) = self.game.take() {
             self.finished.push(prev);
         }

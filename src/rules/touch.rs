@@ -344,16 +344,13 @@ impl Core {
             piece: p.piece,
             returned,
         });
-        self.emit(
-            p.at,
-            EventKind::Touch {
-                side: side.into(),
-                square: p.square.to_string(),
-                piece: p.piece.char().to_string(),
-                first,
-                returned,
-            },
-        );
+        self.emit_with(p.at, |_| EventKind::Touch {
+            side: side.into(),
+            square: p.square.to_string(),
+            piece: p.piece.char().to_string(),
+            first,
+            returned,
+        });
     }
 
     /// The board shows the last move, not yet completed, changed by its mover
