@@ -5,7 +5,7 @@ use std::path::Path;
 
 use shakmaty::{Piece, Square};
 
-use super::record::{Header, LogTime, MAGIC, Record, RecordKind, Running, SensorLog};
+use super::record::{Header, LogTime, MAGIC, Record, RecordKind, Running, SETTINGS_KEY, SensorLog};
 use crate::protocol::{ClockButton, ClockSide, ClockTime, Placement};
 
 /// A sensor log that cannot be read: where and why (`FILE:LINE: problem`, or
@@ -121,12 +121,26 @@ pub fn parse_each(
             continue;
         }
         if let Some(comment) = trimmed.strip_prefix('#') {
+            let Some((key, value)) = comment
+                .trim()
+                .split_once(':')
+                .map(|(k, v)| (k.trim(), v.trim()))
+                .filter(|(k, _)| !k.is_empty() && !k.contains(char::is_whitespace))
+            else {
+                continue;
+            };
             if !any {
-                if let Some((k, v)) = comment.trim().split_once(':') {
-                    let key = k.trim();
-                    if !key.is_empty() && !key.contains(char::is_whitespace) {
-                        header.fields.push((key.to_string(), v.trim().to_string()));
-                    }
+                header.fields.push((key.to_string(), value.to_string()));
+            } else if key == SETTINGS_KEY {
+                // The settings from here on: a record without a time of its own.
+                let settings = settings_line(value).map(|json| Record {
+                    time: last,
+                    kind: RecordKind::Settings(json),
+                });
+                match (settings, lenient.as_deref_mut()) {
+                    (Ok(r), _) => each(&header, r, n)?,
+                    (Err(p), Some(skipped)) => skipped.push(err(n, p)),
+                    (Err(p), None) => return Err(err(n, p)),
                 }
             }
             continue;
@@ -151,6 +165,18 @@ pub fn parse_each(
         each(&header, record, n)?;
     }
     Ok(header)
+}
+
+/// The JSON object of a `# settings:` line, checked to be one (the rules core
+/// reads its fields).
+fn settings_line(value: &str) -> Result<String, String> {
+    match serde_json::from_str::<serde_json::Value>(value) {
+        Ok(serde_json::Value::Object(_)) => Ok(value.to_string()),
+        _ => Err(format!(
+            "`# {SETTINGS_KEY}:` takes one JSON object, not `{}`",
+            clip(value)
+        )),
+    }
 }
 
 /// Parses one record line (not blank, not a comment).

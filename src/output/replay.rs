@@ -7,7 +7,7 @@ use std::sync::mpsc;
 use shakmaty::{CastlingMode, Chess, Position};
 
 use crate::log::{Header, LogError, Played, Player, SensorLog, Step};
-use crate::rules::{Config, Core, Event, EventKind, Game};
+use crate::rules::{Config, Core, Event, EventKind, Game, Pinned, SETTINGS_KEY, Settings};
 
 /// What `replay` prints of a log (`--format`, but for `sensors`, which stops
 /// before the rules core).
@@ -44,14 +44,15 @@ enum Made {
 /// for [`run`]) and prints what comes back; this one runs the rules core on the
 /// steps and hands back its events as they come (`text`, `jsonl`) or the games
 /// as they end (`uci`, `pgn`). Reading and printing together take about as long
-/// as the rules core, so neither side waits much. `given` overrides the header's
-/// `fen`. Returns what to print for the log, complete, in chunks to print in
-/// order: a log with a problem in it prints nothing and gives the problem (the
-/// first one in the file, with its line).
+/// as the rules core, so neither side waits much. The log is judged by the
+/// settings it states (the defaults where it states none) but for those
+/// `pinned`; `given` overrides the header's `fen`. Returns what to print for the
+/// log, complete, in chunks to print in order: a log with a problem in it prints
+/// nothing and gives the problem (the first one in the file, with its line).
 pub fn replay_file(
     path: &Path,
     file: &str,
-    cfg: Config,
+    pinned: Pinned,
     given: Option<&(Chess, CastlingMode)>,
     print: Print,
 ) -> Result<Vec<Vec<u8>>, String> {
@@ -61,7 +62,7 @@ pub fn replay_file(
         // side (which waits for the rules core) cannot wait for itself.
         let (made_tx, made_rx) = mpsc::channel::<Made>();
         let io = scope.spawn(move || read_and_print(path, file, steps_tx, &made_rx, print));
-        let played = play_steps(&steps_rx, &made_tx, file, cfg, given, print);
+        let played = play_steps(&steps_rx, &made_tx, file, pinned, given, print);
         // Stops the reading side if the rules core stopped first; ends what it
         // prints.
         drop(steps_rx);
@@ -169,7 +170,7 @@ fn read_and_print(
 /// of system time in futex waits (`docs/PERFORMANCE.md`).
 pub fn replay_many(
     paths: &[(std::path::PathBuf, String)],
-    cfg: Config,
+    pinned: Pinned,
     given: Option<&(Chess, CastlingMode)>,
     print: Print,
     mut write: impl FnMut(usize, &[u8]) -> bool,
@@ -191,7 +192,7 @@ pub fn replay_many(
                 while !stop.load(Ordering::Relaxed) {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some((path, file)) = paths.get(i) else { break };
-                    let done = replay_one(path, file, cfg, given, print, &mut buf)
+                    let done = replay_one(path, file, pinned, given, print, &mut buf)
                         .map(|()| std::mem::take(&mut buf));
                     if tx.send((i, done)).is_err() {
                         break;
@@ -231,7 +232,7 @@ pub fn replay_many(
 pub fn replay_one(
     path: &Path,
     file: &str,
-    cfg: Config,
+    pinned: Pinned,
     given: Option<&(Chess, CastlingMode)>,
     print: Print,
     out: &mut Vec<u8>,
@@ -272,7 +273,8 @@ pub fn replay_one(
                 Some(c) => c,
                 None => {
                     printer.date = pgn_date(header);
-                    core.insert(start_core(header, file, cfg, given).map_err(|problem| LogError {
+                    let defaults = Settings::default();
+                    core.insert(start_core(header, file, defaults, pinned, given).map_err(|problem| LogError {
                         file: String::new(),
                         line: 0,
                         problem,
@@ -281,7 +283,7 @@ pub fn replay_one(
             };
             player.play_into(&record, Some(line), &mut steps)?;
             for step in steps.drain(..) {
-                feed_step(core, &step);
+                feed_pinned(core, &step, &pinned);
             }
             // What the core made is printed now and then, not kept whole.
             since += 1;
@@ -302,11 +304,11 @@ pub fn replay_one(
             Some(c) => c,
             None => {
                 printer.date = pgn_date(&header);
-                core.insert(start_core(&header, file, cfg, given)?)
+                core.insert(start_core(&header, file, Settings::default(), pinned, given)?)
             }
         };
         for step in player.finish() {
-            feed_step(core, &step);
+            feed_pinned(core, &step, &pinned);
         }
         core.finish();
         hand_on(core, &mut printer, &mut games, true);
@@ -319,23 +321,31 @@ pub fn replay_one(
     result
 }
 
-/// The rules core for a log: its start position from `given`, else from the
-/// header's `fen`.
+/// The rules core for a log: judged by the settings its header states (else
+/// `defaults`) but for those `pinned`; its start position from `given`, else
+/// from the header's `fen`.
 fn start_core(
     header: &Header,
     file: &str,
-    cfg: Config,
+    defaults: Settings,
+    pinned: Pinned,
     given: Option<&(Chess, CastlingMode)>,
 ) -> Result<Core, String> {
+    let stated = header
+        .get(SETTINGS_KEY)
+        .map(|s| Settings::from_json(s).map_err(|e| format!("{file}: header field `{SETTINGS_KEY}`: {e}")))
+        .transpose()?;
     let start = match (given, header.get("fen")) {
         (Some(s), _) => Some(s.clone()),
         (None, Some(f)) => Some(parse_start(f).map_err(|e| format!("{file}: header field `fen`: {e}"))?),
         (None, None) => None,
     };
-    Ok(match start {
-        Some((pos, mode)) => Core::with_start(cfg, pos, mode),
-        None => Core::new(cfg),
-    })
+    let settings = pinned.over(stated.unwrap_or(defaults));
+    let mut core = Core::with_settings(&settings);
+    if let Some((pos, mode)) = start {
+        core.start_from(pos, mode);
+    }
+    Ok(core)
 }
 
 /// The PGN `Date` of a log's games: the day its header says it started.
@@ -352,7 +362,7 @@ fn play_steps(
     rx: &mpsc::Receiver<Read>,
     tx: &mpsc::Sender<Made>,
     file: &str,
-    cfg: Config,
+    pinned: Pinned,
     given: Option<&(Chess, CastlingMode)>,
     print: Print,
 ) -> Result<(), String> {
@@ -360,7 +370,7 @@ fn play_steps(
         // The reader stopped before the header: its problem says why.
         return Ok(());
     };
-    let mut core = start_core(&header, file, cfg, given)?;
+    let mut core = start_core(&header, file, Settings::default(), pinned, given)?;
     let events = matches!(print, Print::Text | Print::Jsonl);
     let hand_on = |core: &mut Core, last: bool| {
         let made = if events {
@@ -379,7 +389,7 @@ fn play_steps(
     for read in rx {
         let Read::Steps(steps) = read else { continue };
         for step in &steps {
-            feed_step(&mut core, step);
+            feed_pinned(&mut core, step, &pinned);
         }
         hand_on(&mut core, false);
     }
@@ -438,17 +448,22 @@ pub struct Replay {
     pub core: Core,
 }
 
-/// Runs one log through the decoder and the rules core.
+/// Runs one log through the decoder and the rules core, judged by the settings
+/// it states, else by `cfg`.
 pub fn run(
     log: &SensorLog,
     file: &str,
     cfg: Config,
     start: Option<(Chess, CastlingMode)>,
 ) -> Result<Replay, LogError> {
-    let mut core = match start {
-        Some((pos, mode)) => Core::with_start(cfg, pos, mode),
-        None => Core::new(cfg),
-    };
+    let defaults = Settings::new(cfg, None);
+    let mut core = start_core(&log.header, file, defaults, Pinned::default(), start.as_ref()).map_err(|problem| {
+        LogError {
+            file: String::new(),
+            line: 0,
+            problem,
+        }
+    })?;
     let mut player = Player::new(file);
     let mut events = Vec::new();
     let feed = |core: &mut Core, steps: Vec<crate::log::Step>| {
@@ -473,6 +488,12 @@ pub fn run(
 /// skip as a line fault (the daemon finds them in the same bytes, at the same
 /// place).
 pub fn feed_step(core: &mut Core, step: &crate::log::Step) {
+    feed_pinned(core, step, &Pinned::default());
+}
+
+/// [`feed_step`], with settings given on the command line standing over the
+/// log's `# settings:` lines.
+pub fn feed_pinned(core: &mut Core, step: &crate::log::Step, pinned: &Pinned) {
     let t = step.time.micros();
     match &step.what {
         Played::Board(ev) => core.input(ev, t),
@@ -491,6 +512,13 @@ pub fn feed_step(core: &mut Core, step: &crate::log::Step) {
             };
             if applied {
                 core.arbiter_call(method, values, by.clone(), t);
+            }
+        }
+        // Checked to be a JSON object when read; settings the rules core cannot
+        // take (a threshold over an hour) change nothing.
+        Played::Settings(json) => {
+            if let Ok(s) = Settings::from_json(json) {
+                core.set_settings(&pinned.over(s));
             }
         }
         Played::Host(_) | Played::Note(_) => {}
@@ -945,7 +973,7 @@ mod tests {
         let records = games(12);
         let path = write(dir.path(), "games.esl", &header, &records);
         for print in [Print::Text, Print::Jsonl, Print::Uci, Print::Pgn] {
-            let chunks = replay_file(&path, "games.esl", Config::default(), None, print).expect("it replays");
+            let chunks = replay_file(&path, "games.esl", Pinned::default(), None, print).expect("it replays");
             if print == Print::Jsonl {
                 assert!(chunks.len() > 1, "jsonl in {} chunk(s)", chunks.len());
             }
@@ -975,7 +1003,7 @@ mod tests {
         text.push_str("0 note back in time\n99999 dance e4\n");
         std::fs::write(&path, &text).expect("written again");
         let line = text.lines().count() - 1;
-        let e = replay_file(&path, "back.esl", Config::default(), None, Print::Jsonl).unwrap_err();
+        let e = replay_file(&path, "back.esl", Pinned::default(), None, Print::Jsonl).unwrap_err();
         assert_eq!(e, format!("back.esl:{line}: time goes back: 0.000 after {last}"));
 
         // A lift the board cannot make (the last record): found by the player,
@@ -989,7 +1017,7 @@ mod tests {
             },
         });
         let path = write(dir.path(), "lift.esl", &Header::default(), &bad);
-        let e = replay_file(&path, "lift.esl", Config::default(), None, Print::Text).unwrap_err();
+        let e = replay_file(&path, "lift.esl", Pinned::default(), None, Print::Text).unwrap_err();
         assert!(e.starts_with("lift.esl:"), "{e}");
         let line = std::fs::read_to_string(&path).expect("the log").lines().count();
         assert!(e.starts_with(&format!("lift.esl:{line}: lift e4")), "{e}");
@@ -999,13 +1027,13 @@ mod tests {
         let mut header = Header::default();
         header.set("fen", "not a position");
         let path = write(dir.path(), "fen.esl", &header, &records);
-        let e = replay_file(&path, "fen.esl", Config::default(), None, Print::Pgn).unwrap_err();
+        let e = replay_file(&path, "fen.esl", Pinned::default(), None, Print::Pgn).unwrap_err();
         assert!(e.starts_with("fen.esl: header field `fen`: "), "{e}");
 
         let e = replay_file(
             &dir.path().join("absent.esl"),
             "absent.esl",
-            Config::default(),
+            Pinned::default(),
             None,
             Print::Uci,
         )
