@@ -279,6 +279,7 @@ async fn a_board_pulled_away_mid_game_comes_back_without_losing_a_move() {
         .within(30, "the daemon to start")
         .await
         .unwrap();
+    let live = common::replayed::collect(&daemon);
     let snap = daemon.boards()[0].2.clone();
     wait_for("ten moves", 30, || snap.borrow().moves.len() == 10).await;
     assert!(snap.borrow().connected);
@@ -296,6 +297,10 @@ async fn a_board_pulled_away_mid_game_comes_back_without_losing_a_move() {
     wait_for("twenty moves", 30, || snap.borrow().moves.len() == 20).await;
     assert_eq!(snap.borrow().moves, expected);
     daemon.shutdown().within(30, "the daemon to stop").await;
+    // Across the gap too, the recording replays to what was published.
+    let live = live.within(10, "the daemon's events to end").await.unwrap();
+    let recording = dir.path().join("state/recordings/board0.esl");
+    common::replayed::assert_replays_as_published(&recording, "board0", &live);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

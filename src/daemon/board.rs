@@ -742,10 +742,15 @@ impl BoardTask {
     /// in the recording, which resume and `replay` apply as it was live. Refused,
     /// it is logged briefly and changes nothing.
     async fn command(&mut self, cmd: Command, by: Option<String>) -> Result<(), BusError> {
-        let r = self.apply(&cmd).await;
+        // The decision is journaled at the time it was applied: resume and
+        // `replay` apply it at that time too.
+        let t = self.core_now();
+        let r = self.apply(&cmd, t).await;
         match &r {
             Ok(()) => {
-                let t = self.core_now();
+                // A call the core does not take (a text on the clock) may have
+                // written to the board meanwhile: it is journaled after that.
+                let t = if cmd.decision().is_some() { t } else { self.core_now() };
                 let (method, args) = cmd.record();
                 self.journal_decision(t, method, args, by.clone());
                 let by = by.map(|b| format!(" (by {b})")).unwrap_or_default();
@@ -776,8 +781,7 @@ impl BoardTask {
         self.core.arbiter_call(method, args, by, t);
     }
 
-    async fn apply(&mut self, cmd: &Command) -> Result<(), BusError> {
-        let t = self.core_now();
+    async fn apply(&mut self, cmd: &Command, t: u64) -> Result<(), BusError> {
         if let Some(d) = cmd.decision() {
             if matches!(
                 cmd,

@@ -61,20 +61,33 @@ pub fn replay_jsonl(recording: &Path) -> String {
 /// replays with no options to the jsonl that was published live, byte for
 /// byte. Returns how many events that is (a caller may check it is not none).
 pub fn assert_replays_as_published(recording: &Path, board: &str, live: &[Tapped]) -> usize {
+    match replay_difference(recording, board, live) {
+        Ok(n) => n,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// The same, as a result: how many events agree, or where the first one that
+/// does not is.
+pub fn replay_difference(recording: &Path, board: &str, live: &[Tapped]) -> Result<usize, String> {
     let published = live_jsonl(live, board);
     let replayed = replay_jsonl(recording);
-    if replayed != published {
-        let (p, r): (Vec<&str>, Vec<&str>) = (published.lines().collect(), replayed.lines().collect());
-        let first = p.iter().zip(&r).position(|(a, b)| a != b).unwrap_or(p.len().min(r.len()));
-        panic!(
-            "{board}: replay of {} with no options is not what was published ({} events live, {} replayed); first difference at event {}:\n  live:   {}\n  replay: {}",
-            recording.display(),
-            p.len(),
-            r.len(),
-            first + 1,
-            p.get(first).unwrap_or(&"(none)"),
-            r.get(first).unwrap_or(&"(none)")
-        );
+    if replayed == published {
+        return Ok(published.lines().count());
     }
-    published.lines().count()
+    let (p, r): (Vec<&str>, Vec<&str>) = (published.lines().collect(), replayed.lines().collect());
+    let first = p
+        .iter()
+        .zip(&r)
+        .position(|(a, b)| a != b)
+        .unwrap_or(p.len().min(r.len()));
+    Err(format!(
+        "{board}: replay of {} with no options is not what was published ({} events live, {} replayed); first difference at event {}:\n  live:   {}\n  replay: {}",
+        recording.display(),
+        p.len(),
+        r.len(),
+        first + 1,
+        p.get(first).unwrap_or(&"(none)"),
+        r.get(first).unwrap_or(&"(none)")
+    ))
 }
