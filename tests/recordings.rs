@@ -243,3 +243,68 @@ async fn the_demo_with_other_thresholds_replays_as_published_with_no_options() {
     std::fs::write(&bare, kept.join("\n") + "\n").unwrap();
     assert_ne!(replay_jsonl(&bare), live_jsonl(&live, &board));
 }
+
+/// A daemon configuration for board0 in `dir` with these `[rules]`.
+fn rules_config(dir: &Path, rules: &str) -> eboard_bridge::daemon::Config {
+    eboard_bridge::daemon::Config::parse(
+        &format!(
+            "round = 1\noutput = \"{}\"\nstate = \"{}\"\n[rules]\n{rules}\n",
+            dir.join("live").display(),
+            dir.join("state").display()
+        ),
+        "rules.toml",
+    )
+    .unwrap()
+}
+
+/// A daemon restarted with other `[rules]` on the same recording judges the rest
+/// of the game by them and says so in the recording (a `# settings:` line), so
+/// that `replay` with no options gives every event both daemons published: the
+/// first part by the first settings, the rest by the second.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_with_other_rules_is_in_the_recording_and_replays_as_published() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = pgn_games("games/immortal-games.pgn")
+        .into_iter()
+        .find(|g| g.moves.len() >= 20 && g.start == Chess::default())
+        .expect("a game of 20 plies");
+    let link = dir.path().join("board0");
+    let mut live = Vec::new();
+    let mut pos = game.start.clone();
+    let parts = [
+        (0..10, "release_ms = 80\nflicker_ms = 40\nirregular_ms = 700\nprofile = \"blitz\""),
+        (10..20, "release_ms = 400\nirregular_ms = 2500"),
+    ];
+    for (i, (plies, rules)) in parts.into_iter().enumerate() {
+        let emulator = emulate(game_log(&pos, &game.moves[plies.clone()], 11 + i as u64), &link, 8.0);
+        for m in &game.moves[plies.clone()] {
+            pos.play_unchecked(*m);
+        }
+        let daemon = Daemon::start(vec![link.clone()], rules_config(dir.path(), rules), BusChoice::None)
+            .within(30, "the daemon to start")
+            .await
+            .unwrap();
+        let events = collect(&daemon);
+        let snap = daemon.boards()[0].2.clone();
+        wait_for("the part's moves", 30, || snap.borrow().moves.len() == plies.end).await;
+        // The last move made is completed by its press before the stop.
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        daemon.shutdown().within(30, "the daemon to stop").await;
+        emulator.abort();
+        live.extend(events.within(10, "the daemon's events to end").await.unwrap());
+    }
+    let recording = dir.path().join("state/recordings/board0.esl");
+    let text = std::fs::read_to_string(&recording).unwrap();
+    let stated: Vec<&str> = text.lines().filter(|l| l.starts_with("# settings: ")).collect();
+    assert_eq!(stated.len(), 2, "the header and the restart's line:\n{stated:?}");
+    assert!(stated[0].contains(r#""release_ms":80"#) && stated[0].contains(r#""profile":"blitz""#));
+    assert!(stated[1].contains(r#""release_ms":400"#) && stated[1].contains(r#""profile":"standard""#));
+    let n = assert_replays_as_published(&recording, "board0", &live);
+    assert!(n > 20, "{n} events");
+    // Without the restart's line the rest is judged by the first settings, and
+    // the events are not those published.
+    let bare = dir.path().join("bare.esl");
+    let kept: Vec<&str> = text.lines().filter(|l| *l != stated[1]).collect();
+    std::fs::write(&bare, kept.join("\n") + "\n").unwrap();
+    assert_ne!(replay_jsonl(&bare), live_jsonl(&live, "board0"));
+}

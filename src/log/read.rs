@@ -401,6 +401,33 @@ mod tests {
         );
     }
 
+    /// The settings: a header field before the first record; after it, a
+    /// `# settings:` line is a record of its own at the time of the one before,
+    /// written back as the same comment line. One that is not a JSON object is
+    /// refused with its line (skipped by a lenient read).
+    #[test]
+    fn settings_lines_are_records_after_the_header() {
+        let text = "# eboard-sensor-log 1\n# settings: {\"release_ms\":100}\n0 board 8/8/8/8/8/8/4P3/8\n# resumed 2026-11-26T03:56:08Z\n#  settings:  {\"release_ms\":300}\n2 lift e2 P\n";
+        let log = parse_log(text, "s.esl").unwrap();
+        assert_eq!(log.header.get("settings"), Some("{\"release_ms\":100}"));
+        assert_eq!(log.records.len(), 3);
+        assert_eq!(log.lines, vec![3, 5, 6]);
+        let settings = &log.records[1];
+        assert_eq!(settings.kind, RecordKind::Settings("{\"release_ms\":300}".into()));
+        assert_eq!(settings.time, LogTime::default());
+        assert_eq!(settings.to_string(), "# settings: {\"release_ms\":300}");
+        let again = crate::log::to_string(&log.header, &log.records).unwrap();
+        assert_eq!(parse_log(&again, "again.esl").unwrap().records, log.records);
+
+        let bad = "# eboard-sensor-log 1\n0 board 8/8/8/8/8/8/4P3/8\n# settings: release_ms=3\n1 lift e2 P\n";
+        let e = parse_log(bad, "b.esl").unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+        assert!(e.problem.contains("one JSON object"), "{e}");
+        let mut skipped = Vec::new();
+        let log = parse_log_lenient(bad, "b.esl", &mut skipped).unwrap();
+        assert_eq!((log.records.len(), skipped.len()), (2, 1));
+    }
+
     #[test]
     fn errors_name_file_line_and_problem() {
         let cases = [

@@ -965,6 +965,67 @@ mod tests {
         text.into_bytes()
     }
 
+    /// A log judged by the settings it states: the header's, then a
+    /// `# settings:` line's from there on, the same on every path (`run`, two
+    /// threads, the pool's one); an option given stands over them.
+    #[test]
+    fn a_log_is_judged_by_the_settings_it_states_unless_options_are_given() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let records = games(2);
+        let half = records.len() / 2;
+        let quick = Settings {
+            release_ms: 40,
+            flicker_ms: 20,
+            ..Settings::default()
+        };
+        let slow = Settings {
+            release_ms: 900,
+            irregular_ms: 4000,
+            ..Settings::default()
+        };
+        let mut stated = Header::default();
+        stated.set(SETTINGS_KEY, &quick.to_json());
+        let mut both = records[..half].to_vec();
+        both.push(Record {
+            time: records[half - 1].time,
+            kind: RecordKind::Settings(slow.to_json()),
+        });
+        both.extend_from_slice(&records[half..]);
+        let plain = write(dir.path(), "plain.esl", &Header::default(), &records);
+        let quick_log = write(dir.path(), "quick.esl", &stated, &records);
+        let changed = write(dir.path(), "changed.esl", &stated, &both);
+        let jsonl_of = |path: &Path, pinned: Pinned| {
+            let chunks = replay_file(path, "x.esl", pinned, None, Print::Jsonl).expect("it replays");
+            let mut pooled = Vec::new();
+            replay_one(path, "x.esl", pinned, None, Print::Jsonl, &mut pooled).expect("it replays");
+            assert_eq!(chunks.concat(), pooled);
+            pooled
+        };
+        let none = Pinned::default();
+        for path in [&plain, &quick_log, &changed] {
+            assert_eq!(jsonl_of(path, none), one_thread(path, "x.esl", Print::Jsonl));
+        }
+        let (plain_out, quick_out, changed_out) =
+            (jsonl_of(&plain, none), jsonl_of(&quick_log, none), jsonl_of(&changed, none));
+        assert_ne!(plain_out, quick_out);
+        assert_ne!(quick_out, changed_out);
+        // Options given stand for the whole log, whatever it states.
+        let pinned = Pinned {
+            release_ms: Some(40),
+            flicker_ms: Some(20),
+            irregular_ms: Some(2000),
+            ..Pinned::default()
+        };
+        assert_eq!(jsonl_of(&plain, pinned), quick_out);
+        assert_eq!(jsonl_of(&changed, pinned), quick_out);
+        // A header the rules core cannot take is the log's problem.
+        let mut wrong = Header::default();
+        wrong.set(SETTINGS_KEY, "{\"profile\":\"bullet\"}");
+        let path = write(dir.path(), "wrong.esl", &wrong, &records);
+        let e = replay_file(&path, "wrong.esl", none, None, Print::Jsonl).unwrap_err();
+        assert!(e.starts_with("wrong.esl: header field `settings`: "), "{e}");
+    }
+
     #[test]
     fn two_threads_print_what_one_thread_prints() {
         let dir = tempfile::tempdir().expect("a temporary folder");
