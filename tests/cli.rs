@@ -210,7 +210,11 @@ fn replay_takes_thresholds_and_the_fen_header() {
     let stated = dir.path().join("stated.esl");
     let text = std::fs::read_to_string(&illegal).unwrap();
     let (first, rest) = text.split_once('\n').unwrap();
-    std::fs::write(&stated, format!("{first}\n# settings: {{\"irregular_ms\":3000}}\n{rest}")).unwrap();
+    std::fs::write(
+        &stated,
+        format!("{first}\n# settings: {{\"irregular_ms\":3000}}\n{rest}"),
+    )
+    .unwrap();
     let run_stated = |args: &[&str]| {
         let out = run(bin().arg("replay").args(args).arg(&stated));
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

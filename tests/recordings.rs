@@ -9,7 +9,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::replayed::{assert_replays_as_published, collect, live_jsonl, replay_jsonl};
-use common::{Within, bus_client, pgn_games, pgn_moves, private_bus, quick, send_signal, wait_exit, wait_for};
+use common::{
+    Within, bus_client, pgn_games, pgn_moves, private_bus, quick, send_signal, wait_exit, wait_for,
+};
 use eboard_bridge::board::Orientation;
 use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME};
 use eboard_bridge::daemon::{BusChoice, Daemon};
@@ -163,7 +165,8 @@ async fn a_configured_time_control_survives_sigkill_mid_game_and_replays() {
     let recording = dir.path().join("state/recordings/board0.esl");
     let text = std::fs::read_to_string(&recording).unwrap();
     assert_eq!(
-        text.matches(" arbiter SetTimeControl \"5400+30\" \"report\"\n").count(),
+        text.matches(" arbiter SetTimeControl \"5400+30\" \"report\"\n")
+            .count(),
         1,
         "{text}"
     );
@@ -177,7 +180,10 @@ async fn a_configured_time_control_survives_sigkill_mid_game_and_replays() {
     );
     let pgn = String::from_utf8(pgn.stdout).unwrap();
     assert!(pgn.contains("[TimeControl \"5400+30\"]"), "{pgn}");
-    assert_eq!(pgn_moves(&pgn), vec![common::sans(&game.start, &game.moves[..20])]);
+    assert_eq!(
+        pgn_moves(&pgn),
+        vec![common::sans(&game.start, &game.moves[..20])]
+    );
     let jsonl = replay_jsonl(&recording);
     assert!(
         jsonl.contains(r#""type":"arbiter","method":"SetTimeControl","args":["5400+30","report"]"#),
@@ -272,18 +278,29 @@ async fn a_restart_with_other_rules_is_in_the_recording_and_replays_as_published
     let mut live = Vec::new();
     let mut pos = game.start.clone();
     let parts = [
-        (0..10, "release_ms = 80\nflicker_ms = 40\nirregular_ms = 700\nprofile = \"blitz\""),
+        (
+            0..10,
+            "release_ms = 80\nflicker_ms = 40\nirregular_ms = 700\nprofile = \"blitz\"",
+        ),
         (10..20, "release_ms = 400\nirregular_ms = 2500"),
     ];
     for (i, (plies, rules)) in parts.into_iter().enumerate() {
-        let emulator = emulate(game_log(&pos, &game.moves[plies.clone()], 11 + i as u64), &link, 8.0);
+        let emulator = emulate(
+            game_log(&pos, &game.moves[plies.clone()], 11 + i as u64),
+            &link,
+            8.0,
+        );
         for m in &game.moves[plies.clone()] {
             pos.play_unchecked(*m);
         }
-        let daemon = Daemon::start(vec![link.clone()], rules_config(dir.path(), rules), BusChoice::None)
-            .within(30, "the daemon to start")
-            .await
-            .unwrap();
+        let daemon = Daemon::start(
+            vec![link.clone()],
+            rules_config(dir.path(), rules),
+            BusChoice::None,
+        )
+        .within(30, "the daemon to start")
+        .await
+        .unwrap();
         let events = collect(&daemon);
         let snap = daemon.boards()[0].2.clone();
         wait_for("the part's moves", 30, || snap.borrow().moves.len() == plies.end).await;

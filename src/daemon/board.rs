@@ -22,7 +22,9 @@ use crate::log::{Flushed, Header, Journal, LogTime, Played, Player, Record, Reco
 use crate::output::live::LiveMsg;
 use crate::output::replay::{Tags, arbiter_values, feed_step, game_pgn};
 use crate::protocol::{AckKind, ClockCommand, ClockSide, Decoded, Decoder, HostCommand};
-use crate::rules::{ClockMode, Config, Core, Decision, Event, EventKind, IrregularKind, Refused, SETTINGS_KEY, Settings};
+use crate::rules::{
+    ClockMode, Config, Core, Decision, Event, EventKind, IrregularKind, Refused, SETTINGS_KEY, Settings,
+};
 
 /// What a board's task is set up with.
 #[derive(Debug, Clone)]
@@ -750,7 +752,11 @@ impl BoardTask {
             Ok(()) => {
                 // A call the core does not take (a text on the clock) may have
                 // written to the board meanwhile: it is journaled after that.
-                let t = if cmd.decision().is_some() { t } else { self.core_now() };
+                let t = if cmd.decision().is_some() {
+                    t
+                } else {
+                    self.core_now()
+                };
                 let (method, args) = cmd.record();
                 self.journal_decision(t, method, args, by.clone());
                 let by = by.map(|b| format!(" (by {b})")).unwrap_or_default();
@@ -937,7 +943,10 @@ impl BoardTask {
             };
             self.record(
                 t,
-                RecordKind::Note(format!("time control {} from the configuration{program}", tc.pgn())),
+                RecordKind::Note(format!(
+                    "time control {} from the configuration{program}",
+                    tc.pgn()
+                )),
             );
             self.journal_decision(t, d.method(), d.args(), None);
         }

@@ -274,11 +274,13 @@ pub fn replay_one(
                 None => {
                     printer.date = pgn_date(header);
                     let defaults = Settings::default();
-                    core.insert(start_core(header, file, defaults, pinned, given).map_err(|problem| LogError {
-                        file: String::new(),
-                        line: 0,
-                        problem,
-                    })?)
+                    core.insert(
+                        start_core(header, file, defaults, pinned, given).map_err(|problem| LogError {
+                            file: String::new(),
+                            line: 0,
+                            problem,
+                        })?,
+                    )
                 }
             };
             player.play_into(&record, Some(line), &mut steps)?;
@@ -457,13 +459,14 @@ pub fn run(
     start: Option<(Chess, CastlingMode)>,
 ) -> Result<Replay, LogError> {
     let defaults = Settings::new(cfg, None);
-    let mut core = start_core(&log.header, file, defaults, Pinned::default(), start.as_ref()).map_err(|problem| {
-        LogError {
-            file: String::new(),
-            line: 0,
-            problem,
-        }
-    })?;
+    let mut core =
+        start_core(&log.header, file, defaults, Pinned::default(), start.as_ref()).map_err(|problem| {
+            LogError {
+                file: String::new(),
+                line: 0,
+                problem,
+            }
+        })?;
     let mut player = Player::new(file);
     let mut events = Vec::new();
     let feed = |core: &mut Core, steps: Vec<crate::log::Step>| {
@@ -1005,8 +1008,11 @@ mod tests {
         for path in [&plain, &quick_log, &changed] {
             assert_eq!(jsonl_of(path, none), one_thread(path, "x.esl", Print::Jsonl));
         }
-        let (plain_out, quick_out, changed_out) =
-            (jsonl_of(&plain, none), jsonl_of(&quick_log, none), jsonl_of(&changed, none));
+        let (plain_out, quick_out, changed_out) = (
+            jsonl_of(&plain, none),
+            jsonl_of(&quick_log, none),
+            jsonl_of(&changed, none),
+        );
         assert_ne!(plain_out, quick_out);
         assert_ne!(quick_out, changed_out);
         // Options given stand for the whole log, whatever it states.

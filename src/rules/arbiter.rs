@@ -94,8 +94,9 @@ impl Decision {
                 },
                 [Value::String(spec), mode] => Decision::SetTimeControl {
                     spec: spec.clone(),
-                    mode: serde_json::from_value(mode.clone())
-                        .map_err(|_| format!("SetTimeControl's mode is \"report\" or \"drive\", not {mode}"))?,
+                    mode: serde_json::from_value(mode.clone()).map_err(|_| {
+                        format!("SetTimeControl's mode is \"report\" or \"drive\", not {mode}")
+                    })?,
                 },
                 _ => return Err("SetTimeControl takes a time control and a mode".into()),
             },
@@ -263,6 +264,8 @@ mod tests {
                 mode: ClockMode::Drive
             }))
         );
-        assert!(Decision::from_record("SetTimeControl", &[Value::from("G/90"), Value::from("auto")]).is_err());
+        assert!(
+            Decision::from_record("SetTimeControl", &[Value::from("G/90"), Value::from("auto")]).is_err()
+        );
     }
 }
