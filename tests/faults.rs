@@ -19,11 +19,11 @@ use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME};
 use eboard_bridge::daemon::{BusChoice, Config, Daemon, Tapped};
 use eboard_bridge::device::relay::{self, LineFaults, RelayStats};
 use eboard_bridge::device::{Emulator, EmulatorConfig};
-use eboard_bridge::log::SensorLog;
+use eboard_bridge::log::{RecordKind, SensorLog};
 use eboard_bridge::protocol::ClockTime;
 use eboard_bridge::rules::EventKind;
 use eboard_bridge::sim::{Hands, Seeded, Style};
-use shakmaty::{Chess, Move, Position};
+use shakmaty::{Chess, Move, Piece, Position, Square};
 
 /// Log time runs this many times faster than real time (the daemon's thresholds
 /// are divided by the same factor, as `demo --speed` does).
@@ -64,13 +64,113 @@ fn style() -> Style {
     }
 }
 
-fn game_log(run: &Run) -> SensorLog {
+/// A lift (`false`) or a placement (`true`) of a piece on a square, as the board
+/// reports it.
+type Touch = (bool, Square, Option<Piece>);
+
+fn touch_of(kind: &RecordKind) -> Option<Touch> {
+    match kind {
+        RecordKind::Lift { square, piece } => Some((false, *square, *piece)),
+        RecordKind::Place { square, piece } => Some((true, *square, Some(*piece))),
+        _ => None,
+    }
+}
+
+/// The game's sensor log, and each ply's lifts and placements with their log
+/// times (µs).
+fn game_log(run: &Run) -> (SensorLog, Vec<Vec<(u64, Touch)>>) {
     let mut hands = Hands::new(run.seed, style(), Orientation::Normal);
     hands.board(run.start.board());
     hands.set_clock(ClockTime::from_hms(1, 30, 0).unwrap());
     // The board stands set up for a while before the round starts.
     hands.wait(8000);
-    common::played_log(hands, &run.start, &run.moves, 3000)
+    let mut pos = run.start.clone();
+    let mut plies = Vec::new();
+    for mv in &run.moves {
+        let from = hands.records.len();
+        hands.play(&pos, mv);
+        pos.play_unchecked(*mv);
+        plies.push(
+            hands.records[from..]
+                .iter()
+                .filter_map(|r| touch_of(&r.kind).map(|t| (r.time.micros(), t)))
+                .collect(),
+        );
+    }
+    (common::played_log(hands, &pos, &[], 3000), plies)
+}
+
+/// Which of each ply's lifts and placements reached the daemon while it knew the
+/// board (read after the dump that follows a gap or unreadable bytes): the longest
+/// common subsequence of the log's touches and those the recording decoded, a
+/// touch matching only one within 3 s (real time) of its time in the log (the
+/// two clocks aligned on the first touch of both). Returns, per ply, (seen, all).
+fn seen_per_ply(plies: &[Vec<(u64, Touch)>], recording: &SensorLog) -> Vec<(usize, usize)> {
+    use eboard_bridge::board::BoardEvent;
+    use eboard_bridge::log::{Played, Player};
+    let sent: Vec<(usize, u64, Touch)> = plies
+        .iter()
+        .enumerate()
+        .flat_map(|(p, ts)| ts.iter().map(move |(t, touch)| (p, *t, *touch)))
+        .collect();
+    // After a gap or bytes it could not read, the daemon knows the board again
+    // only from the next dump: touches read before it are not counted as shown.
+    let mut known = true;
+    let got: Vec<(u64, Touch)> = Player::play_log(recording, "recording")
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|s| match s.what {
+            Played::Gap(_) | Played::Skipped(_) => {
+                known = false;
+                None
+            }
+            Played::Board(BoardEvent::Dump(_)) => {
+                known = true;
+                None
+            }
+            Played::Board(BoardEvent::Lift { square, piece }) if known => {
+                Some((s.time.micros(), (false, square, piece.piece())))
+            }
+            Played::Board(BoardEvent::Place { square, piece, .. }) if known => {
+                piece.piece().map(|p| (s.time.micros(), (true, square, Some(p))))
+            }
+            _ => None,
+        })
+        .collect();
+    let mut out: Vec<(usize, usize)> = plies.iter().map(|ts| (0, ts.len())).collect();
+    let Some(&(t0, first)) = got.first() else {
+        return out;
+    };
+    let Some(s0) = sent.iter().find(|s| s.2 == first).map(|s| s.1) else {
+        return out;
+    };
+    // Real µs of the recording for a log time.
+    let real = |log_us: u64| (log_us as f64 - s0 as f64) / SPEED + t0 as f64;
+    let same = |s: &(usize, u64, Touch), g: &(u64, Touch)| s.2 == g.1 && (real(s.1) - g.0 as f64).abs() < 3e6;
+    let (n, m) = (sent.len(), got.len());
+    let mut lcs = vec![vec![0u32; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[i][j] = if same(&sent[i], &got[j]) {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let (mut i, mut j) = (0, 0);
+    while i < n && j < m {
+        if same(&sent[i], &got[j]) && lcs[i][j] == lcs[i + 1][j + 1] + 1 {
+            out[sent[i].0].0 += 1;
+            i += 1;
+            j += 1;
+        } else if lcs[i + 1][j] >= lcs[i][j + 1] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    out
 }
 
 /// The result the board shows at the end: a forced end, else none.
@@ -136,13 +236,15 @@ struct Outcome {
     /// `replay` of the recording with no options against the events published
     /// live: how many agree, or the first that does not.
     as_published: Result<usize, String>,
+    /// Per ply, how many of its lifts and placements reached the daemon, of all.
+    seen: Vec<(usize, usize)>,
     stats: RelayStats,
 }
 
 async fn campaign(runs: Vec<Run>) -> Vec<Outcome> {
     let dir = tempfile::tempdir().unwrap();
     let n = runs.len();
-    let logs: Vec<SensorLog> = runs.iter().map(game_log).collect();
+    let (logs, plies): (Vec<SensorLog>, Vec<_>) = runs.iter().map(game_log).unzip();
     let mut relays = Vec::new();
     let mut emulators = Vec::new();
     for (i, (run, log)) in runs.iter().zip(&logs).enumerate() {
@@ -259,6 +361,7 @@ async fn campaign(runs: Vec<Run>) -> Vec<Outcome> {
         let recording = dir.path().join(format!("state/recordings/{id}.esl"));
         let log = eboard_bridge::log::read_log(&recording).unwrap();
         let rules = config(dir.path(), n).rules.core_config();
+        let seen = seen_per_ply(&plies[i], &log);
         let replay = eboard_bridge::output::replay::run(&log, &id, rules, None).unwrap();
         let replayed = replay
             .core
@@ -279,6 +382,7 @@ async fn campaign(runs: Vec<Run>) -> Vec<Outcome> {
             lost_track,
             replayed,
             as_published,
+            seen,
             stats,
         });
     }
@@ -360,6 +464,39 @@ fn judge(runs: &[Run], outcomes: &[Outcome]) -> Vec<String> {
             Ok(0) => failures.push(format!("{}: no event published", o.name)),
             Ok(_) => {}
             Err(e) => failures.push(format!("{}: {e}", o.name)),
+        }
+        // A gap's inferred plies are exactly those the line did not show: a ply
+        // none of whose lifts and placements reached the daemon is inferred, one
+        // whose every lift and placement did is not (a ply cut in the middle may be
+        // either). Where a round trip left plies out, the plies and the published
+        // moves no longer pair up, and only the line above judges. Flipped bytes
+        // are not gaps: one can read as a wrong touch, after which the daemon
+        // rightly trusts nothing until a dump, so a flip run is not judged here.
+        let gaps = !matches!(run.fault, Fault::Flip(_));
+        if gaps && o.published.len() == o.seen.len() {
+            for (ply, (&(seen, all), &marked)) in o.seen.iter().zip(&o.marked).enumerate() {
+                if seen == all && marked {
+                    failures.push(format!(
+                        "{}: ply {} ({}) reached the daemon whole but is marked inferred",
+                        o.name,
+                        ply + 1,
+                        o.published[ply]
+                    ));
+                }
+                if seen == 0 && all > 0 && !marked {
+                    failures.push(format!(
+                        "{}: ply {} ({}) never reached the daemon but is not marked inferred",
+                        o.name,
+                        ply + 1,
+                        o.published[ply]
+                    ));
+                }
+            }
+        } else if gaps {
+            println!(
+                "{}: plies and published moves do not pair up; inferred marks judged by order only",
+                o.name
+            );
         }
         if run.fault == Fault::Cuts && (o.stats.cuts == 0 || o.inferred == 0) {
             failures.push(format!(

@@ -340,12 +340,12 @@ proptest! {
 }
 
 /// Found by `any_hands_are_recorded_exactly_or_reported` with a random seed
-/// (2026-11-26): ply 48 is recorded as `b7a7`, the hands played `b7c7` (blitz
-/// presses, slides, retouches, no settling time). A known defect of the rules
-/// core, open in issue 30.
+/// (2026-11-26): 24...Rc7 25. Qf2 Ra7 26. Qxa7 in blitz; the queen lifted from f2
+/// left a board that is also the one after 24...Rxa7 (the rook taking the queen
+/// on a7), and plies 48-50 were taken back for it. A lifted piece of the side to
+/// move is a move under way (`tests/fixtures/scenarios/lift_to_capture_not_an_earlier_capture.esl`).
 #[test]
-#[ignore = "known defect (issue 30): ply 48 recorded as b7a7, played b7c7"]
-fn known_defect_a_blitz_slide_recorded_as_another_move() {
+fn a_queen_lifted_to_capture_is_not_an_earlier_capture_of_it() {
     let style = eboard_bridge::sim::Style {
         slide: 2,
         retouch: 6,

@@ -369,11 +369,20 @@ impl Core {
             }
         }
         let Some(game) = &self.game else { return };
+        // A board on the way to a move from the game's position (the side to move
+        // has lifted a piece) is that move under way, even where it is also an
+        // earlier position with another move played from it: a queen lifted to
+        // capture the rook that took the square it left reads, for a moment, as
+        // the rook's earlier capture of the queen.
+        let under_way = is_partial(game.current(), &board);
         for k in (n.saturating_sub(8)..n).rev() {
             if game.shows(k, h, &board) {
                 self.tentative = None;
                 self.takeback = Some(k);
                 return;
+            }
+            if under_way {
+                continue;
             }
             if let Some(mv) = game.move_from(k, h, &board) {
                 self.show(Tentative {
