@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use crate::device::{Emulator, EmulatorConfig};
 use crate::log::{LogError, Player, read_log};
 use crate::output::{replay, sensors};
-use crate::rules::Config;
+use crate::rules::Pinned;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -132,39 +132,45 @@ fn threshold(s: &str) -> Result<u64, String> {
     Ok(ms)
 }
 
-/// The rules core's thresholds and profile (defaults: FIDE 2023, `rules.md`).
+/// The rules core's thresholds and profile. A log is judged by the settings it
+/// states (a daemon's recording states those it was judged by live; else the
+/// defaults, FIDE 2023 and `rules.md`); each option given stands instead for
+/// the whole log.
 #[derive(Debug, Clone, clap::Args)]
 pub struct RulesArgs {
-    /// A placement that stays this long is a release (ms).
-    #[arg(long, value_name = "MS", default_value_t = Config::default().release_ms, value_parser = threshold)]
-    pub release_ms: u64,
-    /// A lift whose piece is back within this time is sensor noise (ms).
-    #[arg(long, value_name = "MS", default_value_t = Config::default().flicker_ms, value_parser = threshold)]
-    pub flicker_ms: u64,
-    /// A board that stays this long in an unexplained state is irregular (ms).
-    #[arg(long, value_name = "MS", default_value_t = Config::default().irregular_ms, value_parser = threshold)]
-    pub irregular_ms: u64,
-    /// Which FIDE penalties apply.
-    #[arg(long, default_value = "standard", value_parser = ["standard", "rapid", "blitz"])]
-    pub profile: String,
-    /// What a flag fall does: `report` it (the arbiter decides) or `end` the game.
-    #[arg(long, default_value = "report", value_parser = ["report", "end"])]
-    pub flag: String,
+    /// A placement that stays this long is a release (ms; default 300).
+    #[arg(long, value_name = "MS", value_parser = threshold)]
+    pub release_ms: Option<u64>,
+    /// A lift whose piece is back within this time is sensor noise (ms; default 150).
+    #[arg(long, value_name = "MS", value_parser = threshold)]
+    pub flicker_ms: Option<u64>,
+    /// A board that stays this long in an unexplained state is irregular (ms;
+    /// default 2000).
+    #[arg(long, value_name = "MS", value_parser = threshold)]
+    pub irregular_ms: Option<u64>,
+    /// Which FIDE penalties apply (default standard).
+    #[arg(long, value_parser = ["standard", "rapid", "blitz"])]
+    pub profile: Option<String>,
+    /// What a flag fall does: `report` it (the arbiter decides; the default) or
+    /// `end` the game.
+    #[arg(long, value_parser = ["report", "end"])]
+    pub flag: Option<String>,
     /// Add a completed violation's time penalty to the opponent's clock (as the
-    /// daemon does with `[rules] apply_penalties = true`).
-    #[arg(long)]
-    pub apply_penalties: bool,
+    /// daemon does with `[rules] apply_penalties = true`), or not (`=false`).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub apply_penalties: Option<bool>,
 }
 
 impl RulesArgs {
-    pub fn config(&self) -> Config {
-        Config {
+    /// The settings given, standing over those the log states.
+    pub fn pinned(&self) -> Pinned {
+        Pinned {
             release_ms: self.release_ms,
             flicker_ms: self.flicker_ms,
             irregular_ms: self.irregular_ms,
-            // clap has checked the value against the three names.
-            profile: self.profile.parse().unwrap_or_default(),
-            flag: self.flag.parse().unwrap_or_default(),
+            // clap has checked the values against the names.
+            profile: self.profile.as_deref().and_then(|p| p.parse().ok()),
+            flag: self.flag.as_deref().and_then(|f| f.parse().ok()),
             apply_penalties: self.apply_penalties,
         }
     }
@@ -188,7 +194,7 @@ pub fn main(cli: Cli) -> ExitCode {
             fen,
             rules,
             logs,
-        } => replay(format, fen.as_deref(), rules.config(), &logs),
+        } => replay(format, fen.as_deref(), rules.pinned(), &logs),
         Command::Emulate {
             log,
             speed,
@@ -264,7 +270,7 @@ fn report(e: &LogError) -> ExitCode {
     ExitCode::from(EXIT_BAD_INPUT)
 }
 
-fn replay(format: Format, fen: Option<&str>, cfg: Config, logs: &[PathBuf]) -> ExitCode {
+fn replay(format: Format, fen: Option<&str>, pinned: Pinned, logs: &[PathBuf]) -> ExitCode {
     let given = match fen.map(replay::parse_start).transpose() {
         Ok(s) => s,
         Err(e) => {
@@ -278,7 +284,7 @@ fn replay(format: Format, fen: Option<&str>, cfg: Config, logs: &[PathBuf]) -> E
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if logs.len() > 1 && format != Format::Sensors {
-        return replay_many(format, given.as_ref(), cfg, logs, &mut out);
+        return replay_many(format, given.as_ref(), pinned, logs, &mut out);
     }
     for path in logs {
         let file = path.display().to_string();
@@ -306,7 +312,7 @@ fn replay(format: Format, fen: Option<&str>, cfg: Config, logs: &[PathBuf]) -> E
                     Err(e) => return report(&e),
                 }
             }
-            Some(print) => match replay::replay_file(path, &file, cfg, given.as_ref(), print) {
+            Some(print) => match replay::replay_file(path, &file, pinned, given.as_ref(), print) {
                 Ok(text) => text,
                 Err(e) => {
                     eprintln!("eboard-bridge: {e}");
@@ -329,7 +335,7 @@ fn replay(format: Format, fen: Option<&str>, cfg: Config, logs: &[PathBuf]) -> E
 fn replay_many(
     format: Format,
     given: Option<&(shakmaty::Chess, shakmaty::CastlingMode)>,
-    cfg: Config,
+    pinned: Pinned,
     logs: &[PathBuf],
     out: &mut impl Write,
 ) -> ExitCode {
@@ -345,7 +351,7 @@ fn replay_many(
         .collect();
     let mut out = std::io::BufWriter::with_capacity(256 * 1024, out);
     let mut closed = false;
-    let done = replay::replay_many(&paths, cfg, given, print, |i, text| {
+    let done = replay::replay_many(&paths, pinned, given, print, |i, text| {
         let ok = (format == Format::Jsonl || writeln!(out, "# log {}", paths[i].1).is_ok())
             && out.write_all(text).is_ok();
         closed = !ok;

@@ -204,6 +204,25 @@ fn replay_takes_thresholds_and_the_fen_header() {
     let patient = replay(&["--format", "jsonl", "--irregular-ms", "3000"]);
     assert!(!patient.contains(r#""type":"irregular""#), "{patient}");
     assert!(patient.contains(r#""uci":"e2e4""#));
+    // A log that states the settings it was judged by is judged by them; an
+    // option given stands over them.
+    let dir = tempfile::tempdir().unwrap();
+    let stated = dir.path().join("stated.esl");
+    let text = std::fs::read_to_string(&illegal).unwrap();
+    let (first, rest) = text.split_once('\n').unwrap();
+    std::fs::write(
+        &stated,
+        format!("{first}\n# settings: {{\"irregular_ms\":3000}}\n{rest}"),
+    )
+    .unwrap();
+    let run_stated = |args: &[&str]| {
+        let out = run(bin().arg("replay").args(args).arg(&stated));
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(run_stated(&["--format", "jsonl"]), patient);
+    let strict = run_stated(&["--format", "jsonl", "--irregular-ms", "2000"]);
+    assert!(strict.contains(r#""kind":"illegal_move""#), "{strict}");
     // A log's `# fen:` header is its start position.
     let out = run(bin()
         .args(["replay", "--format", "uci"])

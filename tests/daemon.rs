@@ -93,6 +93,7 @@ async fn a_real_game_over_a_pty_is_published_on_dbus_and_in_the_broadcast_folder
     .within(30, "the daemon to start")
     .await
     .unwrap();
+    let live = common::replayed::collect(&daemon);
     let (id, path, snap) = daemon.boards()[0].clone();
     assert_eq!(id, "board0");
     wait_for("every move", 60, || snap.borrow().moves.len() == expected.len()).await;
@@ -165,6 +166,11 @@ async fn a_real_game_over_a_pty_is_published_on_dbus_and_in_the_broadcast_folder
 
     daemon.shutdown().within(30, "the daemon to stop").await;
     emulator.abort();
+    // The recording replays, with no options, to what was published.
+    let live = live.within(10, "the daemon's events to end").await.unwrap();
+    let recording = dir.path().join("state/recordings/board0.esl");
+    let n = common::replayed::assert_replays_as_published(&recording, "board0", &live);
+    assert!(n > expected.len(), "{n} events for {} moves", expected.len());
     // The broadcast folder: one file per board and the round's combined file.
     let round = dir.path().join("live/round-4");
     let one = std::fs::read_to_string(round.join("game-7.pgn")).unwrap();
@@ -273,6 +279,7 @@ async fn a_board_pulled_away_mid_game_comes_back_without_losing_a_move() {
         .within(30, "the daemon to start")
         .await
         .unwrap();
+    let live = common::replayed::collect(&daemon);
     let snap = daemon.boards()[0].2.clone();
     wait_for("ten moves", 30, || snap.borrow().moves.len() == 10).await;
     assert!(snap.borrow().connected);
@@ -290,6 +297,10 @@ async fn a_board_pulled_away_mid_game_comes_back_without_losing_a_move() {
     wait_for("twenty moves", 30, || snap.borrow().moves.len() == 20).await;
     assert_eq!(snap.borrow().moves, expected);
     daemon.shutdown().within(30, "the daemon to stop").await;
+    // Across the gap too, the recording replays to what was published.
+    let live = live.within(10, "the daemon's events to end").await.unwrap();
+    let recording = dir.path().join("state/recordings/board0.esl");
+    common::replayed::assert_replays_as_published(&recording, "board0", &live);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

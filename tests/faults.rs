@@ -233,6 +233,9 @@ struct Outcome {
     penalties: usize,
     lost_track: usize,
     replayed: Vec<String>,
+    /// `replay` of the recording with no options against the events published
+    /// live: how many agree, or the first that does not.
+    as_published: Result<usize, String>,
     /// Per ply, how many of its lifts and placements reached the daemon, of all.
     seen: Vec<(usize, usize)>,
     stats: RelayStats,
@@ -277,14 +280,7 @@ async fn campaign(runs: Vec<Run>) -> Vec<Outcome> {
         .within(30, "the daemon to start")
         .await
         .unwrap();
-    let mut tap = daemon.events();
-    let collector = tokio::spawn(async move {
-        let mut all = Vec::new();
-        while let Ok(t) = tap.recv().await {
-            all.push(t);
-        }
-        all
-    });
+    let collector = common::replayed::collect(&daemon);
     // The cuts, on their own clock (log time is real time times SPEED).
     let started = tokio::time::Instant::now();
     let mut cutters = Vec::new();
@@ -373,6 +369,8 @@ async fn campaign(runs: Vec<Run>) -> Vec<Outcome> {
             .last()
             .map(|g| g.moves.iter().map(|m| m.san.clone()).collect())
             .unwrap_or_default();
+        // And `replay` of it with no options prints what was published.
+        let as_published = common::replayed::replay_difference(&recording, &id, &events);
         outcomes.push(Outcome {
             name: format!("{} on {} (seed {})", run.fault.name(), run.game, run.seed),
             plies: run.moves.len(),
@@ -383,6 +381,7 @@ async fn campaign(runs: Vec<Run>) -> Vec<Outcome> {
             penalties,
             lost_track,
             replayed,
+            as_published,
             seen,
             stats,
         });
@@ -460,6 +459,11 @@ fn judge(runs: &[Run], outcomes: &[Outcome]) -> Vec<String> {
                 "{}: replay of the recording gives {:?}",
                 o.name, o.replayed
             ));
+        }
+        match &o.as_published {
+            Ok(0) => failures.push(format!("{}: no event published", o.name)),
+            Ok(_) => {}
+            Err(e) => failures.push(format!("{}: {e}", o.name)),
         }
         // A gap's inferred plies are exactly those the line did not show: a ply
         // none of whose lifts and placements reached the daemon is inferred, one
@@ -807,7 +811,7 @@ async fn a_cut_over_more_than_six_plies_is_lost_track_and_the_game_resumes() {
     .within(30, "the daemon to start")
     .await
     .unwrap();
-    let mut tap = daemon.events();
+    let mut tap = daemon.events_since_start().expect("the events since the start");
     let started = tokio::time::Instant::now();
     let real = |us: u64| Duration::from_secs_f64(us as f64 / 1e6 / SPEED);
     for (i, (at, length)) in cuts.iter().copied().enumerate() {
@@ -933,5 +937,9 @@ async fn a_cut_over_more_than_six_plies_is_lost_track_and_the_game_resumes() {
             .filter(|m: &Vec<String>| !m.is_empty())
             .collect();
         assert_eq!(games, published, "{id}: replay of the recording");
+        // With no options, `replay` prints what was published, the arbiter's
+        // position included.
+        let recording = dir.path().join(format!("state/recordings/{id}.esl"));
+        common::replayed::assert_replays_as_published(&recording, id, &events);
     }
 }

@@ -472,7 +472,7 @@ fn a_core_without_events_or_san_records_the_same_games() {
         replay::replay_one(
             path,
             &name,
-            Config::default(),
+            eboard_bridge::rules::Pinned::default(),
             None,
             replay::Print::Uci,
             &mut printed,
@@ -491,7 +491,7 @@ fn a_core_without_events_or_san_records_the_same_games() {
         replay::replay_one(
             path,
             &name,
-            Config::default(),
+            eboard_bridge::rules::Pinned::default(),
             None,
             replay::Print::Pgn,
             &mut printed,

@@ -206,26 +206,52 @@ pub enum Command {
 }
 
 impl Command {
+    /// The rules core's decision this call stands for (none for the calls the
+    /// core does not take: players, tags, a text on the clock). An arbiter's
+    /// time control drives the clock.
+    pub fn decision(&self) -> Option<crate::rules::Decision> {
+        self.split().ok()
+    }
+
     /// The method's name and its arguments as JSON values, as the sensor log's
-    /// `arbiter` record holds them.
+    /// `arbiter` record holds them (a decision's as [`crate::rules::Decision`]
+    /// writes it).
     pub fn record(&self) -> (&'static str, Vec<serde_json::Value>) {
-        use serde_json::Value;
-        match self {
-            Command::NewGame(f) => ("NewGame", vec![Value::from(f.as_str())]),
-            Command::SetPosition(f) => ("SetPosition", vec![Value::from(f.as_str())]),
-            Command::Reinstate(p) => ("Reinstate", vec![Value::from(*p)]),
-            Command::SetResult(r) => ("SetResult", vec![Value::from(r.as_str())]),
-            Command::SetTimeControl(s) => ("SetTimeControl", vec![Value::from(s.as_str())]),
-            Command::ShowText(t, s) => ("ShowText", vec![Value::from(t.as_str()), Value::from(*s)]),
-            Command::SetPlayers(w, b) => (
-                "SetPlayers",
-                vec![Value::from(w.as_str()), Value::from(b.as_str())],
-            ),
-            Command::SetClock(w, b) => ("SetClock", vec![Value::from(*w), Value::from(*b)]),
-            Command::AddTime(s, secs) => ("AddTime", vec![Value::from(s.as_str()), Value::from(*secs)]),
-            Command::SetTags(tags) => ("SetTags", vec![tags_json(tags)]),
-            Command::SetPairing(round, tags) => ("SetPairing", vec![Value::from(*round), tags_json(tags)]),
+        match self.split() {
+            Ok(d) => (d.method(), d.args()),
+            Err(record) => record,
         }
+    }
+
+    /// The decision, or the record of a call that is not one.
+    fn split(&self) -> Result<crate::rules::Decision, (&'static str, Vec<serde_json::Value>)> {
+        use crate::rules::Decision;
+        use serde_json::Value;
+        Ok(match self {
+            Command::NewGame(f) => Decision::NewGame(f.clone()),
+            Command::SetPosition(f) => Decision::SetPosition(f.clone()),
+            Command::Reinstate(p) => Decision::Reinstate(*p),
+            Command::SetResult(r) => Decision::SetResult(r.clone()),
+            Command::SetTimeControl(s) => Decision::SetTimeControl {
+                spec: s.clone(),
+                mode: crate::rules::ClockMode::Drive,
+            },
+            Command::SetClock(w, b) => Decision::SetClock(*w, *b),
+            Command::AddTime(side, s) => Decision::AddTime(side.clone(), *s),
+            Command::ShowText(t, s) => {
+                return Err(("ShowText", vec![Value::from(t.as_str()), Value::from(*s)]));
+            }
+            Command::SetPlayers(w, b) => {
+                return Err((
+                    "SetPlayers",
+                    vec![Value::from(w.as_str()), Value::from(b.as_str())],
+                ));
+            }
+            Command::SetTags(tags) => return Err(("SetTags", vec![tags_json(tags)])),
+            Command::SetPairing(round, tags) => {
+                return Err(("SetPairing", vec![Value::from(*round), tags_json(tags)]));
+            }
+        })
     }
 
     /// The command a method name and its arguments (JSON, as `record` gives

@@ -22,7 +22,9 @@ use crate::log::{Flushed, Header, Journal, LogTime, Played, Player, Record, Reco
 use crate::output::live::LiveMsg;
 use crate::output::replay::{Tags, arbiter_values, feed_step, game_pgn};
 use crate::protocol::{AckKind, ClockCommand, ClockSide, Decoded, Decoder, HostCommand};
-use crate::rules::{Config, Core, Decision, Event, EventKind, IrregularKind, Refused};
+use crate::rules::{
+    ClockMode, Config, Core, Decision, Event, EventKind, IrregularKind, Refused, SETTINGS_KEY, Settings,
+};
 
 /// What a board's task is set up with.
 #[derive(Debug, Clone)]
@@ -39,8 +41,8 @@ pub struct BoardSetup {
     pub round_format: config::RoundFormat,
     pub rules: Config,
     pub white_side: Option<ClockSide>,
-    /// The configured time control, and whether the daemon drives the clock.
-    pub time_control: Option<(TimeControl, bool)>,
+    /// The configured time control, and who keeps the time.
+    pub time_control: Option<(TimeControl, ClockMode)>,
     /// Show the last move and irregularities on the clock.
     pub show_moves: bool,
     /// The board's sensor log: every byte both ways; also the journal it resumes from.
@@ -87,7 +89,7 @@ pub struct BoardTask {
     clock_version: Option<(u8, u8)>,
     /// The configured time control last applied (a later one waits for a game
     /// without moves).
-    applied_tc: Option<(TimeControl, bool)>,
+    applied_tc: Option<(TimeControl, ClockMode)>,
     /// Clock commands: one in flight until acknowledged, the others waiting.
     clock_queue: CommandQueue,
     /// Clock commands to send at the next chance (the next one after an ack).
@@ -129,6 +131,14 @@ pub enum BoardError {
     Journal(String),
 }
 
+impl BoardSetup {
+    /// The settings that judge the board's recording: the rules core's
+    /// configuration and the clock side fixed as white's.
+    pub fn settings(&self) -> Settings {
+        Settings::new(self.rules, self.white_side)
+    }
+}
+
 impl BoardTask {
     /// Sets the board up: resumes from its recording when one exists (every move
     /// recorded before a crash or a restart comes back), else starts a new one.
@@ -138,10 +148,7 @@ impl BoardTask {
         publisher: Publisher,
         live: Option<mpsc::Sender<LiveMsg>>,
     ) -> Result<BoardTask, BoardError> {
-        let mut core = Core::new(setup.rules);
-        if let Some(side) = setup.white_side {
-            core.set_white_side(side);
-        }
+        let mut core = Core::with_settings(&setup.settings());
         let path = &setup.recording;
         let file_name = path.display().to_string();
         let io = |e| BoardError::Recording(file_name.clone(), e);
@@ -151,6 +158,16 @@ impl BoardTask {
         let mut resumed = Resumed::default();
         let (writer, offset_us) = if path.exists() {
             let log = read_journal(path).map_err(|e| BoardError::Journal(format!("cannot resume: {e}")))?;
+            // The journal is judged by the settings it states, as `replay` judges
+            // it; one from before they were written, by the configuration's.
+            match log.header.get(SETTINGS_KEY).map(Settings::from_json) {
+                Some(Ok(s)) => {
+                    core = Core::with_settings(&s);
+                    resumed.settings = s;
+                }
+                Some(Err(e)) => tracing::warn!("{file_name}: {e}: resuming with the configuration's"),
+                None => {}
+            }
             let mut player = Player::new(&file_name);
             let mut last = LogTime::default();
             for (i, record) in log.records.iter().enumerate() {
@@ -171,6 +188,13 @@ impl BoardTask {
             resumed.roster.all_noted();
             let mut w = Journal::append(path, last).map_err(io)?;
             w.comment(&format!("resumed {}", rfc3339_now()));
+            // The configuration's settings judge what comes now: a line says so
+            // when they are not those a reader of the journal has by now.
+            let settings = setup.settings();
+            if resumed.settings != settings {
+                w.comment(&format!("{SETTINGS_KEY}: {}", settings.to_json()));
+            }
+            core.set_settings(&settings);
             // Restarted: the time since the last record is unknown; go on a second
             // later. What the board showed at rest by then is decided now (a move
             // whose release threshold passed before the stop), so that the first
@@ -184,6 +208,7 @@ impl BoardTask {
             header.set("device", &setup.device.display().to_string());
             header.set("started", &rfc3339_now());
             header.set("source", "eboard-bridge run");
+            header.set(SETTINGS_KEY, &setup.settings().to_json());
             (Journal::create(path, &header).map_err(io)?, 0)
         };
         let mut task = BoardTask {
@@ -719,22 +744,21 @@ impl BoardTask {
     /// in the recording, which resume and `replay` apply as it was live. Refused,
     /// it is logged briefly and changes nothing.
     async fn command(&mut self, cmd: Command, by: Option<String>) -> Result<(), BusError> {
-        let r = self.apply(&cmd).await;
+        // The decision is journaled at the time it was applied: resume and
+        // `replay` apply it at that time too.
+        let t = self.core_now();
+        let r = self.apply(&cmd, t).await;
         match &r {
             Ok(()) => {
-                let t = self.core_now();
+                // A call the core does not take (a text on the clock) may have
+                // written to the board meanwhile: it is journaled after that.
+                let t = if cmd.decision().is_some() {
+                    t
+                } else {
+                    self.core_now()
+                };
                 let (method, args) = cmd.record();
-                if let Some(by) = &by {
-                    self.record(t, RecordKind::Note(format!("{}{by}", crate::log::DECIDED_BY)));
-                }
-                self.record(
-                    t,
-                    RecordKind::Arbiter {
-                        method: method.to_string(),
-                        args: args.iter().map(ToString::to_string).collect(),
-                    },
-                );
-                self.core.arbiter_call(method, args, by.clone(), t);
+                self.journal_decision(t, method, args, by.clone());
                 let by = by.map(|b| format!(" (by {b})")).unwrap_or_default();
                 tracing::info!(board = %self.setup.id, "arbiter: {}{by}", crate::log::clip_to(&cmd_text(&cmd), 200));
             }
@@ -746,19 +770,25 @@ impl BoardTask {
         r
     }
 
-    async fn apply(&mut self, cmd: &Command) -> Result<(), BusError> {
-        let t = self.core_now();
-        let decision = match cmd {
-            Command::NewGame(f) => Some(Decision::NewGame(f.clone())),
-            Command::SetPosition(f) => Some(Decision::SetPosition(f.clone())),
-            Command::Reinstate(p) => Some(Decision::Reinstate(*p)),
-            Command::SetResult(r) => Some(Decision::SetResult(r.clone())),
-            Command::SetTimeControl(s) => Some(Decision::SetTimeControl(s.clone())),
-            Command::SetClock(w, b) => Some(Decision::SetClock(*w, *b)),
-            Command::AddTime(side, s) => Some(Decision::AddTime(side.clone(), *s)),
-            _ => None,
-        };
-        if let Some(d) = decision {
+    /// An accepted decision into the journal (who decided, when known, in a note
+    /// before it) and the `arbiter` event: resume and `replay` apply the record
+    /// as it was applied live.
+    fn journal_decision(&mut self, t: u64, method: &str, args: Vec<serde_json::Value>, by: Option<String>) {
+        if let Some(by) = &by {
+            self.record(t, RecordKind::Note(format!("{}{by}", crate::log::DECIDED_BY)));
+        }
+        self.record(
+            t,
+            RecordKind::Arbiter {
+                method: method.to_string(),
+                args: args.iter().map(ToString::to_string).collect(),
+            },
+        );
+        self.core.arbiter_call(method, args, by, t);
+    }
+
+    async fn apply(&mut self, cmd: &Command, t: u64) -> Result<(), BusError> {
+        if let Some(d) = cmd.decision() {
             if matches!(
                 cmd,
                 Command::SetTimeControl(_) | Command::SetClock(..) | Command::AddTime(..)
@@ -890,8 +920,10 @@ impl BoardTask {
     }
 
     /// The configured time control, applied when it is new and no game has moves
-    /// under way (until then the game goes on at its own): journaled as the
-    /// decision it is, so that resume and `replay` apply it too.
+    /// under way (until then the game goes on at its own): a decision with its
+    /// mode, journaled as an `arbiter` record like an arbiter's, so that resume
+    /// and `replay` apply it as it was applied live (in report mode it names the
+    /// periods and the `TimeControl` tag; in drive mode the daemon keeps the time).
     fn apply_configured_time_control(&mut self) {
         if self.setup.time_control.is_none() || self.setup.time_control == self.applied_tc {
             return;
@@ -899,38 +931,27 @@ impl BoardTask {
         if self.core.game().is_some_and(|g| g.ply() > 0 && !g.is_over()) {
             return;
         }
-        let Some((tc, drive)) = self.setup.time_control.clone() else {
+        let Some((tc, mode)) = self.setup.time_control.clone() else {
             return;
         };
         let t = self.core_now();
-        if drive {
-            let d = Decision::SetTimeControl(tc.pgn());
-            if self.core.arbiter(&d, t).is_ok() {
-                self.record(
-                    t,
-                    RecordKind::Note(format!("time control {} from the configuration", tc.pgn())),
-                );
-                let args = d.args();
-                self.record(
-                    t,
-                    RecordKind::Arbiter {
-                        method: d.method().to_string(),
-                        args: args.iter().map(ToString::to_string).collect(),
-                    },
-                );
-                self.core.arbiter_call(d.method(), args, None, t);
-            }
-        } else if self.core.set_time_control(Some(tc.clone()), false, t).is_ok() {
+        let d = Decision::SetTimeControl { spec: tc.pgn(), mode };
+        if self.core.arbiter(&d, t).is_ok() {
+            let program = match mode {
+                ClockMode::Drive => "",
+                ClockMode::Report => " (the clock runs its own program)",
+            };
             self.record(
                 t,
                 RecordKind::Note(format!(
-                    "time control {} (the clock runs its own program)",
+                    "time control {} from the configuration{program}",
                     tc.pgn()
                 )),
             );
+            self.journal_decision(t, d.method(), d.args(), None);
         }
-        tracing::info!(board = %self.setup.id, "time control {}{}", tc.pgn(), if drive { ", the daemon drives the clock" } else { "" });
-        self.applied_tc = Some((tc, drive));
+        tracing::info!(board = %self.setup.id, "time control {}{}", tc.pgn(), if mode == ClockMode::Drive { ", the daemon drives the clock" } else { "" });
+        self.applied_tc = Some((tc, mode));
     }
 
     fn connected_or(&self) -> Result<(), BusError> {
@@ -1127,6 +1148,9 @@ struct Resumed {
     serial: String,
     battery: Option<u8>,
     roster: Roster,
+    /// The settings a reader of the recording has by now: its header's, then
+    /// its `# settings:` lines' (the defaults when it states none).
+    settings: Settings,
 }
 
 impl Resumed {
@@ -1136,6 +1160,11 @@ impl Resumed {
             Played::Board(BoardEvent::Info(BoardInfo::SerialNumber(s))) => self.serial = s.clone(),
             Played::Board(BoardEvent::Info(BoardInfo::Battery { percent })) => {
                 self.battery = Some((*percent).min(100))
+            }
+            Played::Settings(json) => {
+                if let Ok(s) = Settings::from_json(json) {
+                    self.settings = s;
+                }
             }
             Played::Note(text) if text == RELOADED_NOTE => self.roster.reloaded(),
             Played::Note(text) => {
@@ -1206,7 +1235,7 @@ pub struct BoardUpdate {
     pub number: u32,
     pub tags: Tags,
     pub by_serial: Vec<config::Board>,
-    pub time_control: Option<(TimeControl, bool)>,
+    pub time_control: Option<(TimeControl, ClockMode)>,
     pub pairings: std::collections::BTreeMap<u32, std::collections::BTreeMap<String, String>>,
 }
 

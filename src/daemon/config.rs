@@ -182,14 +182,8 @@ pub struct Clock {
     pub show_moves: bool,
 }
 
-/// Who keeps the time.
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum ClockMode {
-    #[default]
-    Report,
-    Drive,
-}
+/// Who keeps the time (the same type the journaled time control carries).
+pub use crate::rules::ClockMode;
 
 /// A time control as the configuration gives it (checked when read).
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -349,10 +343,10 @@ impl Config {
 
     /// The rules core's configuration: the `[rules]` thresholds and profile, and
     /// the `[clock]` flag policy.
-    /// The time control, and whether the daemon drives the clock.
-    pub fn time_control(&self) -> Option<(crate::clock::control::TimeControl, bool)> {
+    /// The time control, and who keeps the time.
+    pub fn time_control(&self) -> Option<(crate::clock::control::TimeControl, ClockMode)> {
         let tc = self.clock.time_control.clone()?.0;
-        Some((tc, self.clock.mode == ClockMode::Drive))
+        Some((tc, self.clock.mode))
     }
 
     pub fn core_config(&self) -> crate::rules::Config {

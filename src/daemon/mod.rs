@@ -159,6 +159,9 @@ pub struct Daemon {
     pub connection: Option<zbus::Connection>,
     boards: watch::Receiver<Vec<BoardRef>>,
     tap: broadcast::Sender<Tapped>,
+    /// A receiver of the tap from before the first board started, kept for
+    /// [`Daemon::events_since_start`].
+    first: std::sync::Mutex<Option<broadcast::Receiver<Tapped>>>,
     reload: mpsc::Sender<Config>,
     http: Option<crate::net::Server>,
     mqtt: Option<crate::mqtt::Mqtt>,
@@ -206,7 +209,7 @@ impl Daemon {
         let (live_tx, live_rx) = mpsc::channel(64);
         let live = tokio::spawn(crate::output::live::run(config.output_dir(), live_rx));
         let (reload, reload_rx) = mpsc::channel(4);
-        let (tap, _) = broadcast::channel(1024);
+        let (tap, first) = broadcast::channel(1024);
         let (list_tx, boards) = watch::channel(Vec::new());
         let feed = config
             .http
@@ -303,6 +306,7 @@ impl Daemon {
             connection,
             boards,
             tap,
+            first: std::sync::Mutex::new(Some(first)),
             reload,
             http,
             mqtt,
@@ -341,6 +345,14 @@ impl Daemon {
     /// than 1,024 events behind loses the oldest (`RecvError::Lagged`).
     pub fn events(&self) -> broadcast::Receiver<Tapped> {
         self.tap.subscribe()
+    }
+
+    /// Every rules event of every board since the daemon started (its first
+    /// 1,024 at most, until taken; `RecvError::Lagged` past them), for whoever
+    /// must see them all: a test comparing what was published with `replay` of
+    /// the recording. Given once; `None` after.
+    pub fn events_since_start(&self) -> Option<broadcast::Receiver<Tapped>> {
+        self.first.lock().ok()?.take()
     }
 
     /// Stops every board, flushing recordings and broadcast files.

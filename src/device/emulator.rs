@@ -329,7 +329,11 @@ impl State {
                     }
                 }
             }
-            RecordKind::Tx(_) | RecordKind::Note(_) | RecordKind::Gap(_) | RecordKind::Arbiter { .. } => {}
+            RecordKind::Tx(_)
+            | RecordKind::Note(_)
+            | RecordKind::Gap(_)
+            | RecordKind::Arbiter { .. }
+            | RecordKind::Settings(_) => {}
             kind => {
                 // Lifts, places, clock, press, button: the bytes a board sends.
                 let bytes = match play::board_bytes(kind, &self.board, &mut self.clock, now) {

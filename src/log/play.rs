@@ -25,6 +25,8 @@ pub enum Played {
     /// An `arbiter` record: the method, its arguments (JSON texts), and who
     /// decided (from a `note decided by NAME` just before it), when known.
     Arbiter(String, Vec<String>, Option<String>),
+    /// A `# settings:` line: the settings (JSON) that judge the log from here on.
+    Settings(String),
 }
 
 /// The text of the `note` that names who made the `arbiter` decision recorded
@@ -65,7 +67,11 @@ pub fn board_bytes_into(
 ) -> Result<bool, String> {
     match kind {
         RecordKind::Rx(b) => bytes.extend_from_slice(b),
-        RecordKind::Tx(_) | RecordKind::Note(_) | RecordKind::Gap(_) | RecordKind::Arbiter { .. } => {
+        RecordKind::Tx(_)
+        | RecordKind::Note(_)
+        | RecordKind::Gap(_)
+        | RecordKind::Arbiter { .. }
+        | RecordKind::Settings(_) => {
             return Ok(false);
         }
         RecordKind::Board(p) => BoardMessage::BoardDump(p.clone()).encode_into(bytes),
@@ -190,6 +196,7 @@ impl Player {
                 steps.push(step(Played::Note(text.clone())))
             }
             RecordKind::Gap(text) => steps.push(step(Played::Gap(text.clone()))),
+            RecordKind::Settings(json) => steps.push(step(Played::Settings(json.clone()))),
             RecordKind::Arbiter { method, args } => {
                 steps.push(step(Played::Arbiter(method.clone(), args.clone(), decided_by)))
             }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use shakmaty::{Piece, Square};
 
-use super::record::{Header, LogTime, MAGIC, Record, RecordKind, Running, SensorLog};
+use super::record::{Header, LogTime, MAGIC, Record, RecordKind, Running, SETTINGS_KEY, SensorLog};
 use crate::protocol::{ClockButton, ClockSide, ClockTime, Placement};
 
 /// A sensor log that cannot be read: where and why (`FILE:LINE: problem`, or
@@ -120,12 +120,26 @@ pub fn parse_each(
             continue;
         }
         if let Some(comment) = trimmed.strip_prefix('#') {
+            let Some((key, value)) = comment
+                .trim()
+                .split_once(':')
+                .map(|(k, v)| (k.trim(), v.trim()))
+                .filter(|(k, _)| !k.is_empty() && !k.contains(char::is_whitespace))
+            else {
+                continue;
+            };
             if !any {
-                if let Some((k, v)) = comment.trim().split_once(':') {
-                    let key = k.trim();
-                    if !key.is_empty() && !key.contains(char::is_whitespace) {
-                        header.fields.push((key.to_string(), v.trim().to_string()));
-                    }
+                header.fields.push((key.to_string(), value.to_string()));
+            } else if key == SETTINGS_KEY {
+                // The settings from here on: a record without a time of its own.
+                let settings = settings_line(value).map(|json| Record {
+                    time: last,
+                    kind: RecordKind::Settings(json),
+                });
+                match (settings, lenient.as_deref_mut()) {
+                    (Ok(r), _) => each(&header, r, n)?,
+                    (Err(p), Some(skipped)) => skipped.push(err(n, p)),
+                    (Err(p), None) => return Err(err(n, p)),
                 }
             }
             continue;
@@ -174,6 +188,18 @@ impl<'a> Iterator for Lines<'a> {
                 Some(rest)
             }
         }
+    }
+}
+
+/// The JSON object of a `# settings:` line, checked to be one (the rules core
+/// reads its fields).
+fn settings_line(value: &str) -> Result<String, String> {
+    match serde_json::from_str::<serde_json::Value>(value) {
+        Ok(serde_json::Value::Object(_)) => Ok(value.to_string()),
+        _ => Err(format!(
+            "`# {SETTINGS_KEY}:` takes one JSON object, not `{}`",
+            clip(value)
+        )),
     }
 }
 
@@ -447,6 +473,33 @@ mod tests {
             log.records[8].kind,
             RecordKind::Note("arbiter stops  the clocks".into())
         );
+    }
+
+    /// The settings: a header field before the first record; after it, a
+    /// `# settings:` line is a record of its own at the time of the one before,
+    /// written back as the same comment line. One that is not a JSON object is
+    /// refused with its line (skipped by a lenient read).
+    #[test]
+    fn settings_lines_are_records_after_the_header() {
+        let text = "# eboard-sensor-log 1\n# settings: {\"release_ms\":100}\n0 board 8/8/8/8/8/8/4P3/8\n# resumed 2026-11-26T03:56:08Z\n#  settings:  {\"release_ms\":300}\n2 lift e2 P\n";
+        let log = parse_log(text, "s.esl").unwrap();
+        assert_eq!(log.header.get("settings"), Some("{\"release_ms\":100}"));
+        assert_eq!(log.records.len(), 3);
+        assert_eq!(log.lines, vec![3, 5, 6]);
+        let settings = &log.records[1];
+        assert_eq!(settings.kind, RecordKind::Settings("{\"release_ms\":300}".into()));
+        assert_eq!(settings.time, LogTime::default());
+        assert_eq!(settings.to_string(), "# settings: {\"release_ms\":300}");
+        let again = crate::log::to_string(&log.header, &log.records).unwrap();
+        assert_eq!(parse_log(&again, "again.esl").unwrap().records, log.records);
+
+        let bad = "# eboard-sensor-log 1\n0 board 8/8/8/8/8/8/4P3/8\n# settings: release_ms=3\n1 lift e2 P\n";
+        let e = parse_log(bad, "b.esl").unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+        assert!(e.problem.contains("one JSON object"), "{e}");
+        let mut skipped = Vec::new();
+        let log = parse_log_lenient(bad, "b.esl", &mut skipped).unwrap();
+        assert_eq!((log.records.len(), skipped.len()), (2, 1));
     }
 
     #[test]

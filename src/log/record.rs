@@ -9,6 +9,11 @@ use crate::protocol::{ClockButton, ClockSide, ClockTime, Placement};
 /// The first line of every sensor log.
 pub const MAGIC: &str = "# eboard-sensor-log 1";
 
+/// The header field that states the settings a log was judged by (one JSON
+/// object); after the first record, a comment line `# settings: {...}` states
+/// the settings from there on (`docs/SENSOR-LOG.md`).
+pub const SETTINGS_KEY: &str = "settings";
+
 /// A time in a log: microseconds since the start of the log (the format allows at
 /// most 6 fractional digits of seconds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -137,6 +142,12 @@ pub enum RecordKind {
         method: String,
         args: Vec<String>,
     },
+    /// A comment line `# settings: {...}` after the first record: the settings
+    /// that judge the log from here on (a JSON object, the daemon's configuration
+    /// when it resumed; `rules::Settings`). Its time is the record's before it;
+    /// it is written without one, as a comment, which readers that do not know
+    /// it pass over.
+    Settings(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -152,6 +163,10 @@ impl Record {
     pub fn append_line(time: LogTime, kind: &RecordKind, out: &mut String) {
         use fmt::Write;
         let start = out.len();
+        if let RecordKind::Settings(json) = kind {
+            let _ = writeln!(out, "# {SETTINGS_KEY}: {}", json.replace(['\n', '\r'], " "));
+            return;
+        }
         let _ = write!(out, "{time} ");
         match kind {
             RecordKind::Rx(b) => append_hex(out, "rx", b),
@@ -187,7 +202,10 @@ fn append_hex(out: &mut String, verb: &str, bytes: &[u8]) {
 impl fmt::Display for Record {
     /// The record as one line of a sensor log (without the line end).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}", self.time, KindText(&self.kind))
+        match &self.kind {
+            RecordKind::Settings(_) => write!(f, "{}", KindText(&self.kind)),
+            _ => write!(f, "{} {}", self.time, KindText(&self.kind)),
+        }
     }
 }
 
@@ -225,6 +243,7 @@ impl fmt::Display for KindText<'_> {
                 }
                 Ok(())
             }
+            RecordKind::Settings(json) => write!(f, "# {SETTINGS_KEY}: {json}"),
         }
     }
 }

@@ -7,7 +7,7 @@ use std::sync::mpsc;
 use shakmaty::{CastlingMode, Chess, Position};
 
 use crate::log::{Header, LogError, Played, Player, SensorLog, Step};
-use crate::rules::{Config, Core, Event, EventKind, Game};
+use crate::rules::{Config, Core, Event, EventKind, Game, Pinned, SETTINGS_KEY, Settings};
 
 /// What `replay` prints of a log (`--format`, but for `sensors`, which stops
 /// before the rules core).
@@ -44,14 +44,15 @@ enum Made {
 /// for [`run`]) and prints what comes back; this one runs the rules core on the
 /// steps and hands back its events as they come (`text`, `jsonl`) or the games
 /// as they end (`uci`, `pgn`). Reading and printing together take about as long
-/// as the rules core, so neither side waits much. `given` overrides the header's
-/// `fen`. Returns what to print for the log, complete, in chunks to print in
-/// order: a log with a problem in it prints nothing and gives the problem (the
-/// first one in the file, with its line).
+/// as the rules core, so neither side waits much. The log is judged by the
+/// settings it states (the defaults where it states none) but for those
+/// `pinned`; `given` overrides the header's `fen`. Returns what to print for the
+/// log, complete, in chunks to print in order: a log with a problem in it prints
+/// nothing and gives the problem (the first one in the file, with its line).
 pub fn replay_file(
     path: &Path,
     file: &str,
-    cfg: Config,
+    pinned: Pinned,
     given: Option<&(Chess, CastlingMode)>,
     print: Print,
 ) -> Result<Vec<Vec<u8>>, String> {
@@ -61,7 +62,7 @@ pub fn replay_file(
         // side (which waits for the rules core) cannot wait for itself.
         let (made_tx, made_rx) = mpsc::channel::<Made>();
         let io = scope.spawn(move || read_and_print(path, file, steps_tx, &made_rx, print));
-        let played = play_steps(&steps_rx, &made_tx, file, cfg, given, print);
+        let played = play_steps(&steps_rx, &made_tx, file, pinned, given, print);
         // Stops the reading side if the rules core stopped first; ends what it
         // prints.
         drop(steps_rx);
@@ -169,7 +170,7 @@ fn read_and_print(
 /// of system time in futex waits (`docs/PERFORMANCE.md`).
 pub fn replay_many(
     paths: &[(std::path::PathBuf, String)],
-    cfg: Config,
+    pinned: Pinned,
     given: Option<&(Chess, CastlingMode)>,
     print: Print,
     mut write: impl FnMut(usize, &[u8]) -> bool,
@@ -191,7 +192,7 @@ pub fn replay_many(
                 while !stop.load(Ordering::Relaxed) {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some((path, file)) = paths.get(i) else { break };
-                    let done = replay_one(path, file, cfg, given, print, &mut buf)
+                    let done = replay_one(path, file, pinned, given, print, &mut buf)
                         .map(|()| std::mem::take(&mut buf));
                     if tx.send((i, done)).is_err() {
                         break;
@@ -231,7 +232,7 @@ pub fn replay_many(
 pub fn replay_one(
     path: &Path,
     file: &str,
-    cfg: Config,
+    pinned: Pinned,
     given: Option<&(Chess, CastlingMode)>,
     print: Print,
     out: &mut Vec<u8>,
@@ -272,8 +273,9 @@ pub fn replay_one(
                 Some(c) => c,
                 None => {
                     printer.date = pgn_date(header);
+                    let defaults = Settings::default();
                     core.insert(
-                        start_core(header, file, cfg, given, print).map_err(|problem| LogError {
+                        start_core(header, file, defaults, pinned, given, print).map_err(|problem| LogError {
                             file: String::new(),
                             line: 0,
                             problem,
@@ -283,7 +285,7 @@ pub fn replay_one(
             };
             player.play_into(&record, Some(line), &mut steps)?;
             for step in steps.drain(..) {
-                feed_step(core, &step);
+                feed_pinned(core, &step, &pinned);
             }
             // What the core made is printed now and then, not kept whole.
             since += 1;
@@ -304,11 +306,11 @@ pub fn replay_one(
             Some(c) => c,
             None => {
                 printer.date = pgn_date(&header);
-                core.insert(start_core(&header, file, cfg, given, print)?)
+                core.insert(start_core(&header, file, Settings::default(), pinned, given, print)?)
             }
         };
         for step in player.finish() {
-            feed_step(core, &step);
+            feed_pinned(core, &step, &pinned);
         }
         core.finish();
         hand_on(core, &mut printer, &mut games, true);
@@ -321,24 +323,32 @@ pub fn replay_one(
     result
 }
 
-/// The rules core for a log: its start position from `given`, else from the
-/// header's `fen`. Printing games only (`uci`, `pgn`), it keeps no events.
+/// The rules core for a log: judged by the settings its header states (else
+/// `defaults`) but for those `pinned`; its start position from `given`, else
+/// from the header's `fen`. Printing games only (`uci`, `pgn`), it
+/// keeps no events.
 fn start_core(
     header: &Header,
     file: &str,
-    cfg: Config,
+    defaults: Settings,
+    pinned: Pinned,
     given: Option<&(Chess, CastlingMode)>,
     print: Print,
 ) -> Result<Core, String> {
+    let stated = header
+        .get(SETTINGS_KEY)
+        .map(|s| Settings::from_json(s).map_err(|e| format!("{file}: header field `{SETTINGS_KEY}`: {e}")))
+        .transpose()?;
     let start = match (given, header.get("fen")) {
         (Some(s), _) => Some(s.clone()),
         (None, Some(f)) => Some(parse_start(f).map_err(|e| format!("{file}: header field `fen`: {e}"))?),
         (None, None) => None,
     };
-    let mut core = match start {
-        Some((pos, mode)) => Core::with_start(cfg, pos, mode),
-        None => Core::new(cfg),
-    };
+    let settings = pinned.over(stated.unwrap_or(defaults));
+    let mut core = Core::with_settings(&settings);
+    if let Some((pos, mode)) = start {
+        core.start_from(pos, mode);
+    }
     core.set_events(matches!(print, Print::Text | Print::Jsonl));
     core.set_san(print != Print::Uci);
     Ok(core)
@@ -358,7 +368,7 @@ fn play_steps(
     rx: &mpsc::Receiver<Read>,
     tx: &mpsc::Sender<Made>,
     file: &str,
-    cfg: Config,
+    pinned: Pinned,
     given: Option<&(Chess, CastlingMode)>,
     print: Print,
 ) -> Result<(), String> {
@@ -366,7 +376,7 @@ fn play_steps(
         // The reader stopped before the header: its problem says why.
         return Ok(());
     };
-    let mut core = start_core(&header, file, cfg, given, print)?;
+    let mut core = start_core(&header, file, Settings::default(), pinned, given, print)?;
     let events = matches!(print, Print::Text | Print::Jsonl);
     let hand_on = |core: &mut Core, last: bool| {
         let made = if events {
@@ -385,7 +395,7 @@ fn play_steps(
     for read in rx {
         let Read::Steps(steps) = read else { continue };
         for step in &steps {
-            feed_step(&mut core, step);
+            feed_pinned(&mut core, step, &pinned);
         }
         hand_on(&mut core, false);
     }
@@ -444,17 +454,23 @@ pub struct Replay {
     pub core: Core,
 }
 
-/// Runs one log through the decoder and the rules core.
+/// Runs one log through the decoder and the rules core, judged by the settings
+/// it states, else by `cfg`.
 pub fn run(
     log: &SensorLog,
     file: &str,
     cfg: Config,
     start: Option<(Chess, CastlingMode)>,
 ) -> Result<Replay, LogError> {
-    let mut core = match start {
-        Some((pos, mode)) => Core::with_start(cfg, pos, mode),
-        None => Core::new(cfg),
-    };
+    let defaults = Settings::new(cfg, None);
+    let mut core =
+        start_core(&log.header, file, defaults, Pinned::default(), start.as_ref(), Print::Jsonl).map_err(|problem| {
+            LogError {
+                file: String::new(),
+                line: 0,
+                problem,
+            }
+        })?;
     let mut player = Player::new(file);
     let mut events = Vec::new();
     let feed = |core: &mut Core, steps: Vec<crate::log::Step>| {
@@ -479,6 +495,12 @@ pub fn run(
 /// skip as a line fault (the daemon finds them in the same bytes, at the same
 /// place).
 pub fn feed_step(core: &mut Core, step: &crate::log::Step) {
+    feed_pinned(core, step, &Pinned::default());
+}
+
+/// [`feed_step`], with settings given on the command line standing over the
+/// log's `# settings:` lines.
+pub fn feed_pinned(core: &mut Core, step: &crate::log::Step, pinned: &Pinned) {
     let t = step.time.micros();
     match &step.what {
         Played::Board(ev) => core.input(ev, t),
@@ -497,6 +519,13 @@ pub fn feed_step(core: &mut Core, step: &crate::log::Step) {
             };
             if applied {
                 core.arbiter_call(method, values, by.clone(), t);
+            }
+        }
+        // Checked to be a JSON object when read; settings the rules core cannot
+        // take (a threshold over an hour) change nothing.
+        Played::Settings(json) => {
+            if let Ok(s) = Settings::from_json(json) {
+                core.set_settings(&pinned.over(s));
             }
         }
         Played::Host(_) | Played::Note(_) => {}
@@ -943,6 +972,70 @@ mod tests {
         text.into_bytes()
     }
 
+    /// A log judged by the settings it states: the header's, then a
+    /// `# settings:` line's from there on, the same on every path (`run`, two
+    /// threads, the pool's one); an option given stands over them.
+    #[test]
+    fn a_log_is_judged_by_the_settings_it_states_unless_options_are_given() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let records = games(2);
+        let half = records.len() / 2;
+        let quick = Settings {
+            release_ms: 40,
+            flicker_ms: 20,
+            ..Settings::default()
+        };
+        let slow = Settings {
+            release_ms: 900,
+            irregular_ms: 4000,
+            ..Settings::default()
+        };
+        let mut stated = Header::default();
+        stated.set(SETTINGS_KEY, &quick.to_json());
+        let mut both = records[..half].to_vec();
+        both.push(Record {
+            time: records[half - 1].time,
+            kind: RecordKind::Settings(slow.to_json()),
+        });
+        both.extend_from_slice(&records[half..]);
+        let plain = write(dir.path(), "plain.esl", &Header::default(), &records);
+        let quick_log = write(dir.path(), "quick.esl", &stated, &records);
+        let changed = write(dir.path(), "changed.esl", &stated, &both);
+        let jsonl_of = |path: &Path, pinned: Pinned| {
+            let chunks = replay_file(path, "x.esl", pinned, None, Print::Jsonl).expect("it replays");
+            let mut pooled = Vec::new();
+            replay_one(path, "x.esl", pinned, None, Print::Jsonl, &mut pooled).expect("it replays");
+            assert_eq!(chunks.concat(), pooled);
+            pooled
+        };
+        let none = Pinned::default();
+        for path in [&plain, &quick_log, &changed] {
+            assert_eq!(jsonl_of(path, none), one_thread(path, "x.esl", Print::Jsonl));
+        }
+        let (plain_out, quick_out, changed_out) = (
+            jsonl_of(&plain, none),
+            jsonl_of(&quick_log, none),
+            jsonl_of(&changed, none),
+        );
+        assert_ne!(plain_out, quick_out);
+        assert_ne!(quick_out, changed_out);
+        // Options given stand for the whole log, whatever it states.
+        let pinned = Pinned {
+            release_ms: Some(40),
+            flicker_ms: Some(20),
+            irregular_ms: Some(2000),
+            ..Pinned::default()
+        };
+        assert_eq!(jsonl_of(&plain, pinned), quick_out);
+        assert_eq!(jsonl_of(&changed, pinned), quick_out);
+        // A header the rules core cannot take is the log's problem.
+        let mut wrong = Header::default();
+        wrong.set(SETTINGS_KEY, "{\"profile\":\"bullet\"}");
+        let path = write(dir.path(), "wrong.esl", &wrong, &records);
+        let e = replay_file(&path, "wrong.esl", none, None, Print::Jsonl).unwrap_err();
+        assert!(e.starts_with("wrong.esl: header field `settings`: "), "{e}");
+    }
+
     #[test]
     fn two_threads_print_what_one_thread_prints() {
         let dir = tempfile::tempdir().expect("a temporary folder");
@@ -951,7 +1044,7 @@ mod tests {
         let records = games(12);
         let path = write(dir.path(), "games.esl", &header, &records);
         for print in [Print::Text, Print::Jsonl, Print::Uci, Print::Pgn] {
-            let chunks = replay_file(&path, "games.esl", Config::default(), None, print).expect("it replays");
+            let chunks = replay_file(&path, "games.esl", Pinned::default(), None, print).expect("it replays");
             if print == Print::Jsonl {
                 assert!(chunks.len() > 1, "jsonl in {} chunk(s)", chunks.len());
             }
@@ -981,7 +1074,7 @@ mod tests {
         text.push_str("0 note back in time\n99999 dance e4\n");
         std::fs::write(&path, &text).expect("written again");
         let line = text.lines().count() - 1;
-        let e = replay_file(&path, "back.esl", Config::default(), None, Print::Jsonl).unwrap_err();
+        let e = replay_file(&path, "back.esl", Pinned::default(), None, Print::Jsonl).unwrap_err();
         assert_eq!(e, format!("back.esl:{line}: time goes back: 0.000 after {last}"));
 
         // A lift the board cannot make (the last record): found by the player,
@@ -995,7 +1088,7 @@ mod tests {
             },
         });
         let path = write(dir.path(), "lift.esl", &Header::default(), &bad);
-        let e = replay_file(&path, "lift.esl", Config::default(), None, Print::Text).unwrap_err();
+        let e = replay_file(&path, "lift.esl", Pinned::default(), None, Print::Text).unwrap_err();
         assert!(e.starts_with("lift.esl:"), "{e}");
         let line = std::fs::read_to_string(&path).expect("the log").lines().count();
         assert!(e.starts_with(&format!("lift.esl:{line}: lift e4")), "{e}");
@@ -1005,13 +1098,13 @@ mod tests {
         let mut header = Header::default();
         header.set("fen", "not a position");
         let path = write(dir.path(), "fen.esl", &header, &records);
-        let e = replay_file(&path, "fen.esl", Config::default(), None, Print::Pgn).unwrap_err();
+        let e = replay_file(&path, "fen.esl", Pinned::default(), None, Print::Pgn).unwrap_err();
         assert!(e.starts_with("fen.esl: header field `fen`: "), "{e}");
 
         let e = replay_file(
             &dir.path().join("absent.esl"),
             "absent.esl",
-            Config::default(),
+            Pinned::default(),
             None,
             Print::Uci,
         )

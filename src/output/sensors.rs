@@ -88,6 +88,7 @@ pub fn format_step(step: &Step) -> String {
             method: method.clone(),
             args: args.clone(),
         }),
+        Played::Settings(json) => record(RecordKind::Settings(json.clone())),
     }
 }
 

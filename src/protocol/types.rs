@@ -135,7 +135,8 @@ impl fmt::Display for PieceCode {
 }
 
 /// A side of the clock, as the clock itself names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ClockSide {
     Left,
     Right,

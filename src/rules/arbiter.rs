@@ -6,10 +6,12 @@
 use serde_json::Value;
 use shakmaty::{CastlingMode, Chess};
 
-use super::Core;
+use super::{ClockMode, Core};
 
-/// A decision the rules core applies.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A decision the rules core applies: an arbiter's call, or the configuration's
+/// time control. The journal's `arbiter` record is its method and arguments
+/// ([`Decision::method`], [`Decision::args`], [`Decision::from_record`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Decision {
     /// A new game from this FEN (empty: the standard start).
     NewGame(String),
@@ -19,8 +21,10 @@ pub enum Decision {
     Reinstate(u32),
     /// The game's result (`1-0`, `0-1`, `1/2-1/2`, `*`).
     SetResult(String),
-    /// The time control of the game about to start; the host drives the clock.
-    SetTimeControl(String),
+    /// The time control of the game about to start, and who keeps the time: an
+    /// arbiter's `SetTimeControl` drives the clock; the configuration's time
+    /// control in report mode only names the periods and the `TimeControl` tag.
+    SetTimeControl { spec: String, mode: ClockMode },
     /// Both clock times (white's, black's ms), the running side going on.
     SetClock(i64, i64),
     /// Seconds added to a side's clock (`white` or `black`).
@@ -47,21 +51,24 @@ impl Decision {
             Decision::SetPosition(_) => "SetPosition",
             Decision::Reinstate(_) => "Reinstate",
             Decision::SetResult(_) => "SetResult",
-            Decision::SetTimeControl(_) => "SetTimeControl",
+            Decision::SetTimeControl { .. } => "SetTimeControl",
             Decision::SetClock(..) => "SetClock",
             Decision::AddTime(..) => "AddTime",
         }
     }
 
-    /// The arguments as JSON values.
+    /// The arguments as JSON values. `SetTimeControl` takes the D-Bus call's one
+    /// argument when it drives the clock (as recordings always had it), and the
+    /// mode after it otherwise (`"5400+30", "report"`).
     pub fn args(&self) -> Vec<Value> {
         match self {
-            Decision::NewGame(s)
-            | Decision::SetPosition(s)
-            | Decision::SetResult(s)
-            | Decision::SetTimeControl(s) => {
+            Decision::NewGame(s) | Decision::SetPosition(s) | Decision::SetResult(s) => {
                 vec![Value::String(s.clone())]
             }
+            Decision::SetTimeControl { spec, mode } => match mode {
+                ClockMode::Drive => vec![Value::String(spec.clone())],
+                ClockMode::Report => vec![Value::String(spec.clone()), Value::from(mode.name())],
+            },
             Decision::Reinstate(p) => vec![Value::from(*p)],
             Decision::SetClock(w, b) => vec![Value::from(*w), Value::from(*b)],
             Decision::AddTime(side, s) => vec![Value::String(side.clone()), Value::from(*s)],
@@ -80,7 +87,19 @@ impl Decision {
             "NewGame" => Decision::NewGame(one_string()?),
             "SetPosition" => Decision::SetPosition(one_string()?),
             "SetResult" => Decision::SetResult(one_string()?),
-            "SetTimeControl" => Decision::SetTimeControl(one_string()?),
+            "SetTimeControl" => match args {
+                [Value::String(spec)] => Decision::SetTimeControl {
+                    spec: spec.clone(),
+                    mode: ClockMode::Drive,
+                },
+                [Value::String(spec), mode] => Decision::SetTimeControl {
+                    spec: spec.clone(),
+                    mode: serde_json::from_value(mode.clone()).map_err(|_| {
+                        format!("SetTimeControl's mode is \"report\" or \"drive\", not {mode}")
+                    })?,
+                },
+                _ => return Err("SetTimeControl takes a time control and a mode".into()),
+            },
             "SetClock" => match args {
                 [w, b] => Decision::SetClock(
                     w.as_i64().ok_or_else(|| format!("SetClock takes ms, not {w}"))?,
@@ -195,9 +214,9 @@ impl Core {
                     Refused::InvalidArgument(e)
                 }
             }),
-            Decision::SetTimeControl(spec) => {
+            Decision::SetTimeControl { spec, mode } => {
                 let tc = crate::clock::control::TimeControl::parse(spec).map_err(Refused::InvalidArgument)?;
-                self.set_time_control(Some(tc), true, t_us)
+                self.set_time_control(Some(tc), *mode == ClockMode::Drive, t_us)
             }
             Decision::SetClock(w, b) => self.arbiter_set_clock(*w, *b, t_us),
             Decision::AddTime(side, s) => self.arbiter_add_time(side, *s, t_us),
@@ -216,7 +235,14 @@ mod tests {
             Decision::SetPosition("8/8/8/8/8/8/8/K1k5 w - - 0 1".into()),
             Decision::Reinstate(4),
             Decision::SetResult("1/2-1/2".into()),
-            Decision::SetTimeControl("40/5400+30:1800+30".into()),
+            Decision::SetTimeControl {
+                spec: "40/5400+30:1800+30".into(),
+                mode: ClockMode::Drive,
+            },
+            Decision::SetTimeControl {
+                spec: "5400+30".into(),
+                mode: ClockMode::Report,
+            },
             Decision::SetClock(5_400_000, 0),
             Decision::AddTime("black".into(), -30),
         ] {
@@ -229,5 +255,17 @@ mod tests {
         assert!(Decision::from_record("SetClock", &[Value::from("x"), Value::from(2)]).is_err());
         assert!(Decision::from_record("Reinstate", &[Value::from("x")]).is_err());
         assert!(Decision::from_record("SetResult", &[]).is_err());
+        // The D-Bus call's form (and every recording before the mode was
+        // written) drives the clock.
+        assert_eq!(
+            Decision::from_record("SetTimeControl", &[Value::from("G/90")]),
+            Ok(Some(Decision::SetTimeControl {
+                spec: "G/90".into(),
+                mode: ClockMode::Drive
+            }))
+        );
+        assert!(
+            Decision::from_record("SetTimeControl", &[Value::from("G/90"), Value::from("auto")]).is_err()
+        );
     }
 }

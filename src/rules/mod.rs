@@ -28,6 +28,7 @@ mod irregular;
 mod matching;
 mod record;
 mod resync;
+mod settings;
 mod start;
 mod touch;
 
@@ -36,6 +37,7 @@ use shakmaty::{Bitboard, Board, CastlingMode, Chess, Color, Move, Piece, Positio
 pub use arbiter::{Decision, Refused, parse_start};
 pub use event::{Config, Event, EventKind, FlagPolicy, IrregularKind, MAX_THRESHOLD_MS, Profile, Side};
 pub use game::{Game, Played, fen as game_fen, round_trip};
+pub use settings::{ClockMode, Pinned, SETTINGS_KEY, Settings};
 
 use crate::board::{BoardEvent, Orientation};
 use crate::protocol::{ClockSide, ClockStatus, PieceCode};
