@@ -227,11 +227,11 @@ async fn a_board_whose_task_panics_is_restarted_and_its_game_goes_on() {
         moves_in(&round.join("game-1.pgn")) == 24 && moves_in(&round.join("game-2.pgn")) == 24
     })
     .await;
+    assert_eq!(daemon.logged("board board0: its task panicked"), 1, "one restart");
     let file = |n: u32| std::fs::read_to_string(round.join(format!("game-{n}.pgn"))).unwrap();
     assert_eq!(pgn_moves(&file(1)), vec![sans(&a)], "board0's game");
     assert_eq!(pgn_moves(&file(2)), vec![sans(&b)], "board1's game");
     assert_eq!(property_until(&address, "board1", "Fault", |_| true).await, "");
-    assert_eq!(daemon.logged("panicked"), 2, "one panic (the hook's line and the supervisor's)");
     assert_eq!(daemon.logged("board board1:"), 0, "board1 was never restarted");
     daemon.stop().await;
 
@@ -310,4 +310,39 @@ async fn a_journal_that_panics_the_core_is_moved_aside_and_the_other_board_runs_
     assert_eq!(replayed(&recordings.join("board0.esl")), vec![ucis(&b[..6])]);
     assert_eq!(replayed(&moved[0]), vec![ucis(&a[..8])], "the old game is in the journal moved aside");
     assert_eq!(replayed(&recordings.join("board1.esl")), vec![ucis(&b[..16])]);
+}
+
+/// A board whose task panics again after every restart (the fault hook, 9 times)
+/// is restarted 5 times, each after a longer wait, then stopped: its `Fault`
+/// says so, a call to it is answered `Unavailable` with why, and the other board
+/// plays its game to the end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_board_that_keeps_panicking_is_stopped_alone_after_five_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let address = private_bus(dir.path()).await;
+    let (a, b) = games();
+    let _board0 = emulate(game_log(&Chess::default(), &a, 41), &dir.path().join("board0"), 1.0, "11111");
+    // board1's game lasts past board0's restarts (0.5 + 1 + 2 + 4 + 8 s).
+    let slow = game_log(&Chess::default(), &b, 42);
+    let _board1 = emulate(slow, &dir.path().join("board1"), 0.5, "22222");
+    let daemon = start(dir.path(), &address, Some("panic:board0:2:9"));
+    let fault = property_until(&address, "board0", "Fault", |f| f.contains("stopped after")).await;
+    assert!(fault.contains("stopped after 5 restarts in a row"), "{fault}");
+    assert_eq!(daemon.logged("board board0: its task panicked"), 5, "five restarts");
+    assert_eq!(daemon.logged("board board0 is stopped"), 1);
+    let client = bus_client(&address).await;
+    let p = zbus::Proxy::new(&client, BUS_NAME, "/org/eboardbridge/board/board0", BOARD_INTERFACE)
+        .within(10, "a proxy of board0")
+        .await
+        .unwrap();
+    let e = p.call::<_, _, ()>("SetPlayers", &("A", "B")).await.unwrap_err();
+    assert!(e.to_string().contains("Unavailable"), "{e}");
+    assert!(e.to_string().contains("stopped after 5 restarts"), "{e}");
+    let round = dir.path().join("live/round-1");
+    wait_for("board1's whole game", 90, || moves_in(&round.join("game-2.pgn")) == 24).await;
+    let file = std::fs::read_to_string(round.join("game-2.pgn")).unwrap();
+    assert_eq!(pgn_moves(&file), vec![sans(&b)], "board1's game");
+    assert_eq!(property_until(&address, "board1", "Fault", |_| true).await, "");
+    daemon.stop().await;
+    assert_eq!(replayed(&dir.path().join("state/recordings/board1.esl")), vec![ucis(&b)]);
 }

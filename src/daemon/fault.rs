@@ -13,8 +13,9 @@
 //! the process sets its environment.
 //!
 //! `EBOARD_BRIDGE_FAULT` holds items separated by `,`:
-//! - `panic:BOARD:PLY`: the task of the board with id `BOARD` panics once (in
-//!   this process) when its game has `PLY` moves shown, after it published them;
+//! - `panic:BOARD:PLY[:TIMES]`: the task of the board with id `BOARD` panics
+//!   when its game has `PLY` moves or more, after a turn of its loop (after it
+//!   published them), `TIMES` times in this process (1 when not given);
 //! - `resume:BOARD`: resuming `BOARD` from its journal panics, every time (as a
 //!   journal that makes the rules core panic would).
 
@@ -24,17 +25,17 @@ pub const FAULT_VAR: &str = "EBOARD_BRIDGE_FAULT";
 #[cfg(debug_assertions)]
 mod hook {
     use std::sync::OnceLock;
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::{AtomicU32, Ordering};
 
     #[derive(Default)]
     pub struct Faults {
-        /// (board, ply) of the one live panic.
-        pub live: Option<(String, u64)>,
+        /// (board, ply, times) of the live panics.
+        pub live: Option<(String, u64, u32)>,
         pub resume: Vec<String>,
     }
 
     static FAULTS: OnceLock<Faults> = OnceLock::new();
-    static FIRED: AtomicBool = AtomicBool::new(false);
+    static FIRED: AtomicU32 = AtomicU32::new(0);
 
     pub fn faults() -> &'static Faults {
         FAULTS.get_or_init(|| {
@@ -43,10 +44,13 @@ mod hook {
             for item in spec.split(',').filter(|i| !i.is_empty()) {
                 let parts: Vec<&str> = item.split(':').collect();
                 match parts.as_slice() {
-                    ["panic", board, ply] => match ply.parse() {
-                        Ok(ply) => f.live = Some((board.to_string(), ply)),
-                        Err(_) => tracing::warn!("{}: `{item}`: not a ply", super::FAULT_VAR),
-                    },
+                    ["panic", board, ply, times @ ..] if times.len() <= 1 => {
+                        let times = times.first().map_or(Ok(1), |t| t.parse());
+                        match (ply.parse(), times) {
+                            (Ok(ply), Ok(times)) => f.live = Some((board.to_string(), ply, times)),
+                            _ => tracing::warn!("{}: `{item}`: not a ply and a count", super::FAULT_VAR),
+                        }
+                    }
                     ["resume", board] => f.resume.push(board.to_string()),
                     _ => tracing::warn!("{}: `{item}` is not a fault", super::FAULT_VAR),
                 }
@@ -55,8 +59,11 @@ mod hook {
         })
     }
 
-    pub fn fire_once() -> bool {
-        !FIRED.swap(true, Ordering::SeqCst)
+    /// Whether a live panic is still due (`times` in all); counts it.
+    pub fn fire(times: u32) -> bool {
+        FIRED
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| (n < times).then_some(n + 1))
+            .is_ok()
     }
 }
 
@@ -64,8 +71,8 @@ mod hook {
 /// game shows: panics when the fault hook says so (debug builds only).
 #[cfg(debug_assertions)]
 pub fn after_turn(board: &str, shown: u64) {
-    if let Some((b, ply)) = &hook::faults().live {
-        if b == board && shown >= *ply && hook::fire_once() {
+    if let Some((b, ply, times)) = &hook::faults().live {
+        if b == board && shown >= *ply && hook::fire(*times) {
             panic!("fault hook: board {board}'s task panics at ply {shown}");
         }
     }
