@@ -338,6 +338,17 @@ async fn a_board_that_keeps_panicking_is_stopped_alone_after_five_restarts() {
     let e = p.call::<_, _, ()>("SetPlayers", &("A", "B")).await.unwrap_err();
     assert!(e.to_string().contains("Unavailable"), "{e}");
     assert!(e.to_string().contains("stopped after 5 restarts"), "{e}");
+    // The arbiter's desk shows it with the board.
+    let out = output_within(
+        std::process::Command::new(bin())
+            .args(["ctl", "--bus", "session", "boards"])
+            .env("DBUS_SESSION_BUS_ADDRESS", &address),
+        20,
+        "ctl boards",
+    );
+    let table = String::from_utf8_lossy(&out.stdout).to_string();
+    let line = table.lines().find(|l| l.contains("board0")).unwrap_or_default();
+    assert!(line.contains("fault: ") && line.contains("stopped after 5 restarts"), "{table}");
     let round = dir.path().join("live/round-1");
     wait_for("board1's whole game", 90, || moves_in(&round.join("game-2.pgn")) == 24).await;
     let file = std::fs::read_to_string(round.join("game-2.pgn")).unwrap();
