@@ -10,7 +10,9 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{Within, bus_client, output_within, pgn_moves, private_bus, quick, send_signal, wait_exit, wait_for};
+use common::{
+    Within, bus_client, output_within, pgn_moves, private_bus, quick, send_signal, wait_exit, wait_for,
+};
 use eboard_bridge::board::Orientation;
 use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME};
 use eboard_bridge::device::{Emulator, EmulatorConfig};
@@ -212,8 +214,18 @@ async fn a_board_whose_task_panics_is_restarted_and_its_game_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let address = private_bus(dir.path()).await;
     let (a, b) = games();
-    let _board0 = emulate(game_log(&Chess::default(), &a, 21), &dir.path().join("board0"), 1.0, "11111");
-    let _board1 = emulate(game_log(&Chess::default(), &b, 22), &dir.path().join("board1"), 1.0, "22222");
+    let _board0 = emulate(
+        game_log(&Chess::default(), &a, 21),
+        &dir.path().join("board0"),
+        1.0,
+        "11111",
+    );
+    let _board1 = emulate(
+        game_log(&Chess::default(), &b, 22),
+        &dir.path().join("board1"),
+        1.0,
+        "22222",
+    );
     let daemon = start(dir.path(), &address, Some("panic:board0:6"));
     let round = dir.path().join("live/round-1");
     wait_for("board0's task to panic and be started again", 60, || {
@@ -238,7 +250,9 @@ async fn a_board_whose_task_panics_is_restarted_and_its_game_goes_on() {
     // board0's journal: the moves before the restart, then (resumed) the rest.
     let recordings = dir.path().join("state/recordings");
     let journal = std::fs::read_to_string(recordings.join("board0.esl")).unwrap();
-    let resumed = journal.find("\n# resumed ").expect("a resume in board0's journal");
+    let resumed = journal
+        .find("\n# resumed ")
+        .expect("a resume in board0's journal");
     let before = dir.path().join("before.esl");
     std::fs::write(&before, &journal[..resumed + 1]).unwrap();
     let early = replayed(&before);
@@ -251,7 +265,11 @@ async fn a_board_whose_task_panics_is_restarted_and_its_game_goes_on() {
     assert_eq!(early[0], ucis(&a[..early[0].len()]));
     assert_eq!(replayed(&recordings.join("board0.esl")), vec![ucis(&a)]);
     assert_eq!(replayed(&recordings.join("board1.esl")), vec![ucis(&b)]);
-    assert!(!std::fs::read_to_string(recordings.join("board1.esl")).unwrap().contains("# resumed"));
+    assert!(
+        !std::fs::read_to_string(recordings.join("board1.esl"))
+            .unwrap()
+            .contains("# resumed")
+    );
 }
 
 /// A journal that makes the rules core panic while it is resumed (the fault
@@ -266,8 +284,18 @@ async fn a_journal_that_panics_the_core_is_moved_aside_and_the_other_board_runs_
     let round = dir.path().join("live/round-1");
     let recordings = dir.path().join("state/recordings");
     // First run: eight moves on each board.
-    let first0 = emulate(game_log(&Chess::default(), &a[..8], 31), &dir.path().join("board0"), 2.0, "11111");
-    let first1 = emulate(game_log(&Chess::default(), &b[..8], 32), &dir.path().join("board1"), 2.0, "22222");
+    let first0 = emulate(
+        game_log(&Chess::default(), &a[..8], 31),
+        &dir.path().join("board0"),
+        2.0,
+        "11111",
+    );
+    let first1 = emulate(
+        game_log(&Chess::default(), &b[..8], 32),
+        &dir.path().join("board1"),
+        2.0,
+        "22222",
+    );
     let daemon = start(dir.path(), &address, None);
     wait_for("eight moves on each board", 60, || {
         moves_in(&round.join("game-1.pgn")) == 8 && moves_in(&round.join("game-2.pgn")) == 8
@@ -280,8 +308,18 @@ async fn a_journal_that_panics_the_core_is_moved_aside_and_the_other_board_runs_
 
     // Second run: board0's journal panics the core while it is resumed; board0
     // is set up for a new game (six moves of `b`), board1 plays on to 16.
-    let _second0 = emulate(game_log(&Chess::default(), &b[..6], 33), &dir.path().join("board0"), 2.0, "11111");
-    let _second1 = emulate(game_log(&after(&b[..8]), &b[8..16], 34), &dir.path().join("board1"), 2.0, "22222");
+    let _second0 = emulate(
+        game_log(&Chess::default(), &b[..6], 33),
+        &dir.path().join("board0"),
+        2.0,
+        "11111",
+    );
+    let _second1 = emulate(
+        game_log(&after(&b[..8]), &b[8..16], 34),
+        &dir.path().join("board1"),
+        2.0,
+        "22222",
+    );
     let daemon = start(dir.path(), &address, Some("resume:board0"));
     wait_for("board1's game to go on to sixteen moves", 60, || {
         moves_in(&round.join("game-2.pgn")) == 16
@@ -295,11 +333,19 @@ async fn a_journal_that_panics_the_core_is_moved_aside_and_the_other_board_runs_
         .filter(|p| p.to_string_lossy().contains("board0.esl.quarantined-"))
         .collect();
     assert_eq!(moved.len(), 1, "{moved:?}");
-    assert_eq!(std::fs::read(&moved[0]).unwrap(), kept, "the journal moved aside as it was");
+    assert_eq!(
+        std::fs::read(&moved[0]).unwrap(),
+        kept,
+        "the journal moved aside as it was"
+    );
     assert!(fault.contains("moved aside to"), "{fault}");
     assert!(fault.contains(&moved[0].display().to_string()), "{fault}");
     assert_eq!(daemon.logged("made the rules core panic twice while resuming"), 1);
-    assert_eq!(daemon.logged("resuming its journal panicked"), 1, "tried again once first");
+    assert_eq!(
+        daemon.logged("resuming its journal panicked"),
+        1,
+        "tried again once first"
+    );
     // board0 goes on with a fresh journal: its new game.
     let six = sans(&b[..6]).join(" ");
     property_until(&address, "board0", "Moves", |m| m == six).await;
@@ -308,7 +354,11 @@ async fn a_journal_that_panics_the_core_is_moved_aside_and_the_other_board_runs_
     assert_eq!(pgn_moves(&file), vec![sans(&b[..16])], "board1's game, whole");
     daemon.stop().await;
     assert_eq!(replayed(&recordings.join("board0.esl")), vec![ucis(&b[..6])]);
-    assert_eq!(replayed(&moved[0]), vec![ucis(&a[..8])], "the old game is in the journal moved aside");
+    assert_eq!(
+        replayed(&moved[0]),
+        vec![ucis(&a[..8])],
+        "the old game is in the journal moved aside"
+    );
     assert_eq!(replayed(&recordings.join("board1.esl")), vec![ucis(&b[..16])]);
 }
 
@@ -321,20 +371,34 @@ async fn a_board_that_keeps_panicking_is_stopped_alone_after_five_restarts() {
     let dir = tempfile::tempdir().unwrap();
     let address = private_bus(dir.path()).await;
     let (a, b) = games();
-    let _board0 = emulate(game_log(&Chess::default(), &a, 41), &dir.path().join("board0"), 1.0, "11111");
+    let _board0 = emulate(
+        game_log(&Chess::default(), &a, 41),
+        &dir.path().join("board0"),
+        1.0,
+        "11111",
+    );
     // board1's game lasts past board0's restarts (0.5 + 1 + 2 + 4 + 8 s).
     let slow = game_log(&Chess::default(), &b, 42);
     let _board1 = emulate(slow, &dir.path().join("board1"), 0.5, "22222");
     let daemon = start(dir.path(), &address, Some("panic:board0:2:9"));
     let fault = property_until(&address, "board0", "Fault", |f| f.contains("stopped after")).await;
     assert!(fault.contains("stopped after 5 restarts in a row"), "{fault}");
-    assert_eq!(daemon.logged("board board0: its task panicked"), 5, "five restarts");
+    assert_eq!(
+        daemon.logged("board board0: its task panicked"),
+        5,
+        "five restarts"
+    );
     assert_eq!(daemon.logged("board board0 is stopped"), 1);
     let client = bus_client(&address).await;
-    let p = zbus::Proxy::new(&client, BUS_NAME, "/org/eboardbridge/board/board0", BOARD_INTERFACE)
-        .within(10, "a proxy of board0")
-        .await
-        .unwrap();
+    let p = zbus::Proxy::new(
+        &client,
+        BUS_NAME,
+        "/org/eboardbridge/board/board0",
+        BOARD_INTERFACE,
+    )
+    .within(10, "a proxy of board0")
+    .await
+    .unwrap();
     let e = p.call::<_, _, ()>("SetPlayers", &("A", "B")).await.unwrap_err();
     assert!(e.to_string().contains("Unavailable"), "{e}");
     assert!(e.to_string().contains("stopped after 5 restarts"), "{e}");
@@ -348,12 +412,21 @@ async fn a_board_that_keeps_panicking_is_stopped_alone_after_five_restarts() {
     );
     let table = String::from_utf8_lossy(&out.stdout).to_string();
     let line = table.lines().find(|l| l.contains("board0")).unwrap_or_default();
-    assert!(line.contains("fault: ") && line.contains("stopped after 5 restarts"), "{table}");
+    assert!(
+        line.contains("fault: ") && line.contains("stopped after 5 restarts"),
+        "{table}"
+    );
     let round = dir.path().join("live/round-1");
-    wait_for("board1's whole game", 90, || moves_in(&round.join("game-2.pgn")) == 24).await;
+    wait_for("board1's whole game", 90, || {
+        moves_in(&round.join("game-2.pgn")) == 24
+    })
+    .await;
     let file = std::fs::read_to_string(round.join("game-2.pgn")).unwrap();
     assert_eq!(pgn_moves(&file), vec![sans(&b)], "board1's game");
     assert_eq!(property_until(&address, "board1", "Fault", |_| true).await, "");
     daemon.stop().await;
-    assert_eq!(replayed(&dir.path().join("state/recordings/board1.esl")), vec![ucis(&b)]);
+    assert_eq!(
+        replayed(&dir.path().join("state/recordings/board1.esl")),
+        vec![ucis(&b)]
+    );
 }

@@ -1046,7 +1046,10 @@ impl BoardTask {
             // not wait for the dump that checks it.
             self.keep_in_step().await;
             self.flush();
-            super::fault::after_turn(&self.setup.id, self.core.game().map_or(0, |g| g.moves.len() as u64));
+            super::fault::after_turn(
+                &self.setup.id,
+                self.core.game().map_or(0, |g| g.moves.len() as u64),
+            );
         }
         let t = self.now_us();
         self.record(t, RecordKind::Note("stopped".into()));
@@ -1064,7 +1067,6 @@ enum Wake {
     Deadline,
     Stop,
 }
-
 
 /// The round, board number and players the configuration gives games starting now.
 pub(super) fn board_tags(setup: &BoardSetup) -> GameTags {

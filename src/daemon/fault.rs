@@ -62,7 +62,9 @@ mod hook {
     /// Whether a live panic is still due (`times` in all); counts it.
     pub fn fire(times: u32) -> bool {
         FIRED
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| (n < times).then_some(n + 1))
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < times).then_some(n + 1)
+            })
             .is_ok()
     }
 }

@@ -19,10 +19,10 @@ use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
 use super::board::{BoardSetup, BoardUpdate, Tapped};
+use super::config::{self, Config};
 pub use super::dir::entries;
 use super::dir::watch_dir;
 use super::supervise::{Sinks, Supervisor};
-use super::config::{self, Config};
 use super::{DaemonError, Input, device};
 use crate::bus::{self, Board1, BusError, Command, PairingsCall, Publisher, Request, Snapshot};
 use crate::output::live::LiveMsg;

@@ -241,7 +241,9 @@ impl Supervisor {
             "board {id}: {what}; starting it again from its journal in {:.1} s (restart {n} of at most {MAX_RESTARTS} in a row); the other boards run on",
             wait.as_secs_f64()
         );
-        faults.last = Some(format!("{what}; restarted from its journal (restart {n} in a row)"));
+        faults.last = Some(format!(
+            "{what}; restarted from its journal (restart {n} in a row)"
+        ));
         self.show(faults).await;
         tokio::select! {
             _ = tokio::time::sleep(wait) => true,
@@ -290,7 +292,10 @@ struct CatchUnwind<F>(std::pin::Pin<Box<F>>);
 impl<F: std::future::Future> std::future::Future for CatchUnwind<F> {
     type Output = Result<F::Output, Box<dyn std::any::Any + Send>>;
 
-    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Self::Output> {
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
         let inner = self.0.as_mut();
         match std::panic::catch_unwind(AssertUnwindSafe(|| inner.poll(cx))) {
             Ok(std::task::Poll::Pending) => std::task::Poll::Pending,
@@ -358,12 +363,21 @@ mod tests {
         assert!(!journal.exists());
         let name = first.file_name().unwrap().to_string_lossy().to_string();
         assert!(name.starts_with("board0.esl.quarantined-"), "{name}");
-        assert_eq!(std::fs::read_to_string(&first).unwrap(), "# eboard-sensor-log 1\n0 note one\n");
+        assert_eq!(
+            std::fs::read_to_string(&first).unwrap(),
+            "# eboard-sensor-log 1\n0 note one\n"
+        );
         // A second one within the same second gets a name of its own.
         std::fs::write(&journal, "# eboard-sensor-log 1\n0 note two\n").unwrap();
         let second = quarantine(&journal).unwrap();
         assert_ne!(first, second);
-        assert_eq!(std::fs::read_to_string(&first).unwrap(), "# eboard-sensor-log 1\n0 note one\n");
-        assert_eq!(std::fs::read_to_string(&second).unwrap(), "# eboard-sensor-log 1\n0 note two\n");
+        assert_eq!(
+            std::fs::read_to_string(&first).unwrap(),
+            "# eboard-sensor-log 1\n0 note one\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&second).unwrap(),
+            "# eboard-sensor-log 1\n0 note two\n"
+        );
     }
 }
