@@ -526,8 +526,8 @@ impl Hub {
         }
     }
 
-    /// Waits until every board added so far has its first task set up (resumed
-    /// from its journal), or is stopped.
+    /// Waits until every board of the daemon's start has its first task set up
+    /// (resumed from its journal), or failed to (then tried again meanwhile).
     pub(crate) async fn started(&mut self) {
         for ready in self.starting.take().unwrap_or_default() {
             let _ = ready.await;

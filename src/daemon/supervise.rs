@@ -66,8 +66,8 @@ pub(super) struct Supervisor {
     pub sinks: Sinks,
     pub input: mpsc::Receiver<Input>,
     pub stop: watch::Receiver<bool>,
-    /// Told once the board's first task is set up (or the board stopped), so that
-    /// the daemon's start waits for every board's resume, as it always did.
+    /// Told once the board's first task is set up (or failed to be), so that the
+    /// daemon's start waits for every board's resume, as it always did.
     pub ready: Option<oneshot::Sender<()>>,
 }
 
@@ -114,6 +114,11 @@ impl Supervisor {
             let made = std::panic::catch_unwind(AssertUnwindSafe(|| {
                 BoardTask::new(setup, outgoing, publisher, live)
             }));
+            // The daemon's start waits for the first try only: a board that
+            // fails is tried again while the others are served.
+            if let Some(ready) = self.ready.take() {
+                let _ = ready.send(());
+            }
             let task = match made {
                 Ok(Ok(task)) => task,
                 Ok(Err(e)) => {
@@ -168,9 +173,6 @@ impl Supervisor {
                 }
             };
             resume_panics = 0;
-            if let Some(ready) = self.ready.take() {
-                let _ = ready.send(());
-            }
             if reopen {
                 // The line's `Connected` went to the task that panicked: the line
                 // is opened again, so that the new task sets the board up.
