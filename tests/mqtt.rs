@@ -514,7 +514,7 @@ async fn two_halls_on_one_central_broker_lose_nothing_through_a_broker_outage() 
     let retained = fresh.all()[0].clone();
     assert!(retained.retain, "the state is retained");
     let state: Value = serde_json::from_str(&retained.payload).unwrap();
-    assert_eq!(props.len(), 22, "Board1 has 22 properties");
+    assert_eq!(props.len(), 23, "Board1 has 23 properties");
     assert_eq!(state["Tags"]["Board"], "1", "the board's tags: {state}");
     for (name, value) in &props {
         assert_eq!(state[name.as_str()], json_of(value), "{name}");

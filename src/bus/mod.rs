@@ -440,6 +440,10 @@ pub struct Snapshot {
     /// Not a D-Bus property: the plies of `moves` that are settled (completed,
     /// or followed by another move); LiveChess clients are sent only those.
     pub settled: usize,
+    /// What went wrong with the board's task (it panicked and was restarted,
+    /// its journal was moved aside, it was stopped), for the operator; empty
+    /// while nothing has (`docs/RELIABILITY.md`, "A board that fails").
+    pub fault: String,
 }
 
 /// The `org.eboardbridge.Board1` object of one board.
@@ -564,6 +568,11 @@ impl Board1 {
     #[zbus(property)]
     async fn tags(&self) -> HashMap<String, String> {
         self.snap().await.tags.clone().into_iter().collect()
+    }
+    /// What went wrong with the board's task, or empty.
+    #[zbus(property)]
+    async fn fault(&self) -> String {
+        self.snap().await.fault.clone()
     }
 
     /// A new game from `fen` (empty: the standard start).
@@ -862,6 +871,11 @@ impl Publisher {
         }
     }
 
+    /// The snapshot published last.
+    pub fn last(&self) -> Snapshot {
+        self.snapshot.borrow().clone()
+    }
+
     /// `snap` differs from the snapshot published last.
     pub fn differs(&self, snap: &Snapshot) -> bool {
         *self.snapshot.borrow() != *snap
@@ -1011,6 +1025,7 @@ fn changed_properties(old: &Snapshot, new: &Snapshot) -> HashMap<&'static str, V
         white => "White",
         black => "Black",
         time_control => "TimeControl",
+        fault => "Fault",
     );
     if old.tags != new.tags {
         let tags: HashMap<String, String> = new.tags.clone().into_iter().collect();
@@ -1168,6 +1183,7 @@ mod tests {
             black: "B".into(),
             time_control: "5400+30".into(),
             tags: [("Board".to_string(), "7".to_string())].into(),
+            fault: "restarted".into(),
             ..Snapshot::default()
         };
         publisher.publish(all).await;
@@ -1182,7 +1198,7 @@ mod tests {
             .unwrap();
         let name = zbus::names::InterfaceName::from_static_str_unchecked(BOARD_INTERFACE);
         let got = properties.get_all(name).await.unwrap();
-        assert_eq!(got.len(), 22);
+        assert_eq!(got.len(), 23);
         assert_eq!(props, got);
     }
 

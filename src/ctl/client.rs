@@ -361,6 +361,7 @@ fn view(path: &str, p: &HashMap<String, OwnedValue>) -> BoardView {
         irregularity: prop(p, "Irregularity"),
         time_control: prop(p, "TimeControl"),
         tags: tags.into_iter().collect::<BTreeMap<_, _>>(),
+        fault: prop(p, "Fault"),
         needs: Vec::new(),
     };
     b.needs = format::needs(&b);

@@ -166,6 +166,8 @@ pub struct BoardView {
     pub irregularity: String,
     pub time_control: String,
     pub tags: BTreeMap<String, String>,
+    /// What went wrong with the board's task (the `Fault` property), or empty.
+    pub fault: String,
     /// What needs the arbiter.
     pub needs: Vec<String>,
 }
@@ -185,9 +187,13 @@ pub fn last_move(sans: &[String]) -> String {
     }
 }
 
-/// What needs the arbiter on a board: away, irregular, a flag down.
+/// What needs the arbiter on a board: its task failed, away, irregular, a flag
+/// down.
 pub fn needs(b: &BoardView) -> Vec<String> {
     let mut out = Vec::new();
+    if !b.fault.is_empty() {
+        out.push(format!("fault: {}", b.fault));
+    }
     if !b.connected {
         out.push("disconnected: check the board's cable and power".into());
     }

@@ -3,7 +3,6 @@
 //! and D-Bus commands) plus the rules core's deadlines. Nothing else holds its state:
 //! D-Bus reads a snapshot the task publishes.
 
-use std::fs::OpenOptions;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -13,18 +12,16 @@ use super::config;
 use super::device::DeviceEvent;
 use super::roster::{GameTags, Roster};
 use super::throttle::{Throttle, more};
-use super::{Input, civil_date, rfc3339_now};
+use super::{Input, civil_date};
 use crate::board::{BoardEvent, BoardInfo, BoardState};
 use crate::bus::{BusError, Command, Publisher, Snapshot};
 use crate::clock::control::TimeControl;
 use crate::clock::queue::{CommandQueue, Due, RESENDS};
-use crate::log::{Flushed, Header, Journal, LogTime, Played, Player, Record, RecordKind, clip_to};
+use crate::log::{Flushed, Journal, LogTime, Record, RecordKind};
 use crate::output::live::LiveMsg;
-use crate::output::replay::{Tags, arbiter_values, feed_step, game_pgn};
+use crate::output::replay::{Tags, game_pgn};
 use crate::protocol::{AckKind, ClockCommand, ClockSide, Decoded, Decoder, HostCommand};
-use crate::rules::{
-    ClockMode, Config, Core, Decision, Event, EventKind, IrregularKind, Refused, SETTINGS_KEY, Settings,
-};
+use crate::rules::{ClockMode, Config, Core, Decision, Event, EventKind, IrregularKind, Refused, Settings};
 
 /// What a board's task is set up with.
 #[derive(Debug, Clone)]
@@ -72,7 +69,7 @@ pub struct BoardTask {
     connected: bool,
     serial: String,
     outgoing: mpsc::Sender<Vec<u8>>,
-    publisher: Publisher,
+    publisher: std::sync::Arc<Publisher>,
     live: Option<mpsc::Sender<LiveMsg>>,
     tap: Option<broadcast::Sender<Tapped>>,
     /// The network's event history (when the HTTP server runs).
@@ -109,6 +106,9 @@ pub struct BoardTask {
     battery: Option<u8>,
     /// When the battery was last asked for (µs of log time).
     battery_asked: Option<u64>,
+    /// What went wrong with this board's task before (`supervise`), shown as
+    /// the `Fault` property.
+    fault: String,
 }
 
 /// How often a board that reports its battery is asked again, while it plays
@@ -145,72 +145,15 @@ impl BoardTask {
     pub fn new(
         setup: BoardSetup,
         outgoing: mpsc::Sender<Vec<u8>>,
-        publisher: Publisher,
+        publisher: std::sync::Arc<Publisher>,
         live: Option<mpsc::Sender<LiveMsg>>,
     ) -> Result<BoardTask, BoardError> {
         let mut core = Core::with_settings(&setup.settings());
-        let path = &setup.recording;
-        let file_name = path.display().to_string();
-        let io = |e| BoardError::Recording(file_name.clone(), e);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(io)?;
-        }
-        let mut resumed = Resumed::default();
-        let (writer, offset_us) = if path.exists() {
-            let log = read_journal(path).map_err(|e| BoardError::Journal(format!("cannot resume: {e}")))?;
-            // The journal is judged by the settings it states, as `replay` judges
-            // it; one from before they were written, by the configuration's.
-            match log.header.get(SETTINGS_KEY).map(Settings::from_json) {
-                Some(Ok(s)) => {
-                    core = Core::with_settings(&s);
-                    resumed.settings = s;
-                }
-                Some(Err(e)) => tracing::warn!("{file_name}: {e}: resuming with the configuration's"),
-                None => {}
-            }
-            let mut player = Player::new(&file_name);
-            let mut last = LogTime::default();
-            for (i, record) in log.records.iter().enumerate() {
-                last = record.time;
-                // A record the player refuses (a lift that does not match after a
-                // reconnect, say) is skipped: the records after it still count.
-                let Ok(steps) = player.play(record, log.line_of(i)) else {
-                    continue;
-                };
-                for step in steps {
-                    resumed.step(&step.what, &core, &setup);
-                    feed_step(&mut core, &step);
-                }
-            }
-            core.take_events();
-            // Commands the clock got before the restart are not sent again.
-            core.take_clock_commands();
-            resumed.roster.all_noted();
-            let mut w = Journal::append(path, last).map_err(io)?;
-            w.comment(&format!("resumed {}", rfc3339_now()));
-            // The configuration's settings judge what comes now: a line says so
-            // when they are not those a reader of the journal has by now.
-            let settings = setup.settings();
-            if resumed.settings != settings {
-                w.comment(&format!("{SETTINGS_KEY}: {}", settings.to_json()));
-            }
-            core.set_settings(&settings);
-            // Restarted: the time since the last record is unknown; go on a second
-            // later. What the board showed at rest by then is decided now (a move
-            // whose release threshold passed before the stop), so that the first
-            // publication has every move published before it.
-            let resumed = last.micros() + 1_000_000;
-            core.advance(resumed);
-            (w, resumed)
-        } else {
-            let mut header = Header::default();
-            header.set("board", &setup.id);
-            header.set("device", &setup.device.display().to_string());
-            header.set("started", &rfc3339_now());
-            header.set("source", "eboard-bridge run");
-            header.set(SETTINGS_KEY, &setup.settings().to_json());
-            (Journal::create(path, &header).map_err(io)?, 0)
-        };
+        let super::resume::Opened {
+            writer,
+            offset_us,
+            resumed,
+        } = super::resume::open(&setup, &mut core)?;
         let mut task = BoardTask {
             setup,
             core,
@@ -242,6 +185,7 @@ impl BoardTask {
             resync_journal: false,
             dump_asked: None,
             clock_asked: None,
+            fault: String::new(),
         };
         task.checked_shown = task.core.moves_shown();
         // A time control the recording already has stands (an arbiter may have
@@ -328,7 +272,7 @@ impl BoardTask {
         // SetPlayers stood until now: the configuration's players stand again.
         self.roster.reloaded();
         let t = self.now_us();
-        self.record(t, RecordKind::Note(RELOADED_NOTE.into()));
+        self.record(t, RecordKind::Note(super::resume::RELOADED_NOTE.into()));
         if changed {
             tracing::info!(
                 "{}: games that start from now on are round {}, board {} ({} - {})",
@@ -340,6 +284,13 @@ impl BoardTask {
             );
         }
         self.roster.retag_unbegun(self.core.game(), &self.new_game_tags());
+    }
+
+    /// Shows `fault` (what went wrong with the board's task before) as the
+    /// `Fault` property.
+    pub fn with_fault(mut self, fault: String) -> BoardTask {
+        self.fault = fault;
+        self
     }
 
     /// Also hands every rules event to `tap`.
@@ -527,6 +478,7 @@ impl BoardTask {
             has_clock: self.core.clock().is_some(),
             battery: self.battery,
             settled: game.map_or(0, |g| g.settled_plies()),
+            fault: self.fault.clone(),
         }
     }
 
@@ -966,7 +918,8 @@ impl BoardTask {
     }
 
     /// Runs until `stop` turns true or every sender is gone; then flushes.
-    pub async fn run(mut self, mut input: mpsc::Receiver<Input>, mut stop: watch::Receiver<bool>) {
+    /// A panic in it leaves `input` to `supervise`, which starts the board again.
+    pub async fn run(mut self, input: &mut mpsc::Receiver<Input>, mut stop: watch::Receiver<bool>) {
         self.publish(Vec::new()).await;
         let mut immediate = 0u32;
         // An arbiter's call is answered once its change is on disk and published.
@@ -1094,6 +1047,10 @@ impl BoardTask {
             // not wait for the dump that checks it.
             self.keep_in_step().await;
             self.flush();
+            super::fault::after_turn(
+                &self.setup.id,
+                self.core.game().map_or(0, |g| g.moves.len() as u64),
+            );
         }
         let t = self.now_us();
         self.record(t, RecordKind::Note("stopped".into()));
@@ -1112,91 +1069,8 @@ enum Wake {
     Stop,
 }
 
-/// Reads a board's recording to resume from it. A last line without its line end
-/// (the daemon killed in the middle of a write) is cut off the file, so that the
-/// records after the restart start on a line of their own.
-fn read_journal(path: &std::path::Path) -> Result<crate::log::SensorLog, String> {
-    let file = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| format!("{file}: {e}"))?;
-    // A journal damaged on disk must not stop the board: bytes that are not UTF-8
-    // become replacement characters, and the lines they are in are skipped below.
-    let text = String::from_utf8_lossy(&bytes).into_owned();
-    let whole = text.rfind('\n').map_or(0, |i| i + 1);
-    if whole < text.len() {
-        tracing::warn!(
-            "{file}: cutting off a torn last line: {:?}",
-            clip_to(&text[whole..], 80)
-        );
-        OpenOptions::new()
-            .write(true)
-            .open(path)
-            .and_then(|f| f.set_len(whole as u64))
-            .map_err(|e| format!("{file}: {e}"))?;
-    }
-    let mut skipped = Vec::new();
-    let log =
-        crate::log::parse_log_lenient(&text[..whole], &file, &mut skipped).map_err(|e| e.to_string())?;
-    for e in skipped {
-        tracing::warn!("{e}: line skipped, resuming without it");
-    }
-    Ok(log)
-}
-
-/// What a board's recording says besides the game, gathered while resuming.
-#[derive(Default)]
-struct Resumed {
-    serial: String,
-    battery: Option<u8>,
-    roster: Roster,
-    /// The settings a reader of the recording has by now: its header's, then
-    /// its `# settings:` lines' (the defaults when it states none).
-    settings: Settings,
-}
-
-impl Resumed {
-    /// One played step of the recording, before the rules core takes it.
-    fn step(&mut self, what: &Played, core: &Core, setup: &BoardSetup) {
-        match what {
-            Played::Board(BoardEvent::Info(BoardInfo::SerialNumber(s))) => self.serial = s.clone(),
-            Played::Board(BoardEvent::Info(BoardInfo::Battery { percent })) => {
-                self.battery = Some((*percent).min(100))
-            }
-            Played::Settings(json) => {
-                if let Ok(s) = Settings::from_json(json) {
-                    self.settings = s;
-                }
-            }
-            Played::Note(text) if text == RELOADED_NOTE => self.roster.reloaded(),
-            Played::Note(text) => {
-                self.roster.apply_note(text);
-            }
-            Played::Arbiter(method, args, _) => {
-                let Some(values) = arbiter_values(args) else {
-                    return;
-                };
-                let default = self.roster.for_new_games(board_tags(setup), setup.round_format);
-                match Command::from_json(method, &values) {
-                    Ok(Command::SetPlayers(w, b)) => self.roster.set_players(core.game(), &w, &b, &default),
-                    Ok(Command::SetTags(tags)) => self.roster.set_tags(core.game(), &tags, &default),
-                    Ok(Command::SetPairing(round, tags)) => {
-                        self.roster.set_pairing(round, &tags);
-                        let default = self.roster.for_new_games(board_tags(setup), setup.round_format);
-                        self.roster.retag_unbegun(core.game(), &default);
-                    }
-                    _ => {}
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
-/// The journal note that marks the configuration read again (resume clears the
-/// players `SetPlayers` named there, as the daemon did live).
-const RELOADED_NOTE: &str = "configuration read again";
-
 /// The round, board number and players the configuration gives games starting now.
-fn board_tags(setup: &BoardSetup) -> GameTags {
+pub(super) fn board_tags(setup: &BoardSetup) -> GameTags {
     GameTags {
         round: setup.round,
         board: setup.number,

@@ -40,7 +40,8 @@ pub enum DeviceEvent {
 /// Runs the line of the device `device` names until `stop` turns true. Bytes to
 /// write come on `outgoing`; they are dropped while the board is away (the
 /// start-up sequence is sent again on every connection). While the board is away
-/// its device may change (it came back elsewhere): the new one is opened at once.
+/// its device may change (it came back elsewhere): the new one is opened at once;
+/// sent while the line is open, the line is closed and opened again.
 pub async fn run(
     mut device: watch::Receiver<PathBuf>,
     input: mpsc::Sender<Input>,
@@ -124,6 +125,12 @@ pub async fn run(
                     None => return,
                 },
                 _ = stop.changed() => return,
+                // Sent again while open: the board's task was started again
+                // (`supervise`) and needs the line set up for it.
+                r = device.changed() => match r {
+                    Ok(()) => break "opened again for the board's new task".to_string(),
+                    Err(_) => return,
+                },
             }
         };
         drop(line);

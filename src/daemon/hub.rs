@@ -15,13 +15,14 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use futures_util::StreamExt;
-use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
-use super::board::{BoardSetup, BoardTask, BoardUpdate, Tapped};
+use super::board::{BoardSetup, BoardUpdate, Tapped};
 use super::config::{self, Config};
+pub use super::dir::entries;
+use super::dir::watch_dir;
+use super::supervise::{Sinks, Supervisor};
 use super::{DaemonError, Input, device};
 use crate::bus::{self, Board1, BusError, Command, PairingsCall, Publisher, Request, Snapshot};
 use crate::output::live::LiveMsg;
@@ -48,6 +49,8 @@ struct Slot {
     snapshot: watch::Receiver<Snapshot>,
     /// The board's task (told of a new configuration).
     input: mpsc::Sender<Input>,
+    /// The latest configuration it was told, for a task started again.
+    update: watch::Sender<Option<BoardUpdate>>,
 }
 
 pub(crate) struct Hub {
@@ -72,6 +75,9 @@ pub(crate) struct Hub {
     date: String,
     slots: Vec<Slot>,
     tasks: Vec<JoinHandle<()>>,
+    /// The boards of the daemon's start whose first task is not set up yet
+    /// (`started` waits for them; boards added later are not waited for).
+    starting: Option<Vec<tokio::sync::oneshot::Receiver<()>>>,
     list: watch::Sender<Vec<BoardRef>>,
 }
 
@@ -100,6 +106,7 @@ impl Hub {
             date: super::board::pgn_date(),
             slots: Vec::new(),
             tasks: Vec::new(),
+            starting: Some(Vec::new()),
             list,
         }
     }
@@ -219,27 +226,44 @@ impl Hub {
             }
             None => None,
         };
-        let publisher = Publisher::new(snap_tx, publishing_tx, publisher_bus);
-        let task = BoardTask::new(setup, out_tx, publisher, Some(self.live.clone()))
-            .map_err(|e| DaemonError::Board(id.clone(), e))?
-            .with_tap(self.tap.clone())
-            .with_feed(self.feed.clone())
-            .with_mqtt(self.mqtt.clone());
+        let publisher = std::sync::Arc::new(Publisher::new(snap_tx, publishing_tx, publisher_bus));
         let (device_tx, device_rx) = watch::channel(device);
+        let (update_tx, update_rx) = watch::channel(None);
         self.tasks.push(tokio::spawn(device::run(
             device_rx,
             input_tx,
             out_rx,
             self.stop.clone(),
         )));
-        // A task that fails (a bug: the core never panics on input by design) is
-        // said in the log, with the board, instead of going quiet.
-        let board_task = tokio::spawn(task.run(input_rx, self.stop.clone()));
+        // The board is resumed from its journal in its own task, under its
+        // supervisor: a journal or a task that panics stops this board alone.
+        let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
+        if let Some(starting) = &mut self.starting {
+            starting.push(ready_rx);
+        }
+        let supervisor = Supervisor {
+            setup,
+            updates: update_rx,
+            device: device_tx.clone(),
+            outgoing: out_tx,
+            publisher,
+            sinks: Sinks {
+                live: Some(self.live.clone()),
+                tap: self.tap.clone(),
+                feed: self.feed.clone(),
+                mqtt: self.mqtt.clone(),
+            },
+            input: input_rx,
+            stop: self.stop.clone(),
+            ready: Some(ready_tx),
+        };
+        // The supervisor itself failing (a bug) is said in the log, with the board.
+        let board_task = tokio::spawn(supervisor.run());
         let board_id = id.clone();
         self.tasks.push(tokio::spawn(async move {
             if let Err(e) = board_task.await {
                 tracing::error!(
-                    "board {board_id}: its task stopped: {e}; the recording keeps what was played"
+                    "board {board_id}: its supervisor stopped: {e}; the recording keeps what was played"
                 );
             }
         }));
@@ -249,6 +273,7 @@ impl Hub {
             device: device_tx,
             snapshot: snap_rx.clone(),
             input: input_tx_keep,
+            update: update_tx,
         });
         self.list.send_modify(|l| {
             l.push(BoardRef {
@@ -313,6 +338,7 @@ impl Hub {
             let serial = (!serial.is_empty()).then_some(serial);
             let update = self.board_update(serial.as_deref(), &device, number);
             self.slots[i].number = update.number;
+            self.slots[i].update.send_replace(Some(update.clone()));
             let _ = self.slots[i].input.send(Input::Reload(update)).await;
         }
         for d in devices {
@@ -500,6 +526,14 @@ impl Hub {
         }
     }
 
+    /// Waits until every board of the daemon's start has its first task set up
+    /// (resumed from its journal), or failed to (then tried again meanwhile).
+    pub(crate) async fn started(&mut self) {
+        for ready in self.starting.take().unwrap_or_default() {
+            let _ = ready.await;
+        }
+    }
+
     /// Stops the boards started so far (start-up failed after them).
     pub(crate) async fn abandon(mut self) {
         for t in self.tasks.drain(..) {
@@ -518,65 +552,4 @@ fn pairings_of(
         .flat_map(|p| &p.boards)
         .map(|p| (p.board, p.tags.clone()))
         .collect()
-}
-
-/// The entries of `dir`, sorted (a missing directory has none).
-pub fn entries(dir: &Path) -> Vec<PathBuf> {
-    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|d| d.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    found.sort();
-    found
-}
-
-/// Sends every entry of `dir` and every one that appears later (created, or renamed
-/// into it as udev does with its symlinks). A missing directory is waited for in its
-/// parent, and waited for again when it is removed.
-async fn watch_dir(dir: &Path, found: mpsc::Sender<PathBuf>) -> std::io::Result<()> {
-    let parent = dir
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = dir.file_name().map(|n| n.to_os_string()).unwrap_or_default();
-    let inotify = Inotify::init()?;
-    let arrivals = WatchMask::CREATE | WatchMask::MOVED_TO;
-    inotify.watches().add(parent, arrivals)?;
-    let mut stream = inotify.into_event_stream([0u8; 4096])?;
-    let mut watches = stream.watches();
-    let mut dir_watch: Option<WatchDescriptor> = None;
-    let mut arm = |dir_watch: &mut Option<WatchDescriptor>| -> Vec<PathBuf> {
-        if dir_watch.is_none() {
-            *dir_watch = watches.add(dir, arrivals | WatchMask::DELETE_SELF).ok();
-        }
-        if dir_watch.is_some() {
-            entries(dir)
-        } else {
-            Vec::new()
-        }
-    };
-    for p in arm(&mut dir_watch) {
-        if found.send(p).await.is_err() {
-            return Ok(());
-        }
-    }
-    while let Some(event) = stream.next().await {
-        let event = event?;
-        let mut new = Vec::new();
-        if Some(&event.wd) == dir_watch.as_ref() {
-            if event.mask.intersects(EventMask::DELETE_SELF | EventMask::IGNORED) {
-                dir_watch = None;
-            } else if let Some(n) = &event.name {
-                new.push(dir.join(n));
-            }
-        } else if event.name.as_deref() == Some(name.as_os_str()) {
-            // The directory itself appeared: everything in it is new.
-            new = arm(&mut dir_watch);
-        }
-        for p in new {
-            if found.send(p).await.is_err() {
-                return Ok(());
-            }
-        }
-    }
-    Ok(())
 }

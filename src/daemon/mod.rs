@@ -10,9 +10,13 @@
 pub mod board;
 pub mod config;
 pub mod device;
+mod dir;
+pub mod fault;
 pub mod hub;
 pub mod notify;
+mod resume;
 pub mod roster;
+pub mod supervise;
 pub mod throttle;
 
 use std::path::PathBuf;
@@ -243,6 +247,9 @@ impl Daemon {
                 break;
             }
         }
+        // Every board resumed (each in its own task, side by side) before the
+        // name is taken, as clients expect the games there once it is.
+        hub.started().await;
         let mut http = None;
         if let (None, Some(h), Some(events)) = (&failed, &http_config, feed) {
             let ctx = crate::net::Context {

@@ -274,13 +274,13 @@ pub fn replay_one(
                 None => {
                     printer.date = pgn_date(header);
                     let defaults = Settings::default();
-                    core.insert(
-                        start_core(header, file, defaults, pinned, given, print).map_err(|problem| LogError {
+                    core.insert(start_core(header, file, defaults, pinned, given, print).map_err(
+                        |problem| LogError {
                             file: String::new(),
                             line: 0,
                             problem,
-                        })?,
-                    )
+                        },
+                    )?)
                 }
             };
             player.play_into(&record, Some(line), &mut steps)?;
@@ -306,7 +306,14 @@ pub fn replay_one(
             Some(c) => c,
             None => {
                 printer.date = pgn_date(&header);
-                core.insert(start_core(&header, file, Settings::default(), pinned, given, print)?)
+                core.insert(start_core(
+                    &header,
+                    file,
+                    Settings::default(),
+                    pinned,
+                    given,
+                    print,
+                )?)
             }
         };
         for step in player.finish() {
@@ -463,14 +470,19 @@ pub fn run(
     start: Option<(Chess, CastlingMode)>,
 ) -> Result<Replay, LogError> {
     let defaults = Settings::new(cfg, None);
-    let mut core =
-        start_core(&log.header, file, defaults, Pinned::default(), start.as_ref(), Print::Jsonl).map_err(|problem| {
-            LogError {
-                file: String::new(),
-                line: 0,
-                problem,
-            }
-        })?;
+    let mut core = start_core(
+        &log.header,
+        file,
+        defaults,
+        Pinned::default(),
+        start.as_ref(),
+        Print::Jsonl,
+    )
+    .map_err(|problem| LogError {
+        file: String::new(),
+        line: 0,
+        problem,
+    })?;
     let mut player = Player::new(file);
     let mut events = Vec::new();
     let feed = |core: &mut Core, steps: Vec<crate::log::Step>| {

@@ -1,0 +1,184 @@
+//! A board's journal opened for its task: the game resumed from the recording
+//! when one exists (every move recorded before a crash or a restart comes back),
+//! else a new recording with its header. It runs in the board's own task (under
+//! `supervise`), so that a journal that makes the rules core panic stops only
+//! its own board.
+
+use std::fs::OpenOptions;
+
+use super::board::{BoardError, BoardSetup, board_tags};
+use super::roster::Roster;
+use super::{fault, rfc3339_now};
+use crate::board::{BoardEvent, BoardInfo};
+use crate::bus::Command;
+use crate::log::{Header, Journal, LogTime, Played, Player, clip_to};
+use crate::output::replay::{arbiter_values, feed_step};
+use crate::rules::{Core, SETTINGS_KEY, Settings};
+
+/// A journal open for writing, and what resuming it gave.
+pub(super) struct Opened {
+    pub writer: Journal,
+    /// Microseconds of log time the task starts at.
+    pub offset_us: u64,
+    pub resumed: Resumed,
+}
+
+/// Opens `setup.recording` for the board's task: resumes `core` from it when it
+/// exists (the core then stands where the recording left it, a second later),
+/// else creates it with its header.
+pub(super) fn open(setup: &BoardSetup, core: &mut Core) -> Result<Opened, BoardError> {
+    let path = &setup.recording;
+    let file_name = path.display().to_string();
+    let io = |e| BoardError::Recording(file_name.clone(), e);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
+    let mut resumed = Resumed::default();
+    if !path.exists() {
+        let mut header = Header::default();
+        header.set("board", &setup.id);
+        header.set("device", &setup.device.display().to_string());
+        header.set("started", &rfc3339_now());
+        header.set("source", "eboard-bridge run");
+        header.set(SETTINGS_KEY, &setup.settings().to_json());
+        let writer = Journal::create(path, &header).map_err(io)?;
+        return Ok(Opened {
+            writer,
+            offset_us: 0,
+            resumed,
+        });
+    }
+    let log = read_journal(path).map_err(|e| BoardError::Journal(format!("cannot resume: {e}")))?;
+    // The journal is judged by the settings it states, as `replay` judges it;
+    // one from before they were written, by the configuration's.
+    match log.header.get(SETTINGS_KEY).map(Settings::from_json) {
+        Some(Ok(s)) => {
+            *core = Core::with_settings(&s);
+            resumed.settings = s;
+        }
+        Some(Err(e)) => tracing::warn!("{file_name}: {e}: resuming with the configuration's"),
+        None => {}
+    }
+    let mut player = Player::new(&file_name);
+    let mut last = LogTime::default();
+    for (i, record) in log.records.iter().enumerate() {
+        last = record.time;
+        // A record the player refuses (a lift that does not match after a
+        // reconnect, say) is skipped: the records after it still count.
+        let Ok(steps) = player.play(record, log.line_of(i)) else {
+            continue;
+        };
+        for step in steps {
+            resumed.step(&step.what, core, setup);
+            fault::on_resume(&setup.id);
+            feed_step(core, &step);
+        }
+    }
+    core.take_events();
+    // Commands the clock got before the restart are not sent again.
+    core.take_clock_commands();
+    resumed.roster.all_noted();
+    let mut writer = Journal::append(path, last).map_err(io)?;
+    writer.comment(&format!("resumed {}", rfc3339_now()));
+    // The configuration's settings judge what comes now: a line says so when
+    // they are not those a reader of the journal has by now.
+    let settings = setup.settings();
+    if resumed.settings != settings {
+        writer.comment(&format!("{SETTINGS_KEY}: {}", settings.to_json()));
+    }
+    core.set_settings(&settings);
+    // Restarted: the time since the last record is unknown; go on a second
+    // later. What the board showed at rest by then is decided now (a move
+    // whose release threshold passed before the stop), so that the first
+    // publication has every move published before it.
+    let offset_us = last.micros() + 1_000_000;
+    core.advance(offset_us);
+    Ok(Opened {
+        writer,
+        offset_us,
+        resumed,
+    })
+}
+
+/// Reads a board's recording to resume from it. A last line without its line end
+/// (the daemon killed in the middle of a write) is cut off the file, so that the
+/// records after the restart start on a line of their own.
+fn read_journal(path: &std::path::Path) -> Result<crate::log::SensorLog, String> {
+    let file = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| format!("{file}: {e}"))?;
+    // A journal damaged on disk must not stop the board: bytes that are not UTF-8
+    // become replacement characters, and the lines they are in are skipped below.
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let whole = text.rfind('\n').map_or(0, |i| i + 1);
+    if whole < text.len() {
+        tracing::warn!(
+            "{file}: cutting off a torn last line: {:?}",
+            clip_to(&text[whole..], 80)
+        );
+        OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|f| f.set_len(whole as u64))
+            .map_err(|e| format!("{file}: {e}"))?;
+    }
+    let mut skipped = Vec::new();
+    let log =
+        crate::log::parse_log_lenient(&text[..whole], &file, &mut skipped).map_err(|e| e.to_string())?;
+    for e in skipped {
+        tracing::warn!("{e}: line skipped, resuming without it");
+    }
+    Ok(log)
+}
+
+/// What a board's recording says besides the game, gathered while resuming.
+#[derive(Default)]
+pub(super) struct Resumed {
+    pub serial: String,
+    pub battery: Option<u8>,
+    pub roster: Roster,
+    /// The settings a reader of the recording has by now: its header's, then
+    /// its `# settings:` lines' (the defaults when it states none).
+    pub settings: Settings,
+}
+
+impl Resumed {
+    /// One played step of the recording, before the rules core takes it.
+    fn step(&mut self, what: &Played, core: &Core, setup: &BoardSetup) {
+        match what {
+            Played::Board(BoardEvent::Info(BoardInfo::SerialNumber(s))) => self.serial = s.clone(),
+            Played::Board(BoardEvent::Info(BoardInfo::Battery { percent })) => {
+                self.battery = Some((*percent).min(100))
+            }
+            Played::Settings(json) => {
+                if let Ok(s) = Settings::from_json(json) {
+                    self.settings = s;
+                }
+            }
+            Played::Note(text) if text == RELOADED_NOTE => self.roster.reloaded(),
+            Played::Note(text) => {
+                self.roster.apply_note(text);
+            }
+            Played::Arbiter(method, args, _) => {
+                let Some(values) = arbiter_values(args) else {
+                    return;
+                };
+                let default = self.roster.for_new_games(board_tags(setup), setup.round_format);
+                match Command::from_json(method, &values) {
+                    Ok(Command::SetPlayers(w, b)) => self.roster.set_players(core.game(), &w, &b, &default),
+                    Ok(Command::SetTags(tags)) => self.roster.set_tags(core.game(), &tags, &default),
+                    Ok(Command::SetPairing(round, tags)) => {
+                        self.roster.set_pairing(round, &tags);
+                        let default = self.roster.for_new_games(board_tags(setup), setup.round_format);
+                        self.roster.retag_unbegun(core.game(), &default);
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The journal note that marks the configuration read again (resume clears the
+/// players `SetPlayers` named there, as the daemon did live).
+pub(super) const RELOADED_NOTE: &str = "configuration read again";
