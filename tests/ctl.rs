@@ -147,9 +147,18 @@ async fn ok(address: &str, args: &[&str]) -> String {
 }
 
 /// A property of board `n`'s object (`/org/eboardbridge/board/boardN`), read afresh.
+/// Every step is bounded: a read that cannot be made within 5 s is `None`.
 async fn property(address: &str, n: u32, name: &str) -> Option<zbus::zvariant::OwnedValue> {
+    tokio::time::timeout(Duration::from_secs(5), property_unbounded(address, n, name))
+        .await
+        .ok()
+        .flatten()
+}
+
+async fn property_unbounded(address: &str, n: u32, name: &str) -> Option<zbus::zvariant::OwnedValue> {
     let client = zbus::connection::Builder::address(address)
         .ok()?
+        .method_timeout(Duration::from_secs(2))
         .build()
         .await
         .ok()?;
