@@ -9,7 +9,8 @@
 //! campaign of `docs/RELIABILITY.md`:
 //! `BLITZ=full cargo test --release --test blitz -- --nocapture`
 //! (`BLITZ_SEED=N` plays only the random game of seed N, and keeps its logs in the
-//! temporary folder).
+//! temporary folder, each with `# fen:` and `# played:` header lines: the start
+//! and the moves played, to replay by hand).
 
 mod common;
 
@@ -177,6 +178,9 @@ struct Tally {
     /// The record agrees with the game but for what dumps cannot show (see
     /// [`agrees`]); the plies of round trips no dump showed.
     agrees: bool,
+    /// Where it stops agreeing: the first recorded ply (0-based) of the move or
+    /// stretch that is not the game's.
+    disagrees_at: Option<usize>,
     unseen: usize,
     flags: usize,
     irregular: Vec<&'static str>,
@@ -208,7 +212,8 @@ fn replay_log(game: &Played, log: &SensorLog) -> Tally {
     let unseen = agrees(game, &moves, &marked);
     let mut t = Tally {
         exact: moves == truth,
-        agrees: unseen.is_some(),
+        agrees: unseen.is_ok(),
+        disagrees_at: unseen.err(),
         unseen: unseen.unwrap_or(0),
         moves,
         ..Tally::default()
@@ -232,7 +237,7 @@ fn replay_log(game: &Played, log: &SensorLog) -> Tally {
 /// reached after as many plies (their order may differ where several reach it),
 /// or after more when pieces went somewhere and back between two dumps (a round
 /// trip, never invented). The plies of those round trips, or `None`.
-fn agrees(game: &Played, moves: &[String], marked: &[bool]) -> Option<usize> {
+fn agrees(game: &Played, moves: &[String], marked: &[bool]) -> Result<usize, usize> {
     let key = |p: &Chess| {
         let fen = eboard_bridge::rules::game_fen(p);
         fen.split(' ').take(3).collect::<Vec<_>>().join(" ")
@@ -257,22 +262,27 @@ fn agrees(game: &Played, moves: &[String], marked: &[bool]) -> Option<usize> {
             k + 1
         };
         for uci in &moves[k..end] {
-            let mv = uci.parse::<shakmaty::uci::UciMove>().ok()?.to_move(&ours).ok()?;
-            ours.play_unchecked(mv);
+            let mv = uci
+                .parse::<shakmaty::uci::UciMove>()
+                .ok()
+                .and_then(|u| u.to_move(&ours).ok());
+            ours.play_unchecked(mv.ok_or(k)?);
         }
         let len = end - k;
         let j = if marked[k] {
-            (i + len..=game.moves.len()).find(|&j| key(&real[j]) == key(&ours))?
+            (i + len..=game.moves.len())
+                .find(|&j| key(&real[j]) == key(&ours))
+                .ok_or(k)?
         } else if truth.get(i) == Some(&moves[k]) {
             i + 1
         } else {
-            return None;
+            return Err(k);
         };
         unseen += j - i - len;
         i = j;
         k = end;
     }
-    (i == game.moves.len()).then_some(unseen)
+    if i == game.moves.len() { Ok(unseen) } else { Err(k) }
 }
 
 /// Figures of a campaign.
@@ -309,7 +319,16 @@ fn judge(game: &Played, seed: u64, fig: &mut Figures, show: bool, polled_only: b
         if show {
             // BLITZ_SEED: the logs are kept to look into.
             let file = std::env::temp_dir().join(format!("blitz-{seed}-{}.esl", way.replace(' ', "-")));
-            let text = eboard_bridge::log::to_string(&log.header, &log.records).unwrap();
+            // The start and the moves played, to replay and compare by hand.
+            let mut header = log.header.clone();
+            header.set("fen", &eboard_bridge::rules::game_fen(&game.start));
+            let truth: Vec<String> = game
+                .moves
+                .iter()
+                .map(|m| m.to_uci(game.mode).to_string())
+                .collect();
+            header.set("played", &truth.join(" "));
+            let text = eboard_bridge::log::to_string(&header, &log.records).unwrap();
             std::fs::write(&file, text).unwrap();
             println!("{}: {}", game.name, file.display());
         }
@@ -328,10 +347,11 @@ fn judge(game: &Played, seed: u64, fig: &mut Figures, show: bool, polled_only: b
         let right = if way == "polled" { t.agrees } else { t.exact };
         if !right || t.flags > 0 || !t.irregular.is_empty() || t.takebacks > 0 {
             failures.push(format!(
-                "{} ({way}, hands seed {seed}): exact={} agrees={} flags {} irregular {:?} takebacks {}; recorded {} of {} plies{}",
+                "{} ({way}, hands seed {seed}): exact={} agrees={} (disagrees from ply {}) flags {} irregular {:?} takebacks {}; recorded {} of {} plies{}",
                 game.name,
                 t.exact,
                 t.agrees,
+                t.disagrees_at.map_or("-".to_string(), |k| (k + 1).to_string()),
                 t.flags,
                 t.irregular,
                 t.takebacks,
