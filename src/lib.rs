@@ -2,20 +2,19 @@
 //!
 //! The flow: serial bytes ([`protocol`]) become board events ([`board`]); sensor logs
 //! ([`log`]) record and replay them; [`device`] holds the virtual board.
+//!
+//! The pure layers (`protocol`, `board`, `clock`, `log`, `rules`, `sim`) are the
+//! crate `eboard-core` (`crates/eboard-core`), re-exported here under their names.
 
-pub mod board;
+pub use eboard_core::{board, clock, log, protocol, rules, sim, text};
+
 pub mod bus;
 pub mod cli;
-pub mod clock;
 pub mod ctl;
 pub mod daemon;
 pub mod demo;
 pub mod device;
-pub mod log;
 pub mod memory;
 pub mod mqtt;
 pub mod net;
 pub mod output;
-pub mod protocol;
-pub mod rules;
-pub mod sim;

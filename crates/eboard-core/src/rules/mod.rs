@@ -21,6 +21,7 @@
 
 mod arbiter;
 mod clock;
+#[cfg(any(test, feature = "drive"))]
 pub mod drive;
 mod event;
 mod game;

@@ -23,7 +23,7 @@ impl Field {
     /// The square this field is named as in board numbering (`a8` for field 0).
     ///
     /// ```
-    /// use eboard_bridge::protocol::Field;
+    /// use eboard_core::protocol::Field;
     /// assert_eq!(Field::new(0).unwrap().square().to_string(), "a8");
     /// assert_eq!(Field::new(63).unwrap().square().to_string(), "h1");
     /// ```

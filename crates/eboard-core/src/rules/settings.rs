@@ -87,7 +87,7 @@ impl Settings {
     /// hour is refused, as the configuration and the command line refuse it.
     pub fn from_json(text: &str) -> Result<Settings, String> {
         let s: Settings = serde_json::from_str(text)
-            .map_err(|e| format!("settings `{}`: {e}", crate::log::clip_to(text, 60)))?;
+            .map_err(|e| format!("settings `{}`: {e}", crate::text::clip_to(text, 60)))?;
         for (name, ms) in [
             ("release_ms", s.release_ms),
             ("flicker_ms", s.flicker_ms),

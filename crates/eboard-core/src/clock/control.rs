@@ -51,7 +51,7 @@ impl TimeControl {
     /// Parses a time control in any accepted form.
     pub fn parse(spec: &str) -> Result<TimeControl, String> {
         let spec = spec.trim();
-        let shown = crate::log::clip_to(spec, 40);
+        let shown = crate::text::clip_to(spec, 40);
         let bad = |why: &str| format!("`{shown}` is not a time control: {why}");
         if spec.is_empty() {
             return Err(bad("it is empty"));

@@ -7,6 +7,7 @@ use shakmaty::{Piece, Square};
 
 use super::record::{Header, LogTime, MAGIC, Record, RecordKind, Running, SETTINGS_KEY, SensorLog};
 use crate::protocol::{ClockButton, ClockSide, ClockTime, Placement};
+use crate::text::clip_to;
 
 /// A sensor log that cannot be read: where and why (`FILE:LINE: problem`, or
 /// `FILE: problem` when the problem is the file as a whole).
@@ -409,16 +410,6 @@ fn clock_time(s: &str) -> Result<ClockTime, String> {
 /// At most 40 characters of user input, for error messages.
 fn clip(s: &str) -> String {
     clip_to(s, 40)
-}
-
-/// At most `n` characters of `s`, with `...` when it was longer (for messages
-/// about input from outside, which may be of any size).
-pub fn clip_to(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        format!("{}...", s.chars().take(n).collect::<String>())
-    }
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ impl Orientation {
     /// The real square of a square in board numbering.
     ///
     /// ```
-    /// use eboard_bridge::board::Orientation;
+    /// use eboard_core::board::Orientation;
     /// use shakmaty::Square;
     /// assert_eq!(Orientation::Rotated.real(Square::E2), Square::D7);
     /// assert_eq!(Orientation::Normal.real(Square::E2), Square::E2);

@@ -311,7 +311,7 @@ impl HostCommand {
     /// The bytes sent to the board.
     ///
     /// ```
-    /// use eboard_bridge::protocol::{ClockCommand, HostCommand};
+    /// use eboard_core::protocol::{ClockCommand, HostCommand};
     /// assert_eq!(HostCommand::SendUpdatesNice.encode(), vec![0x4b]);
     /// assert_eq!(HostCommand::Clock(ClockCommand::Version).encode(), vec![0x2b, 0x03, 0x03, 0x09, 0x00]);
     /// ```

@@ -132,7 +132,7 @@ impl Decision {
 /// A start position from a FEN (standard castling, or Chess960 when the FEN says so).
 pub fn parse_start(fen: &str) -> Result<(Chess, CastlingMode), String> {
     // The FEN comes from outside (a D-Bus call, a log): messages quote the start.
-    let shown = crate::log::clip_to(fen, 100);
+    let shown = crate::text::clip_to(fen, 100);
     let parsed: shakmaty::fen::Fen = fen.parse().map_err(|e| format!("`{shown}`: {e}"))?;
     match parsed.clone().into_position(CastlingMode::Standard) {
         Ok(p) => Ok((p, CastlingMode::Standard)),

@@ -1,0 +1,261 @@
+//! One game: its positions, moves and how it ended. Legality, SAN, UCI and
+//! repetition come from `shakmaty`. `infer` finds the plies a gap in the line
+//! may have hidden.
+
+use shakmaty::fen::Fen;
+use shakmaty::san::{San, SanPlus, Suffix};
+use shakmaty::uci::UciMove;
+use shakmaty::zobrist::Zobrist64;
+use shakmaty::{Bitboard, Board, CastlingMode, Chess, EnPassantMode, Move, Piece, Position, Role, Square};
+
+use std::cell::OnceCell;
+
+use super::matching;
+use crate::board::Orientation;
+
+mod infer;
+
+pub use infer::{INFER_BUDGET, Inferred, MAX_INFERRED_PLIES, Seen, infer_path, round_trip};
+
+/// A move in the record.
+#[derive(Debug, Clone)]
+pub struct Played {
+    pub mv: Move,
+    pub san: String,
+    pub uci: String,
+    pub completed: bool,
+    /// The mover's clock after the move (ms), when a clock reported it.
+    pub clk_ms: Option<u64>,
+    /// The time the move took (ms): from the press before it to its own.
+    pub emt_ms: Option<u64>,
+    /// Found across a gap in the line (the board's state after it was seen, not
+    /// the move itself): `{inferred}` in PGN, `inferred: true` in events.
+    pub inferred: bool,
+}
+
+/// Positions whose matching tables a game keeps: the current one and those a
+/// take-back reaches (8 plies), with one to spare. A long game then holds a
+/// dozen tables, not one a ply, and their memory is reused as it goes on.
+const RESULTS_KEPT: usize = 10;
+
+#[derive(Debug, Clone)]
+pub struct Game {
+    pub number: u32,
+    pub orientation: Orientation,
+    pub mode: CastlingMode,
+    pub start_fen: String,
+    /// `positions[k]` is the position after `k` plies.
+    pub positions: Vec<Chess>,
+    pub moves: Vec<Played>,
+    hashes: Vec<u64>,
+    /// The placement hash of each position (`matching`).
+    placements: Vec<u64>,
+    /// The legal moves of each position with their results' placement hashes,
+    /// computed when first asked for and kept for the last [`RESULTS_KEPT`]
+    /// positions (asked for again, an older one is computed again).
+    results: Vec<OnceCell<matching::Results>>,
+    pub result: Option<(&'static str, &'static str)>,
+    /// Claims already reported, so each is said once per position.
+    pub claimed: Vec<(usize, &'static str)>,
+    /// The time control the game is played at, in PGN syntax, when known.
+    pub time_control: Option<String>,
+    /// Both clocks (white's, black's ms) as the last completed move (or a set)
+    /// left them: the `WhiteClock` and `BlackClock` tags.
+    pub clocks: Option<(u64, u64)>,
+    /// Whether moves pushed get their SAN ([`Game::set_san`]).
+    san: bool,
+}
+
+impl Game {
+    pub fn new(number: u32, start: Chess, mode: CastlingMode, orientation: Orientation) -> Game {
+        let start_fen = fen(&start);
+        let hash = hash(&start);
+        let placement = matching::placement(start.board());
+        Game {
+            number,
+            orientation,
+            mode,
+            start_fen,
+            positions: vec![start],
+            moves: Vec::new(),
+            hashes: vec![hash],
+            placements: vec![placement],
+            results: vec![OnceCell::new()],
+            result: None,
+            claimed: Vec::new(),
+            time_control: None,
+            clocks: None,
+            san: true,
+        }
+    }
+
+    /// Whether the moves pushed from now on get their SAN (by default they do);
+    /// without, [`Played::san`] is empty (for a caller that reads only UCI).
+    pub fn set_san(&mut self, on: bool) {
+        self.san = on;
+    }
+
+    pub fn variant(&self) -> &'static str {
+        match self.mode {
+            CastlingMode::Standard => "standard",
+            CastlingMode::Chess960 => "chess960",
+        }
+    }
+
+    pub fn ply(&self) -> usize {
+        self.moves.len()
+    }
+
+    pub fn current(&self) -> &Chess {
+        self.positions.last().expect("a game has its start position")
+    }
+
+    pub fn is_over(&self) -> bool {
+        self.result.is_some()
+    }
+
+    /// Plies that can no longer be amended as the hands go on: all of them once
+    /// the last is completed (by the clock, or by the opponent's next move) or the
+    /// game is over; else all but the last.
+    pub fn settled_plies(&self) -> usize {
+        match self.moves.last() {
+            Some(last) if !last.completed && !self.is_over() => self.moves.len() - 1,
+            _ => self.moves.len(),
+        }
+    }
+
+    /// Plays a legal move onto the record.
+    pub fn push(&mut self, mv: Move) -> &Played {
+        let pos = self.current().clone();
+        let placement = matching::after(self.placement(self.ply()), &mv, pos.turn());
+        let mut uci = String::with_capacity(5);
+        UciMove::from_move(mv, self.mode).append_to_string(&mut uci);
+        // SAN from shakmaty (the moves that need telling apart); its suffix from
+        // the new position's legal moves, which the matching table needs anyway.
+        let plain = self.san.then(|| San::from_move(&pos, mv));
+        let mut after = pos;
+        after.play_unchecked(mv);
+        let check = after.checkers().any();
+        self.hashes.push(hash(&after));
+        self.placements.push(placement);
+        self.results.push(OnceCell::new());
+        if let Some(old) = self.results.len().checked_sub(RESULTS_KEPT + 1) {
+            self.results[old].take();
+        }
+        self.positions.push(after);
+        let mut san = String::new();
+        if let Some(plain) = plain {
+            let suffix = check.then(|| {
+                if self.results(self.ply() + 1).moves().is_empty() {
+                    Suffix::Checkmate
+                } else {
+                    Suffix::Check
+                }
+            });
+            san.reserve(8);
+            SanPlus { san: plain, suffix }.append_to_string(&mut san);
+        }
+        self.moves.push(Played {
+            mv,
+            san,
+            uci,
+            completed: false,
+            clk_ms: None,
+            emt_ms: None,
+            inferred: false,
+        });
+        self.moves.last().expect("just pushed")
+    }
+
+    /// Drops the record back to `ply` plies.
+    pub fn truncate(&mut self, ply: usize) {
+        self.moves.truncate(ply);
+        self.positions.truncate(ply + 1);
+        self.hashes.truncate(ply + 1);
+        self.placements.truncate(ply + 1);
+        self.results.truncate(ply + 1);
+        self.claimed.retain(|(p, _)| *p <= ply);
+    }
+
+    /// The placement hash of the position after `ply` plies.
+    pub fn placement(&self, ply: usize) -> u64 {
+        self.placements[ply]
+    }
+
+    /// The legal move from the position after `ply` plies whose result shows
+    /// `board`, whose placement hash is `h`.
+    pub fn move_from(&self, ply: usize, h: u64, board: &Board) -> Option<Move> {
+        matching::find(&self.positions[ply], self.results(ply), h, board)
+    }
+
+    /// The legal moves of the position after `ply` plies.
+    pub fn legal(&self, ply: usize) -> shakmaty::MoveList {
+        self.results(ply).moves().iter().map(|(_, m)| *m).collect()
+    }
+
+    /// The legal moves of the position after `ply` plies, with the placement
+    /// hashes of their results.
+    fn results(&self, ply: usize) -> &matching::Results {
+        self.results[ply].get_or_init(|| matching::results(&self.positions[ply], self.placements[ply]))
+    }
+
+    /// The position after `ply` plies shows `board` (placement hash `h`).
+    pub fn shows(&self, ply: usize, h: u64, board: &Board) -> bool {
+        self.placements[ply] == h && self.positions[ply].board() == board
+    }
+
+    /// How often the current position has occurred.
+    pub fn repetitions(&self) -> usize {
+        let last = *self.hashes.last().expect("start hash");
+        self.hashes.iter().filter(|h| **h == last).count()
+    }
+
+    /// The end the current position forces, if any (5.1.1, 5.2.1, 5.2.2, 9.6).
+    pub fn forced_end(&self) -> Option<(&'static str, &'static str)> {
+        let pos = self.current();
+        // The legal moves come from the matching table (built once per position).
+        if self.results(self.ply()).moves().is_empty() {
+            return Some(if pos.is_check() {
+                (if pos.turn().is_white() { "0-1" } else { "1-0" }, "checkmate")
+            } else {
+                ("1/2-1/2", "stalemate")
+            });
+        }
+        if pos.is_insufficient_material() {
+            return Some(("1/2-1/2", "insufficient_material"));
+        }
+        if self.repetitions() >= 5 {
+            return Some(("1/2-1/2", "fivefold_repetition"));
+        }
+        if pos.halfmoves() >= 150 {
+            return Some(("1/2-1/2", "seventyfive_moves"));
+        }
+        None
+    }
+
+    /// Draws the player to move could claim now (9.2, 9.3).
+    pub fn claimable(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        if self.repetitions() >= 3 {
+            v.push("threefold");
+        }
+        if self.current().halfmoves() >= 100 {
+            v.push("fifty_moves");
+        }
+        v
+    }
+
+    pub fn fen(&self) -> String {
+        fen(self.current())
+    }
+}
+
+pub fn fen(pos: &Chess) -> String {
+    let mut s = String::with_capacity(90);
+    Fen::from_position(pos, EnPassantMode::Legal).append_to_string(&mut s);
+    s
+}
+
+fn hash(pos: &Chess) -> u64 {
+    pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal).0
+}

@@ -1,0 +1,300 @@
+//! The plies the line may have missed: searched for once the board rests
+//! (`best_path`, `game::infer_path`), then recorded as inferred.
+
+use super::*;
+
+impl Core {
+    /// Looks for the plies that reach the board from the record (the line may have
+    /// missed them). Found: recorded, marked inferred, all but the last completed.
+    /// Not found: the board stays unexplained and the irregular deadline reports it
+    /// (`lost_track` after a gap).
+    pub(in crate::rules) fn infer(&mut self, t: u64) {
+        let Some(r) = &mut self.resync else { return };
+        let (plies, next, under_way) = match r.search {
+            Search::Short => (SHORT_PLIES, Search::Long, true),
+            Search::Rested => (game::MAX_INFERRED_PLIES, Search::No, false),
+            _ => (game::MAX_INFERRED_PLIES, Search::No, true),
+        };
+        r.search = next;
+        // Only on a board a dump has confirmed (the confirming dump looks again).
+        if self.confirm_dump {
+            if let Some(r) = &mut self.resync {
+                r.search = Search::No;
+            }
+            return;
+        }
+        let board = self.real_board();
+        // The plies missed end on the board the dump after the gap showed, when the
+        // board has moved on from it since: those are found first (up to 6 plies at
+        // once, unless that dump had a piece in the air: the board after it has more
+        // pieces), and what was seen after the dump is then judged as seen.
+        // While the board still stands as that dump showed it, the dump is kept
+        // for later: the board may move on before it rests long enough for the
+        // longer search, and the plies missed still end on the dump.
+        let ply = self.game.as_ref().map_or(0, Game::ply);
+        let anchor = self.resync.as_mut().and_then(|r| r.anchor.take());
+        if let Some((anchor, at)) = anchor.filter(|(_, at)| *at == ply) {
+            if anchor == board {
+                if let Some(r) = &mut self.resync {
+                    r.anchor = Some((anchor, at));
+                }
+            } else if board.occupied().count() <= anchor.occupied().count() {
+                // A dump with a piece in the hand that came down since: the board
+                // as it is now says more.
+                if let Found::Path(base, path) = self.best_path(&anchor, game::MAX_INFERRED_PLIES, true) {
+                    self.commit_found(base, path, t);
+                    self.evaluate(t);
+                    return;
+                }
+            }
+        }
+        match self.best_path(&board, plies, under_way) {
+            Found::Path(base, path) => self.commit_found(base, path, t),
+            Found::UnderWay => {
+                if let Some(r) = &mut self.resync {
+                    r.search = Search::Rested;
+                }
+            }
+            Found::Nothing => {}
+        }
+    }
+
+    /// The path of at most `plies` to `board` (real squares) from the record, from
+    /// before its last move when that is not completed, or from before the
+    /// inferred moves it ends with (they were a guess at a board since gone on in
+    /// a way they cannot lead to): (base ply, path).
+    /// With `under_way`, [`Found::UnderWay`] when the board is a move under way
+    /// after fewer plies in the whole record than any path reaches it exactly.
+    pub(in crate::rules) fn best_path(&self, board: &Board, plies: usize, under_way: bool) -> Found {
+        let Some(game) = self.game.as_ref() else {
+            return Found::Nothing;
+        };
+        if game.is_over() {
+            return Found::Nothing;
+        }
+        let seen = self
+            .resync
+            .as_ref()
+            .map_or_else(game::Seen::default, |r| game::Seen {
+                lifts: &r.lifts,
+                placed: &r.puts,
+            });
+        // From the record, and, when its last move is not completed, from before
+        // it (that move may have gone on while the line was away: a slide cut in
+        // the middle is an amendment, not a ply more).
+        // A move seen being made before the line went away is a fact: plies may
+        // be found after it, never instead of it.
+        let n = game.ply();
+        let mut bases = vec![n];
+        if n > 0 && !game.moves[n - 1].completed && !self.fact(n - 1) {
+            bases.push(n - 1);
+        }
+        // On a board read by dumps only, a board a dump showed whole was on the
+        // board: the plies found to it are not looked at again, and a move it
+        // showed is amended only as a slide cut short (its piece going on along
+        // the same line), never replaced by another path to the board.
+        let polled = self.resync.as_ref().is_some_and(|r| r.cause == Cause::Poll);
+        let tail = inferred_tail(game);
+        if tail < n && !bases.contains(&tail) && !polled {
+            bases.push(tail);
+        }
+        // The side whose time runs on the clock is the side to move (before the
+        // press held over the gap, if any, which may have started it).
+        let turn = self.clock_turn();
+        let mut best: Option<(usize, Vec<Move>)> = None;
+        let mut best_key = None;
+        let mut air = usize::MAX;
+        for base in bases {
+            let from = &game.positions[base];
+            let found = if polled && base + 1 == n {
+                slide_path(from, &game.moves[base].mv, board, plies, seen, under_way)
+            } else {
+                game::infer_path(from, board, plies, game::INFER_BUDGET, seen, under_way)
+            };
+            let path = match found {
+                game::Inferred::Path(path) => path,
+                game::Inferred::UnderWay(k) => {
+                    air = air.min(base + k);
+                    continue;
+                }
+                _ => continue,
+            };
+            let ends = if path.len() % 2 == 0 {
+                from.turn()
+            } else {
+                !from.turn()
+            };
+            // The clock agrees, then the fewer plies in the whole record (a move
+            // not completed may be a slide cut short: its piece resting on a square
+            // it crossed is no ply more), then the record as it stands.
+            let key = (
+                turn.is_none_or(|c| c == ends),
+                usize::MAX - (base + path.len()),
+                base == n,
+            );
+            if best_key.is_none_or(|k| key > k) {
+                best_key = Some(key);
+                best = Some((base, path));
+            }
+        }
+        match best {
+            Some((base, path)) if base + path.len() <= air => Found::Path(base, path),
+            _ if air < usize::MAX => Found::UnderWay,
+            Some((base, path)) => Found::Path(base, path),
+            None => Found::Nothing,
+        }
+    }
+
+    /// Records a path found from ply `base` of the record; a press held over the
+    /// gap then completes the last of its plies. Inferred moves after `base` that
+    /// the path replaces are taken back first (`takeback`).
+    pub(in crate::rules) fn commit_found(&mut self, base: usize, path: Vec<Move>, t: u64) {
+        let n = self.game.as_ref().map_or(0, Game::ply);
+        // Taken first: recording the plies closes the window that holds it.
+        let press = self.resync.as_mut().and_then(|r| r.held_press.take());
+        let pressed = self.resync.as_mut().and_then(|r| r.pressed.take());
+        let amend = base + 1 == n && self.game.as_ref().is_some_and(|g| !g.moves[base].completed);
+        // The plies after the last board a dump showed were seen on the line.
+        let seen_from = self.seen_from(base, &path);
+        self.touches.forget();
+        if base < n && !amend {
+            self.tentative = None;
+            self.take_back(base, t);
+            self.commit_path(path, seen_from, t);
+        } else if base < n {
+            // The first ply amends the move not completed.
+            let mut rest = path.into_iter();
+            if let Some(first) = rest.next() {
+                self.tentative = Some(Tentative {
+                    base,
+                    mv: first,
+                    kings_hold: false,
+                    inferred: seen_from > 0,
+                    found: true,
+                    at: t,
+                });
+                self.commit(t);
+                let later: Vec<Move> = rest.collect();
+                if !later.is_empty() {
+                    self.complete(n, t);
+                    self.commit_path(later, seen_from.saturating_sub(1), t);
+                }
+            }
+        } else {
+            self.commit_path(path, seen_from, t);
+        }
+        if let Some(side) = press {
+            self.held_press(side, t);
+        }
+        if let Some((color, emt)) = pressed {
+            self.complete_pressed(color, emt, t);
+        }
+    }
+
+    /// How many plies of `path` (from ply `base`) lead to the last board a dump
+    /// showed since the line went away: the plies after them were shown by the
+    /// line (in step since that dump). The whole path when no dump shows.
+    fn seen_from(&self, base: usize, path: &[Move]) -> usize {
+        let (Some(game), Some(seen)) = (
+            &self.game,
+            self.resync.as_ref().and_then(|r| r.seen_board.as_ref()),
+        ) else {
+            return path.len();
+        };
+        let Some(start) = game.positions.get(base) else {
+            return path.len();
+        };
+        let mut pos = start.clone();
+        let mut last = (pos.board() == seen).then_some(0);
+        for (i, mv) in path.iter().enumerate() {
+            pos.play_unchecked(*mv);
+            if pos.board() == seen {
+                last = Some(i + 1);
+            }
+        }
+        last.unwrap_or(path.len())
+    }
+
+    /// The side to move as the clock shows it (its running side), when the clock
+    /// runs and its sides are known.
+    pub(in crate::rules) fn clock_turn(&self) -> Option<Color> {
+        let side = self.clock?.running_side()?;
+        let white = self.white_side?;
+        Some(if side == white { Color::White } else { Color::Black })
+    }
+
+    /// Records plies found across a gap: marked inferred, all but the last
+    /// completed.
+    pub(in crate::rules) fn commit_inferred(&mut self, path: Vec<Move>, t: u64) {
+        let all = path.len();
+        self.commit_path(path, all, t);
+    }
+
+    /// Records a path found: its first `inferred` plies marked inferred (the
+    /// line did not show them), the rest not (it did); all but the last
+    /// completed; none judged for touch-move.
+    pub(in crate::rules) fn commit_path(&mut self, path: Vec<Move>, inferred: usize, t: u64) {
+        let last = path.len().saturating_sub(1);
+        for (i, mv) in path.into_iter().enumerate() {
+            let base = self.game.as_ref().map_or(0, Game::ply);
+            self.tentative = Some(Tentative {
+                base,
+                mv,
+                kings_hold: false,
+                inferred: i < inferred,
+                found: true,
+                at: t,
+            });
+            self.commit(t);
+            if i < last {
+                self.complete(base + 1, t);
+            }
+        }
+    }
+}
+
+/// The plies from `from` to `board` whose first takes the piece of `shown` (a
+/// move from `from` a dump showed) on along its line: `shown` may have been
+/// that move's slide caught on a square it crosses, and nothing else replaces it.
+fn slide_path(
+    from: &Chess,
+    shown: &Move,
+    board: &Board,
+    plies: usize,
+    seen: game::Seen<'_>,
+    under_way: bool,
+) -> game::Inferred {
+    let Some(origin) = shown.from() else {
+        return game::Inferred::None;
+    };
+    let mut air = None;
+    for m in from.legal_moves() {
+        if m.from() != Some(origin)
+            || m.role() != shown.role()
+            || !shakmaty::attacks::between(origin, m.to()).contains(shown.to())
+        {
+            continue;
+        }
+        let mut after = from.clone();
+        after.play_unchecked(m);
+        if after.board() == board {
+            return game::Inferred::Path(vec![m]);
+        }
+        match game::infer_path(
+            &after,
+            board,
+            plies.saturating_sub(1),
+            game::INFER_BUDGET,
+            seen,
+            under_way,
+        ) {
+            game::Inferred::Path(mut path) if !path.is_empty() => {
+                path.insert(0, m);
+                return game::Inferred::Path(path);
+            }
+            game::Inferred::UnderWay(k) => air = Some(air.map_or(k + 1, |a: usize| a.min(k + 1))),
+            _ => {}
+        }
+    }
+    air.map_or(game::Inferred::None, game::Inferred::UnderWay)
+}
