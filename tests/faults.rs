@@ -1,5 +1,5 @@
 //! Line faults, end to end: real games played by simulated hands on emulated boards,
-//! each behind a relay (`device::relay`, real pseudo-terminals) that drops or flips
+//! each behind a relay (`tests/relay`, real pseudo-terminals) that drops or flips
 //! the board's bytes at a seeded rate or cuts the line, and one real daemon bridging
 //! them all. Judged by what a broadcast sees: the published PGN against the moves
 //! really played, the results, the penalties, and `replay` of the recording.
@@ -9,6 +9,7 @@
 //! `FAULTS=full cargo test --release --test faults -- --nocapture`.
 
 mod common;
+mod relay;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -17,12 +18,12 @@ use common::{Within, pgn_games, pgn_moves, sans};
 use eboard_bridge::board::Orientation;
 use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME};
 use eboard_bridge::daemon::{BusChoice, Config, Daemon, Tapped};
-use eboard_bridge::device::relay::{self, LineFaults, RelayStats};
 use eboard_bridge::device::{Emulator, EmulatorConfig};
 use eboard_bridge::log::{RecordKind, SensorLog};
 use eboard_bridge::protocol::ClockTime;
 use eboard_bridge::rules::EventKind;
 use eboard_bridge::sim::{Hands, Seeded, Style};
+use relay::{LineFaults, RelayStats};
 use shakmaty::{Chess, Move, Piece, Position, Square};
 
 /// Log time runs this many times faster than real time (the daemon's thresholds

@@ -2,7 +2,6 @@
 //! the demo.
 
 pub mod emulator;
-pub mod relay;
 pub mod serial;
 
 pub use emulator::{Emulator, EmulatorConfig, EmulatorError};

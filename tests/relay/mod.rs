@@ -6,7 +6,7 @@
 //! the cut ends a new pseudo-terminal appears under the same link.
 //!
 //! Used by the fault tests (`tests/faults.rs`) and the campaign documented in
-//! `docs/RELIABILITY.md`.
+//! `docs/RELIABILITY.md`; only tests use it, so it is not in the daemon's library.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -15,7 +15,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio_serial::{SerialPort, SerialStream};
 
-use crate::sim::Seeded;
+use eboard_bridge::sim::Seeded;
 
 /// What the line does to the board's bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -73,7 +73,7 @@ pub fn start(
     link: &Path,
     faults: LineFaults,
 ) -> std::io::Result<(mpsc::Sender<Duration>, tokio::task::JoinHandle<RelayStats>)> {
-    let upstream = crate::device::serial::open(board)?;
+    let upstream = eboard_bridge::device::serial::open(board)?;
     let host = HostSide::open(link)?;
     let (cuts_tx, cuts) = mpsc::channel(16);
     let link = link.to_path_buf();
