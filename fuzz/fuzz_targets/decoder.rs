@@ -2,7 +2,7 @@
 //! The decoder on any bytes, split anywhere: no panic, every byte accounted for,
 //! and the same output as a single feed.
 
-use eboard_bridge::protocol::{Decoded, Decoder};
+use eboard_core::protocol::{Decoded, Decoder};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

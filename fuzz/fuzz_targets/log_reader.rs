@@ -1,7 +1,7 @@
 #![no_main]
 //! The sensor log reader and player on any text: errors, never panics.
 
-use eboard_bridge::log::{Player, parse_log};
+use eboard_core::log::{Player, parse_log};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
