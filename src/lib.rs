@@ -3,6 +3,7 @@
 //! The flow: serial bytes ([`protocol`]) become board events ([`board`]); sensor logs
 //! ([`log`]) record and replay them; [`device`] holds the virtual board.
 
+pub mod api;
 pub mod board;
 pub mod bus;
 pub mod cli;
