@@ -10,7 +10,6 @@
 //! first); a property read in that moment waits for the snapshot, so a client that
 //! reads a property after a signal always sees the state the signal led to. The
 //! properties that changed go in one `PropertiesChanged` signal.
-
 //!
 //! The board's calls, snapshot and errors are [`crate::api`]'s; this module
 //! serves them on the bus: [`Board1`] (`board`), [`Manager1`] (`manager`),

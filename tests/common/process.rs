@@ -93,8 +93,8 @@ impl Drop for Running {
 /// A property of board `board`'s object (`/org/eboardbridge/board/<board>`),
 /// read afresh: a new connection and a proxy without a cache (the daemon behind
 /// the name may have been replaced). The whole read (connection, proxy and
-/// call) is bounded by [`CALL_SECS`]; `None` when it cannot be made in that
-/// time or fails.
+/// call) is bounded by [`CALL_SECS`]; `None` when nobody owns the daemon's
+/// name, or the read cannot be made in that time or fails.
 pub async fn board_property(address: &str, board: &str, name: &str) -> Option<zbus::zvariant::OwnedValue> {
     let read = async {
         let client = zbus::connection::Builder::address(address)
@@ -103,6 +103,13 @@ pub async fn board_property(address: &str, board: &str, name: &str) -> Option<zb
             .build()
             .await
             .ok()?;
+        // A call to a name nobody owns yet (the daemon starting) may go
+        // unanswered: the broker says at once whether it has an owner.
+        let bus = zbus::fdo::DBusProxy::new(&client).await.ok()?;
+        let daemon = zbus::names::BusName::try_from(BUS_NAME).ok()?;
+        if !bus.name_has_owner(daemon).await.ok()? {
+            return None;
+        }
         let proxy = zbus::proxy::Builder::<zbus::Proxy>::new(&client)
             .destination(BUS_NAME)
             .ok()?
