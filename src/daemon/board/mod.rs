@@ -2,6 +2,12 @@
 //! and outputs outright, and handles one channel of inputs (the serial line's events
 //! and D-Bus commands) plus the rules core's deadlines. Nothing else holds its state:
 //! D-Bus reads a snapshot the task publishes.
+//!
+//! This file holds the task's state, its set-up, its time base and its journal;
+//! each other job is a file of its own: `run` (the loop), `line` (bytes in,
+//! commands out, the dumps and clock reports asked for), `clock` (the clock's
+//! commands and display), `commands` (arbiter calls), `publish` (the snapshot and
+//! the fan-out to D-Bus and the sinks). Resume is `daemon::resume`.
 
 use std::path::PathBuf;
 use std::time::Instant;
