@@ -8,6 +8,7 @@
 
 pub use eboard_core::{board, clock, log, protocol, rules, sim, text};
 
+pub mod api;
 pub mod bus;
 pub mod cli;
 pub mod ctl;

@@ -13,7 +13,7 @@
 
 mod common;
 
-use eboard_bridge::bus::Snapshot;
+use eboard_bridge::api::Snapshot;
 use eboard_bridge::log::{Player, SensorLog};
 use eboard_bridge::net::livechess::{BoardView, Session};
 use eboard_bridge::output::replay::feed_step;

@@ -8,12 +8,10 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
+use common::process::{Running, board_property, run_command, value_text};
 use common::replayed::{assert_replays_as_published, collect, live_jsonl, replay_jsonl};
-use common::{
-    Within, bus_client, pgn_games, pgn_moves, private_bus, quick, send_signal, wait_exit, wait_for,
-};
+use common::{Within, pgn_games, pgn_moves, private_bus, quick, send_signal, wait_exit, wait_for};
 use eboard_bridge::board::Orientation;
-use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME};
 use eboard_bridge::daemon::{BusChoice, Daemon};
 use eboard_bridge::device::{Emulator, EmulatorConfig};
 use eboard_bridge::log::SensorLog;
@@ -44,52 +42,24 @@ fn game_log(start: &Chess, moves: &[Move], seed: u64) -> SensorLog {
     common::played_log(hands, start, moves, 1500)
 }
 
-/// A daemon process, killed however the test ends.
-struct Running(std::process::Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// The real binary bridging `link` with the configuration `cfg`, on the bus at
 /// `address`.
 fn start_binary(cfg: &Path, link: &Path, address: &str) -> Running {
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
-        .args(["run", "--bus", "session", "--config"])
-        .arg(cfg)
-        .arg("--device")
-        .arg(link)
-        .env("DBUS_SESSION_BUS_ADDRESS", address)
-        .spawn()
-        .unwrap();
-    Running(child)
+    Running::spawn(&mut run_command(cfg, &[link.to_path_buf()], Some(address)))
 }
 
 async fn stop(daemon: &mut Running, signal: i32, what: &str) {
-    send_signal(daemon.0.id(), signal);
-    wait_exit(&mut daemon.0, 30, what).await;
+    send_signal(daemon.child.id(), signal);
+    wait_exit(&mut daemon.child, 30, what).await;
 }
 
 /// A string property of board0, read afresh (no cache: the daemon behind the
-/// name may have been replaced).
+/// name may have been replaced); empty when it cannot be read.
 async fn property(address: &str, name: &str) -> String {
-    let client = bus_client(address).await;
-    let proxy = zbus::proxy::Builder::<zbus::Proxy>::new(&client)
-        .destination(BUS_NAME)
-        .unwrap()
-        .path("/org/eboardbridge/board/board0")
-        .unwrap()
-        .interface(BOARD_INTERFACE)
-        .unwrap()
-        .cache_properties(zbus::proxy::CacheProperties::No)
-        .build()
-        .within(10, "a proxy of board0")
+    board_property(address, "board0", name)
         .await
-        .unwrap();
-    proxy.get_property::<String>(name).await.unwrap_or_default()
+        .map(|v| value_text(&v))
+        .unwrap_or_default()
 }
 
 /// A tag's value in a PGN file ("" while the file or the tag is missing).

@@ -10,9 +10,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{
-    Within, bus_client, output_within, pgn_moves, private_bus, quick, send_signal, wait_exit, wait_for,
-};
+use common::process::{Running, bin, board_property, run_command, value_text};
+use common::{Within, bus_client, output_within, pgn_moves, private_bus, quick, wait_for};
 use eboard_bridge::board::Orientation;
 use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME};
 use eboard_bridge::device::{Emulator, EmulatorConfig};
@@ -64,10 +63,6 @@ fn ucis(moves: &[Move]) -> Vec<String> {
         .collect()
 }
 
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_eboard-bridge"))
-}
-
 /// The moves of each game `eboard-bridge replay --format uci` finds in `log`.
 fn replayed(log: &Path) -> Vec<Vec<String>> {
     let out = output_within(
@@ -97,35 +92,6 @@ fn moves_in(path: &Path) -> usize {
         .unwrap_or(0)
 }
 
-/// A daemon process, killed however the test ends, and what it has logged.
-struct Running(std::process::Child, std::sync::Arc<std::sync::Mutex<String>>);
-
-impl Running {
-    /// How many lines it has logged that contain `text`.
-    fn logged(&self, text: &str) -> usize {
-        self.1
-            .lock()
-            .unwrap()
-            .lines()
-            .filter(|l| l.contains(text))
-            .count()
-    }
-
-    /// Stops it with SIGTERM; it must exit cleanly.
-    async fn stop(mut self) {
-        send_signal(self.0.id(), libc::SIGTERM);
-        let status = wait_exit(&mut self.0, 30, "the daemon after SIGTERM").await;
-        assert!(status.success(), "{status:?}");
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// The real binary bridging board0 and board1 in `dir` (numbers 1 and 2, round 1)
 /// on the bus at `address`, with the fault hook set to `fault`.
 fn start(dir: &Path, address: &str, fault: Option<&str>) -> Running {
@@ -139,57 +105,23 @@ fn start(dir: &Path, address: &str, fault: Option<&str>) -> Running {
         ),
     )
     .unwrap();
-    let mut cmd = std::process::Command::new(bin());
-    cmd.args(["run", "--bus", "session", "--config"])
-        .arg(&cfg)
-        .arg("--device")
-        .arg(dir.join("board0"))
-        .arg("--device")
-        .arg(dir.join("board1"))
-        .env("DBUS_SESSION_BUS_ADDRESS", address)
-        .env_remove(eboard_bridge::daemon::fault::FAULT_VAR);
+    let devices = [dir.join("board0"), dir.join("board1")];
+    let mut cmd = run_command(&cfg, &devices, Some(address));
+    cmd.env_remove(eboard_bridge::daemon::fault::FAULT_VAR);
     if let Some(f) = fault {
         cmd.env(eboard_bridge::daemon::fault::FAULT_VAR, f);
     }
-    let mut child = cmd.stderr(std::process::Stdio::piped()).spawn().unwrap();
-    let err = child.stderr.take().unwrap();
-    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-    let kept = log.clone();
-    std::thread::spawn(move || {
-        use std::io::BufRead;
-        for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
-            eprintln!("{line}");
-            kept.lock().unwrap().push_str(&(line + "\n"));
-        }
-    });
-    Running(child, log)
+    Running::spawn(&mut cmd)
 }
 
 /// A board's property (a string, or a list of strings joined by spaces), read
 /// afresh; waits (at most 20 s) until it satisfies `want`, and returns it.
 async fn property_until(address: &str, board: &str, name: &str, want: impl Fn(&str) -> bool) -> String {
-    let client = bus_client(address).await;
-    let p = zbus::proxy::Builder::<zbus::Proxy>::new(&client)
-        .destination(BUS_NAME)
-        .unwrap()
-        .path(format!("/org/eboardbridge/board/{board}"))
-        .unwrap()
-        .interface(BOARD_INTERFACE)
-        .unwrap()
-        .cache_properties(zbus::proxy::CacheProperties::No)
-        .build()
-        .within(10, "a proxy of the board")
-        .await
-        .unwrap();
     let until = tokio::time::Instant::now() + Duration::from_secs(20);
     let mut last = String::new();
     while tokio::time::Instant::now() < until {
-        let read = p.get_property::<zbus::zvariant::OwnedValue>(name);
-        if let Ok(Ok(v)) = tokio::time::timeout(Duration::from_secs(2), read).await {
-            last = match Vec::<String>::try_from(v.try_clone().unwrap()) {
-                Ok(list) => list.join(" "),
-                Err(_) => String::try_from(v).unwrap_or_default(),
-            };
+        if let Some(v) = board_property(address, board, name).await {
+            last = value_text(&v);
             if want(&last) {
                 return last;
             }

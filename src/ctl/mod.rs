@@ -196,7 +196,7 @@ fn tag_arg(s: &str) -> Result<(String, String), String> {
     let (name, value) = s
         .split_once('=')
         .ok_or_else(|| format!("`{}` is not NAME=VALUE", crate::log::clip_to(s, 40)))?;
-    crate::bus::check_tag(name, value, false)?;
+    crate::api::check_tag(name, value, false)?;
     Ok((name.to_string(), value.to_string()))
 }
 

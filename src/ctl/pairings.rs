@@ -112,11 +112,11 @@ pub fn parse(text: &str, file: &str, round: Option<u32>) -> Result<Pairings, Pai
             },
         });
     }
-    if p.boards.len() > crate::bus::MAX_PAIRINGS {
+    if p.boards.len() > crate::api::MAX_PAIRINGS {
         return Err(PairingsError {
             file: file.into(),
-            line: p.boards.get(crate::bus::MAX_PAIRINGS).map(|b| b.line),
-            message: format!("more than {} boards", crate::bus::MAX_PAIRINGS),
+            line: p.boards.get(crate::api::MAX_PAIRINGS).map(|b| b.line),
+            message: format!("more than {} boards", crate::api::MAX_PAIRINGS),
         });
     }
     p.boards.sort_by_key(|b| b.board);
@@ -139,7 +139,7 @@ fn add(boards: &mut Vec<Pairing>, pairing: Pairing, file: &str) -> Result<(), Pa
             pairing.board, other.line
         )));
     }
-    crate::bus::check_pairing(&pairing.tags).map_err(|e| at(format!("board {}: {e}", pairing.board)))?;
+    crate::api::check_pairing(&pairing.tags).map_err(|e| at(format!("board {}: {e}", pairing.board)))?;
     boards.push(pairing);
     Ok(())
 }

@@ -24,22 +24,11 @@ pub use super::dir::entries;
 use super::dir::watch_dir;
 use super::supervise::{Sinks, Supervisor};
 use super::{DaemonError, Input, device};
-use crate::bus::{self, Board1, BusError, Command, PairingsCall, Publisher, Request, Snapshot};
+use crate::api::{BoardRef, Command, Error, Request, Snapshot};
+use crate::bus::{self, Board1, PairingsCall, Publisher};
 use crate::output::live::LiveMsg;
 use crate::output::replay::Tags;
 use crate::protocol::ClockSide;
-
-/// One board as the daemon's users see it.
-#[derive(Debug, Clone)]
-pub struct BoardRef {
-    /// The board's id (from the device name it was first seen under).
-    pub id: String,
-    /// Its D-Bus object path.
-    pub object_path: String,
-    pub snapshot: watch::Receiver<Snapshot>,
-    /// Arbiter calls to the board (as D-Bus and MQTT take them).
-    pub commands: mpsc::Sender<Request>,
-}
 
 struct Slot {
     id: String,
@@ -391,7 +380,7 @@ impl Hub {
             } else {
                 format!("boards are {}", crate::ctl::format::numbers(&known))
             };
-            let _ = reply.send(Err(BusError::NoBoard(format!("no board {n}: {all}"))));
+            let _ = reply.send(Err(Error::NoBoard(format!("no board {n}: {all}"))));
             return;
         }
         let mut answers = Vec::new();
@@ -422,10 +411,8 @@ impl Hub {
         for (id, rx) in answers {
             let r = match tokio::time::timeout(Duration::from_secs(10), rx).await {
                 Ok(Ok(r)) => r,
-                Ok(Err(_)) => Err(BusError::Unavailable(format!("board {id}: its task has stopped"))),
-                Err(_) => Err(BusError::Unavailable(format!(
-                    "board {id} did not answer in 10 s"
-                ))),
+                Ok(Err(_)) => Err(Error::Unavailable(format!("board {id}: its task has stopped"))),
+                Err(_) => Err(Error::Unavailable(format!("board {id} did not answer in 10 s"))),
             };
             if let Err(e) = r {
                 tracing::error!("SetPairings: board {id}: {e}");

@@ -17,7 +17,6 @@ pub mod notify;
 mod resume;
 pub mod roster;
 pub mod supervise;
-pub mod throttle;
 
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -25,11 +24,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
-use crate::bus::{self, Request, Snapshot};
+use crate::api::{BoardRef, Request, Snapshot};
+use crate::bus;
 pub use board::Tapped;
 pub use config::Config;
 use device::DeviceEvent;
-use hub::{BoardRef, Hub};
+use hub::Hub;
 
 /// Where the udev rules put a symlink per board (`udev/`).
 pub const DEVICE_DIR: &str = "/dev/eboard";

@@ -124,7 +124,7 @@ impl Roster {
                 tags.round = *round;
                 tags.tags.round = format.tag(*round, tags.board);
             }
-            for name in crate::bus::PAIRING_TAGS {
+            for name in crate::api::PAIRING_TAGS {
                 tags.tags.extra.remove(name);
             }
             for (name, value) in pairing {

@@ -30,7 +30,8 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 use super::Input;
 use super::board::{BoardSetup, BoardTask, BoardUpdate, Tapped};
-use crate::bus::{BusError, Publisher};
+use crate::api::Error;
+use crate::bus::Publisher;
 use crate::log::clip_to;
 use crate::output::live::LiveMsg;
 
@@ -274,7 +275,7 @@ impl Supervisor {
             tokio::select! {
                 msg = self.input.recv() => match msg {
                     Some(Input::Command((_, _, reply))) => {
-                        let _ = reply.send(Err(BusError::Unavailable(format!("board {id} is stopped: {text}"))));
+                        let _ = reply.send(Err(Error::Unavailable(format!("board {id} is stopped: {text}"))));
                     }
                     // The line's bytes and the configuration have nobody to go to.
                     Some(_) => {}

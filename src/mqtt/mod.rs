@@ -18,7 +18,9 @@
 //! acknowledges them in the order it received them (MQTT 5 §4.6), so the
 //! acknowledgements are matched to a queue of what was sent.
 
+mod calls;
 pub mod config;
+mod connect;
 pub mod spool;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -27,19 +29,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use rumqttc::Outgoing;
 use rumqttc::v5::mqttbytes::QoS;
-use rumqttc::v5::mqttbytes::v5::{ConnectReturnCode, LastWill, Packet, Publish, PublishProperties};
-use rumqttc::v5::{AsyncClient, ConnectionError, Event, EventLoop, MqttOptions};
-use rumqttc::{Outgoing, TlsConfiguration, Transport};
+use rumqttc::v5::mqttbytes::v5::{Packet, PublishProperties};
+use rumqttc::v5::{AsyncClient, ConnectionError, Event, EventLoop};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 pub use config::MqttConfig;
+use connect::tls_config;
 use spool::Queue;
 
-use crate::bus::{BusError, Command, Snapshot};
-use crate::daemon::hub::BoardRef;
+use crate::api::{BoardRef, Snapshot};
 use crate::rules::Event as RulesEvent;
 
 /// Publications awaiting the broker's acknowledgement at once.
@@ -188,57 +190,6 @@ impl Mqtt {
     }
 }
 
-/// The rustls configuration: the CA file's roots (else the system's), and the
-/// client certificate when one is configured and `with_cert`.
-fn tls_config(cfg: &MqttConfig, with_cert: bool) -> Result<rustls::ClientConfig, MqttError> {
-    use rustls::pki_types::pem::PemObject;
-    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-    let err = |what: &std::path::Path, e: &dyn std::fmt::Display| {
-        MqttError::Tls(format!("{}: {e}", what.display()))
-    };
-    let mut roots = rustls::RootCertStore::empty();
-    match &cfg.ca_file {
-        Some(ca) => {
-            for cert in CertificateDer::pem_file_iter(ca).map_err(|e| err(ca, &e))? {
-                let cert = cert.map_err(|e| err(ca, &e))?;
-                roots.add(cert).map_err(|e| err(ca, &e))?;
-            }
-            if roots.is_empty() {
-                return Err(MqttError::Tls(format!("{}: no certificate in it", ca.display())));
-            }
-        }
-        None => {
-            let found = rustls_native_certs::load_native_certs();
-            for cert in found.certs {
-                let _ = roots.add(cert);
-            }
-            if roots.is_empty() {
-                return Err(MqttError::Tls(
-                    "no CA certificates on this system: set ca_file to the broker's CA".into(),
-                ));
-            }
-        }
-    }
-    let builder =
-        rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()
-            .map_err(|e| MqttError::Tls(e.to_string()))?
-            .with_root_certificates(roots);
-    match (&cfg.cert_file, &cfg.key_file, with_cert) {
-        (Some(cert), Some(key), true) => {
-            let chain = CertificateDer::pem_file_iter(cert)
-                .map_err(|e| err(cert, &e))?
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| err(cert, &e))?;
-            let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| err(key, &e))?;
-            builder
-                .with_client_auth_cert(chain, key_der)
-                .map_err(|e| MqttError::Tls(format!("{} and {}: {e}", cert.display(), key.display())))
-        }
-        _ => Ok(builder.with_no_client_auth()),
-    }
-}
-
 /// The next event of a link, or never without one.
 async fn poll(link: Option<&mut Link>) -> Result<Event, ConnectionError> {
     match link {
@@ -257,93 +208,6 @@ async fn sleep_until(at: Option<Instant>) {
 impl Service {
     fn status_topic(&self) -> String {
         format!("{}/status", self.prefix)
-    }
-
-    fn options(&self, client_id: String, tls: Option<&Arc<rustls::ClientConfig>>) -> MqttOptions {
-        let mut o = MqttOptions::new(client_id, self.cfg.broker.host.clone(), self.cfg.broker.port);
-        o.set_keep_alive(Duration::from_secs(15));
-        o.set_clean_start(true);
-        o.set_connection_timeout(5);
-        if let Some(t) = tls {
-            o.set_transport(Transport::Tls(TlsConfiguration::Rustls(t.clone())));
-        }
-        o
-    }
-
-    /// A new connection (made by the first poll), with the last will and the
-    /// credentials; commands are checked against the broker first.
-    async fn connect(&mut self) -> Result<Link, String> {
-        let mut o = self.options(self.cfg.client_id(), self.tls.as_ref());
-        o.set_last_will(LastWill::new(
-            self.status_topic(),
-            "offline",
-            self.qos,
-            true,
-            None,
-        ));
-        if let Some(path) = &self.cfg.credentials_file {
-            let (user, password) = config::read_credentials(path)?;
-            o.set_credentials(user, password);
-        }
-        if self.cfg.commands {
-            self.calls = self.probe().await;
-            if let Calls::Refused(why) = &self.calls {
-                tracing::warn!("MQTT: arbiter calls are refused: {why}");
-            }
-        }
-        let (client, events) = AsyncClient::new(o, 1024);
-        Ok(Link {
-            client,
-            events,
-            connected: false,
-            inflight: VecDeque::new(),
-        })
-    }
-
-    /// Connects without credentials (nor client certificate): calls are taken only
-    /// when the broker refuses that, i.e. when every caller it lets publish is one
-    /// it authenticated.
-    async fn probe(&self) -> Calls {
-        let o = self.options(
-            format!("{}-probe", self.cfg.client_id()),
-            self.tls_anonymous.as_ref(),
-        );
-        let (client, mut events) = AsyncClient::new(o, 4);
-        let outcome = tokio::time::timeout(Duration::from_secs(6), async {
-            loop {
-                match events.poll().await {
-                    Ok(Event::Incoming(Packet::ConnAck(_))) => return Ok(()),
-                    Ok(_) => {}
-                    Err(e) => return Err(e),
-                }
-            }
-        })
-        .await;
-        let calls = match outcome {
-            Ok(Ok(())) => Calls::Refused(format!(
-                "{} accepts clients without credentials, so a caller may not be one it authenticated (set allow_anonymous false)",
-                self.cfg.broker
-            )),
-            Ok(Err(ConnectionError::ConnectionRefused(
-                ConnectReturnCode::NotAuthorized | ConnectReturnCode::BadUserNamePassword,
-            ))) => Calls::Allowed,
-            // A TLS broker that wants a client certificate ends the handshake.
-            Ok(Err(ConnectionError::Tls(_))) if self.cfg.broker.tls => Calls::Allowed,
-            Ok(Err(e)) => Calls::Refused(format!(
-                "cannot tell whether {} refuses anonymous clients: {e}",
-                self.cfg.broker
-            )),
-            Err(_) => Calls::Refused(format!(
-                "cannot tell whether {} refuses anonymous clients: no answer in 6 s",
-                self.cfg.broker
-            )),
-        };
-        let _ = client.try_disconnect();
-        let _ = tokio::time::timeout(Duration::from_millis(500), async {
-            while events.poll().await.is_ok() {}
-        })
-        .await;
-        calls
     }
 
     fn board(&mut self, id: &str) -> &mut BoardOut {
@@ -525,86 +389,6 @@ impl Service {
             );
             self.last_error = Some(why);
         }
-    }
-
-    /// An arbiter call: `P/boards/<id>/cmd/<Method>`, the arguments a JSON array.
-    fn call(&mut self, p: Publish, replies: &mpsc::UnboundedSender<Reply>) {
-        let topic = String::from_utf8_lossy(&p.topic).to_string();
-        let props = p.properties.unwrap_or_default();
-        let reply_to = props.response_topic.clone();
-        let correlation = props.correlation_data.clone();
-        let replies = replies.clone();
-        let answer = move |body: String| {
-            if let Some(topic) = &reply_to {
-                let _ = replies.send(Reply {
-                    topic: topic.clone(),
-                    correlation: correlation.clone(),
-                    body,
-                });
-            }
-        };
-        let error = |name: &str, message: &str| {
-            serde_json::json!({"error": format!("{}.{name}", crate::bus::ERROR_PREFIX), "message": message})
-                .to_string()
-        };
-        let Some((id, method)) = topic
-            .strip_prefix(&format!("{}/boards/", self.prefix))
-            .and_then(|rest| rest.split_once("/cmd/"))
-        else {
-            return;
-        };
-        let (id, method) = (id.to_string(), method.to_string());
-        if let Calls::Refused(why) = &self.calls {
-            tracing::warn!("MQTT: {method} on board {id} refused: {why}");
-            answer(error("NotAllowed", why));
-            return;
-        }
-        let args: Vec<serde_json::Value> = match serde_json::from_slice(&p.payload) {
-            Ok(serde_json::Value::Array(a)) => a,
-            _ if p.payload.is_empty() => Vec::new(),
-            _ => {
-                answer(error(
-                    "InvalidArgument",
-                    "the payload must be the arguments as a JSON array",
-                ));
-                return;
-            }
-        };
-        let command = match Command::from_json(&method, &args) {
-            Ok(c) => c,
-            Err(e) => {
-                answer(error("InvalidArgument", &e));
-                return;
-            }
-        };
-        let Some(target) = self
-            .list
-            .borrow()
-            .iter()
-            .find(|b| b.id == id)
-            .map(|b| b.commands.clone())
-        else {
-            answer(error("NoBoard", &format!("no board {id} on this daemon")));
-            return;
-        };
-        tracing::info!("MQTT: {method}{} on board {id}", serde_json::Value::Array(args));
-        tokio::spawn(async move {
-            let outcome = tokio::time::timeout(CALL_TIMEOUT, crate::bus::ask(&target, command))
-                .await
-                .unwrap_or_else(|_| {
-                    Err(BusError::Unavailable(format!(
-                        "board {id} did not answer in 10 s"
-                    )))
-                });
-            answer(match outcome {
-                Ok(()) => serde_json::json!({"ok": true}).to_string(),
-                Err(e) => {
-                    use zbus::DBusError;
-                    let message = e.description().unwrap_or_default().to_string();
-                    serde_json::json!({"error": e.name().to_string(), "message": message}).to_string()
-                }
-            });
-        });
     }
 
     fn save_acked(&mut self) {

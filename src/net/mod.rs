@@ -17,11 +17,13 @@
 //! connections are served at once; one more is answered `503` and closed.
 
 pub mod arbiter;
+mod config;
 pub mod events;
 mod guard;
 pub mod livechess;
 pub mod pgn;
 mod priority;
+mod socket;
 mod tls;
 
 use std::collections::{HashMap, VecDeque};
@@ -32,132 +34,23 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::Router;
-use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path as UrlPath, State};
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use serde::Deserialize;
 use tokio::net::TcpListener;
 use tokio::sync::{Notify, Semaphore, watch};
 use tokio::task::JoinHandle;
 
-use crate::daemon::hub::BoardRef;
+use crate::api::BoardRef;
 pub use events::EventLog;
 use events::Next;
 use livechess::{BoardView, Session};
 
-/// `[http]` in the configuration.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct HttpConfig {
-    /// Where to listen: `"127.0.0.1:1982"`, or a list; a name (`localhost:1982`)
-    /// listens on every address it has (LiveChess clients reach `localhost`,
-    /// which may be 127.0.0.1 or ::1).
-    pub listen: Listen,
-    /// Connections served at once; one more is answered 503 and closed.
-    #[serde(default = "default_max_connections")]
-    pub max_connections: usize,
-    /// Events kept for clients that reconnect (`Last-Event-ID`).
-    #[serde(default = "default_history")]
-    pub event_history: usize,
-    /// LiveChess clients: how long (ms) a last move that neither a clock press
-    /// nor the next move completed must stand before it is sent in `san`; at
-    /// most a minute.
-    #[serde(default = "default_settle_ms", deserialize_with = "settle_ms")]
-    pub settle_ms: u64,
-    /// Connections from one address at once (a hall's screens share the rest).
-    #[serde(default = "default_per_address")]
-    pub max_per_address: usize,
-    /// Time (ms) a client has from connecting to the end of its request's headers.
-    #[serde(default = "default_header_timeout")]
-    pub header_timeout_ms: u64,
-    /// A connection with nothing read or written for this long (ms) is closed;
-    /// WebSocket clients are pinged at a third of it.
-    #[serde(default = "default_idle_timeout")]
-    pub idle_timeout_ms: u64,
-    /// The arbiters' console (`/arbiter`): a file of `USER:HASH` lines, each
-    /// made by `eboard-bridge ctl passwd USER`. Without it there is no console.
-    #[serde(default)]
-    pub arbiters: Option<PathBuf>,
-    /// HTTPS on every listening address: the certificate chain (PEM) and its
-    /// private key (PEM); both or neither.
-    #[serde(default)]
-    pub tls_cert: Option<PathBuf>,
-    #[serde(default)]
-    pub tls_key: Option<PathBuf>,
-}
-
-fn default_per_address() -> usize {
-    32
-}
-
-fn default_header_timeout() -> u64 {
-    10_000
-}
-
-fn default_idle_timeout() -> u64 {
-    60_000
-}
-
-fn default_settle_ms() -> u64 {
-    livechess::SETTLE_MS
-}
-
-/// `settle_ms`: at most a minute (a move held longer is no live feed).
-fn settle_ms<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-    let ms = u64::deserialize(d)?;
-    if ms > 60_000 {
-        return Err(serde::de::Error::custom(format!(
-            "{ms} ms is more than a minute (at most 60000)"
-        )));
-    }
-    Ok(ms)
-}
-
-fn default_max_connections() -> usize {
-    256
-}
-
-fn default_history() -> usize {
-    events::DEFAULT_HISTORY
-}
-
-/// One address or several.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(untagged)]
-pub enum Listen {
-    One(String),
-    Many(Vec<String>),
-}
-
-impl Listen {
-    pub fn addresses(&self) -> Vec<String> {
-        match self {
-            Listen::One(a) => vec![a.clone()],
-            Listen::Many(v) => v.clone(),
-        }
-    }
-}
-
-impl HttpConfig {
-    /// Listening on `addr`, with the defaults.
-    pub fn on(addr: &str) -> HttpConfig {
-        HttpConfig {
-            listen: Listen::One(addr.into()),
-            max_connections: default_max_connections(),
-            event_history: default_history(),
-            settle_ms: default_settle_ms(),
-            max_per_address: default_per_address(),
-            header_timeout_ms: default_header_timeout(),
-            idle_timeout_ms: default_idle_timeout(),
-            arbiters: None,
-            tls_cert: None,
-            tls_key: None,
-        }
-    }
-}
+pub use config::{HttpConfig, Listen};
+pub use socket::MAX_MESSAGE;
+use socket::{livechess_list, livechess_socket};
 
 #[derive(Debug, thiserror::Error)]
 pub enum NetError {
@@ -538,140 +431,6 @@ async fn api_events(State(ctx): State<Context>, headers: HeaderMap) -> Response 
         }
     });
     open(Sse::new(stream).keep_alive(KeepAlive::default()).into_response())
-}
-
-async fn livechess_list(State(ctx): State<Context>) -> Response {
-    json_response(&livechess::eboards(&ctx.views(), now_ms()), true)
-}
-
-/// The largest LiveChess message or frame taken: a call is tens of bytes, a
-/// `setup` with its FEN about a hundred. Anything larger closes the socket
-/// before it is held whole.
-pub const MAX_MESSAGE: usize = 16 * 1024;
-
-async fn livechess_socket(State(ctx): State<Context>, ws: WebSocketUpgrade) -> Response {
-    // Any Origin, or none: LiveChess accepts pages from chess.com and lichess.
-    ws.max_message_size(MAX_MESSAGE)
-        .max_frame_size(MAX_MESSAGE)
-        .on_upgrade(move |socket| livechess_connection(socket, ctx))
-}
-
-/// A write that takes longer than this ends the connection (a client that does
-/// not read).
-const SEND_TIMEOUT: Duration = Duration::from_secs(30);
-
-async fn livechess_connection(mut socket: WebSocket, ctx: Context) {
-    let mut session = Session::new(ctx.settle_ms);
-    let changed = Arc::new(Notify::new());
-    let mut watchers: HashMap<String, JoinHandle<()>> = HashMap::new();
-    let mut stop = ctx.stop.clone();
-    // A ping at a third of the idle time; a client silent (not even a pong) for
-    // the whole idle time is gone.
-    let idle = Duration::from_millis(ctx.idle_timeout_ms.max(1000));
-    let mut ping = tokio::time::interval(idle / 3);
-    ping.tick().await;
-    let mut heard = tokio::time::Instant::now();
-    let mut allowance = Allowance::new(20.0, 40.0);
-    'conn: loop {
-        let frames = tokio::select! {
-            msg = socket.recv() => {
-                heard = tokio::time::Instant::now();
-                match msg {
-                    Some(Ok(Message::Text(text))) => {
-                        if !allowance.take() {
-                            // A client that floods the server with calls: no
-                            // LiveChess client sends more than a few a second.
-                            let close = Message::Close(Some(axum::extract::ws::CloseFrame {
-                                code: 1008,
-                                reason: "too many calls: at most 20 a second".into(),
-                            }));
-                            let _ = tokio::time::timeout(Duration::from_secs(1), socket.send(close)).await;
-                            break;
-                        }
-                        let frames = session.call(text.as_str(), &ctx.views(), now_ms());
-                        watch_boards(&ctx, &session, &mut watchers, &changed);
-                        frames
-                    }
-                    Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
-                    // Pings are answered by the socket; pongs only show the
-                    // client is there; binary frames mean nothing here.
-                    Some(Ok(_)) => continue,
-                }
-            },
-            _ = ping.tick() => {
-                if heard.elapsed() >= idle {
-                    break;
-                }
-                match tokio::time::timeout(SEND_TIMEOUT, socket.send(Message::Ping(Default::default()))).await {
-                    Ok(Ok(())) => continue,
-                    _ => break,
-                }
-            },
-            _ = changed.notified() => session.pushes(|id| ctx.view(id), now_ms()),
-            // A last move waiting to settle is looked at again when it has stood
-            // long enough.
-            _ = settle(session.next_deadline()) => session.pushes(|id| ctx.view(id), now_ms()),
-            _ = stop.changed() => {
-                // Going away (1001): clients know to reconnect.
-                let close = Message::Close(Some(axum::extract::ws::CloseFrame {
-                    code: 1001,
-                    reason: "eboard-bridge is stopping".into(),
-                }));
-                let _ = tokio::time::timeout(Duration::from_secs(1), socket.send(close)).await;
-                break;
-            }
-        };
-        for f in frames {
-            match tokio::time::timeout(SEND_TIMEOUT, socket.send(Message::Text(f.into()))).await {
-                Ok(Ok(())) => {}
-                _ => break 'conn,
-            }
-        }
-    }
-    for (_, w) in watchers {
-        w.abort();
-    }
-}
-
-/// A token bucket: `rate` calls a second, `burst` at once.
-struct Allowance {
-    tokens: f64,
-    rate: f64,
-    burst: f64,
-    last: tokio::time::Instant,
-}
-
-impl Allowance {
-    fn new(rate: f64, burst: f64) -> Allowance {
-        Allowance {
-            tokens: burst,
-            rate,
-            burst,
-            last: tokio::time::Instant::now(),
-        }
-    }
-
-    /// One call, if the allowance has one.
-    fn take(&mut self) -> bool {
-        let now = tokio::time::Instant::now();
-        let elapsed = now.duration_since(self.last).as_secs_f64();
-        self.last = now;
-        self.tokens = (self.tokens + elapsed * self.rate).min(self.burst);
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
-            true
-        } else {
-            false
-        }
-    }
-}
-
-/// Waits until `deadline` (ms since the epoch, as [`now_ms`]), or forever.
-async fn settle(deadline: Option<u64>) {
-    match deadline {
-        Some(at) => tokio::time::sleep(Duration::from_millis(at.saturating_sub(now_ms()))).await,
-        None => std::future::pending().await,
-    }
 }
 
 /// One task per board the connection has feeds on, waking it when the board's

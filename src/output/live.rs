@@ -28,7 +28,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::daemon::throttle::{Throttle, more};
+use crate::api::throttle::{Throttle, more};
 
 /// The shortest time between two writes of the folder's game files (a batch
 /// holds the latest state of every game that changed meanwhile).

@@ -5,7 +5,7 @@
 //! pulled) and removes the link to it; the board's bytes meanwhile are lost; when
 //! the cut ends a new pseudo-terminal appears under the same link.
 //!
-//! Used by the fault tests (`tests/faults.rs`) and the campaign documented in
+//! Used by the fault tests (`tests/faults/`) and the campaign documented in
 //! `docs/RELIABILITY.md`; only tests use it, so it is not in the daemon's library.
 
 use std::path::{Path, PathBuf};

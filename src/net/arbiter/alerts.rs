@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::store::{Alert, State};
-use crate::bus::Snapshot;
+use crate::api::Snapshot;
 
 /// A board's urgency, most urgent first (the console sorts by it).
 pub const LEVELS: [&str; 10] = [

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::store::{Alert, Decision};
 use super::{COOKIE, Console, auth, guarded, same_origin};
-use crate::bus::{Command, ask_as};
+use crate::api::{Command, ask_as};
 use crate::net::guard::Peer;
 use crate::net::now_ms;
 

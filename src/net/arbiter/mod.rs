@@ -1,7 +1,7 @@
 //! The arbiters' console (`/arbiter`, when `[http] arbiters` names the file of
 //! their logins): every board sorted by what needs an arbiter first, alerts
 //! acknowledged once for all, and the arbiter's decisions, each the same
-//! journaled call as over D-Bus (`bus::ask_as`, named with the arbiter's user).
+//! journaled call as over D-Bus (`api::ask_as`, named with the arbiter's user).
 //!
 //! - [`auth`]: the logins file, sessions, the failed-login throttle;
 //! - [`store`]: alerts, acknowledgements and decisions, kept on disk;
@@ -28,7 +28,7 @@ use axum::routing::{get, post};
 use serde_json::Value;
 use tokio::sync::{Semaphore, watch};
 
-use crate::daemon::hub::BoardRef;
+use crate::api::BoardRef;
 use store::{Decision, Store};
 
 /// The session cookie's name.

@@ -3,24 +3,23 @@
 //! on real pseudo-terminals, the broadcast folder and the recordings on disk.
 //! Every wait is bounded.
 
+#[path = "../common/mod.rs"]
 mod common;
+mod pairings;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use common::process::{Running, bin, board_property, run_command, value_text};
 use common::{pgn_games, pgn_moves, private_bus, wait_for};
 use eboard_bridge::board::Orientation;
-use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME};
+use eboard_bridge::bus::BOARD_INTERFACE;
 use eboard_bridge::device::{Emulator, EmulatorConfig};
 use eboard_bridge::log::SensorLog;
 use eboard_bridge::protocol::ClockTime;
 use eboard_bridge::sim::Hands;
 use futures_util::StreamExt;
 use shakmaty::{Chess, Move, Position};
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_eboard-bridge"))
-}
 
 /// A sensor log of `moves` from the start played by simulated hands, the clock
 /// at 1:30:00 both sides.
@@ -86,31 +85,10 @@ fn three_boards(dir: &Path, more: &str) -> PathBuf {
     cfg
 }
 
-/// The daemon, killed however the test ends.
-struct Daemon(std::process::Child);
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-impl Daemon {
-    /// The real binary on the private bus at `address`, bridging boards 1-3.
-    fn start(cfg: &Path, dir: &Path, address: &str) -> Daemon {
-        let mut cmd = std::process::Command::new(bin());
-        cmd.args(["run", "--bus", "session", "--config"]).arg(cfg);
-        for n in 1..=3 {
-            cmd.arg("--device").arg(dir.join(format!("board{n}")));
-        }
-        Daemon(cmd.env("DBUS_SESSION_BUS_ADDRESS", address).spawn().unwrap())
-    }
-
-    fn kill(mut self) {
-        let _ = self.0.kill(); // SIGKILL
-        let _ = self.0.wait();
-    }
+/// The real binary on the private bus at `address`, bridging boards 1-3.
+fn start(cfg: &Path, dir: &Path, address: &str) -> Running {
+    let devices: Vec<PathBuf> = (1..=3).map(|n| dir.join(format!("board{n}"))).collect();
+    Running::spawn(&mut run_command(cfg, &devices, Some(address)))
 }
 
 /// What a `ctl` run gave: exit status, stdout, stderr.
@@ -146,37 +124,10 @@ async fn ok(address: &str, args: &[&str]) -> String {
     o.out
 }
 
-/// A property of board `n`'s object (`/org/eboardbridge/board/boardN`), read afresh.
-/// Every step is bounded: a read that cannot be made within 5 s is `None`.
+/// A property of board `n`'s object (`/org/eboardbridge/board/boardN`), read
+/// afresh; `None` when it cannot be read within `CALL_SECS`.
 async fn property(address: &str, n: u32, name: &str) -> Option<zbus::zvariant::OwnedValue> {
-    tokio::time::timeout(Duration::from_secs(5), property_unbounded(address, n, name))
-        .await
-        .ok()
-        .flatten()
-}
-
-async fn property_unbounded(address: &str, n: u32, name: &str) -> Option<zbus::zvariant::OwnedValue> {
-    let client = zbus::connection::Builder::address(address)
-        .ok()?
-        .method_timeout(Duration::from_secs(2))
-        .build()
-        .await
-        .ok()?;
-    let proxy = zbus::proxy::Builder::<zbus::Proxy>::new(&client)
-        .destination(BUS_NAME)
-        .ok()?
-        .path(format!("/org/eboardbridge/board/board{n}"))
-        .ok()?
-        .interface(BOARD_INTERFACE)
-        .ok()?
-        .cache_properties(zbus::proxy::CacheProperties::No)
-        .build()
-        .await
-        .ok()?;
-    tokio::time::timeout(Duration::from_secs(2), proxy.get_property(name))
-        .await
-        .ok()?
-        .ok()
+    board_property(address, &format!("board{n}"), name).await
 }
 
 /// Waits (at most 20 s) until board `n`'s `name` property, as text, is `want`.
@@ -184,15 +135,7 @@ async fn property_is(address: &str, n: u32, name: &str, want: &str) {
     let mut last = String::new();
     for _ in 0..100 {
         if let Some(v) = property(address, n, name).await {
-            last = if let Ok(s) = v.downcast_ref::<zbus::zvariant::Str>() {
-                s.to_string()
-            } else if let Ok(i) = v.downcast_ref::<i64>() {
-                i.to_string()
-            } else if let Ok(u) = v.downcast_ref::<u32>() {
-                u.to_string()
-            } else {
-                format!("{v:?}")
-            };
+            last = value_text(&v);
             if last == want {
                 return;
             }
@@ -249,7 +192,7 @@ async fn every_decision_through_ctl_shows_on_dbus_and_in_the_pgn_and_survives_si
         "11002",
     );
     let _b3 = emulate(standing(""), &d.join("board3"), "11003");
-    let daemon = Daemon::start(&cfg, d, &address);
+    let daemon = start(&cfg, d, &address);
     let round = d.join("live/round-1");
     let (first, second) = (round.join("game-1.pgn"), round.join("game-1-2.pgn"));
     wait_for("twelve plies on board 1", 30, || plies_in(&first) == 12).await;
@@ -358,7 +301,7 @@ async fn every_decision_through_ctl_shows_on_dbus_and_in_the_pgn_and_survives_si
 
     daemon.kill();
     std::fs::remove_dir_all(&round).unwrap();
-    let daemon = Daemon::start(&cfg, d, &address);
+    let daemon = start(&cfg, d, &address);
     check("after SIGKILL").await;
     wait_for("board 3's clocks in its PGN again", 20, || {
         tag_in(&pgn3, "TimeControl") == "5400+30" && tag_in(&pgn3, "BlackClock") == "1:32:00"
@@ -384,7 +327,7 @@ async fn watch_prints_an_irregular_move_within_a_second() {
         "2002",
     );
     let _b3 = emulate(standing(""), &d.join("board3"), "2003");
-    let _daemon = Daemon::start(&cfg, d, &address);
+    let _daemon = start(&cfg, d, &address);
     let (_client, mut signals) = common::listen(&address, BOARD_INTERFACE, Some("Irregular")).await;
     property_is(&address, 2, "Status", "playing").await;
 
@@ -423,225 +366,6 @@ async fn watch_prints_an_irregular_move_within_a_second() {
     assert_eq!(e["kind"], "illegal_move", "{line}");
     assert_eq!(e["side"], "white", "{line}");
     assert!(seen.elapsed() < Duration::from_secs(1));
-}
-
-/// A round's pairings from a PGN (headers only) and then from a CSV, for three
-/// boards: the games not begun take the names and every tag at once (D-Bus and
-/// PGN), a game under way keeps its players, and the pairings survive a SIGKILL.
-/// A file with an unknown board, a board twice or a malformed line is refused
-/// whole, with the file and line.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn pairings_from_pgn_and_csv_tag_the_next_games_and_bad_files_change_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let address = private_bus(d).await;
-    let cfg = three_boards(d, "");
-    let moves = long_game();
-    let _b1 = emulate(game_log(&moves[..2], 21), &d.join("board1"), "3001");
-    let _b2 = emulate(standing(""), &d.join("board2"), "3002");
-    let _b3 = emulate(standing(""), &d.join("board3"), "3003");
-    let daemon = Daemon::start(&cfg, d, &address);
-    wait_for("board 1's game under way", 30, || {
-        plies_in(&d.join("live/round-1/game-1.pgn")) == 2
-    })
-    .await;
-    property_is(&address, 3, "Status", "playing").await;
-
-    let mut pgn = String::new();
-    for n in 1..=3 {
-        pgn.push_str(&format!(
-            "[Event \"Desk Open\"]\n[Site \"Madrid\"]\n[Date \"2026.03.14\"]\n[Round \"3.{n}\"]\n\
-             [White \"Player {n}, White\"]\n[Black \"Player {n}, Black\"]\n[Result \"*\"]\n\
-             [WhiteElo \"240{n}\"]\n[BlackElo \"230{n}\"]\n[WhiteTitle \"GM\"]\n[BlackTitle \"IM\"]\n\
-             [WhiteFideId \"100{n}\"]\n[BlackFideId \"200{n}\"]\n[WhiteTeam \"North\"]\n[BlackTeam \"South\"]\n\n*\n\n"
-        ));
-    }
-    let pgn_file = d.join("round3.pgn");
-    std::fs::write(&pgn_file, &pgn).unwrap();
-    let said = ok(&address, &["pairings", pgn_file.to_str().unwrap()]).await;
-    assert!(said.starts_with("round 3, 3 board(s) (1-3)"), "{said}");
-    let round3 = d.join("live/round-3");
-    for n in [2u32, 3] {
-        let file = round3.join(format!("game-{n}.pgn"));
-        wait_for("the pairing in the not-begun game's PGN", 10, || {
-            tag_in(&file, "White") == format!("Player {n}, White")
-        })
-        .await;
-        for (tag, want) in [
-            ("Black", format!("Player {n}, Black")),
-            ("Round", format!("3.{n}")),
-            ("Board", n.to_string()),
-            ("WhiteElo", format!("240{n}")),
-            ("BlackElo", format!("230{n}")),
-            ("WhiteTitle", "GM".into()),
-            ("BlackTitle", "IM".into()),
-            ("WhiteFideId", format!("100{n}")),
-            ("BlackFideId", format!("200{n}")),
-            ("WhiteTeam", "North".into()),
-            ("BlackTeam", "South".into()),
-        ] {
-            assert_eq!(tag_in(&file, tag), want, "board {n}: {tag}");
-        }
-        property_is(&address, n, "Black", &format!("Player {n}, Black")).await;
-        property_is(&address, n, "Round", "3").await;
-    }
-    let tags = property(&address, 2, "Tags").await.unwrap();
-    let tags: std::collections::HashMap<String, String> = tags.try_into().unwrap();
-    assert_eq!(tags.get("WhiteFideId").map(String::as_str), Some("1002"));
-    // Board 1's game is under way: it keeps its players and round.
-    property_is(&address, 1, "White", "White 1").await;
-    property_is(&address, 1, "Round", "1").await;
-    assert!(!round3.join("game-1.pgn").exists());
-    // Its next game takes the pairing.
-    ok(&address, &["new-game", "1"]).await;
-    let next = round3.join("game-1.pgn");
-    wait_for("board 1's next game in round 3", 10, || {
-        tag_in(&next, "WhiteFideId") == "1001"
-    })
-    .await;
-    assert_eq!(tag_in(&next, "White"), "Player 1, White");
-    assert_eq!(tag_in(&d.join("live/round-1/game-1.pgn"), "White"), "White 1");
-
-    // A CSV for round 4 (quoted names with commas, optional columns).
-    let csv = d.join("round4.csv");
-    std::fs::write(
-        &csv,
-        "board,white,black,white_elo,black_elo,white_fide_id,black_fide_id,white_title,black_title,white_team,black_team\n\
-         1,\"Carlsen, Magnus\",\"Caruana, Fabiano\",2830,2795,1503014,2020009,GM,GM,Norway,USA\n\
-         2,\"Ding, Liren\",\"Gukesh, D\",2780,2790,8603677,46616543,GM,GM,China,India\n\
-         3,\"Hou, Yifan\",\"Ju, Wenjun\",2630,2560,8602980,8603006,GM,GM,China,China\n",
-    )
-    .unwrap();
-    ok(&address, &["pairings", csv.to_str().unwrap(), "--round", "4"]).await;
-    let round4 = d.join("live/round-4");
-    let expect_round4 = |when: &'static str| {
-        let (round4, address) = (round4.clone(), address.clone());
-        async move {
-            let file = round4.join("game-2.pgn");
-            wait_for("round 4's pairing in board 2's PGN", 20, || {
-                tag_in(&file, "White") == "Ding, Liren"
-            })
-            .await;
-            assert_eq!(tag_in(&file, "Black"), "Gukesh, D", "{when}");
-            assert_eq!(tag_in(&file, "BlackFideId"), "46616543", "{when}");
-            assert_eq!(tag_in(&file, "WhiteTeam"), "China", "{when}");
-            assert_eq!(tag_in(&file, "Round"), "4.2", "{when}");
-            let file = round4.join("game-1.pgn");
-            wait_for("round 4's pairing in board 1's PGN", 20, || {
-                tag_in(&file, "White") == "Carlsen, Magnus"
-            })
-            .await;
-            assert_eq!(tag_in(&file, "WhiteElo"), "2830", "{when}");
-            property_is(&address, 3, "White", "Hou, Yifan").await;
-        }
-    };
-    expect_round4("live").await;
-
-    // Bad files are refused whole, with file and line; nothing changes.
-    let bad = |name: &str, text: &str| {
-        let path = d.join(name);
-        std::fs::write(&path, text).unwrap();
-        path
-    };
-    let header = "board,white,black\n";
-    let unknown = bad("unknown.csv", &format!("{header}1,A,B\n9,C,D\n2,E,F\n"));
-    let twice = bad("twice.csv", &format!("{header}1,A,B\n2,C,D\n1,E,F\n"));
-    let malformed = bad("malformed.csv", &format!("{header}1,A,B\n2,\"C,D\n3,E,F\n"));
-    let broken_pgn = bad(
-        "broken.pgn",
-        "[Round \"5.1\"]\n[White \"A\"]\n[Black \"B\"]\n\n[Round \"5.2\"]\n[White \"C\n",
-    );
-    for (file, code, says) in [
-        (
-            &unknown,
-            1,
-            format!("{}:3: no board 9: boards are 1-3", unknown.display()),
-        ),
-        (
-            &twice,
-            2,
-            format!("{}:4: board 1 is paired twice", twice.display()),
-        ),
-        (
-            &malformed,
-            2,
-            format!("{}:3: a quoted field", malformed.display()),
-        ),
-        (&broken_pgn, 2, format!("{}:6: ", broken_pgn.display())),
-    ] {
-        let o = ctl(&address, &["pairings", file.to_str().unwrap()]).await;
-        assert_eq!(o.code, code, "{}: {}", file.display(), o.err);
-        assert!(o.err.contains(&says), "{}: {}", file.display(), o.err);
-    }
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    for (n, white) in [(1, "Carlsen, Magnus"), (2, "Ding, Liren"), (3, "Hou, Yifan")] {
-        property_is(&address, n, "White", white).await;
-    }
-
-    // Journaled: after SIGKILL the boards still have round 4's pairing.
-    daemon.kill();
-    std::fs::remove_dir_all(d.join("live")).unwrap();
-    let _daemon = Daemon::start(&cfg, d, &address);
-    expect_round4("after SIGKILL").await;
-    let text = std::fs::read_to_string(d.join("state/recordings/board2.esl")).unwrap();
-    assert!(text.contains(" arbiter SetPairing 4 {"), "no SetPairing record");
-}
-
-/// `pairings = "FILE"` in the configuration: read at start (the round from the
-/// file), and again when the configuration is read again (SIGHUP), where a file
-/// that does not read keeps the running configuration.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_configurations_pairings_file_is_read_at_start_and_on_reload() {
-    use eboard_bridge::daemon::{BusChoice, Config, Daemon};
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let _b = emulate(standing(""), &d.join("board1"), "4001");
-    std::fs::write(
-        d.join("r2.pgn"),
-        "[Round \"2.1\"]\n[White \"Kasparov, Garry\"]\n[Black \"Karpov, Anatoly\"]\n[WhiteElo \"2851\"]\n",
-    )
-    .unwrap();
-    let cfg = three_boards(d, "pairings = \"r2.pgn\"\nround_format = \"round\"");
-    // Without `round` the file's round stands.
-    let text = std::fs::read_to_string(&cfg).unwrap().replace("round = 1\n", "");
-    std::fs::write(&cfg, text).unwrap();
-    let config = Config::load(Some(&cfg)).unwrap();
-    assert_eq!(config.round(), 2);
-    let daemon = Daemon::start(vec![d.join("board1")], config, BusChoice::None)
-        .await
-        .unwrap();
-    let snap = daemon.boards()[0].2.clone();
-    wait_for("the pairing", 10, || snap.borrow().white == "Kasparov, Garry").await;
-    assert_eq!(snap.borrow().round, "2");
-    assert_eq!(
-        snap.borrow().tags.get("WhiteElo").map(String::as_str),
-        Some("2851")
-    );
-    let pgn = d.join("live/round-2/game-1.pgn");
-    wait_for("its PGN", 10, || tag_in(&pgn, "WhiteElo") == "2851").await;
-    assert_eq!(tag_in(&pgn, "Round"), "2", "round_format = \"round\"");
-    assert_eq!(tag_in(&pgn, "Board"), "1");
-
-    std::fs::write(
-        d.join("r2.pgn"),
-        "[Round \"2.1\"]\n[White \"Anand, Viswanathan\"]\n[Black \"Karpov, Anatoly\"]\n",
-    )
-    .unwrap();
-    daemon.reload(Config::load(Some(&cfg)).unwrap()).await;
-    wait_for("the new pairing", 10, || {
-        snap.borrow().white == "Anand, Viswanathan"
-    })
-    .await;
-    assert!(!snap.borrow().tags.contains_key("WhiteElo"));
-    // A file that does not read: the configuration is refused, with file and line.
-    std::fs::write(
-        d.join("r2.pgn"),
-        "[Round \"2.1\"]\n[White \"A\"]\n[Black \"B\"]\n\n[Round \"2.1\"]\n[White \"C\"]\n[Black \"D\"]\n",
-    )
-    .unwrap();
-    let e = Config::load(Some(&cfg)).unwrap_err().to_string();
-    assert!(e.contains("r2.pgn:5: board 1 is paired twice"), "{e}");
-    daemon.shutdown().await;
 }
 
 /// No daemon on the bus: `ctl` says so and how to start one (exit status 1).

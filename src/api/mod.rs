@@ -1,0 +1,100 @@
+//! What a board offers to the ways in and out of the daemon (D-Bus, the
+//! network, MQTT, the broadcast folder): its reference, the calls it takes,
+//! its snapshot, the errors it answers with. The sinks (`bus`, `net`, `mqtt`,
+//! `output::live`) depend on this layer, not on `daemon`, which is the one
+//! place that wires them to the boards.
+
+use std::collections::BTreeMap;
+
+use tokio::sync::{mpsc, oneshot, watch};
+
+mod command;
+mod error;
+mod tags;
+pub mod throttle;
+
+pub use command::Command;
+pub use error::{ERROR_PREFIX, Error};
+pub use tags::{MAX_PAIRINGS, MAX_TAG_CHARS, PAIRING_TAGS, check_pairing, check_tag, check_tags};
+
+/// One board as the daemon's users see it.
+#[derive(Debug, Clone)]
+pub struct BoardRef {
+    /// The board's id (from the device name it was first seen under).
+    pub id: String,
+    /// Its D-Bus object path.
+    pub object_path: String,
+    pub snapshot: watch::Receiver<Snapshot>,
+    /// Arbiter calls to the board (as D-Bus and MQTT take them).
+    pub commands: mpsc::Sender<Request>,
+}
+
+/// A command, who asked for it (a user name, when known) and where its answer goes.
+pub type Request = (Command, Option<String>, oneshot::Sender<Result<(), Error>>);
+
+/// Hands `cmd` to a board's task (as D-Bus and MQTT calls do) and waits for its
+/// answer.
+pub async fn ask(commands: &mpsc::Sender<Request>, cmd: Command) -> Result<(), Error> {
+    ask_as(commands, cmd, None).await
+}
+
+/// The same, for the user `by`, who is then named with the decision in the record.
+pub async fn ask_as(commands: &mpsc::Sender<Request>, cmd: Command, by: Option<String>) -> Result<(), Error> {
+    let cmd = cmd.normalized()?;
+    let (tx, rx) = oneshot::channel();
+    let gone = || Error::Unavailable("the board's task has stopped".into());
+    commands.send((cmd, by, tx)).await.map_err(|_| gone())?;
+    rx.await.map_err(|_| gone())?
+}
+
+/// Everything the D-Bus `Board1` properties show, and what the network's clients need
+/// besides. Serialized (`/api/boards`, MQTT) with the D-Bus property names.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Snapshot {
+    pub connected: bool,
+    pub device: String,
+    pub serial_number: String,
+    pub orientation: String,
+    pub status: String,
+    pub fen: String,
+    pub moves: Vec<String>,
+    pub pgn: String,
+    pub last_move: String,
+    pub white_clock_ms: i64,
+    pub black_clock_ms: i64,
+    pub clock_running: String,
+    pub result: String,
+    pub termination: String,
+    pub irregularity: String,
+    /// The current game's (else the board's) PGN `Event`, round, board number and
+    /// players.
+    pub event: String,
+    pub round: String,
+    pub board_number: u32,
+    pub white: String,
+    pub black: String,
+    /// The time control last set, PGN syntax (seconds), or empty.
+    pub time_control: String,
+    /// The current game's (else the board's) tags besides the seven tag roster:
+    /// `Board` and the pairing's ([`crate::output::replay::EXTRA_TAGS`]).
+    pub tags: BTreeMap<String, String>,
+    /// Not a D-Bus property: the pieces on the board as its sensors show them,
+    /// in real orientation (FEN placement), whatever the record says; empty before
+    /// the board's first dump. LiveChess clients draw it.
+    pub placement: String,
+    /// Not a D-Bus property: the current game's start position (FEN).
+    pub start_fen: String,
+    /// Not a D-Bus property: whether a clock has reported.
+    pub has_clock: bool,
+    /// Not a D-Bus property: the charge a Bluetooth board reported (percent);
+    /// `None` for a wired board.
+    pub battery: Option<u8>,
+    /// Not a D-Bus property: the plies of `moves` that are settled (completed,
+    /// or followed by another move); LiveChess clients are sent only those.
+    pub settled: usize,
+    /// What went wrong with the board's task (it panicked and was restarted,
+    /// its journal was moved aside, it was stopped), for the operator; empty
+    /// while nothing has (`docs/RELIABILITY.md`, "A board that fails").
+    pub fault: String,
+}

@@ -1,0 +1,142 @@
+//! The clock: commands one at a time (`clock::queue`), the text it shows, the
+//! time control configured.
+
+use super::BoardTask;
+use crate::clock::queue::{Due, RESENDS};
+use crate::log::RecordKind;
+use crate::protocol::{ClockCommand, HostCommand};
+use crate::rules::{ClockMode, Decision, Event, EventKind, IrregularKind};
+
+impl BoardTask {
+    /// The clock acknowledged a command: the next waiting one goes.
+    pub(super) fn clock_acked(&mut self, code: u8, t: u64) {
+        if let Some(next) = self.clock_queue.acked(code, t) {
+            self.clock_next.push(next);
+        }
+    }
+
+    /// Clock commands due: the next after an ack, a resend, or one given up on
+    /// (a `clock_unresponsive` event).
+    pub(super) async fn drive_clock(&mut self) {
+        let t = self.now_us();
+        let mut send: Vec<ClockCommand> = std::mem::take(&mut self.clock_next);
+        for due in self.clock_queue.due(t) {
+            match due {
+                Due::Send(c) => send.push(c),
+                Due::GaveUp(c) => {
+                    let hex: Vec<String> = HostCommand::Clock(c)
+                        .encode()
+                        .iter()
+                        .map(|b| format!("{b:02x}"))
+                        .collect();
+                    let command = hex.join(" ");
+                    tracing::warn!(board = %self.setup.id, "the clock did not acknowledge {command} ({} tries): going on without it", RESENDS + 1);
+                    self.own_events.push(Event {
+                        t: t as f64 / 1e6,
+                        kind: EventKind::ClockUnresponsive { command },
+                    });
+                }
+            }
+        }
+        if self.connected {
+            for c in send {
+                self.send_now(HostCommand::Clock(c)).await;
+            }
+        }
+    }
+
+    /// Shows a text on the clock for `seconds` (none: until replaced or ended).
+    /// The text's End is this task's to send (and record) when it is due; a later
+    /// text replaces this one and its End. An XL shows six 7-segment characters.
+    pub(super) async fn show_text(&mut self, text: &str, seconds: Option<u32>) {
+        let cmd = match self.clock_version {
+            Some((major, _)) if major < 2 => crate::clock::segments(text, false),
+            _ => ClockCommand::text(text, false),
+        };
+        self.send(HostCommand::Clock(cmd)).await;
+        self.text_end = seconds.map(|s| self.now_us() + u64::from(s.max(1)) * 1_000_000);
+    }
+
+    /// `[clock] show_moves`: the last move after each completed move (3 s), the
+    /// irregularity while the board is irregular, the times again once resolved.
+    pub(super) async fn show_on_clock(&mut self, events: &[Event]) {
+        if !self.setup.show_moves || !self.connected {
+            return;
+        }
+        for e in events {
+            match &e.kind {
+                EventKind::MoveCompleted { ply, .. } => {
+                    let san = self
+                        .core
+                        .game()
+                        .and_then(|g| g.moves.get((*ply as usize).checked_sub(1)?))
+                        .map(|m| m.san.clone());
+                    if let Some(san) = san {
+                        self.show_text(&san, Some(3)).await;
+                    }
+                }
+                EventKind::Irregular { kind, .. } => {
+                    let text = match kind {
+                        IrregularKind::IllegalMove => "ILLEGAL",
+                        IrregularKind::Displaced => "PIECES?",
+                        IrregularKind::PromotionIncomplete => "PROMOTE?",
+                        IrregularKind::ClockWithoutMove => "NO MOVE",
+                        IrregularKind::LostTrack => "CHECK",
+                        IrregularKind::AfterEnd => "GAMEOVER",
+                    };
+                    self.show_text(text, None).await;
+                }
+                EventKind::Resolved { .. } => {
+                    self.text_end = None;
+                    self.send(HostCommand::Clock(ClockCommand::End)).await;
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The clock commands the rules core made (drive mode, an arbiter's time, a
+    /// penalty): through the clock's queue while connected.
+    pub(super) async fn send_core_clock(&mut self) {
+        for c in self.core.take_clock_commands() {
+            if self.connected {
+                self.send(HostCommand::Clock(c)).await;
+            }
+        }
+    }
+
+    /// The configured time control, applied when it is new and no game has moves
+    /// under way (until then the game goes on at its own): a decision with its
+    /// mode, journaled as an `arbiter` record like an arbiter's, so that resume
+    /// and `replay` apply it as it was applied live (in report mode it names the
+    /// periods and the `TimeControl` tag; in drive mode the daemon keeps the time).
+    pub(super) fn apply_configured_time_control(&mut self) {
+        if self.setup.time_control.is_none() || self.setup.time_control == self.applied_tc {
+            return;
+        }
+        if self.core.game().is_some_and(|g| g.ply() > 0 && !g.is_over()) {
+            return;
+        }
+        let Some((tc, mode)) = self.setup.time_control.clone() else {
+            return;
+        };
+        let t = self.core_now();
+        let d = Decision::SetTimeControl { spec: tc.pgn(), mode };
+        if self.core.arbiter(&d, t).is_ok() {
+            let program = match mode {
+                ClockMode::Drive => "",
+                ClockMode::Report => " (the clock runs its own program)",
+            };
+            self.record(
+                t,
+                RecordKind::Note(format!(
+                    "time control {} from the configuration{program}",
+                    tc.pgn()
+                )),
+            );
+            self.journal_decision(t, d.method(), d.args(), None);
+        }
+        tracing::info!(board = %self.setup.id, "time control {}{}", tc.pgn(), if mode == ClockMode::Drive { ", the daemon drives the clock" } else { "" });
+        self.applied_tc = Some((tc, mode));
+    }
+}

@@ -1,0 +1,151 @@
+//! Arbiter calls: checked, applied, journaled as `arbiter` records.
+
+use super::BoardTask;
+use crate::api::{Command, Error};
+use crate::log::RecordKind;
+use crate::rules::Refused;
+
+impl BoardTask {
+    /// An arbiter's call. Accepted, it is part of the record: an `arbiter` record
+    /// in the recording, which resume and `replay` apply as it was live. Refused,
+    /// it is logged briefly and changes nothing.
+    pub(super) async fn command(&mut self, cmd: Command, by: Option<String>) -> Result<(), Error> {
+        // The decision is journaled at the time it was applied: resume and
+        // `replay` apply it at that time too.
+        let t = self.core_now();
+        let r = self.apply(&cmd, t).await;
+        match &r {
+            Ok(()) => {
+                // A call the core does not take (a text on the clock) may have
+                // written to the board meanwhile: it is journaled after that.
+                let t = if cmd.decision().is_some() {
+                    t
+                } else {
+                    self.core_now()
+                };
+                let (method, args) = cmd.record();
+                self.journal_decision(t, method, args, by.clone());
+                let by = by.map(|b| format!(" (by {b})")).unwrap_or_default();
+                tracing::info!(board = %self.setup.id, "arbiter: {}{by}", crate::log::clip_to(&cmd_text(&cmd), 200));
+            }
+            Err(e) => {
+                let (method, _) = cmd.record();
+                tracing::warn!(board = %self.setup.id, "{method} refused: {}", crate::log::clip_to(&e.to_string(), 200));
+            }
+        }
+        r
+    }
+
+    /// An accepted decision into the journal (who decided, when known, in a note
+    /// before it) and the `arbiter` event: resume and `replay` apply the record
+    /// as it was applied live.
+    pub(super) fn journal_decision(
+        &mut self,
+        t: u64,
+        method: &str,
+        args: Vec<serde_json::Value>,
+        by: Option<String>,
+    ) {
+        if let Some(by) = &by {
+            self.record(t, RecordKind::Note(format!("{}{by}", crate::log::DECIDED_BY)));
+        }
+        self.record(
+            t,
+            RecordKind::Arbiter {
+                method: method.to_string(),
+                args: args.iter().map(ToString::to_string).collect(),
+            },
+        );
+        self.core.arbiter_call(method, args, by, t);
+    }
+
+    pub(super) async fn apply(&mut self, cmd: &Command, t: u64) -> Result<(), Error> {
+        if let Some(d) = cmd.decision() {
+            if matches!(
+                cmd,
+                Command::SetTimeControl(_) | Command::SetClock(..) | Command::AddTime(..)
+            ) {
+                self.connected_or()?;
+            }
+            return self.core.arbiter(&d, t).map_err(|e| match e {
+                Refused::InvalidArgument(m) => Error::InvalidArgument(m),
+                Refused::NoGame(m) => Error::NoGame(m),
+                Refused::GameUnderWay(m) => Error::GameUnderWay(m),
+            });
+        }
+        match cmd.clone() {
+            // Applied above as decisions.
+            Command::NewGame(_)
+            | Command::SetPosition(_)
+            | Command::Reinstate(_)
+            | Command::SetResult(_)
+            | Command::SetTimeControl(_)
+            | Command::SetClock(..)
+            | Command::AddTime(..) => Ok(()),
+            Command::SetPlayers(white, black) => {
+                for name in [&white, &black] {
+                    if name.chars().count() > 200 || name.chars().any(char::is_control) {
+                        return Err(Error::InvalidArgument(format!(
+                            "`{}`: a player's name is one line of at most 200 characters",
+                            crate::log::clip_to(name, 40)
+                        )));
+                    }
+                }
+                let default = self.new_game_tags();
+                self.roster
+                    .set_players(self.core.game(), &white, &black, &default);
+                Ok(())
+            }
+            Command::SetTags(tags) => {
+                crate::api::check_tags(&tags, false).map_err(Error::InvalidArgument)?;
+                let default = self.new_game_tags();
+                self.roster.set_tags(self.core.game(), &tags, &default);
+                Ok(())
+            }
+            Command::SetPairing(round, tags) => {
+                crate::api::check_pairing(&tags).map_err(Error::InvalidArgument)?;
+                self.roster.set_pairing(round, &tags);
+                let default = self.new_game_tags();
+                tracing::info!(
+                    "{}: games that start from now on are round {}, board {} ({} - {})",
+                    self.setup.id,
+                    default.round,
+                    default.board,
+                    default.tags.white,
+                    default.tags.black
+                );
+                self.roster.retag_unbegun(self.core.game(), &default);
+                Ok(())
+            }
+            Command::ShowText(text, seconds) => {
+                if !text.is_ascii() || text.len() > 8 {
+                    return Err(Error::InvalidArgument(format!(
+                        "`{}`: the clock shows up to 8 ASCII characters",
+                        crate::log::clip_to(&text, 20)
+                    )));
+                }
+                self.connected_or()?;
+                self.show_text(&text, Some(seconds)).await;
+                Ok(())
+            }
+        }
+    }
+
+    pub(super) fn connected_or(&self) -> Result<(), Error> {
+        if self.connected {
+            Ok(())
+        } else {
+            Err(Error::NotConnected(format!(
+                "{} is not connected",
+                self.setup.device.display()
+            )))
+        }
+    }
+}
+
+/// A call as the log shows it: `Method arg arg`.
+fn cmd_text(cmd: &Command) -> String {
+    let (method, args) = cmd.record();
+    let args: Vec<String> = args.iter().map(ToString::to_string).collect();
+    format!("{method} {}", args.join(" "))
+}

@@ -1,0 +1,144 @@
+//! The board's line: bytes in (decoded, journaled, given to the rules core),
+//! commands out, and the dumps and clock reports the core needs asked for.
+
+use super::BoardTask;
+use crate::board::{BoardEvent, BoardInfo};
+use crate::log::RecordKind;
+use crate::protocol::{AckKind, ClockCommand, Decoded, HostCommand};
+
+/// How often a board that reports its battery is asked again, while it plays
+/// (never while idle: asking is tied to the board's own activity).
+const BATTERY_AGAIN_US: u64 = 300_000_000;
+
+impl BoardTask {
+    /// Sends a command to the board; a clock command goes through the clock's
+    /// queue (sent now only when no other waits for its acknowledgement).
+    pub(super) async fn send(&mut self, cmd: HostCommand) {
+        match cmd {
+            HostCommand::Clock(c) => {
+                let t = self.now_us();
+                if let Some(c) = self.clock_queue.push(c, t) {
+                    self.send_now(HostCommand::Clock(c)).await;
+                }
+            }
+            other => self.send_now(other).await,
+        }
+    }
+
+    /// Writes a command on the line now, and records it.
+    pub(super) async fn send_now(&mut self, cmd: HostCommand) {
+        let bytes = cmd.encode();
+        let t = self.now_us();
+        self.record(t, RecordKind::Tx(bytes.clone()));
+        let _ = self.outgoing.send(bytes).await;
+    }
+
+    /// Bytes from the board. Bytes the decoder has to skip are a line fault for
+    /// the rules core (and a comment in the recording; `replay` finds them in the
+    /// same bytes).
+    pub(super) fn bytes(&mut self, bytes: &[u8], t: u64) {
+        self.record(t, RecordKind::Rx(bytes.to_vec()));
+        for d in self.decoder.feed(bytes) {
+            match d {
+                Decoded::Message(m) => {
+                    let dump = matches!(m, crate::protocol::BoardMessage::BoardDump(_));
+                    for ev in self.board.apply(&m) {
+                        match &ev {
+                            BoardEvent::Info(BoardInfo::SerialNumber(s)) => self.learn_serial(s),
+                            BoardEvent::Info(BoardInfo::Battery { percent }) => {
+                                self.battery = Some((*percent).min(100))
+                            }
+                            BoardEvent::ClockAck(AckKind::Command { command, .. }) => {
+                                self.clock_acked(*command, t)
+                            }
+                            BoardEvent::ClockAck(AckKind::Version { major, minor }) => {
+                                self.clock_version = Some((*major, *minor));
+                                self.clock_acked(ClockCommand::Version.code(), t)
+                            }
+                            _ => {}
+                        }
+                        self.core.input(&ev, t);
+                    }
+                    if dump && self.core.confirming() {
+                        // This dump needs a second that agrees: asked for at once.
+                        self.dump_asked = None;
+                    }
+                }
+                Decoded::Skipped(s) => {
+                    tracing::warn!(board = %self.setup.id, "line fault: {s}; asking for the board");
+                    self.writer.comment(&format!("line fault: {s}"));
+                    // The bytes lost may have been the dump asked for: ask again
+                    // soon (not for every skipped byte of a burst).
+                    if self
+                        .dump_asked
+                        .is_some_and(|a| t >= a + self.setup.rules.release_ms * 1000)
+                    {
+                        self.dump_asked = None;
+                    }
+                    self.core.line_fault(t);
+                }
+            }
+        }
+    }
+
+    /// Asks the board for what the rules core needs to stay in step: a dump for
+    /// every new move shown (a field update corrupted into another legal move is
+    /// then amended before the move is completed), a dump when the core wants one
+    /// (after a gap, on an unexplained or irregular board, to confirm a press),
+    /// again while it still does; a clock report to confirm a flag or a press.
+    pub(super) async fn keep_in_step(&mut self) {
+        if !self.connected {
+            return;
+        }
+        let t = self.now_us();
+        let again = self.ask_again_us();
+        let due = |asked: Option<u64>| asked.is_none_or(|a| t >= a + again);
+        let shown = self.core.moves_shown();
+        let resync = std::mem::take(&mut self.resync_journal);
+        if resync || shown != self.checked_shown || (self.core.wants_dump() && due(self.dump_asked)) {
+            self.checked_shown = shown;
+            self.dump_asked = Some(t);
+            self.send(HostCommand::SendBoard).await;
+        }
+        if self.core.wants_clock() && due(self.clock_asked) {
+            self.clock_asked = Some(t);
+            self.send(HostCommand::SendClock).await;
+        }
+        // The battery: once the board has answered its serial number, and again
+        // every few minutes of play for a board that reports one (a wired board
+        // never answers, and is not asked again).
+        let battery_due = match self.battery_asked {
+            None => !self.serial.is_empty(),
+            Some(a) => self.battery.is_some() && t >= a + BATTERY_AGAIN_US,
+        };
+        if battery_due {
+            self.battery_asked = Some(t);
+            self.send(HostCommand::SendBattery).await;
+        }
+    }
+
+    /// When `keep_in_step` next has something to ask again (µs of log time).
+    pub(super) fn next_ask(&self) -> Option<u64> {
+        if !self.connected {
+            return None;
+        }
+        let again = self.ask_again_us();
+        let dump = self
+            .core
+            .wants_dump()
+            .then(|| self.dump_asked.map_or(0, |a| a + again));
+        let clock = self
+            .core
+            .wants_clock()
+            .then(|| self.clock_asked.map_or(0, |a| a + again));
+        dump.into_iter().chain(clock).min()
+    }
+
+    /// While the core still wants a dump or a clock report, it is asked for again
+    /// every irregularity threshold (2 s by default; scaled with the thresholds,
+    /// as `demo --speed` scales them). After skipped bytes, a dump asked for more
+    /// than the release threshold ago is asked for again at once.
+    pub(super) fn ask_again_us(&self) -> u64 {
+        self.setup.rules.irregular_ms.max(1) * 1000
+    }
+}

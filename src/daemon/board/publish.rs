@@ -1,0 +1,147 @@
+//! A board's snapshot, and the fan-out of a change: D-Bus first, then the
+//! log line, the event tap, the network, MQTT and the broadcast folder.
+
+use super::{BoardTask, Tapped};
+use crate::api::Snapshot;
+use crate::clock::control::TimeControl;
+use crate::log::RecordKind;
+use crate::output::replay::game_pgn;
+use crate::rules::{Event, EventKind};
+
+impl BoardTask {
+    /// The snapshot D-Bus shows.
+    pub fn snapshot(&self) -> Snapshot {
+        let game = self.core.game();
+        let default = self.new_game_tags();
+        let tags = game
+            .and_then(|g| self.roster.tags_of(g.number))
+            .unwrap_or(&default);
+        let (white, black, running) = self.core.clock().unwrap_or((0, 0, "none"));
+        let status = match game {
+            _ if !self.connected => "disconnected",
+            None => "waiting",
+            Some(g) if g.is_over() => "finished",
+            Some(_) if self.core.irregularity().is_some() => "irregular",
+            Some(_) => "playing",
+        };
+        Snapshot {
+            connected: self.connected,
+            device: self.setup.device.display().to_string(),
+            serial_number: self.serial.clone(),
+            orientation: game.map(|g| g.orientation.name().to_string()).unwrap_or_default(),
+            status: status.into(),
+            fen: game.map(|g| g.fen()).unwrap_or_default(),
+            moves: game
+                .map(|g| g.moves.iter().map(|m| m.san.clone()).collect())
+                .unwrap_or_default(),
+            pgn: game
+                .map(|g| match self.roster.pgn_of(g.number) {
+                    Some(p) if !p.is_empty() => p.to_string(),
+                    _ => game_pgn(g, &tags.tags),
+                })
+                .unwrap_or_default(),
+            last_move: game
+                .and_then(|g| g.moves.last())
+                .map(|m| m.uci.clone())
+                .unwrap_or_default(),
+            white_clock_ms: white as i64,
+            black_clock_ms: black as i64,
+            clock_running: running.into(),
+            result: game
+                .and_then(|g| g.result)
+                .map(|(r, _)| r.to_string())
+                .unwrap_or_default(),
+            termination: game
+                .and_then(|g| g.result)
+                .map(|(_, t)| t.to_string())
+                .unwrap_or_default(),
+            irregularity: self
+                .core
+                .irregularity()
+                .map(|k| k.name().to_string())
+                .unwrap_or_default(),
+            event: tags.tags.event.clone(),
+            round: tags.round.to_string(),
+            board_number: tags.board,
+            white: tags.tags.white.clone(),
+            black: tags.tags.black.clone(),
+            time_control: self.core.time_control().map(TimeControl::pgn).unwrap_or_default(),
+            tags: tags.tags.extra.clone(),
+            placement: if self.board.placement().is_some() {
+                let orientation = game.map_or(crate::board::Orientation::Normal, |g| g.orientation);
+                orientation.real_board(self.core.sensors()).to_string()
+            } else {
+                String::new()
+            },
+            start_fen: game.map(|g| g.start_fen.clone()).unwrap_or_default(),
+            has_clock: self.core.clock().is_some(),
+            battery: self.battery,
+            settled: game.map_or(0, |g| g.settled_plies()),
+            fault: self.fault.clone(),
+        }
+    }
+
+    /// Publishes what changed: signals, snapshot, and the broadcast files.
+    /// D-Bus first: the signals (a move's signal is what clients wait for), then
+    /// the snapshot, the properties (it holds the game's PGN as it is now; property
+    /// reads wait for it); then the log, the journal's notes, MQTT, the network and
+    /// the broadcast files.
+    pub(super) async fn publish(&mut self, events: Vec<Event>) {
+        self.publisher.signal(&events).await;
+        // Every game's file, the current one's and any that just ended (the
+        // snapshot's PGN comes from here).
+        let default = self.new_game_tags();
+        let current = self.core.game().map(|g| g.number);
+        let (notes, files) = self.roster.update(self.core.games(), current, &default);
+        let snap = self.snapshot();
+        let changed = self.publisher.differs(&snap);
+        let state = (changed && self.mqtt.is_some()).then(|| snap.clone());
+        // After signals, always: property reads wait for this snapshot.
+        if changed || !events.is_empty() {
+            self.publisher.publish(snap).await;
+        }
+        for e in &events {
+            if !matches!(e.kind, EventKind::Touch { .. } | EventKind::Clock { .. }) {
+                tracing::info!(board = %self.setup.id, "{}", serde_json::to_string(e).unwrap_or_default());
+            }
+        }
+        if let Some(tap) = &self.tap {
+            for e in &events {
+                // No receiver is not an error: nobody is watching.
+                let _ = tap.send(Tapped {
+                    board: self.setup.id.clone(),
+                    event: e.clone(),
+                });
+            }
+        }
+        // The tags of a game seen for the first time go to the journal at once.
+        if !notes.is_empty() {
+            let t = self.now_us();
+            for n in notes {
+                self.record(t, RecordKind::Note(n));
+            }
+            self.flush();
+        }
+        if changed || !events.is_empty() {
+            if let Some(mqtt) = &self.mqtt {
+                // The link's task ended only if the daemon is stopping.
+                let _ = mqtt.send(crate::mqtt::Update {
+                    board: self.setup.id.clone(),
+                    events: events.clone(),
+                    state,
+                });
+            }
+        }
+        // The network after D-Bus: its many clients wake up once the signals are out.
+        if let Some(feed) = &self.feed {
+            for e in &events {
+                feed.push(&self.setup.id, e);
+            }
+        }
+        if let Some(live) = &self.live {
+            for m in files {
+                let _ = live.send(m).await;
+            }
+        }
+    }
+}

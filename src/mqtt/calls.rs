@@ -1,0 +1,86 @@
+//! Arbiter calls over MQTT (`P/boards/<id>/cmd/<Method>`, MQTT 5
+//! request/response): handed to the board as D-Bus calls are.
+
+use rumqttc::v5::mqttbytes::v5::Publish;
+use tokio::sync::mpsc;
+
+use super::{CALL_TIMEOUT, Calls, Reply, Service};
+use crate::api::{self, Command};
+
+impl Service {
+    /// An arbiter call: `P/boards/<id>/cmd/<Method>`, the arguments a JSON array.
+    pub(super) fn call(&mut self, p: Publish, replies: &mpsc::UnboundedSender<Reply>) {
+        let topic = String::from_utf8_lossy(&p.topic).to_string();
+        let props = p.properties.unwrap_or_default();
+        let reply_to = props.response_topic.clone();
+        let correlation = props.correlation_data.clone();
+        let replies = replies.clone();
+        let answer = move |body: String| {
+            if let Some(topic) = &reply_to {
+                let _ = replies.send(Reply {
+                    topic: topic.clone(),
+                    correlation: correlation.clone(),
+                    body,
+                });
+            }
+        };
+        let error = |name: &str, message: &str| {
+            serde_json::json!({"error": format!("{}.{name}", api::ERROR_PREFIX), "message": message})
+                .to_string()
+        };
+        let Some((id, method)) = topic
+            .strip_prefix(&format!("{}/boards/", self.prefix))
+            .and_then(|rest| rest.split_once("/cmd/"))
+        else {
+            return;
+        };
+        let (id, method) = (id.to_string(), method.to_string());
+        if let Calls::Refused(why) = &self.calls {
+            tracing::warn!("MQTT: {method} on board {id} refused: {why}");
+            answer(error("NotAllowed", why));
+            return;
+        }
+        let args: Vec<serde_json::Value> = match serde_json::from_slice(&p.payload) {
+            Ok(serde_json::Value::Array(a)) => a,
+            _ if p.payload.is_empty() => Vec::new(),
+            _ => {
+                answer(error(
+                    "InvalidArgument",
+                    "the payload must be the arguments as a JSON array",
+                ));
+                return;
+            }
+        };
+        let command = match Command::from_json(&method, &args) {
+            Ok(c) => c,
+            Err(e) => {
+                answer(error("InvalidArgument", &e));
+                return;
+            }
+        };
+        let Some(target) = self
+            .list
+            .borrow()
+            .iter()
+            .find(|b| b.id == id)
+            .map(|b| b.commands.clone())
+        else {
+            answer(error("NoBoard", &format!("no board {id} on this daemon")));
+            return;
+        };
+        tracing::info!("MQTT: {method}{} on board {id}", serde_json::Value::Array(args));
+        tokio::spawn(async move {
+            let outcome = tokio::time::timeout(CALL_TIMEOUT, api::ask(&target, command))
+                .await
+                .unwrap_or_else(|_| {
+                    Err(api::Error::Unavailable(format!(
+                        "board {id} did not answer in 10 s"
+                    )))
+                });
+            answer(match outcome {
+                Ok(()) => serde_json::json!({"ok": true}).to_string(),
+                Err(e) => serde_json::json!({"error": e.name(), "message": e.message()}).to_string(),
+            });
+        });
+    }
+}

@@ -1,0 +1,151 @@
+//! The daemon as a process of its own (`eboard-bridge run`), and its boards'
+//! properties read over D-Bus, for the tests that start the real binary.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use eboard_bridge::bus::{BOARD_INTERFACE, BOARD_PATH_PREFIX, BUS_NAME};
+
+use super::CALL_SECS;
+
+/// The binary under test.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_eboard-bridge"))
+}
+
+/// `eboard-bridge run --bus session --config CFG --device D ...` on the bus at
+/// `address` (`--bus none` without one). More may be set on it before `spawn`.
+pub fn run_command(cfg: &Path, devices: &[PathBuf], address: Option<&str>) -> std::process::Command {
+    let mut cmd = std::process::Command::new(bin());
+    let bus = if address.is_some() { "session" } else { "none" };
+    cmd.args(["run", "--bus", bus, "--config"]).arg(cfg);
+    for d in devices {
+        cmd.arg("--device").arg(d);
+    }
+    if let Some(a) = address {
+        cmd.env("DBUS_SESSION_BUS_ADDRESS", a);
+    }
+    cmd
+}
+
+/// A daemon process, killed however the test ends. Its log goes through this
+/// process (shown with the test's output, and kept for the test to read): a
+/// file size limit set on the daemon must not cut its own log short.
+pub struct Running {
+    pub child: std::process::Child,
+    log: Arc<Mutex<String>>,
+}
+
+impl Running {
+    /// Starts `cmd`, its standard error captured.
+    pub fn spawn(cmd: &mut std::process::Command) -> Running {
+        let mut child = cmd
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin().display()));
+        let err = child.stderr.take().expect("a piped stderr");
+        let log = Arc::new(Mutex::new(String::new()));
+        let kept = log.clone();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+                eprintln!("{line}");
+                kept.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push_str(&(line + "\n"));
+            }
+        });
+        Running { child, log }
+    }
+
+    /// What the daemon has logged so far.
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// How many lines it has logged that contain `text`.
+    pub fn logged(&self, text: &str) -> usize {
+        self.log().lines().filter(|l| l.contains(text)).count()
+    }
+
+    /// Stops it with SIGTERM; it must exit cleanly within 30 s.
+    pub async fn stop(mut self) {
+        super::send_signal(self.child.id(), libc::SIGTERM);
+        let status = super::wait_exit(&mut self.child, 30, "the daemon after SIGTERM").await;
+        assert!(status.success(), "{status:?}");
+    }
+
+    /// Kills it (SIGKILL) and waits for it.
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A property of board `board`'s object (`/org/eboardbridge/board/<board>`),
+/// read afresh: a new connection and a proxy without a cache (the daemon behind
+/// the name may have been replaced). The whole read (connection, proxy and
+/// call) is bounded by [`CALL_SECS`]; `None` when nobody owns the daemon's
+/// name, or the read cannot be made in that time or fails.
+pub async fn board_property(address: &str, board: &str, name: &str) -> Option<zbus::zvariant::OwnedValue> {
+    let read = async {
+        let client = zbus::connection::Builder::address(address)
+            .ok()?
+            .method_timeout(Duration::from_secs(CALL_SECS))
+            .build()
+            .await
+            .ok()?;
+        // A call to a name nobody owns yet (the daemon starting) may go
+        // unanswered: the broker says at once whether it has an owner.
+        let bus = zbus::fdo::DBusProxy::new(&client).await.ok()?;
+        let daemon = zbus::names::BusName::try_from(BUS_NAME).ok()?;
+        if !bus.name_has_owner(daemon).await.ok()? {
+            return None;
+        }
+        let proxy = zbus::proxy::Builder::<zbus::Proxy>::new(&client)
+            .destination(BUS_NAME)
+            .ok()?
+            .path(format!("{BOARD_PATH_PREFIX}{board}"))
+            .ok()?
+            .interface(BOARD_INTERFACE)
+            .ok()?
+            .cache_properties(zbus::proxy::CacheProperties::No)
+            .build()
+            .await
+            .ok()?;
+        proxy.get_property(name).await.ok()
+    };
+    tokio::time::timeout(Duration::from_secs(CALL_SECS), read)
+        .await
+        .ok()
+        .flatten()
+}
+
+/// A property's value as text: a string, a list of strings joined by spaces,
+/// a number; the value's debug form else.
+pub fn value_text(v: &zbus::zvariant::OwnedValue) -> String {
+    if let Ok(s) = v.downcast_ref::<zbus::zvariant::Str>() {
+        s.to_string()
+    } else if let Ok(i) = v.downcast_ref::<i64>() {
+        i.to_string()
+    } else if let Ok(u) = v.downcast_ref::<u32>() {
+        u.to_string()
+    } else if let Ok(b) = v.downcast_ref::<bool>() {
+        b.to_string()
+    } else if let Ok(list) = v.try_clone().map(Vec::<String>::try_from) {
+        match list {
+            Ok(list) => list.join(" "),
+            Err(_) => format!("{v:?}"),
+        }
+    } else {
+        format!("{v:?}")
+    }
+}

@@ -1,0 +1,414 @@
+//! One daemon with its boards: a game published on D-Bus and in the broadcast
+//! folder, boards away and back, plugged in, named by serial number; the bus name.
+
+use super::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_game_over_a_pty_is_published_on_dbus_and_in_the_broadcast_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = &pgn_games("games/immortal-games.pgn")[0];
+    let expected = sans(&game.moves);
+    let link = dir.path().join("board0");
+    let emulator = emulate(game_log(&game.start, &game.moves, 42), &link, 8.0);
+    let address = private_bus(dir.path()).await;
+
+    // A client listening before the daemon starts.
+    let (client, mut signals) = listen(&address, BOARD_INTERFACE, Some("MoveMade")).await;
+
+    let daemon = Daemon::start(
+        vec![link.clone()],
+        config(dir.path()),
+        BusChoice::Address(address),
+    )
+    .within(30, "the daemon to start")
+    .await
+    .unwrap();
+    let live = common::replayed::collect(&daemon);
+    let (id, path, snap) = daemon.boards()[0].clone();
+    assert_eq!(id, "board0");
+    wait_for("every move", 60, || snap.borrow().moves.len() == expected.len()).await;
+
+    // The properties, read over the bus.
+    let proxy = zbus::Proxy::new(&client, BUS_NAME, path.as_str(), BOARD_INTERFACE)
+        .within(10, "a proxy of the board")
+        .await
+        .unwrap();
+    let moves: Vec<String> = proxy.get_property("Moves").await.unwrap();
+    assert_eq!(moves, expected);
+    let fen: String = proxy.get_property("Fen").await.unwrap();
+    let mut end = game.start.clone();
+    for m in &game.moves {
+        end.play_unchecked(*m);
+    }
+    assert_eq!(fen, eboard_bridge::rules::game_fen(&end));
+    let pgn: String = proxy.get_property("Pgn").await.unwrap();
+    assert_eq!(pgn_moves(&pgn), vec![expected.clone()]);
+    assert!(
+        pgn.contains("[Round \"4.7\"]") && pgn.contains("[White \"Anderssen, Adolf\"]"),
+        "{pgn}"
+    );
+    let connected: bool = proxy.get_property("Connected").await.unwrap();
+    assert!(connected);
+
+    // The signals, in order.
+    let mut made = Vec::new();
+    while made.len() < expected.len() {
+        let msg = tokio::time::timeout(Duration::from_secs(5), signals.next())
+            .await
+            .expect("a MoveMade signal per move")
+            .unwrap()
+            .unwrap();
+        let (ply, san, _uci, _fen): (u32, String, String, String) = msg.body().deserialize().unwrap();
+        made.push((ply, san));
+    }
+    let want: Vec<(u32, String)> = expected
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (i as u32 + 1, s.clone()))
+        .collect();
+    assert_eq!(made, want);
+
+    // The ObjectManager lists the board with its interface.
+    let om = zbus::fdo::ObjectManagerProxy::builder(&client)
+        .destination(BUS_NAME)
+        .unwrap()
+        .path(ROOT_PATH)
+        .unwrap()
+        .build()
+        .within(10, "an ObjectManager proxy")
+        .await
+        .unwrap();
+    let objects = om.get_managed_objects().await.unwrap();
+    let listed: Vec<String> = objects.keys().map(|p| p.to_string()).collect();
+    assert!(listed.contains(&path), "{listed:?}");
+    assert!(
+        objects
+            .values()
+            .any(|i| i.keys().any(|k| k.as_str() == BOARD_INTERFACE))
+    );
+
+    // A method with a bad argument gets a typed error.
+    let err = proxy.call::<_, _, ()>("SetResult", &("2-0",)).await.unwrap_err();
+    assert!(
+        err.to_string().contains("org.eboardbridge.Error.InvalidArgument"),
+        "{err}"
+    );
+
+    daemon.shutdown().within(30, "the daemon to stop").await;
+    emulator.abort();
+    // The recording replays, with no options, to what was published.
+    let live = live.within(10, "the daemon's events to end").await.unwrap();
+    let recording = dir.path().join("state/recordings/board0.esl");
+    let n = common::replayed::assert_replays_as_published(&recording, "board0", &live);
+    assert!(n > expected.len(), "{n} events for {} moves", expected.len());
+    // The broadcast folder: one file per board and the round's combined file.
+    let round = dir.path().join("live/round-4");
+    let one = std::fs::read_to_string(round.join("game-7.pgn")).unwrap();
+    let all = std::fs::read_to_string(round.join("games.pgn")).unwrap();
+    assert_eq!(pgn_moves(&one), vec![expected.clone()]);
+    assert_eq!(pgn_moves(&all), vec![expected]);
+}
+
+/// A move's signals go out before its snapshot is made; a client that reads the
+/// properties the moment a `MoveMade` arrives must still see the position that
+/// move led to. And the properties a move changes come in one `PropertiesChanged`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn properties_read_on_a_signal_show_the_move_and_change_in_one_signal() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = &pgn_games("games/immortal-games.pgn")[0];
+    let expected = sans(&game.moves);
+    let link = dir.path().join("board0");
+    let address = private_bus(dir.path()).await;
+    let (client, mut made) = listen(&address, BOARD_INTERFACE, Some("MoveMade")).await;
+    let rule = zbus::MatchRule::builder()
+        .msg_type(zbus::message::Type::Signal)
+        .interface("org.freedesktop.DBus.Properties")
+        .unwrap()
+        .member("PropertiesChanged")
+        .unwrap()
+        .build();
+    let mut changes = zbus::MessageStream::for_match_rule(rule, &client, None)
+        .within(10, "the bus to take a match rule for PropertiesChanged")
+        .await
+        .unwrap();
+    let emulator = emulate(game_log(&game.start, &game.moves, 7), &link, 8.0);
+    let daemon = Daemon::start(
+        vec![link],
+        config(dir.path()),
+        BusChoice::Address(address.clone()),
+    )
+    .within(30, "the daemon to start")
+    .await
+    .unwrap();
+    let proxy = board0(&address).await;
+
+    // Each MoveMade, as it arrives: LastMove and Moves read over the bus at once.
+    for ply in 1..=expected.len() as u32 {
+        let msg = tokio::time::timeout(Duration::from_secs(10), made.next())
+            .await
+            .expect("a MoveMade signal per move")
+            .unwrap()
+            .unwrap();
+        let (p, san, uci, fen): (u32, String, String, String) = msg.body().deserialize().unwrap();
+        assert_eq!((p, san.as_str()), (ply, expected[ply as usize - 1].as_str()));
+        let (last, moves, now) = tokio::join!(
+            proxy.get_property::<String>("LastMove"),
+            proxy.get_property::<Vec<String>>("Moves"),
+            proxy.get_property::<String>("Fen"),
+        );
+        // The board may be a move further on by the time the reads are answered,
+        // never behind the signal.
+        let moves = moves.unwrap();
+        assert!(
+            moves.len() >= ply as usize,
+            "ply {ply}: Moves read after MoveMade has {} moves",
+            moves.len()
+        );
+        if moves.len() == ply as usize {
+            assert_eq!(last.unwrap(), uci, "ply {ply}");
+            assert_eq!(now.unwrap(), fen, "ply {ply}");
+        }
+    }
+    daemon.shutdown().within(30, "the daemon to stop").await;
+    emulator.abort();
+
+    // The PropertiesChanged of a move: LastMove, Moves, Fen and Pgn in one signal.
+    let mut together = 0;
+    while let Ok(Some(Ok(msg))) = tokio::time::timeout(Duration::from_millis(200), changes.next()).await {
+        let (iface, changed, _): (String, HashMap<String, zbus::zvariant::OwnedValue>, Vec<String>) =
+            msg.body().deserialize().unwrap();
+        assert_eq!(iface, BOARD_INTERFACE);
+        if ["LastMove", "Moves", "Fen", "Pgn"]
+            .iter()
+            .all(|k| changed.contains_key(*k))
+        {
+            together += 1;
+        }
+        assert!(
+            !changed.contains_key("LastMove") || changed.contains_key("Moves"),
+            "a move's properties split over signals: {:?}",
+            changed.keys().collect::<Vec<_>>()
+        );
+    }
+    assert_eq!(
+        together,
+        expected.len(),
+        "one PropertiesChanged per move, with all it changed"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_board_pulled_away_mid_game_comes_back_without_losing_a_move() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = &long_game();
+    let expected = sans(&game.moves[..20]);
+    let link = dir.path().join("board0");
+    // The first part is played on the board; then it is unplugged.
+    let first = emulate(game_log(&game.start, &game.moves[..10], 1), &link, 8.0);
+    let daemon = Daemon::start(vec![link.clone()], config(dir.path()), BusChoice::None)
+        .within(30, "the daemon to start")
+        .await
+        .unwrap();
+    let live = common::replayed::collect(&daemon);
+    let snap = daemon.boards()[0].2.clone();
+    wait_for("ten moves", 30, || snap.borrow().moves.len() == 10).await;
+    assert!(snap.borrow().connected);
+    first.abort();
+    wait_for("the board to go", 10, || !snap.borrow().connected).await;
+    assert_eq!(snap.borrow().status, "disconnected");
+    assert_eq!(snap.borrow().moves.len(), 10, "the game is kept while away");
+    // Meanwhile two more moves were played; the board comes back showing them.
+    let mut pos = game.start.clone();
+    for m in &game.moves[..12] {
+        pos.play_unchecked(*m);
+    }
+    let _second = emulate(game_log(&pos, &game.moves[12..20], 2), &link, 8.0);
+    wait_for("the board to come back", 10, || snap.borrow().connected).await;
+    wait_for("twenty moves", 30, || snap.borrow().moves.len() == 20).await;
+    assert_eq!(snap.borrow().moves, expected);
+    daemon.shutdown().within(30, "the daemon to stop").await;
+    // Across the gap too, the recording replays to what was published.
+    let live = live.within(10, "the daemon's events to end").await.unwrap();
+    let recording = dir.path().join("state/recordings/board0.esl");
+    common::replayed::assert_replays_as_published(&recording, "board0", &live);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn boards_plugged_in_are_bridged_and_one_back_on_another_port_keeps_its_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let devices = dir.path().join("eboard");
+    let cfg = Config::parse(
+        &format!(
+            "output = \"{}\"\nstate = \"{}\"\ndevice_dir = \"{}\"\n[[board]]\nserial = \"24680\"\nnumber = 5\nwhite = \"Kasparov, Garry\"\n",
+            dir.path().join("live").display(),
+            dir.path().join("state").display(),
+            devices.display()
+        ),
+        "test.toml",
+    )
+    .unwrap();
+    let address = private_bus(dir.path()).await;
+    let (_client, mut added) = listen(
+        &address,
+        "org.freedesktop.DBus.ObjectManager",
+        Some("InterfacesAdded"),
+    )
+    .await;
+    // No devices given: the daemon watches the directory, which the udev rules have
+    // not even made yet.
+    let daemon = Daemon::start(Vec::new(), cfg, BusChoice::Address(address))
+        .within(30, "the daemon to start")
+        .await
+        .unwrap();
+    assert!(daemon.boards().is_empty());
+    std::fs::create_dir(&devices).unwrap();
+
+    // A board is plugged in and ten moves are played.
+    let game = &long_game();
+    let first = emulate_as(
+        game_log(&game.start, &game.moves[..10], 5),
+        &devices.join("dgt_port1"),
+        8.0,
+        "24680",
+    );
+    wait_for("the board to be bridged", 10, || daemon.boards().len() == 1).await;
+    let (id, _, snap) = daemon.boards()[0].clone();
+    assert_eq!(id, "dgt_port1");
+    wait_for("ten moves", 30, || snap.borrow().moves.len() == 10).await;
+    assert_eq!(snap.borrow().serial_number, "24680");
+
+    // Unplugged (udev removes its link); two more moves are played meanwhile, and it
+    // is plugged into another port, which gives it another name.
+    first.abort();
+    std::fs::remove_file(devices.join("dgt_port1")).unwrap();
+    wait_for("the board to go", 10, || !snap.borrow().connected).await;
+    let mut pos = game.start.clone();
+    for m in &game.moves[..12] {
+        pos.play_unchecked(*m);
+    }
+    let _second = emulate_as(
+        game_log(&pos, &game.moves[12..20], 6),
+        &devices.join("dgt_port2"),
+        8.0,
+        "24680",
+    );
+    wait_for("the board to come back", 10, || snap.borrow().connected).await;
+    wait_for("twenty moves", 30, || snap.borrow().moves.len() == 20).await;
+    assert_eq!(snap.borrow().moves, sans(&game.moves[..20]));
+    assert!(
+        snap.borrow().device.ends_with("dgt_port2"),
+        "{}",
+        snap.borrow().device
+    );
+    assert_eq!(daemon.boards().len(), 1, "the same board, not a new one");
+
+    // Another board (another serial number) is a board of its own.
+    let short = &game.moves[..4];
+    let _third = emulate_as(
+        game_log(&game.start, short, 7),
+        &devices.join("dgt_port3"),
+        8.0,
+        "11111",
+    );
+    wait_for("a second board", 10, || daemon.boards().len() == 2).await;
+    let (id3, _, snap3) = daemon.boards()[1].clone();
+    assert_eq!(id3, "dgt_port3");
+    wait_for("four moves on the second board", 30, || {
+        snap3.borrow().moves.len() == 4
+    })
+    .await;
+    // D-Bus clients were told of each new board, once.
+    let mut paths = Vec::new();
+    while let Ok(Some(Ok(msg))) = tokio::time::timeout(Duration::from_millis(300), added.next()).await {
+        type Interfaces = HashMap<String, HashMap<String, zbus::zvariant::OwnedValue>>;
+        let (path, interfaces): (zbus::zvariant::OwnedObjectPath, Interfaces) =
+            msg.body().deserialize().unwrap();
+        assert!(interfaces.contains_key(BOARD_INTERFACE), "{interfaces:?}");
+        paths.push(path.to_string());
+    }
+    assert_eq!(
+        paths,
+        [
+            "/org/eboardbridge/board/dgt_port1",
+            "/org/eboardbridge/board/dgt_port3"
+        ]
+    );
+    daemon.shutdown().within(30, "the daemon to stop").await;
+
+    // The configuration knows the first board by its serial number: board 5, with
+    // its player. The other takes the lowest free number.
+    let round = dir.path().join("live/round-1");
+    let five = std::fs::read_to_string(round.join("game-5.pgn")).unwrap();
+    assert!(
+        five.contains("[Round \"1.5\"]") && five.contains("[White \"Kasparov, Garry\"]"),
+        "{five}"
+    );
+    assert_eq!(pgn_moves(&five), vec![sans(&game.moves[..20])]);
+    let one = std::fs::read_to_string(round.join("game-1.pgn")).unwrap();
+    assert_eq!(pgn_moves(&one), vec![sans(short)]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_board_named_by_device_takes_its_number_from_its_serial_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("ttyACM0");
+    let game = &long_game();
+    let _board = emulate(game_log(&game.start, &game.moves[..4], 8), &link, 8.0);
+    let cfg = Config::parse(
+        &format!(
+            "round = 2\noutput = \"{}\"\nstate = \"{}\"\n[[board]]\nserial = \"13579\"\nnumber = 9\nblack = \"Nepomniachtchi, Ian\"\n",
+            dir.path().join("live").display(),
+            dir.path().join("state").display()
+        ),
+        "test.toml",
+    )
+    .unwrap();
+    let daemon = Daemon::start(vec![link], cfg, BusChoice::None)
+        .within(30, "the daemon to start")
+        .await
+        .unwrap();
+    let snap = daemon.boards()[0].2.clone();
+    wait_for("four moves", 30, || snap.borrow().moves.len() == 4).await;
+    assert!(
+        snap.borrow().pgn.contains("[Round \"2.9\"]"),
+        "{}",
+        snap.borrow().pgn
+    );
+    daemon.shutdown().within(30, "the daemon to stop").await;
+    let nine = std::fs::read_to_string(dir.path().join("live/round-2/game-9.pgn")).unwrap();
+    assert!(nine.contains("[Black \"Nepomniachtchi, Ian\"]"), "{nine}");
+    assert_eq!(pgn_moves(&nine), vec![sans(&game.moves[..4])]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_daemon_on_the_same_bus_is_refused_the_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let address = private_bus(dir.path()).await;
+    let first = Daemon::start(
+        vec![dir.path().join("board0")],
+        config(dir.path()),
+        BusChoice::Address(address.clone()),
+    )
+    .within(30, "the daemon to start")
+    .await
+    .unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let second = Daemon::start(
+        vec![other.path().join("board0")],
+        config(other.path()),
+        BusChoice::Address(address),
+    )
+    .within(30, "the daemon to start")
+    .await;
+    match second {
+        Err(e @ DaemonError::Name(_)) => {
+            assert!(
+                e.to_string().contains("cannot take the name org.eboardbridge"),
+                "{e}"
+            )
+        }
+        Err(e) => panic!("the wrong error: {e}"),
+        Ok(_) => panic!("a second daemon took the name (or queued for it)"),
+    }
+    first.shutdown().within(30, "the daemon to stop").await;
+}

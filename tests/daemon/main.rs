@@ -1,0 +1,261 @@
+//! The daemon end to end: a private D-Bus broker (busd, in process), virtual boards
+//! on real pseudo-terminals, the broadcast folder on disk, and the real binary killed
+//! with SIGKILL.
+
+mod boards;
+mod clock;
+#[path = "../common/mod.rs"]
+mod common;
+mod resume;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use common::process::{Running, run_command};
+use common::{
+    Need, Within, bus_client, listen, need, pgn_games, pgn_moves, private_bus, quick, send_signal, wait_exit,
+    wait_for,
+};
+use eboard_bridge::board::Orientation;
+use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME, ROOT_PATH};
+use eboard_bridge::daemon::{BusChoice, Config, Daemon, DaemonError};
+use eboard_bridge::device::{Emulator, EmulatorConfig};
+use eboard_bridge::log::SensorLog;
+use eboard_bridge::protocol::ClockTime;
+use eboard_bridge::rules::EventKind;
+use eboard_bridge::sim::{Hands, Style};
+use futures_util::StreamExt;
+use shakmaty::{Chess, Move, Position};
+
+/// A sensor log of `moves` from `start` played by simulated hands.
+fn game_log(start: &Chess, moves: &[Move], seed: u64) -> SensorLog {
+    let mut hands = Hands::new(seed, quick(), Orientation::Normal);
+    hands.board(start.board());
+    hands.set_clock(ClockTime::from_hms(1, 30, 0).unwrap());
+    common::played_log(hands, start, moves, 1500)
+}
+
+fn sans(moves: &[Move]) -> Vec<String> {
+    common::sans(&Chess::default(), moves)
+}
+
+/// Starts an emulator playing `log` and points `link` at it.
+fn emulate(log: SensorLog, link: &Path, speed: f64) -> tokio::task::JoinHandle<()> {
+    emulate_as(log, link, speed, "13579")
+}
+
+/// The same, for a board with this serial number.
+fn emulate_as(log: SensorLog, link: &Path, speed: f64, serial: &str) -> tokio::task::JoinHandle<()> {
+    let cfg = EmulatorConfig {
+        speed,
+        serial: serial.into(),
+        ..EmulatorConfig::default()
+    };
+    emulate_with(log, link, cfg)
+}
+
+/// The same, the emulator set up with `cfg`.
+fn emulate_with(log: SensorLog, link: &Path, cfg: EmulatorConfig) -> tokio::task::JoinHandle<()> {
+    let emulator = Emulator::open().unwrap();
+    let _ = std::fs::remove_file(link);
+    std::os::unix::fs::symlink(emulator.path(), link).unwrap();
+    tokio::spawn(async move {
+        let _ = emulator.run(&log, "generated", &cfg).await;
+    })
+}
+
+fn config(dir: &Path) -> Config {
+    Config::parse(
+        &format!(
+            "event = \"Test Open\"\nround = 4\noutput = \"{}\"\nstate = \"{}\"\n[[board]]\ndevice = \"{}\"\nnumber = 7\nwhite = \"Anderssen, Adolf\"\nblack = \"Kieseritzky, Lionel\"\n",
+            dir.join("live").display(),
+            dir.join("state").display(),
+            dir.join("board0").display()
+        ),
+        "test.toml",
+    )
+    .unwrap()
+}
+
+/// A real game from the standard start with at least 30 plies.
+fn long_game() -> common::PgnGame {
+    pgn_games("games/immortal-games.pgn")
+        .into_iter()
+        .find(|g| g.moves.len() >= 30 && g.start == Chess::default())
+        .expect("a long game")
+}
+
+/// A configuration for the real binary: round 1, folders in `dir`.
+fn run_config(dir: &Path) -> PathBuf {
+    let cfg = dir.join("config.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "round = 1\noutput = \"{}\"\nstate = \"{}\"\n",
+            dir.join("live").display(),
+            dir.join("state").display()
+        ),
+    )
+    .unwrap();
+    cfg
+}
+
+/// How many moves a broadcast PGN file holds (0 while it does not exist).
+fn moves_in(path: &Path) -> usize {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|t| pgn_moves(&t).concat().len())
+        .unwrap_or(0)
+}
+
+/// A daemon resuming board0 from a recording with `text`, the board not plugged
+/// in (the game comes from the recording alone), once `moves` moves are back.
+async fn resume_from(
+    dir: &Path,
+    text: &str,
+    moves: usize,
+) -> (Daemon, tokio::sync::watch::Receiver<eboard_bridge::api::Snapshot>) {
+    let recording = dir.join("state/recordings/board0.esl");
+    std::fs::create_dir_all(recording.parent().unwrap()).unwrap();
+    std::fs::write(&recording, text).unwrap();
+    let daemon = Daemon::start(vec![dir.join("board0")], config(dir), BusChoice::None)
+        .within(30, "the daemon to start")
+        .await
+        .unwrap();
+    let snap = daemon.boards()[0].2.clone();
+    wait_for("the recorded moves", 10, || snap.borrow().moves.len() == moves).await;
+    (daemon, snap)
+}
+
+/// A tag's value in a PGN file ("" while the file or the tag is missing).
+fn tag_in(path: &Path, tag: &str) -> String {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| {
+            let start = format!("[{tag} \"");
+            t.lines()
+                .find_map(|l| l.strip_prefix(start.as_str()).and_then(|r| r.strip_suffix("\"]")))
+                .map(str::to_string)
+        })
+        .unwrap_or_default()
+}
+
+/// The real binary on the bus at `address` (`--bus session`), or on none.
+fn start_binary(cfg: &Path, link: &Path, address: Option<&str>) -> Running {
+    Running::spawn(&mut run_command(cfg, &[link.to_path_buf()], address))
+}
+
+/// Sends the daemon SIG`how` (`KILL`, `TERM`, `HUP`) and, but for `HUP`, waits
+/// (at most 30 s) for it to end.
+async fn signal(Running { child, .. }: &mut Running, how: &str) {
+    let number = match how {
+        "KILL" => libc::SIGKILL,
+        "TERM" => libc::SIGTERM,
+        "HUP" => libc::SIGHUP,
+        other => panic!("no signal {other} in these tests"),
+    };
+    send_signal(child.id(), number);
+    if how != "HUP" {
+        wait_exit(child, 30, &format!("the daemon after SIG{how}")).await;
+    }
+}
+
+/// A proxy of board0 on the bus at `address` that reads its properties afresh
+/// (a caching proxy waits on the signals of a daemon that may have been replaced).
+async fn board0(address: &str) -> zbus::Proxy<'static> {
+    let client = bus_client(address).await;
+    zbus::proxy::Builder::new(&client)
+        .destination(BUS_NAME)
+        .unwrap()
+        .path("/org/eboardbridge/board/board0")
+        .unwrap()
+        .interface(BOARD_INTERFACE)
+        .unwrap()
+        .cache_properties(zbus::proxy::CacheProperties::No)
+        .build()
+        .within(10, "a proxy of board0")
+        .await
+        .unwrap()
+}
+
+/// A board standing in the start position, `more` records after it.
+fn standing(more: &str) -> SensorLog {
+    eboard_bridge::log::parse_log(
+        &format!("# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n{more}"),
+        "standing.esl",
+    )
+    .unwrap()
+}
+
+/// A daemon on a private bus in `dir` bridging board0 (`dir`/board0), once the
+/// board is connected: the daemon, its snapshot, the bus address.
+async fn bridged(
+    dir: &Path,
+    cfg: Config,
+) -> (
+    Daemon,
+    tokio::sync::watch::Receiver<eboard_bridge::api::Snapshot>,
+    String,
+) {
+    let address = private_bus(dir).await;
+    let daemon = Daemon::start(vec![dir.join("board0")], cfg, BusChoice::Address(address.clone()))
+        .within(30, "the daemon to start")
+        .await
+        .unwrap();
+    let snap = daemon.boards()[0].2.clone();
+    wait_for("the board", 10, || snap.borrow().connected).await;
+    (daemon, snap, address)
+}
+
+/// When board0's recording in `dir` says `bytes` were sent to the board (s).
+fn sent_at(dir: &Path, bytes: &[u8]) -> Vec<f64> {
+    let recording = eboard_bridge::log::read_log(&dir.join("state/recordings/board0.esl")).unwrap();
+    recording
+        .records
+        .iter()
+        .filter(|r| matches!(&r.kind, eboard_bridge::log::RecordKind::Tx(b) if b == bytes))
+        .map(|r| r.time.micros() as f64 / 1e6)
+        .collect()
+}
+
+/// Waits until `property` of board0 reads `want` (as its D-Bus value's text), at
+/// most 20 s.
+async fn property_is(address: &str, property: &str, want: &str) {
+    let p = board0(address).await;
+    let mut last = String::new();
+    let until = tokio::time::Instant::now() + Duration::from_secs(20);
+    while tokio::time::Instant::now() < until {
+        let read = p.get_property::<zbus::zvariant::OwnedValue>(property);
+        if let Ok(Ok(v)) = tokio::time::timeout(Duration::from_secs(1), read).await {
+            last = if let Ok(s) = v.downcast_ref::<zbus::zvariant::Str>() {
+                s.to_string()
+            } else if let Ok(b) = v.downcast_ref::<bool>() {
+                b.to_string()
+            } else {
+                format!("{v:?}")
+            };
+            if last == want {
+                return;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("timed out after 20 s waiting for {property} to be {want:?}: it is {last:?}");
+}
+
+/// A configuration for round `round` whose board 7 (board0) has these players.
+fn round_config(dir: &Path, round: u32, white: &str, black: &str) -> PathBuf {
+    let cfg = dir.join("config.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "event = \"Open\"\nround = {round}\noutput = \"{}\"\nstate = \"{}\"\n[[board]]\ndevice = \"{}\"\nnumber = 7\nwhite = \"{white}\"\nblack = \"{black}\"\n",
+            dir.join("live").display(),
+            dir.join("state").display(),
+            dir.join("board0").display()
+        ),
+    )
+    .unwrap();
+    cfg
+}
