@@ -16,6 +16,8 @@ use shakmaty::{Board, Chess, Color, Move, Piece, Position, Role, Square};
 
 use crate::board::Orientation;
 
+pub mod quick;
+
 /// splitmix64: a fixed sequence of well-mixed keys (the same in every build).
 const fn splitmix(state: u64) -> (u64, u64) {
     let state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -255,11 +257,20 @@ pub(super) fn is_partial(pos: &Chess, board: &Board) -> bool {
     if diff.iter().all(|sq| board.piece_at(*sq).is_none()) {
         // Pieces in the air: each must be one a legal move lifts (its own piece, a
         // castling rook, or the piece it captures); a piece off the board that no
-        // legal move touches was knocked off or taken away.
-        let legal = pos.legal_moves();
-        return diff
-            .iter()
-            .all(|sq| legal.iter().any(|m| lifted_by(m).contains(*sq)));
+        // legal move touches was knocked off or taken away. A free piece is
+        // one at once; the moves are generated only for the others.
+        let mut legal = None;
+        return diff.iter().all(|sq| {
+            quick::surely_lifted(pos, *sq)
+                || legal
+                    .get_or_insert_with(|| pos.legal_moves())
+                    .iter()
+                    .any(|m| lifted_by(m).contains(*sq))
+        });
+    }
+    // No move changes more than 4 squares.
+    if diff.len() > 4 {
+        return false;
     }
     let us = pos.turn();
     // A move whose squares do not hold every square that differs cannot
@@ -309,10 +320,7 @@ pub(super) fn lifted_by(m: &Move) -> Bitboard {
 
 /// A piece on `square` that a legal move from `pos` captures.
 pub(super) fn capture_target(pos: &Chess, square: Square) -> bool {
-    pos.legal_moves().iter().any(|m| match *m {
-        Move::EnPassant { from, to } => Square::from_coords(to.file(), from.rank()) == square,
-        _ => m.is_capture() && m.to() == square,
-    })
+    quick::capture_target(pos, square)
 }
 
 impl Core {
@@ -339,14 +347,7 @@ impl Core {
         held.play_unchecked(h.mv);
         // Something set down beyond the held move, on the way to a reply.
         let placed = !(diff_board(held.board(), &board) & board.occupied()).is_empty();
-        let them = held.turn();
-        let reply = held.legal_moves().into_iter().any(|m| {
-            after(h_after, &m, them) == h_board && {
-                let mut next = held.clone();
-                next.play_unchecked(m);
-                next.board() == &board
-            }
-        });
+        let reply = quick::find(&held, h_after, h_board, &board).is_some();
         reply || (placed && is_partial(&held, &board))
     }
 
