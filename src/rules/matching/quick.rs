@@ -157,3 +157,124 @@ pub fn find(pos: &Chess, h_pos: u64, h: u64, board: &Board) -> Option<Move> {
     }
     found
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{lifted_by, placement};
+    use super::*;
+    use crate::sim::Seeded;
+    use shakmaty::fen::Fen;
+    use shakmaty::{CastlingMode, Color, Piece};
+
+    /// Positions of seeded random games from the standard start, Chess960
+    /// starts with castling rights on both sides, and ends: stalemates,
+    /// checkmates, pins, en passant and promotions.
+    fn positions() -> Vec<Chess> {
+        let starts = [
+            ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", CastlingMode::Standard),
+            ("bnrqkrnb/pppppppp/8/8/8/8/PPPPPPPP/BNRQKRNB w FCfc - 0 1", CastlingMode::Chess960),
+            ("rkrnnqbb/pppppppp/8/8/8/8/PPPPPPPP/RKRNNQBB w CAca - 0 1", CastlingMode::Chess960),
+            ("bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w HFhf - 0 1", CastlingMode::Chess960),
+            ("1r2k1r1/8/8/8/8/8/8/1R2K1R1 w GBgb - 0 1", CastlingMode::Chess960),
+            ("5rkr/8/8/8/8/8/8/5RKR b HFhf - 0 1", CastlingMode::Chess960),
+            ("2rk3r/8/8/8/8/8/8/2RK3R w HChc - 0 1", CastlingMode::Chess960),
+            ("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1", CastlingMode::Standard),
+            ("k7/P7/1K6/8/8/8/8/8 b - - 0 1", CastlingMode::Standard),
+            ("6rk/5Npp/8/8/8/8/8/6K1 b - - 0 1", CastlingMode::Standard),
+            ("4k3/8/8/2KPp2r/8/8/8/8 w - e6 0 1", CastlingMode::Standard),
+            ("4k3/4r3/8/8/8/8/4B3/4K3 w - - 0 1", CastlingMode::Standard),
+            ("n1n5/PPPk4/8/8/8/8/4Kppp/5N1N w - - 0 1", CastlingMode::Standard),
+        ];
+        let mut pick = Seeded::new(96);
+        let mut out = Vec::new();
+        for (fen, mode) in starts {
+            let start: Chess = fen
+                .parse::<Fen>()
+                .expect("a FEN")
+                .into_position(mode)
+                .unwrap_or_else(|e| panic!("{fen}: {e}"));
+            for _ in 0..6 {
+                let mut pos = start.clone();
+                for _ in 0..120 {
+                    out.push(pos.clone());
+                    let moves = pos.legal_moves();
+                    if moves.is_empty() {
+                        break;
+                    }
+                    // Captures and castling more often than chance: more ends,
+                    // and more of the moves that move two pieces.
+                    let keen: Vec<Move> = moves
+                        .iter()
+                        .copied()
+                        .filter(|m| m.is_capture() || m.is_castle() || m.is_promotion())
+                        .collect();
+                    let from = if !keen.is_empty() && pick.chance(60) { &keen[..] } else { &moves[..] };
+                    pos.play_unchecked(from[pick.range(0, from.len() as u64 - 1) as usize]);
+                }
+            }
+        }
+        out
+    }
+
+    /// A board changed on 1 to 4 random squares: lifts, placements, swaps.
+    fn changed(board: &Board, pick: &mut Seeded) -> Board {
+        let mut b = board.clone();
+        for _ in 0..pick.range(1, 4) {
+            let sq = Square::new(pick.range(0, 63) as u32);
+            if pick.chance(50) {
+                b.discard_piece_at(sq);
+            } else {
+                let role = Role::ALL[pick.range(0, 5) as usize];
+                let color = if pick.chance(50) { Color::White } else { Color::Black };
+                b.set_piece_at(sq, Piece { role, color });
+            }
+        }
+        b
+    }
+
+    #[test]
+    fn quick_answers_are_the_generations() {
+        let mut pick = Seeded::new(36);
+        let (mut seen, mut found, mut mates, mut lifted_fast) = (0, 0, 0, 0);
+        for pos in positions() {
+            seen += 1;
+            let legal = pos.legal_moves();
+            assert_eq!(has_legal_move(&pos), !legal.is_empty(), "{}", crate::rules::game_fen(&pos));
+            mates += usize::from(legal.is_empty());
+            let h = placement(pos.board());
+            let table = results(&pos, h);
+            // Every legal move's result, and boards near it and near the
+            // position, found as the whole table finds them.
+            let mut boards = vec![pos.board().clone()];
+            for m in &legal {
+                let mut next = pos.clone();
+                next.play_unchecked(*m);
+                boards.push(next.board().clone());
+                boards.push(changed(next.board(), &mut pick));
+            }
+            for _ in 0..8 {
+                boards.push(changed(pos.board(), &mut pick));
+            }
+            for b in &boards {
+                let hb = placement(b);
+                let want = super::super::find(&pos, &table, hb, b);
+                assert_eq!(find(&pos, h, hb, b), want, "{} to {b:?}", crate::rules::game_fen(&pos));
+                found += usize::from(want.is_some());
+            }
+            for sq in Square::ALL {
+                let by_generation = legal.iter().any(|m| match *m {
+                    Move::EnPassant { from, to } => Square::from_coords(to.file(), from.rank()) == sq,
+                    _ => m.is_capture() && m.to() == sq,
+                });
+                assert_eq!(capture_target(&pos, sq), by_generation, "{sq}");
+                if surely_lifted(&pos, sq) {
+                    lifted_fast += 1;
+                    assert!(legal.iter().any(|m| lifted_by(m).contains(sq)), "{sq}");
+                }
+            }
+        }
+        assert!(seen > 5_000, "{seen} positions");
+        assert!(mates >= 18, "{mates} positions without a legal move");
+        assert!(found > 100_000 && lifted_fast > 10_000, "{found} found, {lifted_fast} lifted");
+    }
+}
