@@ -4,12 +4,10 @@
 //! rights and the rest play no part) has a 64-bit hash: the XOR of one fixed
 //! random key per occupied (piece, square). A lift or a placement changes the
 //! sensor board's hash by one XOR, so it is always up to date, for the board as it
-//! stands and for the board turned round. For each position of the game the
-//! hashes of the results of its legal moves are computed once, from the
-//! position's own hash and the squares each move changes (no move is played), and
-//! kept until the record drops the position. Matching a board against a position
-//! is then a scan of a few dozen integers; a hit is confirmed on the boards
-//! themselves, so a hash collision can never make a move.
+//! stands and for the board turned round. A move's result hash comes from the
+//! position's and the squares the move changes (no move is played); only the
+//! moves that can explain the squares that differ are tried (`quick`), and a hit
+//! is confirmed on the boards themselves, so a hash collision never makes a move.
 
 use super::*;
 use shakmaty::{Board, Chess, Color, Move, Piece, Position, Role, Square};
