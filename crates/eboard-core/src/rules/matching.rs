@@ -4,17 +4,17 @@
 //! rights and the rest play no part) has a 64-bit hash: the XOR of one fixed
 //! random key per occupied (piece, square). A lift or a placement changes the
 //! sensor board's hash by one XOR, so it is always up to date, for the board as it
-//! stands and for the board turned round. For each position of the game the
-//! hashes of the results of its legal moves are computed once, from the
-//! position's own hash and the squares each move changes (no move is played), and
-//! kept until the record drops the position. Matching a board against a position
-//! is then a scan of a few dozen integers; a hit is confirmed on the boards
-//! themselves, so a hash collision can never make a move.
+//! stands and for the board turned round. A move's result hash comes from the
+//! position's and the squares the move changes (no move is played); only the
+//! moves that can explain the squares that differ are tried (`quick`), and a hit
+//! is confirmed on the boards themselves, so a hash collision never makes a move.
 
 use super::*;
 use shakmaty::{Board, Chess, Color, Move, Piece, Position, Role, Square};
 
 use crate::board::Orientation;
+
+pub mod quick;
 
 /// splitmix64: a fixed sequence of well-mixed keys (the same in every build).
 const fn splitmix(state: u64) -> (u64, u64) {
@@ -255,11 +255,20 @@ pub(super) fn is_partial(pos: &Chess, board: &Board) -> bool {
     if diff.iter().all(|sq| board.piece_at(*sq).is_none()) {
         // Pieces in the air: each must be one a legal move lifts (its own piece, a
         // castling rook, or the piece it captures); a piece off the board that no
-        // legal move touches was knocked off or taken away.
-        let legal = pos.legal_moves();
-        return diff
-            .iter()
-            .all(|sq| legal.iter().any(|m| lifted_by(m).contains(*sq)));
+        // legal move touches was knocked off or taken away. A free piece is
+        // one at once; the moves are generated only for the others.
+        let mut legal = None;
+        return diff.iter().all(|sq| {
+            quick::surely_lifted(pos, *sq)
+                || legal
+                    .get_or_insert_with(|| pos.legal_moves())
+                    .iter()
+                    .any(|m| lifted_by(m).contains(*sq))
+        });
+    }
+    // No move changes more than 4 squares.
+    if diff.len() > 4 {
+        return false;
     }
     let us = pos.turn();
     // A move whose squares do not hold every square that differs cannot
@@ -309,10 +318,7 @@ pub(super) fn lifted_by(m: &Move) -> Bitboard {
 
 /// A piece on `square` that a legal move from `pos` captures.
 pub(super) fn capture_target(pos: &Chess, square: Square) -> bool {
-    pos.legal_moves().iter().any(|m| match *m {
-        Move::EnPassant { from, to } => Square::from_coords(to.file(), from.rank()) == square,
-        _ => m.is_capture() && m.to() == square,
-    })
+    quick::capture_target(pos, square)
 }
 
 impl Core {
@@ -339,14 +345,7 @@ impl Core {
         held.play_unchecked(h.mv);
         // Something set down beyond the held move, on the way to a reply.
         let placed = !(diff_board(held.board(), &board) & board.occupied()).is_empty();
-        let them = held.turn();
-        let reply = held.legal_moves().into_iter().any(|m| {
-            after(h_after, &m, them) == h_board && {
-                let mut next = held.clone();
-                next.play_unchecked(m);
-                next.board() == &board
-            }
-        });
+        let reply = quick::find(&held, h_after, h_board, &board).is_some();
         reply || (placed && is_partial(&held, &board))
     }
 

@@ -8,8 +8,6 @@ use shakmaty::uci::UciMove;
 use shakmaty::zobrist::Zobrist64;
 use shakmaty::{Bitboard, Board, CastlingMode, Chess, EnPassantMode, Move, Piece, Position, Role, Square};
 
-use std::cell::OnceCell;
-
 use super::matching;
 use crate::board::Orientation;
 
@@ -33,11 +31,6 @@ pub struct Played {
     pub inferred: bool,
 }
 
-/// Positions whose matching tables a game keeps: the current one and those a
-/// take-back reaches (8 plies), with one to spare. A long game then holds a
-/// dozen tables, not one a ply, and their memory is reused as it goes on.
-const RESULTS_KEPT: usize = 10;
-
 #[derive(Debug, Clone)]
 pub struct Game {
     pub number: u32,
@@ -50,10 +43,6 @@ pub struct Game {
     hashes: Vec<u64>,
     /// The placement hash of each position (`matching`).
     placements: Vec<u64>,
-    /// The legal moves of each position with their results' placement hashes,
-    /// computed when first asked for and kept for the last [`RESULTS_KEPT`]
-    /// positions (asked for again, an older one is computed again).
-    results: Vec<OnceCell<matching::Results>>,
     pub result: Option<(&'static str, &'static str)>,
     /// Claims already reported, so each is said once per position.
     pub claimed: Vec<(usize, &'static str)>,
@@ -80,7 +69,6 @@ impl Game {
             moves: Vec::new(),
             hashes: vec![hash],
             placements: vec![placement],
-            results: vec![OnceCell::new()],
             result: None,
             claimed: Vec::new(),
             time_control: None,
@@ -130,23 +118,19 @@ impl Game {
         let placement = matching::after(self.placement(self.ply()), &mv, pos.turn());
         let mut uci = String::with_capacity(5);
         UciMove::from_move(mv, self.mode).append_to_string(&mut uci);
-        // SAN from shakmaty (the moves that need telling apart); its suffix from
-        // the new position's legal moves, which the matching table needs anyway.
+        // SAN from shakmaty (the moves that need telling apart); its suffix
+        // from whether the new position has a legal move.
         let plain = self.san.then(|| San::from_move(&pos, mv));
         let mut after = pos;
         after.play_unchecked(mv);
         let check = after.checkers().any();
         self.hashes.push(hash(&after));
         self.placements.push(placement);
-        self.results.push(OnceCell::new());
-        if let Some(old) = self.results.len().checked_sub(RESULTS_KEPT + 1) {
-            self.results[old].take();
-        }
         self.positions.push(after);
         let mut san = String::new();
         if let Some(plain) = plain {
             let suffix = check.then(|| {
-                if self.results(self.ply() + 1).moves().is_empty() {
+                if !matching::quick::has_legal_move(self.current()) {
                     Suffix::Checkmate
                 } else {
                     Suffix::Check
@@ -173,7 +157,6 @@ impl Game {
         self.positions.truncate(ply + 1);
         self.hashes.truncate(ply + 1);
         self.placements.truncate(ply + 1);
-        self.results.truncate(ply + 1);
         self.claimed.retain(|(p, _)| *p <= ply);
     }
 
@@ -183,20 +166,15 @@ impl Game {
     }
 
     /// The legal move from the position after `ply` plies whose result shows
-    /// `board`, whose placement hash is `h`.
+    /// `board`, whose placement hash is `h` (from the moves that can explain
+    /// the squares that differ: `matching::quick`).
     pub fn move_from(&self, ply: usize, h: u64, board: &Board) -> Option<Move> {
-        matching::find(&self.positions[ply], self.results(ply), h, board)
+        matching::quick::find(&self.positions[ply], self.placements[ply], h, board)
     }
 
     /// The legal moves of the position after `ply` plies.
     pub fn legal(&self, ply: usize) -> shakmaty::MoveList {
-        self.results(ply).moves().iter().map(|(_, m)| *m).collect()
-    }
-
-    /// The legal moves of the position after `ply` plies, with the placement
-    /// hashes of their results.
-    fn results(&self, ply: usize) -> &matching::Results {
-        self.results[ply].get_or_init(|| matching::results(&self.positions[ply], self.placements[ply]))
+        self.positions[ply].legal_moves()
     }
 
     /// The position after `ply` plies shows `board` (placement hash `h`).
@@ -213,8 +191,7 @@ impl Game {
     /// The end the current position forces, if any (5.1.1, 5.2.1, 5.2.2, 9.6).
     pub fn forced_end(&self) -> Option<(&'static str, &'static str)> {
         let pos = self.current();
-        // The legal moves come from the matching table (built once per position).
-        if self.results(self.ply()).moves().is_empty() {
+        if !matching::quick::has_legal_move(pos) {
             return Some(if pos.is_check() {
                 (if pos.turn().is_white() { "0-1" } else { "1-0" }, "checkmate")
             } else {

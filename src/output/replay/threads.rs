@@ -1,0 +1,345 @@
+//! `replay` on threads: one log on two (reading and printing beside the rules
+//! core), many logs on a bounded pool.
+
+use std::path::Path;
+use std::sync::mpsc;
+
+use shakmaty::{CastlingMode, Chess};
+
+use super::{BATCH, CHUNK, Made, Print, Printer, Read, feed_pinned, pgn_date, start_core};
+use crate::log::{LogError, Player};
+use crate::rules::{Core, Game, Pinned, Settings};
+
+/// `replay` of one log file as a whole, on two threads, one a core each: one
+/// reads, parses and plays the log into board-level steps (decoder and board as
+/// for [`run`]) and prints what comes back; this one runs the rules core on the
+/// steps and hands back its events as they come (`text`, `jsonl`) or the games
+/// as they end (`uci`, `pgn`). Reading and printing together take about as long
+/// as the rules core, so neither side waits much. The log is judged by the
+/// settings it states (the defaults where it states none) but for those
+/// `pinned`; `given` overrides the header's `fen`. Returns what to print for the
+/// log, complete, in chunks to print in order: a log with a problem in it prints
+/// nothing and gives the problem (the first one in the file, with its line).
+pub fn replay_file(
+    path: &Path,
+    file: &str,
+    pinned: Pinned,
+    given: Option<&(Chess, CastlingMode)>,
+    print: Print,
+) -> Result<Vec<Vec<u8>>, String> {
+    std::thread::scope(|scope| {
+        let (steps_tx, steps_rx) = mpsc::sync_channel::<Read>(32);
+        // Unbounded: the rules core never waits for the printer, so the reading
+        // side (which waits for the rules core) cannot wait for itself.
+        let (made_tx, made_rx) = mpsc::channel::<Made>();
+        let io = scope.spawn(move || read_and_print(path, file, steps_tx, &made_rx, print));
+        let played = play_steps(&steps_rx, &made_tx, file, pinned, given, print);
+        // Stops the reading side if the rules core stopped first; ends what it
+        // prints.
+        drop(steps_rx);
+        drop(made_tx);
+        let printed = io
+            .join()
+            .unwrap_or_else(|_| Err(format!("{file}: the reading thread failed")));
+        // The reader's problem comes first: the rules core only stops early when
+        // the header is wrong, and the reader's is then "hung up" (empty).
+        match (printed, played) {
+            (Err(e), _) if !e.is_empty() => Err(e),
+            (_, Err(e)) => Err(e),
+            (printed, Ok(())) => printed,
+        }
+    })
+}
+
+/// The reading and printing side: the file parsed and played record by record,
+/// the steps sent on in batches, and between records what the rules core has
+/// made printed. An empty error means the rules core hung up (it has its own
+/// problem to report).
+fn read_and_print(
+    path: &Path,
+    file: &str,
+    tx: mpsc::SyncSender<Read>,
+    made: &mpsc::Receiver<Made>,
+    print: Print,
+) -> Result<Vec<Vec<u8>>, String> {
+    let text = crate::log::read_text(path, file).map_err(|e| e.to_string())?;
+    let mut printer = Printer {
+        print,
+        date: String::new(),
+        out: Vec::new(),
+        chunk: Vec::with_capacity(CHUNK),
+        line: String::new(),
+    };
+    let mut player = Player::new(file);
+    let mut steps = Vec::with_capacity(BATCH + 16);
+    let mut header_sent = false;
+    let hung_up = || LogError {
+        file: String::new(),
+        line: 0,
+        problem: String::new(),
+    };
+    let header = crate::log::parse_each(&text, file, None, |header, record, line| {
+        if !header_sent {
+            printer.date = pgn_date(header);
+            tx.send(Read::Header(header.clone())).map_err(|_| hung_up())?;
+            header_sent = true;
+        }
+        player.play_into(&record, Some(line), &mut steps)?;
+        if steps.len() >= BATCH {
+            let next = Vec::with_capacity(BATCH + 16);
+            let mut full = Read::Steps(std::mem::replace(&mut steps, next));
+            // While the rules core is a batch behind, print what it made: it
+            // hands something back after every batch, which also frees a slot.
+            loop {
+                match tx.try_send(full) {
+                    Ok(()) => break,
+                    Err(mpsc::TrySendError::Full(again)) => {
+                        full = again;
+                        printer.print(&made.recv().map_err(|_| hung_up())?);
+                    }
+                    Err(mpsc::TrySendError::Disconnected(_)) => return Err(hung_up()),
+                }
+            }
+            while let Ok(m) = made.try_recv() {
+                printer.print(&m);
+            }
+        }
+        Ok(())
+    })
+    .map_err(|e| {
+        if e.problem.is_empty() {
+            String::new()
+        } else {
+            e.to_string()
+        }
+    })?;
+    if !header_sent {
+        printer.date = pgn_date(&header);
+        tx.send(Read::Header(header)).map_err(|_| String::new())?;
+    }
+    steps.extend(player.finish());
+    tx.send(Read::Steps(steps)).map_err(|_| String::new())?;
+    drop(tx);
+    for m in made {
+        printer.print(&m);
+    }
+    printer.out.push(printer.chunk);
+    Ok(printer.out)
+}
+
+/// `replay` of many log files: a bounded pool of threads (one a core, at most
+/// one a file), each running whole files on its own (read, parse, play, rules
+/// core, print into memory: no hand-over inside a file), and `write` given each
+/// file's output in the order of `paths` as soon as it and the ones before it are
+/// done. `write` returns `false` to stop (stdout closed); the first file with a
+/// problem stops the replay there, after the files before it were written, and
+/// its problem is returned with its index.
+///
+/// One thread a file cost more than a short file's events (a thread's start and
+/// end, the futex hand-over of every batch, the allocator's purge at each
+/// thread's end): 700 logs of 150 events ran at 0.28 M events/s of CPU time, 72%
+/// of system time in futex waits (`docs/PERFORMANCE.md`).
+pub fn replay_many(
+    paths: &[(std::path::PathBuf, String)],
+    pinned: Pinned,
+    given: Option<&(Chess, CastlingMode)>,
+    print: Print,
+    mut write: impl FnMut(usize, &[u8]) -> bool,
+) -> Result<(), (usize, String)> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(paths.len())
+        .max(1);
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let (tx, rx) = mpsc::channel::<(usize, Result<Vec<u8>, String>)>();
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (next, stop) = (&next, &stop);
+            scope.spawn(move || {
+                let mut buf = Vec::new();
+                while !stop.load(Ordering::Relaxed) {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((path, file)) = paths.get(i) else { break };
+                    let done = replay_one(path, file, pinned, given, print, &mut buf)
+                        .map(|()| std::mem::take(&mut buf));
+                    if tx.send((i, done)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        // Outputs that came before their turn, by index.
+        let mut early = std::collections::BTreeMap::new();
+        let mut turn = 0;
+        let mut outcome = Ok(());
+        for (i, done) in rx {
+            early.insert(i, done);
+            while let Some(done) = early.remove(&turn) {
+                match done {
+                    Ok(text) if write(turn, &text) => turn += 1,
+                    Ok(_) => {
+                        stop.store(true, Ordering::Relaxed);
+                        return Ok(());
+                    }
+                    Err(e) => {
+                        stop.store(true, Ordering::Relaxed);
+                        outcome = Err((turn, e));
+                        return outcome;
+                    }
+                }
+            }
+        }
+        outcome
+    })
+}
+
+/// One log file on this thread: what [`replay_file`] prints of it, appended to
+/// `out`. Nothing is appended when the log has a problem (the first one in the
+/// file, with its line).
+pub fn replay_one(
+    path: &Path,
+    file: &str,
+    pinned: Pinned,
+    given: Option<&(Chess, CastlingMode)>,
+    print: Print,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    let text = crate::log::read_text(path, file).map_err(|e| e.to_string())?;
+    let mut printer = Printer {
+        print,
+        date: String::new(),
+        out: Vec::new(),
+        chunk: std::mem::take(out),
+        line: String::new(),
+    };
+    let start_len = printer.chunk.len();
+    let mut player = Player::new(file);
+    let mut steps = Vec::new();
+    let mut core: Option<Core> = None;
+    let events = matches!(print, Print::Text | Print::Jsonl);
+    let mut games = Vec::new();
+    let mut since = 0;
+    let hand_on = |core: &mut Core, printer: &mut Printer, games: &mut Vec<Game>, last: bool| {
+        if events {
+            let made = Made::Events(core.take_events());
+            printer.print(&made);
+        } else {
+            core.drain_events();
+            games.extend(core.take_finished());
+            if last {
+                games.extend(core.take_game());
+            }
+            if !games.is_empty() {
+                printer.print(&Made::Games(std::mem::take(games)));
+            }
+        }
+    };
+    let result = (|| {
+        let header = crate::log::parse_each(&text, file, None, |header, record, line| {
+            let core = match &mut core {
+                Some(c) => c,
+                None => {
+                    printer.date = pgn_date(header);
+                    let defaults = Settings::default();
+                    core.insert(start_core(header, file, defaults, pinned, given, print).map_err(
+                        |problem| LogError {
+                            file: String::new(),
+                            line: 0,
+                            problem,
+                        },
+                    )?)
+                }
+            };
+            player.play_into(&record, Some(line), &mut steps)?;
+            for step in steps.drain(..) {
+                feed_pinned(core, &step, &pinned);
+            }
+            // What the core made is printed now and then, not kept whole.
+            since += 1;
+            if since >= BATCH {
+                since = 0;
+                hand_on(core, &mut printer, &mut games, false);
+            }
+            Ok(())
+        })
+        .map_err(|e| {
+            if e.file.is_empty() {
+                e.problem
+            } else {
+                e.to_string()
+            }
+        })?;
+        let core = match &mut core {
+            Some(c) => c,
+            None => {
+                printer.date = pgn_date(&header);
+                core.insert(start_core(
+                    &header,
+                    file,
+                    Settings::default(),
+                    pinned,
+                    given,
+                    print,
+                )?)
+            }
+        };
+        for step in player.finish() {
+            feed_pinned(core, &step, &pinned);
+        }
+        core.finish();
+        hand_on(core, &mut printer, &mut games, true);
+        Ok(())
+    })();
+    *out = printer.chunk;
+    if result.is_err() {
+        out.truncate(start_len);
+    }
+    result
+}
+
+/// The rules core's side: the steps as they come, the events and the games that
+/// end handed back as they are made.
+fn play_steps(
+    rx: &mpsc::Receiver<Read>,
+    tx: &mpsc::Sender<Made>,
+    file: &str,
+    pinned: Pinned,
+    given: Option<&(Chess, CastlingMode)>,
+    print: Print,
+) -> Result<(), String> {
+    let Ok(Read::Header(header)) = rx.recv() else {
+        // The reader stopped before the header: its problem says why.
+        return Ok(());
+    };
+    let mut core = start_core(&header, file, Settings::default(), pinned, given, print)?;
+    let events = matches!(print, Print::Text | Print::Jsonl);
+    let hand_on = |core: &mut Core, last: bool| {
+        let made = if events {
+            Made::Events(core.take_events())
+        } else {
+            core.drain_events();
+            let mut games = core.take_finished();
+            if last {
+                games.extend(core.game().cloned());
+            }
+            Made::Games(games)
+        };
+        // The reading side stops listening only when it has its own problem.
+        let _ = tx.send(made);
+    };
+    for read in rx {
+        let Read::Steps(steps) = read else { continue };
+        for step in &steps {
+            feed_pinned(&mut core, step, &pinned);
+        }
+        hand_on(&mut core, false);
+    }
+    core.finish();
+    hand_on(&mut core, true);
+    Ok(())
+}
+
