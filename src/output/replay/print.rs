@@ -405,4 +405,3 @@ fn text_line(s: &mut String, e: &Event) {
     };
     s.push('\n');
 }
-

@@ -342,4 +342,3 @@ fn play_steps(
     hand_on(&mut core, true);
     Ok(())
 }
-

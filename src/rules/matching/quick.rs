@@ -137,7 +137,9 @@ pub fn find(pos: &Chess, h_pos: u64, h: u64, board: &Board) -> Option<Move> {
     let mut castles = false;
     for to in diff & board.by_color(us) {
         let Some(piece) = board.piece_at(to) else { continue };
-        pos.san_candidates(piece.role, to).into_iter().for_each(&mut check);
+        pos.san_candidates(piece.role, to)
+            .into_iter()
+            .for_each(&mut check);
         if !matches!(piece.role, Role::Pawn | Role::King) && Bitboard::BACKRANKS.contains(to) {
             pos.san_candidates(Role::Pawn, to)
                 .into_iter()
@@ -171,10 +173,22 @@ mod tests {
     /// checkmates, pins, en passant and promotions.
     fn positions() -> Vec<Chess> {
         let starts = [
-            ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", CastlingMode::Standard),
-            ("bnrqkrnb/pppppppp/8/8/8/8/PPPPPPPP/BNRQKRNB w FCfc - 0 1", CastlingMode::Chess960),
-            ("rkrnnqbb/pppppppp/8/8/8/8/PPPPPPPP/RKRNNQBB w CAca - 0 1", CastlingMode::Chess960),
-            ("bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w HFhf - 0 1", CastlingMode::Chess960),
+            (
+                "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+                CastlingMode::Standard,
+            ),
+            (
+                "bnrqkrnb/pppppppp/8/8/8/8/PPPPPPPP/BNRQKRNB w FCfc - 0 1",
+                CastlingMode::Chess960,
+            ),
+            (
+                "rkrnnqbb/pppppppp/8/8/8/8/PPPPPPPP/RKRNNQBB w CAca - 0 1",
+                CastlingMode::Chess960,
+            ),
+            (
+                "bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w HFhf - 0 1",
+                CastlingMode::Chess960,
+            ),
             ("1r2k1r1/8/8/8/8/8/8/1R2K1R1 w GBgb - 0 1", CastlingMode::Chess960),
             ("5rkr/8/8/8/8/8/8/5RKR b HFhf - 0 1", CastlingMode::Chess960),
             ("2rk3r/8/8/8/8/8/8/2RK3R w HChc - 0 1", CastlingMode::Chess960),
@@ -208,7 +222,11 @@ mod tests {
                         .copied()
                         .filter(|m| m.is_capture() || m.is_castle() || m.is_promotion())
                         .collect();
-                    let from = if !keen.is_empty() && pick.chance(60) { &keen[..] } else { &moves[..] };
+                    let from = if !keen.is_empty() && pick.chance(60) {
+                        &keen[..]
+                    } else {
+                        &moves[..]
+                    };
                     pos.play_unchecked(from[pick.range(0, from.len() as u64 - 1) as usize]);
                 }
             }
@@ -225,7 +243,11 @@ mod tests {
                 b.discard_piece_at(sq);
             } else {
                 let role = Role::ALL[pick.range(0, 5) as usize];
-                let color = if pick.chance(50) { Color::White } else { Color::Black };
+                let color = if pick.chance(50) {
+                    Color::White
+                } else {
+                    Color::Black
+                };
                 b.set_piece_at(sq, Piece { role, color });
             }
         }
@@ -239,7 +261,12 @@ mod tests {
         for pos in positions() {
             seen += 1;
             let legal = pos.legal_moves();
-            assert_eq!(has_legal_move(&pos), !legal.is_empty(), "{}", crate::rules::game_fen(&pos));
+            assert_eq!(
+                has_legal_move(&pos),
+                !legal.is_empty(),
+                "{}",
+                crate::rules::game_fen(&pos)
+            );
             mates += usize::from(legal.is_empty());
             let h = placement(pos.board());
             let table = results(&pos, h);
@@ -258,7 +285,12 @@ mod tests {
             for b in &boards {
                 let hb = placement(b);
                 let want = super::super::find(&pos, &table, hb, b);
-                assert_eq!(find(&pos, h, hb, b), want, "{} to {b:?}", crate::rules::game_fen(&pos));
+                assert_eq!(
+                    find(&pos, h, hb, b),
+                    want,
+                    "{} to {b:?}",
+                    crate::rules::game_fen(&pos)
+                );
                 found += usize::from(want.is_some());
             }
             for sq in Square::ALL {
@@ -275,6 +307,9 @@ mod tests {
         }
         assert!(seen > 5_000, "{seen} positions");
         assert!(mates >= 18, "{mates} positions without a legal move");
-        assert!(found > 100_000 && lifted_fast > 10_000, "{found} found, {lifted_fast} lifted");
+        assert!(
+            found > 100_000 && lifted_fast > 10_000,
+            "{found} found, {lifted_fast} lifted"
+        );
     }
 }
