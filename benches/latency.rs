@@ -290,18 +290,27 @@ fn main() {
         } else {
             Running::Binary(binary(dir.path(), &link, &address, http))
         };
-        // The attackers on a thread of their own at the lowest priority: in a hall
-        // they are other machines, and here they must not take the cores from
-        // the emulated board or the harness timing the moves (the daemon's
-        // own work for them is what is measured).
+        // The attackers on a thread of their own in the idle scheduling class
+        // (`EB_LATENCY_ATTACKER_NICE=1`: at nice 19 instead): in a hall they are
+        // other machines, and here they must not take the cores from the
+        // emulated board or the harness timing the moves (the daemon's own work
+        // for them, and the kernel's for their sockets, is what is measured).
+        // A thread at nice 19 still keeps a core for the rest of its slice when
+        // a board's thread wakes; one in the idle class is preempted at once.
         let waves = http.map(|addr| {
             let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
             let flag = done.clone();
             let thread = std::thread::Builder::new()
                 .name("attackers".into())
                 .spawn(move || {
-                    // SAFETY: changes only this thread's nice value.
-                    unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 19) };
+                    if std::env::var_os("EB_LATENCY_ATTACKER_NICE").is_some() {
+                        // SAFETY: changes only this thread's nice value.
+                        unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 19) };
+                    } else {
+                        let param = libc::sched_param { sched_priority: 0 };
+                        // SAFETY: pid 0 is the calling thread; `param` outlives the call.
+                        unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+                    }
                     tokio::runtime::Builder::new_current_thread()
                         .enable_all()
                         .build()
