@@ -8,7 +8,9 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use common::process::{Running, board_property, run_command, value_text};
+use common::process::{
+    Running, board_property, run_command, run_config, run_config_text, tag_in, value_text,
+};
 use common::replayed::{assert_replays_as_published, collect, live_jsonl, replay_jsonl};
 use common::{Within, pgn_games, pgn_moves, private_bus, quick, send_signal, wait_exit, wait_for};
 use eboard_bridge::board::Orientation;
@@ -62,19 +64,6 @@ async fn property(address: &str, name: &str) -> String {
         .unwrap_or_default()
 }
 
-/// A tag's value in a PGN file ("" while the file or the tag is missing).
-fn tag_in(path: &Path, tag: &str) -> String {
-    let start = format!("[{tag} \"");
-    std::fs::read_to_string(path)
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find_map(|l| l.strip_prefix(start.as_str()).and_then(|r| r.strip_suffix("\"]")))
-                .map(str::to_string)
-        })
-        .unwrap_or_default()
-}
-
 fn moves_in(path: &Path) -> usize {
     std::fs::read_to_string(path)
         .ok()
@@ -94,16 +83,7 @@ async fn a_configured_time_control_survives_sigkill_mid_game_and_replays() {
         .find(|g| g.moves.len() >= 30 && g.start == Chess::default())
         .expect("a long game");
     let link = dir.path().join("board0");
-    let cfg = dir.path().join("config.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "round = 1\noutput = \"{}\"\nstate = \"{}\"\n[clock]\ntime_control = \"5400+30\"\n",
-            dir.path().join("live").display(),
-            dir.path().join("state").display()
-        ),
-    )
-    .unwrap();
+    let cfg = run_config(dir.path(), "[clock]\ntime_control = \"5400+30\"\n");
     let address = private_bus(dir.path()).await;
     let live = dir.path().join("live/round-1/game-1.pgn");
     let _first = emulate(game_log(&game.start, &game.moves[..12], 7), &link, 8.0);
@@ -223,11 +203,7 @@ async fn the_demo_with_other_thresholds_replays_as_published_with_no_options() {
 /// A daemon configuration for board0 in `dir` with these `[rules]`.
 fn rules_config(dir: &Path, rules: &str) -> eboard_bridge::daemon::Config {
     eboard_bridge::daemon::Config::parse(
-        &format!(
-            "round = 1\noutput = \"{}\"\nstate = \"{}\"\n[rules]\n{rules}\n",
-            dir.join("live").display(),
-            dir.join("state").display()
-        ),
+        &run_config_text(dir, &format!("[rules]\n{rules}\n")),
         "rules.toml",
     )
     .unwrap()

@@ -10,7 +10,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::process::{Running, bin, board_property, run_command, value_text};
+use common::process::{Running, bin, board_property, run_command, run_config, value_text};
 use common::{Within, bus_client, output_within, pgn_moves, private_bus, quick, wait_for};
 use eboard_bridge::board::Orientation;
 use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME};
@@ -95,16 +95,7 @@ fn moves_in(path: &Path) -> usize {
 /// The real binary bridging board0 and board1 in `dir` (numbers 1 and 2, round 1)
 /// on the bus at `address`, with the fault hook set to `fault`.
 fn start(dir: &Path, address: &str, fault: Option<&str>) -> Running {
-    let cfg = dir.join("config.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "round = 1\noutput = \"{}\"\nstate = \"{}\"\n",
-            dir.join("live").display(),
-            dir.join("state").display()
-        ),
-    )
-    .unwrap();
+    let cfg = run_config(dir, "");
     let devices = [dir.join("board0"), dir.join("board1")];
     let mut cmd = run_command(&cfg, &devices, Some(address));
     cmd.env_remove(eboard_bridge::daemon::fault::FAULT_VAR);

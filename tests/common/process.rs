@@ -149,3 +149,33 @@ pub fn value_text(v: &zbus::zvariant::OwnedValue) -> String {
         format!("{v:?}")
     }
 }
+
+/// The configuration `eboard-bridge run` reads in these tests: round 1, the
+/// broadcast in `dir/live`, the state in `dir/state`, then `more` (TOML).
+pub fn run_config_text(dir: &Path, more: &str) -> String {
+    format!(
+        "round = 1\noutput = \"{}\"\nstate = \"{}\"\n{more}",
+        dir.join("live").display(),
+        dir.join("state").display()
+    )
+}
+
+/// [`run_config_text`] written to `dir/config.toml`; its path.
+pub fn run_config(dir: &Path, more: &str) -> PathBuf {
+    let cfg = dir.join("config.toml");
+    std::fs::write(&cfg, run_config_text(dir, more)).expect("the test's configuration is written");
+    cfg
+}
+
+/// A tag's value in a PGN file ("" while the file or the tag is missing).
+pub fn tag_in(path: &Path, tag: &str) -> String {
+    let start = format!("[{tag} \"");
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix(start.as_str()).and_then(|r| r.strip_suffix("\"]")))
+                .map(str::to_string)
+        })
+        .unwrap_or_default()
+}

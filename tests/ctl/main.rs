@@ -10,7 +10,7 @@ mod pairings;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::process::{Running, bin, board_property, run_command, value_text};
+use common::process::{Running, bin, board_property, run_command, tag_in, value_text};
 use common::{pgn_games, pgn_moves, private_bus, wait_for};
 use eboard_bridge::board::Orientation;
 use eboard_bridge::bus::BOARD_INTERFACE;
@@ -143,19 +143,6 @@ async fn property_is(address: &str, n: u32, name: &str, want: &str) {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     panic!("board {n}: {name} is {last:?}, not {want:?}");
-}
-
-/// A tag's value in a PGN file ("" while the file or the tag is missing).
-fn tag_in(path: &Path, tag: &str) -> String {
-    std::fs::read_to_string(path)
-        .ok()
-        .and_then(|t| {
-            let start = format!("[{tag} \"");
-            t.lines()
-                .find_map(|l| l.strip_prefix(start.as_str()).and_then(|r| r.strip_suffix("\"]")))
-                .map(str::to_string)
-        })
-        .unwrap_or_default()
 }
 
 /// How many plies a broadcast PGN file holds (0 while it does not exist).

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::process::{Running, run_command};
+use common::process::{Running, run_command, run_config, tag_in};
 use common::{
     Need, Within, bus_client, listen, need, pgn_games, pgn_moves, private_bus, quick, send_signal, wait_exit,
     wait_for,
@@ -86,21 +86,6 @@ fn long_game() -> common::PgnGame {
         .expect("a long game")
 }
 
-/// A configuration for the real binary: round 1, folders in `dir`.
-fn run_config(dir: &Path) -> PathBuf {
-    let cfg = dir.join("config.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "round = 1\noutput = \"{}\"\nstate = \"{}\"\n",
-            dir.join("live").display(),
-            dir.join("state").display()
-        ),
-    )
-    .unwrap();
-    cfg
-}
-
 /// How many moves a broadcast PGN file holds (0 while it does not exist).
 fn moves_in(path: &Path) -> usize {
     std::fs::read_to_string(path)
@@ -126,19 +111,6 @@ async fn resume_from(
     let snap = daemon.boards()[0].2.clone();
     wait_for("the recorded moves", 10, || snap.borrow().moves.len() == moves).await;
     (daemon, snap)
-}
-
-/// A tag's value in a PGN file ("" while the file or the tag is missing).
-fn tag_in(path: &Path, tag: &str) -> String {
-    std::fs::read_to_string(path)
-        .ok()
-        .and_then(|t| {
-            let start = format!("[{tag} \"");
-            t.lines()
-                .find_map(|l| l.strip_prefix(start.as_str()).and_then(|r| r.strip_suffix("\"]")))
-                .map(str::to_string)
-        })
-        .unwrap_or_default()
 }
 
 /// The real binary on the bus at `address` (`--bus session`), or on none.

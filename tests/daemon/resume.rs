@@ -8,7 +8,7 @@ async fn a_daemon_killed_with_sigkill_resumes_the_same_game() {
     let dir = tempfile::tempdir().unwrap();
     let game = &long_game();
     let link = dir.path().join("board0");
-    let cfg = run_config(dir.path());
+    let cfg = run_config(dir.path(), "");
     let live = dir.path().join("live/round-1/game-1.pgn");
     let start = || start_binary(&cfg, &link, None);
     let _first = emulate(game_log(&game.start, &game.moves[..16], 3), &link, 8.0);
@@ -60,7 +60,7 @@ async fn an_arbiters_result_survives_sigkill_and_sigterm_and_replays() {
     let dir = tempfile::tempdir().unwrap();
     let game = &long_game();
     let link = dir.path().join("board0");
-    let cfg = run_config(dir.path());
+    let cfg = run_config(dir.path(), "");
     let address = private_bus(dir.path()).await;
     let live = dir.path().join("live/round-1/game-1.pgn");
     let start = || start_binary(&cfg, &link, Some(&address));
@@ -148,7 +148,7 @@ async fn arbiter_decisions_and_every_game_survive_sigkill_and_sigterm() {
     let dir = tempfile::tempdir().unwrap();
     let game = &long_game();
     let link = dir.path().join("board0");
-    let cfg = run_config(dir.path());
+    let cfg = run_config(dir.path(), "");
     let address = private_bus(dir.path()).await;
     let round = dir.path().join("live/round-1");
     let (first, second) = (round.join("game-1.pgn"), round.join("game-1-2.pgn"));
@@ -282,7 +282,7 @@ async fn a_disk_that_fills_and_empties_loses_no_published_move() {
     let dir = tempfile::tempdir().unwrap();
     let game = &long_game();
     let link = dir.path().join("board0");
-    let cfg = run_config(dir.path());
+    let cfg = run_config(dir.path(), "");
     let live = dir.path().join("live/round-1/game-1.pgn");
     let recording = dir.path().join("state/recordings/board0.esl");
     let size = || std::fs::metadata(&recording).map_or(0, |m| m.len());
@@ -364,7 +364,7 @@ async fn sigkill_soak_loses_no_move_and_no_decision() {
         .max_by_key(|g| g.moves.len())
         .unwrap();
     let link = dir.path().join("board0");
-    let cfg = run_config(dir.path());
+    let cfg = run_config(dir.path(), "");
     let address = private_bus(dir.path()).await;
     let live = dir.path().join("live/round-1/game-1.pgn");
     // The game spread over the kills (a kill and a restart take about 1.6 s), at
