@@ -44,6 +44,24 @@ pub struct HttpConfig {
     pub tls_cert: Option<PathBuf>,
     #[serde(default)]
     pub tls_key: Option<PathBuf>,
+    /// How the server's thread shares the cores with the boards' threads.
+    #[serde(default)]
+    pub priority: Priority,
+}
+
+/// `[http] priority`: the server thread's scheduling against the boards'.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Priority {
+    /// The idle scheduling class: a board's thread that wakes takes the core at
+    /// once; the spectators get what the boards and the machine's other
+    /// programs leave.
+    #[default]
+    Idle,
+    /// 10 nice levels below the daemon's other threads.
+    Low,
+    /// The same as the boards'.
+    Normal,
 }
 
 fn default_per_address() -> usize {
@@ -112,6 +130,7 @@ impl HttpConfig {
             arbiters: None,
             tls_cert: None,
             tls_key: None,
+            priority: Priority::default(),
         }
     }
 }

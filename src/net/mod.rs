@@ -48,7 +48,7 @@ pub use events::EventLog;
 use events::Next;
 use livechess::{BoardView, Session};
 
-pub use config::{HttpConfig, Listen};
+pub use config::{HttpConfig, Listen, Priority};
 pub use socket::MAX_MESSAGE;
 use socket::{livechess_list, livechess_socket};
 
@@ -177,6 +177,7 @@ impl Server {
         };
         let scheme = if tls.is_some() { "https" } else { "http" };
         let slots = Arc::new(Semaphore::new(config.max_connections.max(1)));
+        let priority = config.priority;
         let limits = guard::Limits {
             per_address: config.max_per_address.max(1),
             header_timeout: Duration::from_millis(config.header_timeout_ms.max(100)),
@@ -234,7 +235,7 @@ impl Server {
         let thread = std::thread::Builder::new()
             .name("eboard-http".into())
             .spawn(move || {
-                priority::yield_to_boards();
+                priority::yield_to_boards(priority);
                 runtime.block_on(serve)
             })
             .map_err(NetError::Runtime)?;
