@@ -92,11 +92,18 @@ mod tests {
         struct T {
             priority: Priority,
         }
-        for (text, p) in [("idle", Priority::Idle), ("low", Priority::Low), ("normal", Priority::Normal)] {
+        for (text, p) in [
+            ("idle", Priority::Idle),
+            ("low", Priority::Low),
+            ("normal", Priority::Normal),
+        ] {
             let t: T = toml::from_str(&format!("priority = \"{text}\"")).unwrap();
             assert_eq!(t.priority, p);
         }
-        let e = toml::from_str::<T>("priority = \"high\"").err().unwrap().to_string();
+        let e = toml::from_str::<T>("priority = \"high\"")
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains("idle") && e.contains("normal"), "{e}");
     }
 }
