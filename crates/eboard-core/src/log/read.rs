@@ -37,22 +37,49 @@ pub fn read_log(path: &Path) -> Result<SensorLog, LogError> {
 
 /// Reads a sensor log file's text; `file` names it in errors.
 pub fn read_text(path: &Path, file: &str) -> Result<String, LogError> {
-    let bytes = std::fs::read(path).map_err(|e| LogError {
+    let bytes = std::fs::read(path).map_err(|e| cannot_read(file, &e))?;
+    String::from_utf8(bytes).map_err(|e| not_utf8(file, e.as_bytes(), e.utf8_error()))
+}
+
+/// [`read_text`] into `buf`, kept by the caller from file to file (many short
+/// logs): the file is read until its end into the room `buf` already has, with
+/// no look at its size first and nothing allocated once `buf` is large enough.
+/// The same errors as [`read_text`].
+pub fn read_text_into<'b>(path: &Path, file: &str, buf: &'b mut Vec<u8>) -> Result<&'b str, LogError> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).map_err(|e| cannot_read(file, &e))?;
+    let mut n = 0;
+    loop {
+        if n == buf.len() {
+            buf.resize((2 * buf.len()).max(16 * 1024), 0);
+        }
+        match f.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(cannot_read(file, &e)),
+        }
+    }
+    let bytes = &buf[..n];
+    std::str::from_utf8(bytes).map_err(|e| not_utf8(file, bytes, e))
+}
+
+fn cannot_read(file: &str, e: &std::io::Error) -> LogError {
+    LogError {
         file: file.to_string(),
         line: 0,
         problem: format!("cannot read: {e}"),
-    })?;
-    String::from_utf8(bytes).map_err(|e| {
-        let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count();
-        LogError {
-            file: file.to_string(),
-            line,
-            problem: "not UTF-8 text".into(),
-        }
-    })
+    }
+}
+
+/// The line of the first byte that is not UTF-8.
+fn not_utf8(file: &str, bytes: &[u8], e: std::str::Utf8Error) -> LogError {
+    let line = 1 + bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count();
+    LogError {
+        file: file.to_string(),
+        line,
+        problem: "not UTF-8 text".into(),
+    }
 }
 
 /// Parses the text of a sensor log; `file` names it in errors.
@@ -192,6 +219,30 @@ impl<'a> Iterator for Lines<'a> {
     }
 }
 
+/// A line's words, between blanks and tabs, as `split([' ', '\t'])` without the
+/// empty pieces gives them, found by a plain loop over the bytes.
+struct Words<'a> {
+    rest: &'a str,
+}
+
+impl<'a> Iterator for Words<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let blank = |b: &u8| *b == b' ' || *b == b'\t';
+        let bytes = self.rest.as_bytes();
+        let start = bytes.iter().position(|b| !blank(b))?;
+        let len = bytes[start..]
+            .iter()
+            .position(blank)
+            .unwrap_or(bytes.len() - start);
+        // Both ends are next to an ASCII byte or the text's ends: char boundaries.
+        let word = &self.rest[start..start + len];
+        self.rest = &self.rest[start + len..];
+        Some(word)
+    }
+}
+
 /// The JSON object of a `# settings:` line, checked to be one (the rules core
 /// reads its fields).
 fn settings_line(value: &str) -> Result<String, String> {
@@ -206,7 +257,7 @@ fn settings_line(value: &str) -> Result<String, String> {
 
 /// Parses one record line (not blank, not a comment).
 pub fn parse_record(line: &str) -> Result<Record, String> {
-    let mut words = line.split([' ', '\t']).filter(|w| !w.is_empty());
+    let mut words = Words { rest: line };
     let time_word = words.next().ok_or("empty record")?;
     let time = LogTime::parse(time_word).ok_or_else(|| {
         format!(
@@ -415,6 +466,26 @@ fn clip(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn words_are_what_split_gives() {
+        for text in [
+            "",
+            " ",
+            "\t",
+            "a",
+            " a",
+            "a ",
+            "a  b",
+            "\ta\t b\t",
+            "1.5 lift é2  ü",
+            " x\u{a0}y z ",
+        ] {
+            let ours: Vec<&str> = Words { rest: text }.collect();
+            let split: Vec<&str> = text.split([' ', '\t']).filter(|w| !w.is_empty()).collect();
+            assert_eq!(ours, split, "{text:?}");
+        }
+    }
 
     #[test]
     fn lines_are_what_split_gives() {
