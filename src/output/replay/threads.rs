@@ -215,7 +215,7 @@ fn replay_in(
         }
     };
     let result = (|| {
-        let header = crate::log::parse_each(&text, file, None, |header, record, line| {
+        let header = crate::log::parse_each(text, file, None, |header, record, line| {
             let core = match &mut core {
                 Some(c) => c,
                 None => {
