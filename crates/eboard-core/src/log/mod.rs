@@ -6,6 +6,7 @@ pub mod journal;
 pub mod play;
 mod read;
 mod record;
+mod split;
 mod write;
 
 pub use journal::{Flushed, Journal};
