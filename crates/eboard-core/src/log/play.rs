@@ -1,6 +1,8 @@
 //! Playing a sensor log: every decoded record is turned into the bytes a DGT board
 //! (with a DGT 3000 on it) would have sent, and every byte, recorded or made, goes
-//! through the same [`Decoder`] that reads a real board.
+//! through the same [`Decoder`] that reads a real board. A `lift` or `place`
+//! while the decoder is between messages is the one short cut: its field update,
+//! which its bytes would decode to whole, is handed on and its bytes counted.
 
 use crate::board::{BoardEvent, BoardState};
 use crate::clock::ClockModel;
