@@ -330,7 +330,7 @@ fn replay(format: Format, fen: Option<&str>, pinned: Pinned, logs: &[PathBuf]) -
     ExitCode::SUCCESS
 }
 
-/// `replay` of several logs (not `sensors`): a pool of threads, the outputs
+/// `replay` of several logs (not `sensors`): one after the other, the outputs
 /// written in the order of the logs, through one buffer.
 fn replay_many(
     format: Format,

@@ -26,6 +26,49 @@ fn wire_bytes() -> impl Strategy<Value = Vec<u8>> {
     prop::collection::vec(byte, 0..600)
 }
 
+/// One piece of a board's stream: a message as encoded (every kind a board
+/// sends), one with a byte changed or cut short, or noise.
+fn wire_part() -> impl Strategy<Value = Vec<u8>> {
+    let message = prop_oneof![
+        (0u8..64, 0u8..13).prop_map(|(f, p)| vec![0x8e, 0, 5, f, p]),
+        prop::collection::vec(0u8..13, 64).prop_map(|cells| {
+            let mut m = vec![0x86, 0, 67];
+            m.extend(cells);
+            m
+        }),
+        prop::collection::vec(0u8..0x80, 7).prop_map(|p| {
+            let mut m = vec![0x8d, 0, 10];
+            m.extend(p);
+            m
+        }),
+        (0u32..36_000_000, 0u32..36_000_000, any::<bool>(), any::<bool>()).prop_map(|(l, r, run, lever)| {
+            let t = |ms: u32| ClockTime::from_millis(ms / 1000 * 1000);
+            let side = run.then_some(if lever { ClockSide::Left } else { ClockSide::Right });
+            let status = eboard_bridge::protocol::ClockStatus::new(t(l), t(r), side, lever);
+            eboard_bridge::protocol::BoardMessage::Clock(status).encode()
+        }),
+        prop::collection::vec(0u8..0x80, 0..12).prop_map(|p| {
+            let mut m = vec![0x92, 0, 3 + p.len() as u8];
+            m.extend(p);
+            m
+        }),
+        prop::collection::vec(0u8..0x80, 2).prop_map(|p| vec![0x93, 0, 5, p[0], p[1]]),
+    ];
+    prop_oneof![
+        4 => message.clone(),
+        1 => (message.clone(), any::<prop::sample::Index>(), any::<u8>()).prop_map(|(mut m, at, b)| {
+            let i = at.index(m.len());
+            m[i] = b;
+            m
+        }),
+        1 => (message, any::<prop::sample::Index>()).prop_map(|(m, at)| m[..at.index(m.len())].to_vec()),
+        1 => wire_bytes().prop_map(|mut b| {
+            b.truncate(20);
+            b
+        }),
+    ]
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
 
@@ -48,6 +91,17 @@ proptest! {
         prop_assert_eq!(decode_all(&[&bytes[..at], &bytes[at..]]), out.clone());
         let single: Vec<&[u8]> = bytes.chunks(1).collect();
         prop_assert_eq!(decode_all(&single), out);
+    }
+
+    /// Whole messages as log playback and a board send them, among damaged ones
+    /// and noise: fed at once (a whole message is decoded where it lies) they
+    /// give what they give one byte at a time (every byte through the state
+    /// machine).
+    #[test]
+    fn whole_messages_decode_as_bytes_one_at_a_time(parts in prop::collection::vec(wire_part(), 0..40)) {
+        let bytes: Vec<u8> = parts.concat();
+        let single: Vec<&[u8]> = bytes.chunks(1).collect();
+        prop_assert_eq!(decode_all(&[&bytes]), decode_all(&single));
     }
 
     #[test]

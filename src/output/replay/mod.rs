@@ -1,6 +1,6 @@
 //! `replay --format text|jsonl|uci|pgn`: sensor logs through the rules core.
 //!
-//! `threads`: one log on two threads, many logs on a pool; `print`: the
+//! `threads`: one log on two threads, many logs one after the other; `print`: the
 //! formats; this file: the rules core set up for a log and the steps fed to it.
 
 use shakmaty::{CastlingMode, Chess};

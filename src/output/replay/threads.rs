@@ -1,5 +1,5 @@
 //! `replay` on threads: one log on two (reading and printing beside the rules
-//! core), many logs on a bounded pool.
+//! core), many logs one after the other on the caller's thread.
 
 use std::path::Path;
 use std::sync::mpsc;
@@ -127,18 +127,21 @@ fn read_and_print(
     Ok(printer.out)
 }
 
-/// `replay` of many log files: a bounded pool of threads (one a core, at most
-/// one a file), each running whole files on its own (read, parse, play, rules
-/// core, print into memory: no hand-over inside a file), and `write` given each
-/// file's output in the order of `paths` as soon as it and the ones before it are
-/// done. `write` returns `false` to stop (stdout closed); the first file with a
+/// `replay` of many log files, one after the other on this thread: each file
+/// run whole (read, parse, play, rules core, print into one buffer kept from
+/// file to file), and `write` given its output, in the order of `paths`.
+/// `write` returns `false` to stop (stdout closed); the first file with a
 /// problem stops the replay there, after the files before it were written, and
 /// its problem is returned with its index.
 ///
 /// One thread a file cost more than a short file's events (a thread's start and
 /// end, the futex hand-over of every batch, the allocator's purge at each
-/// thread's end): 700 logs of 150 events ran at 0.28 M events/s of CPU time, 72%
-/// of system time in futex waits (`docs/PERFORMANCE.md`).
+/// thread's end): 700 logs of 150 events ran at 0.28 M events/s of CPU time,
+/// 72% of system time in futex waits. A pool of one thread a core then handed
+/// each file's output to the writing thread: on the 2 cores measured, the two
+/// threads together took 1.3 times the CPU time of one doing everything
+/// (`docs/PERFORMANCE.md`, issue 36), for 0.6 times the wall time. The figure
+/// that counts for an audit of many logs is the CPU time, so there is no pool.
 pub fn replay_many(
     paths: &[(std::path::PathBuf, String)],
     pinned: Pinned,
@@ -146,55 +149,15 @@ pub fn replay_many(
     print: Print,
     mut write: impl FnMut(usize, &[u8]) -> bool,
 ) -> Result<(), (usize, String)> {
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(paths.len())
-        .max(1);
-    let next = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
-    std::thread::scope(|scope| {
-        let (tx, rx) = mpsc::channel::<(usize, Result<Vec<u8>, String>)>();
-        for _ in 0..workers {
-            let tx = tx.clone();
-            let (next, stop) = (&next, &stop);
-            scope.spawn(move || {
-                let mut buf = Vec::new();
-                while !stop.load(Ordering::Relaxed) {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((path, file)) = paths.get(i) else { break };
-                    let done = replay_one(path, file, pinned, given, print, &mut buf)
-                        .map(|()| std::mem::take(&mut buf));
-                    if tx.send((i, done)).is_err() {
-                        break;
-                    }
-                }
-            });
+    let (mut buf, mut text) = (Vec::new(), Vec::new());
+    for (i, (path, file)) in paths.iter().enumerate() {
+        buf.clear();
+        replay_in(path, file, pinned, given, print, &mut buf, &mut text).map_err(|e| (i, e))?;
+        if !write(i, &buf) {
+            return Ok(());
         }
-        drop(tx);
-        // Outputs that came before their turn, by index.
-        let mut early = std::collections::BTreeMap::new();
-        let mut turn = 0;
-        let mut outcome = Ok(());
-        for (i, done) in rx {
-            early.insert(i, done);
-            while let Some(done) = early.remove(&turn) {
-                match done {
-                    Ok(text) if write(turn, &text) => turn += 1,
-                    Ok(_) => {
-                        stop.store(true, Ordering::Relaxed);
-                        return Ok(());
-                    }
-                    Err(e) => {
-                        stop.store(true, Ordering::Relaxed);
-                        outcome = Err((turn, e));
-                        return outcome;
-                    }
-                }
-            }
-        }
-        outcome
-    })
+    }
+    Ok(())
 }
 
 /// One log file on this thread: what [`replay_file`] prints of it, appended to
@@ -208,7 +171,20 @@ pub fn replay_one(
     print: Print,
     out: &mut Vec<u8>,
 ) -> Result<(), String> {
-    let text = crate::log::read_text(path, file).map_err(|e| e.to_string())?;
+    replay_in(path, file, pinned, given, print, out, &mut Vec::new())
+}
+
+/// [`replay_one`], the file read into `text_buf` (kept from file to file).
+fn replay_in(
+    path: &Path,
+    file: &str,
+    pinned: Pinned,
+    given: Option<&(Chess, CastlingMode)>,
+    print: Print,
+    out: &mut Vec<u8>,
+    text_buf: &mut Vec<u8>,
+) -> Result<(), String> {
+    let text = crate::log::read_text_into(path, file, text_buf).map_err(|e| e.to_string())?;
     let mut printer = Printer {
         print,
         date: String::new(),
@@ -239,7 +215,7 @@ pub fn replay_one(
         }
     };
     let result = (|| {
-        let header = crate::log::parse_each(&text, file, None, |header, record, line| {
+        let header = crate::log::parse_each(text, file, None, |header, record, line| {
             let core = match &mut core {
                 Some(c) => c,
                 None => {

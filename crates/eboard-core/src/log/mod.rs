@@ -6,11 +6,14 @@ pub mod journal;
 pub mod play;
 mod read;
 mod record;
+mod split;
 mod write;
 
 pub use journal::{Flushed, Journal};
 pub use play::{DECIDED_BY, Played, Player, Step};
-pub use read::{LogError, parse_each, parse_log, parse_log_lenient, parse_record, read_log, read_text};
+pub use read::{
+    LogError, parse_each, parse_log, parse_log_lenient, parse_record, read_log, read_text, read_text_into,
+};
 pub use record::{Header, LogTime, MAGIC, Record, RecordKind, Running, SETTINGS_KEY, SensorLog};
 pub use write::{LogWriter, to_string};
 

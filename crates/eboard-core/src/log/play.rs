@@ -1,6 +1,8 @@
 //! Playing a sensor log: every decoded record is turned into the bytes a DGT board
 //! (with a DGT 3000 on it) would have sent, and every byte, recorded or made, goes
-//! through the same [`Decoder`] that reads a real board.
+//! through the same [`Decoder`] that reads a real board. A `lift` or `place`
+//! while the decoder is between messages is the one short cut: its field update,
+//! which its bytes would decode to whole, is handed on and its bytes counted.
 
 use crate::board::{BoardEvent, BoardState};
 use crate::clock::ClockModel;
@@ -75,41 +77,10 @@ pub fn board_bytes_into(
             return Ok(false);
         }
         RecordKind::Board(p) => BoardMessage::BoardDump(p.clone()).encode_into(bytes),
-        RecordKind::Lift { square, piece } => {
-            let there = board.piece_at(*square);
-            match (there, piece) {
-                (PieceCode::Empty, _) => {
-                    return Err(format!("lift {square}, but the board has no piece there"));
-                }
-                (PieceCode::Piece(have), Some(want)) if have != *want => {
-                    return Err(format!(
-                        "lift {square} {}, but the board has {} there",
-                        want.char(),
-                        have.char()
-                    ));
-                }
-                _ => {}
-            }
-            let field = Field::from_square(*square);
-            BoardMessage::FieldUpdate {
-                field,
-                piece: PieceCode::Empty,
-            }
-            .encode_into(bytes)
-        }
-        RecordKind::Place { square, piece } => {
-            if board.piece_at(*square) == PieceCode::Piece(*piece) {
-                return Err(format!(
-                    "place {square} {}, but that piece already stands there",
-                    piece.char()
-                ));
-            }
-            BoardMessage::FieldUpdate {
-                field: Field::from_square(*square),
-                piece: PieceCode::Piece(*piece),
-            }
-            .encode_into(bytes)
-        }
+        RecordKind::Lift { .. } | RecordKind::Place { .. } => match field_update(kind, board)? {
+            Some(m) => m.encode_into(bytes),
+            None => return Ok(false),
+        },
         RecordKind::Clock { left, right, running } => {
             clock.set(*left, *right, running.side(), now_us);
             BoardMessage::Clock(clock.status(now_us)).encode_into(bytes)
@@ -126,6 +97,46 @@ pub fn board_bytes_into(
         RecordKind::Button(b) => BoardMessage::ClockAck(ClockAck::button(*b)).encode_into(bytes),
     }
     Ok(true)
+}
+
+/// The field update a `lift` or `place` record is, checked against the board
+/// as decoded so far; `None` for the other records.
+fn field_update(kind: &RecordKind, board: &BoardState) -> Result<Option<BoardMessage>, String> {
+    Ok(Some(match kind {
+        RecordKind::Lift { square, piece } => {
+            let there = board.piece_at(*square);
+            match (there, piece) {
+                (PieceCode::Empty, _) => {
+                    return Err(format!("lift {square}, but the board has no piece there"));
+                }
+                (PieceCode::Piece(have), Some(want)) if have != *want => {
+                    return Err(format!(
+                        "lift {square} {}, but the board has {} there",
+                        want.char(),
+                        have.char()
+                    ));
+                }
+                _ => {}
+            }
+            BoardMessage::FieldUpdate {
+                field: Field::from_square(*square),
+                piece: PieceCode::Empty,
+            }
+        }
+        RecordKind::Place { square, piece } => {
+            if board.piece_at(*square) == PieceCode::Piece(*piece) {
+                return Err(format!(
+                    "place {square} {}, but that piece already stands there",
+                    piece.char()
+                ));
+            }
+            BoardMessage::FieldUpdate {
+                field: Field::from_square(*square),
+                piece: PieceCode::Piece(*piece),
+            }
+        }
+        _ => return Ok(None),
+    }))
 }
 
 /// Plays records one at a time into board-level steps.
@@ -199,6 +210,22 @@ impl Player {
             RecordKind::Settings(json) => steps.push(step(Played::Settings(json.clone()))),
             RecordKind::Arbiter { method, args } => {
                 steps.push(step(Played::Arbiter(method.clone(), args.clone(), decided_by)))
+            }
+            // A lift or a placement between messages: its field update, whose 5
+            // bytes the decoder would decode whole to the same message, is
+            // handed on as it is and its bytes counted (the same steps, with
+            // neither the bytes made nor read).
+            kind @ (RecordKind::Lift { .. } | RecordKind::Place { .. }) if self.decoder.is_idle() => {
+                let m = field_update(kind, &self.board).map_err(|problem| LogError {
+                    file: self.file.clone(),
+                    line: line.unwrap_or(0),
+                    problem,
+                })?;
+                if let Some(m) = m {
+                    self.decoder.pass_field_update();
+                    let d = Decoded::Message(m);
+                    decoded(&mut self.board, &mut self.clock, d, now, |p| steps.push(step(p)));
+                }
             }
             kind => {
                 let mut bytes = std::mem::take(&mut self.bytes);
@@ -322,6 +349,64 @@ mod tests {
         assert_eq!(c.running_side(), Some(ClockSide::Right));
         assert!(matches!(events[7], Played::Board(BoardEvent::Button(_))));
         assert_eq!(steps[4].line, Some(6));
+    }
+
+    /// The board-level steps of a log with every record's bytes fed to the
+    /// decoder, as the player did before it handed lifts and placements on as
+    /// their messages.
+    fn by_bytes(log: &SensorLog) -> Vec<Played> {
+        let zero = ClockTime::from_millis(0);
+        let (mut decoder, mut board) = (Decoder::new(), BoardState::new());
+        let mut clock = ClockModel::new(zero, zero, 0);
+        let mut out = Vec::new();
+        let mut now = 0;
+        for r in &log.records {
+            now = r.time.micros();
+            let mut bytes = Vec::new();
+            if board_bytes_into(&r.kind, &board, &mut clock, now, &mut bytes).expect("a playable log") {
+                for d in decoder.feed(&bytes) {
+                    decoded(&mut board, &mut clock, d, now, |p| out.push(p));
+                }
+            }
+        }
+        for d in decoder.finish() {
+            decoded(&mut board, &mut clock, d, now, |p| out.push(p));
+        }
+        out
+    }
+
+    /// Lifts and placements handed on as messages give the steps their bytes
+    /// give, between messages and inside one (`rx` bytes cut short, garbage):
+    /// a hand-made log and every scenario of the repository.
+    #[test]
+    fn lifts_and_placements_as_messages_are_their_bytes() {
+        let made = "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n\
+                    1 lift e2 P\n1.1 rx 8e 00\n1.2 place e4 P\n1.3 rx 01 02\n1.4 lift e7\n\
+                    1.5 rx 8e 00 05 0c\n1.6 place e5 p\n1.7 rx 8e 00 05 0c 07\n1.8 lift g1 N\n\
+                    1.9 press left\n2 place f3 N\n2.1 rx 8e 00 05\n";
+        let mut logs = vec![("made.esl".to_string(), made.to_string())];
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/scenarios");
+        for entry in std::fs::read_dir(&dir).expect("the scenarios") {
+            let path = entry.expect("an entry").path();
+            if path.extension().is_some_and(|e| e == "esl") {
+                let text = std::fs::read_to_string(&path).expect("a scenario");
+                logs.push((path.display().to_string(), text));
+            }
+        }
+        assert!(logs.len() > 50, "{} logs", logs.len());
+        let mut steps = 0;
+        for (file, text) in &logs {
+            let log = parse_log(text, file).expect("a log");
+            let played: Vec<Played> = Player::play_log(&log, file)
+                .expect("a playable log")
+                .into_iter()
+                .map(|s| s.what)
+                .filter(|p| matches!(p, Played::Board(_) | Played::Skipped(_)))
+                .collect();
+            assert_eq!(played, by_bytes(&log), "{file}");
+            steps += played.len();
+        }
+        assert!(steps > 800, "{steps} steps");
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::path::Path;
 use shakmaty::{Piece, Square};
 
 use super::record::{Header, LogTime, MAGIC, Record, RecordKind, Running, SETTINGS_KEY, SensorLog};
+use super::split::{Lines, Words};
 use crate::protocol::{ClockButton, ClockSide, ClockTime, Placement};
 use crate::text::clip_to;
 
@@ -37,22 +38,49 @@ pub fn read_log(path: &Path) -> Result<SensorLog, LogError> {
 
 /// Reads a sensor log file's text; `file` names it in errors.
 pub fn read_text(path: &Path, file: &str) -> Result<String, LogError> {
-    let bytes = std::fs::read(path).map_err(|e| LogError {
+    let bytes = std::fs::read(path).map_err(|e| cannot_read(file, &e))?;
+    String::from_utf8(bytes).map_err(|e| not_utf8(file, e.as_bytes(), e.utf8_error()))
+}
+
+/// [`read_text`] into `buf`, kept by the caller from file to file (many short
+/// logs): the file is read until its end into the room `buf` already has, with
+/// no look at its size first and nothing allocated once `buf` is large enough.
+/// The same errors as [`read_text`].
+pub fn read_text_into<'b>(path: &Path, file: &str, buf: &'b mut Vec<u8>) -> Result<&'b str, LogError> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).map_err(|e| cannot_read(file, &e))?;
+    let mut n = 0;
+    loop {
+        if n == buf.len() {
+            buf.resize((2 * buf.len()).max(16 * 1024), 0);
+        }
+        match f.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(cannot_read(file, &e)),
+        }
+    }
+    let bytes = &buf[..n];
+    std::str::from_utf8(bytes).map_err(|e| not_utf8(file, bytes, e))
+}
+
+fn cannot_read(file: &str, e: &std::io::Error) -> LogError {
+    LogError {
         file: file.to_string(),
         line: 0,
         problem: format!("cannot read: {e}"),
-    })?;
-    String::from_utf8(bytes).map_err(|e| {
-        let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count();
-        LogError {
-            file: file.to_string(),
-            line,
-            problem: "not UTF-8 text".into(),
-        }
-    })
+    }
+}
+
+/// The line of the first byte that is not UTF-8.
+fn not_utf8(file: &str, bytes: &[u8], e: std::str::Utf8Error) -> LogError {
+    let line = 1 + bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count();
+    LogError {
+        file: file.to_string(),
+        line,
+        problem: "not UTF-8 text".into(),
+    }
 }
 
 /// Parses the text of a sensor log; `file` names it in errors.
@@ -167,31 +195,6 @@ pub fn parse_each(
     Ok(header)
 }
 
-/// The pieces of a text between `\n`s, as `str::split('\n')` gives them, found
-/// by a plain loop: a log's lines are short, and a search call per line cost
-/// more than the bytes it looked at.
-struct Lines<'a> {
-    rest: Option<&'a str>,
-}
-
-impl<'a> Iterator for Lines<'a> {
-    type Item = &'a str;
-
-    fn next(&mut self) -> Option<&'a str> {
-        let rest = self.rest?;
-        match rest.bytes().position(|b| b == b'\n') {
-            Some(i) => {
-                self.rest = Some(&rest[i + 1..]);
-                Some(&rest[..i])
-            }
-            None => {
-                self.rest = None;
-                Some(rest)
-            }
-        }
-    }
-}
-
 /// The JSON object of a `# settings:` line, checked to be one (the rules core
 /// reads its fields).
 fn settings_line(value: &str) -> Result<String, String> {
@@ -206,7 +209,7 @@ fn settings_line(value: &str) -> Result<String, String> {
 
 /// Parses one record line (not blank, not a comment).
 pub fn parse_record(line: &str) -> Result<Record, String> {
-    let mut words = line.split([' ', '\t']).filter(|w| !w.is_empty());
+    let mut words = Words { rest: line };
     let time_word = words.next().ok_or("empty record")?;
     let time = LogTime::parse(time_word).ok_or_else(|| {
         format!(
@@ -415,15 +418,6 @@ fn clip(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn lines_are_what_split_gives() {
-        for text in ["", "\n", "a", "a\n", "\na", "a\nb", "a\r\nb\n\n", "é\nü\n\nx y\n"] {
-            let ours: Vec<&str> = Lines { rest: Some(text) }.collect();
-            let split: Vec<&str> = text.split('\n').collect();
-            assert_eq!(ours, split, "{text:?}");
-        }
-    }
 
     #[test]
     fn a_lenient_read_skips_bad_lines_and_says_where() {

@@ -130,10 +130,46 @@ impl Decoder {
 
     /// Feeds bytes, handing each output to `sink` as it completes.
     pub fn feed_with(&mut self, input: &[u8], mut sink: impl FnMut(Decoded)) {
-        for &b in input {
+        let mut i = 0;
+        while let Some(&b) = input.get(i) {
+            if self.is_idle() {
+                if let Some(n) = self.whole(&input[i..], &mut sink) {
+                    i += n;
+                    continue;
+                }
+            }
             self.byte(b, &mut sink);
             self.offset += 1;
+            i += 1;
         }
+    }
+
+    /// Between messages: a whole, well-formed message at the start of `input`
+    /// decoded where it lies, and its length; `None`, with nothing done, when
+    /// `input` does not start with one (then the bytes go one at a time). What
+    /// comes out is what the bytes one at a time give: a known id, both length
+    /// bytes and the payload without bit 7, a length the id may have, and a
+    /// payload that parses; anything else goes the byte-at-a-time way. Log
+    /// playback hands the decoder one whole message a record.
+    fn whole(&mut self, input: &[u8], sink: &mut impl FnMut(Decoded)) -> Option<usize> {
+        let [msg_id, hi, lo, ..] = *input else {
+            return None;
+        };
+        if msg_id & 0x80 == 0 || (hi | lo) & 0x80 != 0 {
+            return None;
+        }
+        let len = (usize::from(hi) << 7) | usize::from(lo);
+        if length_allowed(msg_id, len) != Some(true) {
+            return None;
+        }
+        let payload = input.get(3..len)?;
+        if payload.iter().any(|b| b & 0x80 != 0) {
+            return None;
+        }
+        let m = parse(msg_id, payload).ok()?;
+        self.offset += len as u64;
+        sink(Decoded::Message(m));
+        Some(len)
     }
 
     /// Ends the stream: reports a message left incomplete and pending garbage.
@@ -150,6 +186,18 @@ impl Decoder {
             out.push(Decoded::Skipped(g));
         }
         out
+    }
+
+    /// Counts the 5 bytes of a field update that log playback hands on itself,
+    /// as if they had been fed: only between messages, where they would be
+    /// decoded whole to the same message ([`Decoder::feed_with`]); else false,
+    /// and nothing is counted (the bytes must then be fed).
+    pub fn pass_field_update(&mut self) -> bool {
+        if !self.is_idle() {
+            return false;
+        }
+        self.offset += 5;
+        true
     }
 
     /// Whether the decoder is between messages with nothing pending.

@@ -250,47 +250,42 @@ fn move_squares(m: &Move, us: Color) -> Bitboard {
 /// piece; or pieces only lifted from the expected position.
 pub(super) fn is_partial(pos: &Chess, board: &Board) -> bool {
     let expected = pos.board();
-    let diff_bb = diff_board(expected, board);
-    let diff: Vec<Square> = diff_bb.into_iter().collect();
-    if diff.iter().all(|sq| board.piece_at(*sq).is_none()) {
+    let diff = diff_board(expected, board);
+    let Some(placed) = (diff & board.occupied()).first() else {
         // Pieces in the air: each must be one a legal move lifts (its own piece, a
         // castling rook, or the piece it captures); a piece off the board that no
         // legal move touches was knocked off or taken away. A free piece is
         // one at once; the moves are generated only for the others.
         let mut legal = None;
-        return diff.iter().all(|sq| {
-            quick::surely_lifted(pos, *sq)
+        return diff.into_iter().all(|sq| {
+            quick::surely_lifted(pos, sq)
                 || legal
                     .get_or_insert_with(|| pos.legal_moves())
                     .iter()
-                    .any(|m| lifted_by(m).contains(*sq))
+                    .any(|m| lifted_by(m).contains(sq))
         });
-    }
+    };
     // No move changes more than 4 squares.
-    if diff.len() > 4 {
+    if diff.count() > 4 {
         return false;
     }
     let us = pos.turn();
     // A move whose squares do not hold every square that differs cannot
-    // explain the board: only the few that do are played.
-    pos.legal_moves().into_iter().any(|m| {
-        if !(diff_bb & !move_squares(&m, us)).is_empty() {
+    // explain the board: only the few that can (`quick::partial_candidates`)
+    // are looked at, and of those only the ones that hold them are played.
+    quick::partial_candidates(pos, board, placed, |m| {
+        if !(diff & !move_squares(m, us)).is_empty() {
             return false;
         }
         let mut after = pos.clone();
-        after.play_unchecked(m);
+        after.play_unchecked(*m);
         let result = after.board();
-        let mut touched = Bitboard::EMPTY;
-        for sq in Square::ALL {
-            if expected.piece_at(sq) != result.piece_at(sq) {
-                touched.add(sq);
-            }
-        }
+        let touched = diff_board(expected, result);
         let mover = m.from().and_then(|f| expected.piece_at(f));
-        diff.iter().all(|sq| {
-            touched.contains(*sq) && {
-                let now = board.piece_at(*sq);
-                now.is_none() || now == expected.piece_at(*sq) || now == result.piece_at(*sq) || now == mover
+        diff.into_iter().all(|sq| {
+            touched.contains(sq) && {
+                let now = board.piece_at(sq);
+                now.is_none() || now == expected.piece_at(sq) || now == result.piece_at(sq) || now == mover
             }
         })
     })

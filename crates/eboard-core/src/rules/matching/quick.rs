@@ -59,8 +59,9 @@ pub fn has_legal_move(pos: &Chess) -> bool {
 }
 
 /// True when some legal move of `pos` surely lifts the piece on `sq`
-/// ([`super::lifted_by`]): a free piece of the side to move that can move, or a
-/// piece of the other side that a free piece attacks. False means "not known".
+/// ([`super::lifted_by`]): a free piece of the side to move that can move, its
+/// king with a safe step, or a piece of the other side that a free piece
+/// attacks. False means "not known".
 pub(super) fn surely_lifted(pos: &Chess, sq: Square) -> bool {
     let board = pos.board();
     let us = pos.turn();
@@ -68,10 +69,23 @@ pub(super) fn surely_lifted(pos: &Chess, sq: Square) -> bool {
         return false;
     };
     if piece.color == us {
-        piece.role != Role::King && has_pseudo(board, sq) && free(pos, king, sq)
+        if piece.role == Role::King {
+            return king_steps(board, sq, us);
+        }
+        has_pseudo(board, sq) && free(pos, king, sq)
     } else {
         surely_captured(pos, king, sq)
     }
+}
+
+/// Whether the king of `us` on `king` can step to a square without a piece of
+/// its own that no piece of the other side attacks once the king has left its
+/// square: such a step is a legal move, in check or not.
+fn king_steps(board: &Board, king: Square, us: shakmaty::Color) -> bool {
+    let occupied = board.occupied() ^ king;
+    (shakmaty::attacks::king_attacks(king) & !board.by_color(us))
+        .into_iter()
+        .any(|to| board.attacks_to(to, !us, occupied).is_empty())
 }
 
 /// True when a free piece of the side to move (not its king) attacks the piece
@@ -158,6 +172,35 @@ pub fn find(pos: &Chess, h_pos: u64, h: u64, board: &Board) -> Option<Move> {
         return super::find(pos, &results(pos, h_pos), h, board);
     }
     found
+}
+
+/// Whether one of the legal moves of `pos` that can explain a board on the way
+/// to its result ([`super::is_partial`]) passes `each`: the board differs from
+/// the position on squares that include `placed`, which holds a piece. A move
+/// other than castling and en passant changes its own square and its
+/// destination only, and on its way its own square holds nothing, what it had
+/// (no difference), its result (nothing) or its piece (what it had): so
+/// `placed` is its destination, holding its piece or, for a promotion, the new
+/// one, of the side to move. Those moves, every en passant and every castling
+/// are given to `each` (some more than once), not the generation's other moves.
+pub(super) fn partial_candidates(
+    pos: &Chess,
+    board: &Board,
+    placed: Square,
+    mut each: impl FnMut(&Move) -> bool,
+) -> bool {
+    let mut any = |moves: shakmaty::MoveList| moves.iter().any(&mut each);
+    if let Some(piece) = board.piece_at(placed).filter(|p| p.color == pos.turn()) {
+        if any(pos.san_candidates(piece.role, placed)) {
+            return true;
+        }
+        if piece.role != Role::Pawn && any(pos.san_candidates(Role::Pawn, placed)) {
+            return true;
+        }
+    }
+    any(pos.en_passant_moves())
+        || any(pos.castling_moves(CastlingSide::KingSide))
+        || any(pos.castling_moves(CastlingSide::QueenSide))
 }
 
 #[cfg(test)]
@@ -257,7 +300,7 @@ mod tests {
     #[test]
     fn quick_answers_are_the_generations() {
         let mut pick = Seeded::new(36);
-        let (mut seen, mut found, mut mates, mut lifted_fast) = (0, 0, 0, 0);
+        let (mut seen, mut found, mut mates, mut lifted_fast, mut partial) = (0, 0, 0, 0, 0);
         for pos in positions() {
             seen += 1;
             let legal = pos.legal_moves();
@@ -282,6 +325,31 @@ mod tests {
             for _ in 0..8 {
                 boards.push(changed(pos.board(), &mut pick));
             }
+            // Boards on the way to each legal move's result: each of its
+            // squares as it was, as it will be, empty, or holding its piece.
+            for m in &legal {
+                let mut next = pos.clone();
+                next.play_unchecked(*m);
+                let mover = m.from().and_then(|f| pos.board().piece_at(f));
+                for _ in 0..2 {
+                    let mut b = pos.board().clone();
+                    for sq in super::super::move_squares(m, pos.turn()) {
+                        let choice = match pick.range(0, 3) {
+                            0 => pos.board().piece_at(sq),
+                            1 => next.board().piece_at(sq),
+                            2 => None,
+                            _ => mover,
+                        };
+                        match choice {
+                            Some(p) => b.set_piece_at(sq, p),
+                            None => {
+                                b.discard_piece_at(sq);
+                            }
+                        }
+                    }
+                    boards.push(b);
+                }
+            }
             for b in &boards {
                 let hb = placement(b);
                 let want = super::super::find(&pos, &table, hb, b);
@@ -292,6 +360,14 @@ mod tests {
                     crate::rules::game_fen(&pos)
                 );
                 found += usize::from(want.is_some());
+                let on_the_way = partial_by_generation(&pos, b);
+                assert_eq!(
+                    super::super::is_partial(&pos, b),
+                    on_the_way,
+                    "is_partial: {} to {b:?}",
+                    crate::rules::game_fen(&pos)
+                );
+                partial += usize::from(on_the_way && (diff_board(pos.board(), b) & b.occupied()).any());
             }
             for sq in Square::ALL {
                 let by_generation = legal.iter().any(|m| match *m {
@@ -311,5 +387,46 @@ mod tests {
             found > 100_000 && lifted_fast > 10_000,
             "{found} found, {lifted_fast} lifted"
         );
+        assert!(
+            partial > 50_000,
+            "{partial} boards on the way with a piece set down"
+        );
+    }
+
+    /// `is_partial` as it was, over every legal move: the reference.
+    fn partial_by_generation(pos: &Chess, board: &Board) -> bool {
+        let expected = pos.board();
+        let diff_bb = diff_board(expected, board);
+        let diff: Vec<Square> = diff_bb.into_iter().collect();
+        if diff.iter().all(|sq| board.piece_at(*sq).is_none()) {
+            let legal = pos.legal_moves();
+            return diff
+                .iter()
+                .all(|sq| legal.iter().any(|m| lifted_by(m).contains(*sq)));
+        }
+        if diff.len() > 4 {
+            return false;
+        }
+        pos.legal_moves().into_iter().any(|m| {
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            let result = after.board();
+            let mut touched = Bitboard::EMPTY;
+            for sq in Square::ALL {
+                if expected.piece_at(sq) != result.piece_at(sq) {
+                    touched.add(sq);
+                }
+            }
+            let mover = m.from().and_then(|f| expected.piece_at(f));
+            diff.iter().all(|sq| {
+                touched.contains(*sq) && {
+                    let now = board.piece_at(*sq);
+                    now.is_none()
+                        || now == expected.piece_at(*sq)
+                        || now == result.piece_at(*sq)
+                        || now == mover
+                }
+            })
+        })
     }
 }
