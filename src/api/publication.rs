@@ -12,7 +12,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 
 use super::Snapshot;
 use crate::rules::Event;
@@ -21,9 +21,21 @@ use crate::rules::Event;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Published {
     pub event: Event,
+    board: Arc<str>,
+    /// Made when first asked for, then shared by every sink.
+    json: OnceLock<Arc<str>>,
+}
+
+impl Published {
     /// The replay jsonl object with `"board"` first (`with_board`), made once
-    /// for every sink: the network hands out this very text, MQTT adds its `seq`.
-    pub json: Arc<str>,
+    /// for every sink (when the first asks for it; a turn no sink reads as
+    /// text, touches and clock reports without the network or MQTT, makes
+    /// none): the network hands out this very text, MQTT adds its `seq`, the
+    /// log prints it.
+    pub fn json(&self) -> &Arc<str> {
+        self.json
+            .get_or_init(|| with_board(&self.board, &self.event).into())
+    }
 }
 
 /// What one turn of a board's task publishes besides D-Bus.
@@ -40,7 +52,8 @@ pub struct Publication {
 }
 
 impl Publication {
-    /// A publication of `board`: each event's JSON is made here, once.
+    /// A publication of `board`; each event's JSON is made once, when a sink
+    /// first asks for it.
     pub fn new(
         board: Arc<str>,
         events: Vec<Event>,
@@ -50,8 +63,9 @@ impl Publication {
         let events = events
             .into_iter()
             .map(|event| Published {
-                json: with_board(&board, &event).into(),
                 event,
+                board: board.clone(),
+                json: OnceLock::new(),
             })
             .collect();
         Publication {
@@ -262,7 +276,7 @@ mod tests {
         let p = Publication::new("b1".into(), vec![moved(3)], None, Vec::new());
         let plain = serde_json::to_string(&moved(3)).unwrap();
         assert_eq!(
-            &*p.events[0].json,
+            &**p.events[0].json(),
             format!("{{\"board\":\"b1\",{}", &plain[1..]).as_str()
         );
         assert!(!p.is_empty());

@@ -86,7 +86,7 @@ impl Sink for Outbox {
         // The link's task ended only if the daemon is stopping.
         let _ = self.0.send(Update {
             board: p.board.clone(),
-            events: p.events.iter().map(|e| e.json.clone()).collect(),
+            events: p.events.iter().map(|e| e.json().clone()).collect(),
             state: p.snapshot.clone(),
         });
     }
@@ -544,7 +544,7 @@ mod tests {
         outbox.offer(&p);
         let u = rx.try_recv().unwrap();
         assert_eq!(&*u.board, "b1");
-        assert!(Arc::ptr_eq(&u.events[0], &p.events[0].json));
+        assert!(Arc::ptr_eq(&u.events[0], p.events[0].json()));
         assert!(u.state.is_none());
         // Nothing to say: nothing sent.
         outbox.offer(&Arc::new(Publication::new(

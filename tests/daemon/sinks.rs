@@ -113,9 +113,61 @@ async fn a_sink_that_blocks_holds_no_move_back_from_dbus() {
             .find(|r| Arc::ptr_eq(r, p))
             .expect("the same publication");
         for (a, b) in same.events.iter().zip(&p.events) {
-            assert!(Arc::ptr_eq(&a.json, &b.json));
-            let v: serde_json::Value = serde_json::from_str(&a.json).unwrap();
+            assert!(Arc::ptr_eq(a.json(), b.json()));
+            let v: serde_json::Value = serde_json::from_str(a.json()).unwrap();
             assert_eq!(v["board"], "board0");
         }
+    }
+}
+
+/// One publication offered to the network's history and to MQTT: both hand out
+/// the one JSON text the publication made (the same allocation), and MQTT's
+/// line is that text with its `seq`, byte for byte what it was when MQTT made
+/// its own.
+#[test]
+fn the_sinks_share_the_json_made_once() {
+    use eboard_bridge::net::events::{EventLog, Next};
+    use eboard_bridge::rules::{Event, Side};
+    let events = vec![
+        Event {
+            t: 0.5,
+            kind: EventKind::MoveCompleted {
+                ply: 1,
+                side: Side::White,
+            },
+        },
+        Event {
+            t: 0.75,
+            kind: EventKind::MoveCompleted {
+                ply: 2,
+                side: Side::Black,
+            },
+        },
+    ];
+    let p = Arc::new(Publication::new(
+        "board0".into(),
+        events.clone(),
+        None,
+        Vec::new(),
+    ));
+    let history = EventLog::new(16);
+    let (outbox, mut updates) = eboard_bridge::mqtt::outbox();
+    history.offer(&p);
+    outbox.offer(&p);
+    let Next::Items(items) = history.after(0, 16) else {
+        panic!("the history has the events")
+    };
+    let update = updates.try_recv().expect("MQTT got the publication");
+    assert_eq!(items.len(), 2);
+    for ((item, sent), (published, event)) in
+        items.iter().zip(&update.events).zip(p.events.iter().zip(&events))
+    {
+        assert!(Arc::ptr_eq(&item.json, published.json()));
+        assert!(Arc::ptr_eq(sent, published.json()));
+        let plain = serde_json::to_string(event).unwrap();
+        assert_eq!(
+            eboard_bridge::mqtt::spool::with_seq(sent, "board0", 9),
+            eboard_bridge::mqtt::spool::with_seq(&plain, "board0", 9)
+        );
     }
 }

@@ -107,7 +107,7 @@ impl BoardTask {
         let publication = Arc::new(Publication::new(self.name.clone(), events, shared, files));
         for e in &publication.events {
             if !matches!(e.event.kind, EventKind::Touch { .. } | EventKind::Clock { .. }) {
-                tracing::info!(board = %self.setup.id, "{}", e.json);
+                tracing::info!(board = %self.setup.id, "{}", e.json());
             }
         }
         // The tags of a game seen for the first time go to the journal at once.
