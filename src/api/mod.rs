@@ -1,6 +1,7 @@
 //! What a board offers to the ways in and out of the daemon (D-Bus, the
 //! network, MQTT, the broadcast folder): its reference, the calls it takes,
-//! its snapshot, the errors it answers with. The sinks (`bus`, `net`, `mqtt`,
+//! its snapshot, the errors it answers with, what it publishes and the sinks
+//! it is offered to (`publication`). The sinks (`bus`, `net`, `mqtt`,
 //! `output::live`) depend on this layer, not on `daemon`, which is the one
 //! place that wires them to the boards.
 
@@ -10,11 +11,13 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 mod command;
 mod error;
+mod publication;
 mod tags;
 pub mod throttle;
 
 pub use command::Command;
 pub use error::{ERROR_PREFIX, Error};
+pub use publication::{Detached, GameKey, LiveMsg, Publication, Published, Sink, with_board};
 pub use tags::{MAX_PAIRINGS, MAX_TAG_CHARS, PAIRING_TAGS, check_pairing, check_tag, check_tags};
 
 /// One board as the daemon's users see it.

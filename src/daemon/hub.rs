@@ -15,18 +15,17 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use tokio::sync::{broadcast, mpsc, watch};
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
-use super::board::{BoardSetup, BoardUpdate, Tapped};
+use super::board::{BoardSetup, BoardUpdate};
 use super::config::{self, Config};
 pub use super::dir::entries;
 use super::dir::watch_dir;
-use super::supervise::{Sinks, Supervisor};
+use super::supervise::Supervisor;
 use super::{DaemonError, Input, device};
-use crate::api::{BoardRef, Command, Error, Request, Snapshot};
+use crate::api::{BoardRef, Command, Error, Request, Sink, Snapshot};
 use crate::bus::{self, Board1, PairingsCall, Publisher};
-use crate::output::live::LiveMsg;
 use crate::output::replay::Tags;
 use crate::protocol::ClockSide;
 
@@ -45,12 +44,9 @@ struct Slot {
 pub(crate) struct Hub {
     config: Config,
     connection: Option<zbus::Connection>,
-    live: mpsc::Sender<LiveMsg>,
-    tap: broadcast::Sender<Tapped>,
-    /// The network's event history, when the HTTP server runs.
-    feed: Option<std::sync::Arc<crate::net::EventLog>>,
-    /// The MQTT link's inbox, when `[mqtt]` is configured.
-    mqtt: Option<crate::mqtt::Outbox>,
+    /// Where every board's publications go besides D-Bus (`Daemon::start`
+    /// makes the list).
+    sinks: Vec<std::sync::Arc<dyn Sink>>,
     stop: watch::Receiver<bool>,
     reload: mpsc::Receiver<Config>,
     /// `Manager1.SetPairings` calls.
@@ -74,8 +70,7 @@ impl Hub {
     pub(crate) fn new(
         config: Config,
         connection: Option<zbus::Connection>,
-        live: mpsc::Sender<LiveMsg>,
-        tap: broadcast::Sender<Tapped>,
+        sinks: Vec<std::sync::Arc<dyn Sink>>,
         stop: watch::Receiver<bool>,
         reload: mpsc::Receiver<Config>,
         list: watch::Sender<Vec<BoardRef>>,
@@ -86,10 +81,7 @@ impl Hub {
             pairings_calls: None,
             config,
             connection,
-            live,
-            tap,
-            feed: None,
-            mqtt: None,
+            sinks,
             stop,
             reload,
             date: super::board::pgn_date(),
@@ -100,21 +92,9 @@ impl Hub {
         }
     }
 
-    /// Every board's rules events also go to the network's event history.
-    pub(crate) fn with_feed(mut self, feed: Option<std::sync::Arc<crate::net::EventLog>>) -> Hub {
-        self.feed = feed;
-        self
-    }
-
     /// Takes `Manager1.SetPairings` calls from `calls`.
     pub(crate) fn with_pairings_calls(mut self, calls: mpsc::Receiver<PairingsCall>) -> Hub {
         self.pairings_calls = Some(calls);
-        self
-    }
-
-    /// Every board's events and properties also go to the MQTT link.
-    pub(crate) fn with_mqtt(mut self, mqtt: Option<crate::mqtt::Outbox>) -> Hub {
-        self.mqtt = mqtt;
         self
     }
 
@@ -148,14 +128,8 @@ impl Hub {
                 .unwrap_or(base);
         }
         let fallback = self.free_number();
-        let BoardUpdate {
-            round,
-            number,
-            tags,
-            by_serial,
-            time_control,
-            pairings,
-        } = self.board_update(serial, &device, fallback);
+        let configured = self.board_update(serial, &device, fallback);
+        let number = configured.number;
         let white_side = match self.config.clock.white {
             config::WhiteSide::Auto => None,
             config::WhiteSide::Left => Some(ClockSide::Left),
@@ -164,21 +138,16 @@ impl Hub {
         let setup = BoardSetup {
             id: id.clone(),
             device: device.clone(),
-            number,
-            round,
-            tags,
+            configured,
             round_format: self.config.round_format,
-            pairings,
             rules: self.config.core_config(),
             white_side,
-            time_control,
             show_moves: self.config.clock.show_moves,
             recording: self
                 .config
                 .state_dir()
                 .join("recordings")
                 .join(format!("{id}.esl")),
-            by_serial,
             time_scale: self
                 .config
                 .time_scale
@@ -236,12 +205,7 @@ impl Hub {
             device: device_tx.clone(),
             outgoing: out_tx,
             publisher,
-            sinks: Sinks {
-                live: Some(self.live.clone()),
-                tap: self.tap.clone(),
-                feed: self.feed.clone(),
-                mqtt: self.mqtt.clone(),
-            },
+            sinks: self.sinks.clone(),
             input: input_rx,
             stop: self.stop.clone(),
             ready: Some(ready_tx),

@@ -24,7 +24,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
-use crate::api::{BoardRef, Request, Snapshot};
+use crate::api::{BoardRef, Detached, Request, Sink, Snapshot};
 use crate::bus;
 pub use board::Tapped;
 pub use config::Config;
@@ -131,7 +131,13 @@ pub enum DaemonError {
     Http(#[from] crate::net::NetError),
     #[error("MQTT: {0}")]
     Mqtt(#[from] crate::mqtt::MqttError),
+    #[error("cannot start a thread for a sink: {0}")]
+    Sink(std::io::Error),
 }
+
+/// Publications that may wait for a sink given to [`Daemon::start_with`]
+/// before the oldest is dropped.
+pub const EXTRA_SINK_QUEUE: usize = 1024;
 
 /// Where the D-Bus policy that lets the daemon own its name is installed.
 pub const POLICY_FILE: &str = "/usr/share/dbus-1/system.d/org.eboardbridge.conf";
@@ -191,6 +197,20 @@ impl Daemon {
     /// in the configuration's device directory (`/dev/eboard/` by default), and
     /// those that appear there later.
     pub async fn start(devices: Vec<PathBuf>, config: Config, bus: BusChoice) -> Result<Daemon, DaemonError> {
+        Daemon::start_with(devices, config, bus, Vec::new()).await
+    }
+
+    /// The same, every board's publications also offered to `extra`, after the
+    /// daemon's own sinks. The daemon cannot know that they never wait: each
+    /// runs on a thread of its own behind a queue of [`EXTRA_SINK_QUEUE`]
+    /// publications ([`Detached`]: the oldest dropped when it is full, counted
+    /// in the log), so none can hold a board up.
+    pub async fn start_with(
+        devices: Vec<PathBuf>,
+        config: Config,
+        bus: BusChoice,
+        extra: Vec<std::sync::Arc<dyn Sink>>,
+    ) -> Result<Daemon, DaemonError> {
         let watched = devices.is_empty().then(|| config.device_dir());
         if let Some(dir) = &watched {
             let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
@@ -210,7 +230,7 @@ impl Daemon {
                 })?),
             };
         let (stop, stop_rx) = watch::channel(false);
-        let (live_tx, live_rx) = mpsc::channel(64);
+        let (live_tx, live_rx) = crate::output::live::mailbox();
         let live = tokio::spawn(crate::output::live::run(config.output_dir(), live_rx));
         let (reload, reload_rx) = mpsc::channel(4);
         let (tap, first) = broadcast::channel(1024);
@@ -221,7 +241,22 @@ impl Daemon {
             .map(|h| crate::net::EventLog::new(h.event_history));
         let http_config = config.http.clone();
         let mqtt_config = config.mqtt.clone();
-        let (mqtt_tx, mqtt_rx) = mqtt_config.is_some().then(mpsc::unbounded_channel).unzip();
+        let (mqtt_tx, mqtt_rx) = mqtt_config.is_some().then(crate::mqtt::outbox).unzip();
+        // Every board's publications go, after D-Bus (inline, first), to these,
+        // in this order; none of them waits (`docs/ARCHITECTURE.md`, "Publication").
+        let mut sinks: Vec<std::sync::Arc<dyn Sink>> = vec![std::sync::Arc::new(board::Tap(tap.clone()))];
+        if let Some(m) = mqtt_tx {
+            sinks.push(std::sync::Arc::new(m));
+        }
+        if let Some(f) = &feed {
+            sinks.push(f.clone());
+        }
+        sinks.push(std::sync::Arc::new(live_tx));
+        for (i, s) in extra.into_iter().enumerate() {
+            let detached =
+                Detached::new(&format!("extra {}", i + 1), s, EXTRA_SINK_QUEUE).map_err(DaemonError::Sink)?;
+            sinks.push(std::sync::Arc::new(detached));
+        }
         let state_dir = config.state_dir();
         let output = config.output_dir();
         let initial = match &watched {
@@ -231,14 +266,11 @@ impl Daemon {
         let mut hub = Hub::new(
             config,
             connection.clone(),
-            live_tx,
-            tap.clone(),
+            sinks,
             stop_rx.clone(),
             reload_rx,
             list_tx,
         )
-        .with_feed(feed.clone())
-        .with_mqtt(mqtt_tx)
         .with_pairings_calls(calls_rx);
         let mut failed = None;
         for path in initial {

@@ -26,14 +26,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::{broadcast, mpsc, oneshot, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use super::Input;
-use super::board::{BoardSetup, BoardTask, BoardUpdate, Tapped};
-use crate::api::Error;
+use super::board::{BoardSetup, BoardTask, BoardUpdate};
+use crate::api::{Error, Sink};
 use crate::bus::Publisher;
 use crate::log::clip_to;
-use crate::output::live::LiveMsg;
 
 /// Restarts in a row (without 10 calm minutes between) before a board is stopped.
 pub const MAX_RESTARTS: u32 = 5;
@@ -46,14 +45,6 @@ pub const CALM: Duration = Duration::from_secs(600);
 /// What a journal moved aside is renamed to: its name, this, and the time.
 pub const QUARANTINE_SUFFIX: &str = ".quarantined-";
 
-/// Where a board's events go besides D-Bus (as the hub hands them to each task).
-pub(super) struct Sinks {
-    pub live: Option<mpsc::Sender<LiveMsg>>,
-    pub tap: broadcast::Sender<Tapped>,
-    pub feed: Option<Arc<crate::net::EventLog>>,
-    pub mqtt: Option<crate::mqtt::Outbox>,
-}
-
 /// One board's supervisor: what outlives the board's task.
 pub(super) struct Supervisor {
     /// The setup the board was added with.
@@ -64,7 +55,8 @@ pub(super) struct Supervisor {
     pub device: watch::Sender<PathBuf>,
     pub outgoing: mpsc::Sender<Vec<u8>>,
     pub publisher: Arc<Publisher>,
-    pub sinks: Sinks,
+    /// Where the board's publications go besides D-Bus (the daemon's list).
+    pub sinks: Vec<Arc<dyn Sink>>,
     pub input: mpsc::Receiver<Input>,
     pub stop: watch::Receiver<bool>,
     /// Told once the board's first task is set up (or failed to be), so that the
@@ -107,13 +99,10 @@ impl Supervisor {
             }
             let setup = self.current_setup();
             let recording = setup.recording.clone();
-            let (outgoing, publisher, live) = (
-                self.outgoing.clone(),
-                self.publisher.clone(),
-                self.sinks.live.clone(),
-            );
+            let (outgoing, publisher, sinks) =
+                (self.outgoing.clone(), self.publisher.clone(), self.sinks.clone());
             let made = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                BoardTask::new(setup, outgoing, publisher, live)
+                BoardTask::new(setup, outgoing, publisher, sinks)
             }));
             // The daemon's start waits for the first try only: a board that
             // fails is tried again while the others are served.
@@ -179,11 +168,7 @@ impl Supervisor {
                 // is opened again, so that the new task sets the board up.
                 self.device.send_modify(|_| {});
             }
-            let task = task
-                .with_fault(faults.text())
-                .with_tap(self.sinks.tap.clone())
-                .with_feed(self.sinks.feed.clone())
-                .with_mqtt(self.sinks.mqtt.clone());
+            let task = task.with_fault(faults.text());
             let started = Instant::now();
             let ran = CatchUnwind(Box::pin(task.run(&mut self.input, self.stop.clone()))).await;
             let Err(panic) = ran else {
@@ -214,12 +199,7 @@ impl Supervisor {
     fn current_setup(&self) -> BoardSetup {
         let mut setup = self.setup.clone();
         if let Some(u) = self.updates.borrow().clone() {
-            setup.round = u.round;
-            setup.number = u.number;
-            setup.tags = u.tags;
-            setup.by_serial = u.by_serial;
-            setup.time_control = u.time_control;
-            setup.pairings = u.pairings;
+            setup.configured = u;
         }
         setup.device = self.device.borrow().clone();
         setup

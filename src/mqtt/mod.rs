@@ -8,11 +8,16 @@
 //! - `P/boards/<id>/pgn`: the current game's PGN, retained.
 //! - `P/boards/<id>/cmd/<Method>`: arbiter calls (MQTT 5 request/response).
 //!
-//! One task owns the link. Boards hand it their events and state through an
-//! unbounded channel and never wait for it: a slow or absent broker delays no
-//! board and no D-Bus signal. Events go to a queue on disk first (`spool`) and
-//! leave it when the broker acknowledges them, so nothing is lost while the
-//! broker is away or the daemon restarts.
+//! One task owns the link. Boards offer it their publications ([`Outbox`], a
+//! sink) through an unbounded channel and never wait for it: a slow or absent
+//! broker delays no board and no D-Bus signal, and drops nothing on the way
+//! (the channel is emptied by the link's task at once, whatever the broker
+//! does). Events go to a queue on disk first (`spool`) and leave it when the
+//! broker acknowledges them, so nothing is lost while the broker is away or the
+//! daemon restarts; only past `queue_limit` events waiting do the oldest go
+//! (counted, said in the log). The events' text is the publication's JSON with
+//! `seq` added; the state document is the snapshot with `Id` and `Seq`, made
+//! here (its form is MQTT's own).
 //!
 //! Order: publications go out on one connection at one QoS; the broker
 //! acknowledges them in the order it received them (MQTT 5 §4.6), so the
@@ -41,8 +46,7 @@ pub use config::MqttConfig;
 use connect::tls_config;
 use spool::Queue;
 
-use crate::api::{BoardRef, Snapshot};
-use crate::rules::Event as RulesEvent;
+use crate::api::{BoardRef, Publication, Sink, Snapshot};
 
 /// Publications awaiting the broker's acknowledgement at once.
 const WINDOW: usize = 64;
@@ -56,14 +60,37 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 /// What a board hands over after each change.
 #[derive(Debug)]
 pub struct Update {
-    pub board: String,
-    pub events: Vec<RulesEvent>,
+    pub board: Arc<str>,
+    /// The events' JSON, with the board (as the publication made it).
+    pub events: Vec<Arc<str>>,
     /// The board's properties, when they changed.
-    pub state: Option<Snapshot>,
+    pub state: Option<Arc<Snapshot>>,
 }
 
-/// Where boards send their updates.
-pub type Outbox = mpsc::UnboundedSender<Update>;
+/// Where boards send their updates: the link's sink.
+#[derive(Debug, Clone)]
+pub struct Outbox(mpsc::UnboundedSender<Update>);
+
+/// The boards' side of the link and the link's.
+pub fn outbox() -> (Outbox, mpsc::UnboundedReceiver<Update>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    (Outbox(tx), rx)
+}
+
+impl Sink for Outbox {
+    /// Events and a changed state to the link's task; never waits, never drops.
+    fn offer(&self, p: &Arc<Publication>) {
+        if p.events.is_empty() && p.snapshot.is_none() {
+            return;
+        }
+        // The link's task ended only if the daemon is stopping.
+        let _ = self.0.send(Update {
+            board: p.board.clone(),
+            events: p.events.iter().map(|e| e.json().clone()).collect(),
+            state: p.snapshot.clone(),
+        });
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum MqttError {
@@ -246,9 +273,8 @@ impl Service {
 
     fn update(&mut self, u: Update) {
         let b = self.board(&u.board);
-        for e in &u.events {
-            let text = serde_json::to_string(e).unwrap_or_else(|_| "{}".into());
-            b.queue.push(&text, &u.board);
+        for json in &u.events {
+            b.queue.push(json, &u.board);
         }
         if b.queue.dropped > 0 {
             tracing::warn!(
@@ -260,9 +286,9 @@ impl Service {
             b.queue.dropped = 0;
         }
         if let Some(s) = u.state {
-            let mut v = serde_json::to_value(&s).unwrap_or_default();
+            let mut v = serde_json::to_value(&*s).unwrap_or_default();
             if let serde_json::Value::Object(m) = &mut v {
-                m.insert("Id".into(), u.board.clone().into());
+                m.insert("Id".into(), u.board.to_string().into());
                 m.insert("Seq".into(), b.queue.last().into());
             }
             let json = v.to_string();
@@ -271,7 +297,7 @@ impl Service {
                 b.state_sent = false;
             }
             if b.pgn.as_deref() != Some(s.pgn.as_str()) {
-                b.pgn = Some(s.pgn);
+                b.pgn = Some(s.pgn.clone());
                 b.pgn_sent = false;
             }
         }
@@ -496,5 +522,37 @@ impl Service {
             }
         }
         self.save_acked();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::{Event, EventKind, Side};
+
+    #[test]
+    fn the_outbox_hands_over_the_json_the_publication_made() {
+        let (outbox, mut rx) = outbox();
+        let e = Event {
+            t: 1.0,
+            kind: EventKind::MoveCompleted {
+                ply: 1,
+                side: Side::White,
+            },
+        };
+        let p = Arc::new(Publication::new("b1".into(), vec![e], None, Vec::new()));
+        outbox.offer(&p);
+        let u = rx.try_recv().unwrap();
+        assert_eq!(&*u.board, "b1");
+        assert!(Arc::ptr_eq(&u.events[0], p.events[0].json()));
+        assert!(u.state.is_none());
+        // Nothing to say: nothing sent.
+        outbox.offer(&Arc::new(Publication::new(
+            "b1".into(),
+            Vec::new(),
+            None,
+            Vec::new(),
+        )));
+        assert!(rx.try_recv().is_err());
     }
 }

@@ -217,10 +217,17 @@ impl Queue {
 }
 
 /// The event's object (JSON text) with `board` and `seq` first, its own fields
-/// after them in their order.
+/// after them in their order. `event` is the jsonl object, or the same with
+/// `"board": board` first already (as a publication makes it): the line is the
+/// same byte for byte.
 pub fn with_seq(event: &str, board: &str, seq: u64) -> String {
     let board = serde_json::Value::from(board).to_string();
-    match event.trim().strip_prefix('{') {
+    let event = event.trim();
+    let with_board = event
+        .strip_prefix("{\"board\":")
+        .and_then(|e| e.strip_prefix(board.as_str()))
+        .and_then(|e| e.strip_prefix(',').or_else(|| (e.trim() == "}").then_some("}")));
+    match with_board.or_else(|| event.strip_prefix('{')) {
         Some(rest) if rest.trim() != "}" => format!("{{\"board\":{board},\"seq\":{seq},{rest}"),
         _ => format!("{{\"board\":{board},\"seq\":{seq}}}"),
     }
@@ -295,5 +302,38 @@ mod tests {
             seq_of(text.lines().next().unwrap()),
             Some(COMPACT_AFTER as u64 + 6)
         );
+    }
+
+    #[test]
+    fn an_event_with_its_board_makes_the_same_line_as_without() {
+        use crate::rules::{Event, EventKind, Side};
+        let events = [
+            Event {
+                t: 1.5,
+                kind: EventKind::MoveCompleted {
+                    ply: 3,
+                    side: Side::Black,
+                },
+            },
+            Event {
+                t: 2.0,
+                kind: EventKind::Arbiter {
+                    method: "SetResult".into(),
+                    args: vec!["1-0".into()],
+                    by: Some("a \"quoted\" name".into()),
+                },
+            },
+        ];
+        for board in ["b1", "board \"x\""] {
+            for e in &events {
+                let plain = serde_json::to_string(e).unwrap();
+                let made = crate::api::with_board(board, e);
+                assert_eq!(with_seq(&made, board, 7), with_seq(&plain, board, 7));
+            }
+            assert_eq!(
+                with_seq(&format!("{{\"board\":{}}}", json!(board)), board, 2),
+                with_seq("{}", board, 2)
+            );
+        }
     }
 }

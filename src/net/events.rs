@@ -2,16 +2,20 @@
 //! a client that reconnects (`Last-Event-ID`) gets what it missed, and one that
 //! falls behind the history is told how much it lost.
 //!
-//! A board's task only appends (a short lock, no waiting on any client); each
-//! client reads at its own pace from the history, so a slow or stuck client holds
-//! nothing but its own place in it.
+//! The history is a sink ([`crate::api::Sink`]): a board's task only appends
+//! (a short lock, no waiting on any client), and appends the very JSON text the
+//! publication made, not a copy; each client reads at its own pace from the
+//! history, so a slow or stuck client holds nothing but its own place in it.
+//! When the history is full the oldest event goes, and a client that had not
+//! read it is told how many it lost ([`Next::Lost`]).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::watch;
 
-use crate::rules::Event;
+pub use crate::api::with_board;
+use crate::api::{Publication, Sink};
 
 /// The events kept for clients that reconnect, by default.
 pub const DEFAULT_HISTORY: usize = 16_384;
@@ -73,12 +77,12 @@ impl EventLog {
         self.ring.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Appends one event of `board`. Never waits for a client.
-    pub fn push(&self, board: &str, event: &Event) {
-        let json = with_board(board, event);
+    /// Appends one event (its JSON with the board, `with_board`). Never waits
+    /// for a client.
+    pub fn push(&self, json: Arc<str>) {
         let id = {
             let mut r = self.ring();
-            r.items.push_back(json.into());
+            r.items.push_back(json);
             if r.items.len() > r.capacity {
                 r.items.pop_front();
                 r.first += 1;
@@ -137,13 +141,12 @@ impl EventLog {
     }
 }
 
-/// The event's jsonl object with `"board": id` first.
-pub fn with_board(board: &str, event: &Event) -> String {
-    let body = serde_json::to_string(event).unwrap_or_else(|_| "{}".into());
-    let board = serde_json::to_string(board).unwrap_or_else(|_| "\"\"".into());
-    match body.strip_prefix('{') {
-        Some(rest) if rest != "}" => format!("{{\"board\":{board},{rest}"),
-        _ => format!("{{\"board\":{board}}}"),
+impl Sink for EventLog {
+    /// The publication's events, their JSON as it was made (no copy).
+    fn offer(&self, publication: &Arc<Publication>) {
+        for e in &publication.events {
+            self.push(e.json().clone());
+        }
     }
 }
 
@@ -168,7 +171,13 @@ pub fn for_spectators(json: &str) -> std::borrow::Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::{EventKind, Side};
+    use crate::rules::{Event, EventKind, Side};
+
+    impl EventLog {
+        fn push_event(&self, board: &str, event: &Event) {
+            self.push(with_board(board, event).into());
+        }
+    }
 
     #[test]
     fn spectators_do_not_learn_who_decided() {
@@ -206,8 +215,8 @@ mod tests {
         let log = EventLog::new(4);
         assert_eq!(log.last_id(), 0);
         assert_eq!(log.after(0, 10), Next::Items(vec![]));
-        log.push("b1", &ev(1));
-        log.push("b2", &ev(2));
+        log.push_event("b1", &ev(1));
+        log.push_event("b2", &ev(2));
         let Next::Items(items) = log.after(0, 10) else {
             panic!()
         };
@@ -224,7 +233,7 @@ mod tests {
     fn a_client_behind_the_history_is_told_how_much_it_lost() {
         let log = EventLog::new(3);
         for p in 1..=5 {
-            log.push("b", &ev(p));
+            log.push_event("b", &ev(p));
         }
         assert_eq!(log.last_id(), 5);
         // Ids 3, 4, 5 are kept: one who saw 1 lost 2.
@@ -253,5 +262,27 @@ mod tests {
         assert_eq!(log.parse_sse_id(&other.sse_id(17)), None);
         assert_eq!(log.parse_sse_id("garbage"), None);
         assert_eq!(log.parse_sse_id(&format!("{}-x", log.epoch)), None);
+    }
+
+    #[test]
+    fn the_history_keeps_the_json_the_publication_made() {
+        let log = EventLog::new(8);
+        let p = Arc::new(Publication::new(
+            "b1".into(),
+            vec![ev(1), ev(2)],
+            None,
+            Vec::new(),
+        ));
+        log.offer(&p);
+        let Next::Items(items) = log.after(0, 10) else {
+            panic!()
+        };
+        assert_eq!(items.len(), 2);
+        for (item, published) in items.iter().zip(&p.events) {
+            // The same text, not made again: one allocation for every sink.
+            assert!(Arc::ptr_eq(&item.json, published.json()));
+            // Byte for byte what the history made itself before.
+            assert_eq!(&*item.json, with_board("b1", &published.event).as_str());
+        }
     }
 }

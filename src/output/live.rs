@@ -6,8 +6,10 @@
 //!   game the arbiter replaced with `NewGame`): a game never replaces another;
 //! - `<out>/round-N/games.pgn`: every game of the round, by board, then by K.
 //!
-//! One task owns the folder; boards send it their games' PGN (`LiveMsg`). The
-//! writing itself runs on a blocking thread, one batch at a time, never on the
+//! One task owns the folder; boards hand it their games' PGN (`LiveMsg`) through
+//! a mailbox ([`mailbox`]) that keeps the latest change of each game: a board
+//! never waits for it, the last state of a game is never lost, and what waits is
+//! bounded by the number of games, however slow the disk. The writing itself runs on a blocking thread, one batch at a time, never on the
 //! runtime's workers. Changes are coalesced: the latest state of a game wins, a
 //! game's file is written at most every [`FILE_EVERY`], and a round's `games.pgn`
 //! at most every [`COMBINED_EVERY`] (not for every move of every board). Files are
@@ -23,12 +25,15 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::api::throttle::{Throttle, more};
+pub use crate::api::{GameKey, LiveMsg};
+use crate::api::{Publication, Sink};
 
 /// The shortest time between two writes of the folder's game files (a batch
 /// holds the latest state of every game that changed meanwhile).
@@ -37,44 +42,72 @@ pub const FILE_EVERY: Duration = Duration::from_secs(1);
 /// The shortest time between two writes of a round's `games.pgn`.
 pub const COMBINED_EVERY: Duration = Duration::from_secs(1);
 
-/// Which file a game goes to: round, board number, and the game's place among the
-/// board's games of the round (1 for the first).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
-pub struct GameKey {
-    pub round: u32,
-    pub board: u32,
-    pub index: u32,
+/// The boards' side of the folder's mailbox (a sink): each game's latest change
+/// waits there, a newer one replacing it, until the folder's task takes them all.
+#[derive(Clone)]
+pub struct Games {
+    pending: Arc<Mutex<BTreeMap<GameKey, LiveMsg>>>,
+    /// One wake-up at most waits: the task takes everything at once.
+    wake: mpsc::Sender<()>,
 }
 
-impl GameKey {
-    /// `game-M.pgn`, or `game-M-K.pgn` for a board's K-th game of the round.
-    pub fn file_name(&self) -> String {
-        if self.index <= 1 {
-            format!("game-{}.pgn", self.board)
-        } else {
-            format!("game-{}-{}.pgn", self.board, self.index)
+/// The folder's task's side of the mailbox.
+pub struct Inbox {
+    pending: Arc<Mutex<BTreeMap<GameKey, LiveMsg>>>,
+    wake: mpsc::Receiver<()>,
+}
+
+/// A mailbox for the folder's task: [`Games`] for the boards (cloned, one each),
+/// [`Inbox`] for [`run`], which ends once every `Games` is gone.
+pub fn mailbox() -> (Games, Inbox) {
+    let pending = Arc::new(Mutex::new(BTreeMap::new()));
+    let (tx, rx) = mpsc::channel(1);
+    (
+        Games {
+            pending: pending.clone(),
+            wake: tx,
+        },
+        Inbox { pending, wake: rx },
+    )
+}
+
+fn take(pending: &Mutex<BTreeMap<GameKey, LiveMsg>>) -> Vec<LiveMsg> {
+    // A map is whole between two statements: a panic elsewhere cannot leave it
+    // half-changed.
+    let mut p = pending.lock().unwrap_or_else(|e| e.into_inner());
+    std::mem::take(&mut *p).into_values().collect()
+}
+
+impl Games {
+    /// Hands a game's change over; never waits.
+    pub fn send(&self, m: LiveMsg) {
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(m.key(), m);
+        // Full: a wake-up is already waiting, and takes this change too.
+        let _ = self.wake.try_send(());
+    }
+}
+
+impl Sink for Games {
+    /// The files of the games that changed (a copy of each PGN) into the mailbox.
+    fn offer(&self, publication: &Arc<Publication>) {
+        for m in &publication.files {
+            self.send(m.clone());
         }
     }
-
-    /// The key a file name in round `round` stands for.
-    pub fn parse(round: u32, name: &str) -> Option<GameKey> {
-        let stem = name.strip_prefix("game-")?.strip_suffix(".pgn")?;
-        let (board, index) = match stem.split_once('-') {
-            Some((b, k)) => (b.parse().ok()?, k.parse().ok().filter(|k| *k > 1)?),
-            None => (stem.parse().ok()?, 1),
-        };
-        Some(GameKey { round, board, index })
-    }
 }
 
-/// What a board tells the folder's task.
-#[derive(Debug, Clone, PartialEq)]
-pub enum LiveMsg {
-    /// A game's PGN, with how many plies it holds.
-    Game { key: GameKey, plies: usize, pgn: String },
-    /// A game with no moves gave its place up (it was taken to another round, or
-    /// replaced before a move was made): its file goes.
-    Withdraw(GameKey),
+impl Inbox {
+    /// Every change waiting (the latest of each game), once there is one; `None`
+    /// once every `Games` is gone and nothing waits.
+    pub async fn recv(&mut self) -> Option<Vec<LiveMsg>> {
+        match self.wake.recv().await {
+            Some(()) => Some(take(&self.pending)),
+            None => Some(take(&self.pending)).filter(|b| !b.is_empty()),
+        }
+    }
 }
 
 /// Writes `text` to `path` atomically; the folder is made when it is missing.
@@ -262,7 +295,7 @@ impl Folder {
 /// latest wins), also while a batch is being written: a board never waits for
 /// the disk. The pending games are written at most every [`FILE_EVERY`], the
 /// rounds' `games.pgn` at most every [`COMBINED_EVERY`].
-pub async fn run(out: PathBuf, mut games: mpsc::Receiver<LiveMsg>) -> Written {
+pub async fn run(out: PathBuf, mut games: Inbox) -> Written {
     let mut folder = Some(Folder::new(out));
     // The batch being written, on the blocking pool; it gives the folder back.
     let mut job: Option<tokio::task::JoinHandle<Folder>> = None;
@@ -289,11 +322,10 @@ pub async fn run(out: PathBuf, mut games: mpsc::Receiver<LiveMsg>) -> Written {
         };
         tokio::select! {
             m = games.recv(), if open => match m {
-                Some(m) => {
-                    let key = match &m {
-                        LiveMsg::Game { key, .. } | LiveMsg::Withdraw(key) => *key,
-                    };
-                    pending.insert(key, m);
+                Some(batch) => {
+                    for m in batch {
+                        pending.insert(m.key(), m);
+                    }
                 }
                 None => open = false,
             },
@@ -451,12 +483,7 @@ mod writer_tests {
     /// Sends `steps` versions of the games of boards `1..=boards` (version `k`
     /// has `k` plies), all boards' version before the next, pausing `pause`
     /// after each round of boards; returns the count sent.
-    async fn send_versions(
-        tx: &mpsc::Sender<LiveMsg>,
-        steps: usize,
-        boards: u32,
-        pause: Option<Duration>,
-    ) -> u64 {
+    async fn send_versions(tx: &Games, steps: usize, boards: u32, pause: Option<Duration>) -> u64 {
         let mut sent = 0;
         for step in 1..=steps {
             for board in 1..=boards {
@@ -470,9 +497,7 @@ mod writer_tests {
                     key,
                     plies: step,
                     pgn,
-                })
-                .await
-                .unwrap();
+                });
                 sent += 1;
             }
             if let Some(p) = pause {
@@ -488,7 +513,7 @@ mod writer_tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn changes_are_coalesced_and_the_last_state_is_written() {
         let dir = tempfile::tempdir().unwrap();
-        let (tx, rx) = mpsc::channel(64);
+        let (tx, rx) = mailbox();
         let writer = tokio::spawn(run(dir.path().to_path_buf(), rx));
         let started = std::time::Instant::now();
         let sent = send_versions(&tx, 200, 4, Some(Duration::from_millis(5))).await;
@@ -521,14 +546,13 @@ mod writer_tests {
         );
     }
 
-    /// Sixteen boards sending 800 changes at once, twelve times what the channel
-    /// holds: the writer drains the channel while it waits to write, so no board
-    /// waits for the disk; each file is written a couple of times, with the
-    /// last state.
+    /// Sixteen boards sending 800 changes at once: the mailbox keeps each game's
+    /// latest, so no board waits for the disk; each file is written a couple of
+    /// times, with the last state.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_board_never_waits_for_the_writer() {
         let dir = tempfile::tempdir().unwrap();
-        let (tx, rx) = mpsc::channel(64);
+        let (tx, rx) = mailbox();
         let writer = tokio::spawn(run(dir.path().to_path_buf(), rx));
         let started = std::time::Instant::now();
         send_versions(&tx, 50, 16, None).await;

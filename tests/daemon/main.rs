@@ -7,6 +7,7 @@ mod clock;
 #[path = "../common/mod.rs"]
 mod common;
 mod resume;
+mod sinks;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -111,13 +111,15 @@ impl BoardTask {
     /// and `replay` apply it as it was applied live (in report mode it names the
     /// periods and the `TimeControl` tag; in drive mode the daemon keeps the time).
     pub(super) fn apply_configured_time_control(&mut self) {
-        if self.setup.time_control.is_none() || self.setup.time_control == self.applied_tc {
+        if self.setup.configured.time_control.is_none()
+            || self.setup.configured.time_control == self.applied_tc
+        {
             return;
         }
         if self.core.game().is_some_and(|g| g.ply() > 0 && !g.is_over()) {
             return;
         }
-        let Some((tc, mode)) = self.setup.time_control.clone() else {
+        let Some((tc, mode)) = self.setup.configured.time_control.clone() else {
             return;
         };
         let t = self.core_now();

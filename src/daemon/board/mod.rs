@@ -6,24 +6,25 @@
 //! This file holds the task's state, its set-up, its time base and its journal;
 //! each other job is a file of its own: `run` (the loop), `line` (bytes in,
 //! commands out, the dumps and clock reports asked for), `clock` (the clock's
-//! commands and display), `commands` (arbiter calls), `publish` (the snapshot and
-//! the fan-out to D-Bus and the sinks). Resume is `daemon::resume`.
+//! commands and display), `commands` (arbiter calls), `publish` (the snapshot,
+//! D-Bus, and the publication offered to the sinks). Resume is `daemon::resume`.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::mpsc;
 
 use super::civil_date;
 use super::config;
 use super::roster::{GameTags, Roster};
+use crate::api::Sink;
 use crate::api::throttle::{Throttle, more};
 use crate::board::BoardState;
 use crate::bus::Publisher;
 use crate::clock::control::TimeControl;
 use crate::clock::queue::CommandQueue;
 use crate::log::{Flushed, Journal, LogTime, Record, RecordKind};
-use crate::output::live::LiveMsg;
 use crate::output::replay::Tags;
 use crate::protocol::{ClockCommand, ClockSide, Decoder};
 use crate::rules::{ClockMode, Config, Core, Event, Settings};
@@ -39,31 +40,19 @@ mod run;
 pub struct BoardSetup {
     pub id: String,
     pub device: PathBuf,
-    /// Board number in the round.
-    pub number: u32,
-    /// The round: games starting now belong to it (`round-N/`).
-    pub round: u32,
-    /// The tags games starting now take (`Round` as `round_format` says,
-    /// `Board` the number).
-    pub tags: Tags,
+    /// What the configuration gives the board now: its round, number, players,
+    /// time control (replaced whole when the configuration is read again).
+    pub configured: BoardUpdate,
     pub round_format: config::RoundFormat,
     pub rules: Config,
     pub white_side: Option<ClockSide>,
-    /// The configured time control, and who keeps the time.
-    pub time_control: Option<(TimeControl, ClockMode)>,
     /// Show the last move and irregularities on the clock.
     pub show_moves: bool,
     /// The board's sensor log: every byte both ways; also the journal it resumes from.
     pub recording: PathBuf,
-    /// Configured boards known by serial number: when this board reports one of
-    /// them, it takes that entry's number and players.
-    pub by_serial: Vec<config::Board>,
     /// Game time per wall-clock time (1 but in `demo --speed`; see
     /// `Config::time_scale`).
     pub time_scale: f64,
-    /// The configuration's pairings by board number (for a board that learns
-    /// its number from its serial number).
-    pub pairings: std::collections::BTreeMap<u32, std::collections::BTreeMap<String, String>>,
 }
 
 pub struct BoardTask {
@@ -80,12 +69,12 @@ pub struct BoardTask {
     connected: bool,
     serial: String,
     outgoing: mpsc::Sender<Vec<u8>>,
-    publisher: std::sync::Arc<Publisher>,
-    live: Option<mpsc::Sender<LiveMsg>>,
-    tap: Option<broadcast::Sender<Tapped>>,
-    /// The network's event history (when the HTTP server runs).
-    feed: Option<std::sync::Arc<crate::net::EventLog>>,
-    mqtt: Option<crate::mqtt::Outbox>,
+    /// D-Bus: first, inline.
+    publisher: Arc<Publisher>,
+    /// Then every other sink, offered each turn's publication in this order.
+    sinks: Vec<Arc<dyn Sink>>,
+    /// The board's id, for the publications.
+    name: Arc<str>,
     /// The latest time the rules core was given.
     core_t: u64,
     /// Each game's round, players and broadcast file.
@@ -130,6 +119,22 @@ pub struct Tapped {
     pub event: Event,
 }
 
+/// The event tap as a sink: every event to whoever listens
+/// ([`crate::daemon::Daemon::events`]). A listener that falls 1,024 events
+/// behind loses the oldest (`RecvError::Lagged`); nobody listening is no error.
+pub struct Tap(pub tokio::sync::broadcast::Sender<Tapped>);
+
+impl Sink for Tap {
+    fn offer(&self, p: &Arc<crate::api::Publication>) {
+        for e in &p.events {
+            let _ = self.0.send(Tapped {
+                board: p.board.to_string(),
+                event: e.event.clone(),
+            });
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum BoardError {
     #[error("{0}: cannot open the recording: {1}")]
@@ -152,8 +157,8 @@ impl BoardTask {
     pub fn new(
         setup: BoardSetup,
         outgoing: mpsc::Sender<Vec<u8>>,
-        publisher: std::sync::Arc<Publisher>,
-        live: Option<mpsc::Sender<LiveMsg>>,
+        publisher: Arc<Publisher>,
+        sinks: Vec<Arc<dyn Sink>>,
     ) -> Result<BoardTask, BoardError> {
         let mut core = Core::with_settings(&setup.settings());
         let super::resume::Opened {
@@ -162,6 +167,7 @@ impl BoardTask {
             resumed,
         } = super::resume::open(&setup, &mut core)?;
         let mut task = BoardTask {
+            name: setup.id.as_str().into(),
             setup,
             core,
             decoder: Decoder::new(),
@@ -176,10 +182,7 @@ impl BoardTask {
             battery_asked: None,
             outgoing,
             publisher,
-            live,
-            tap: None,
-            feed: None,
-            mqtt: None,
+            sinks,
             core_t: offset_us,
             roster: resumed.roster,
             text_end: None,
@@ -198,7 +201,7 @@ impl BoardTask {
         // A time control the recording already has stands (an arbiter may have
         // set it); the configuration's is applied only when it has none.
         if task.core.time_control().is_some() {
-            task.applied_tc = task.setup.time_control.clone();
+            task.applied_tc = task.setup.configured.time_control.clone();
         }
         if !resumed.serial.is_empty() {
             task.learn_serial(&resumed.serial);
@@ -219,34 +222,39 @@ impl BoardTask {
         self.serial = serial.to_string();
         let Some(entry) = self
             .setup
+            .configured
             .by_serial
             .iter()
             .find(|b| b.serial.as_deref() == Some(serial))
         else {
             return;
         };
-        if self.setup.number != entry.number {
+        if self.setup.configured.number != entry.number {
             tracing::info!(
                 "{}: serial number {serial} is board {} in the configuration",
                 self.setup.id,
                 entry.number
             );
         }
-        self.setup.number = entry.number;
-        self.setup.tags.round = self.setup.round_format.tag(self.setup.round, entry.number);
+        self.setup.configured.number = entry.number;
+        self.setup.configured.tags.round = self
+            .setup
+            .round_format
+            .tag(self.setup.configured.round, entry.number);
         self.setup
+            .configured
             .tags
             .extra
             .insert("Board".into(), entry.number.to_string());
         // The round's pairings for this number, else the entry's players.
-        match self.setup.pairings.get(&entry.number) {
-            Some(p) => pairing_into(&mut self.setup.tags, p),
+        match self.setup.configured.pairings.get(&entry.number) {
+            Some(p) => pairing_into(&mut self.setup.configured.tags, p),
             None => {
                 if let Some(w) = &entry.white {
-                    self.setup.tags.white = w.clone();
+                    self.setup.configured.tags.white = w.clone();
                 }
                 if let Some(b) = &entry.black {
-                    self.setup.tags.black = b.clone();
+                    self.setup.configured.tags.black = b.clone();
                 }
             }
         }
@@ -257,21 +265,9 @@ impl BoardTask {
     /// (and one that has not begun) take its round, number and players; the games
     /// under way keep theirs.
     fn reload(&mut self, update: BoardUpdate) {
-        let BoardUpdate {
-            round,
-            number,
-            tags,
-            by_serial,
-            time_control,
-            pairings,
-        } = update;
-        self.setup.time_control = time_control;
-        self.setup.pairings = pairings;
-        let changed = round != self.setup.round || number != self.setup.number || tags != self.setup.tags;
-        self.setup.round = round;
-        self.setup.number = number;
-        self.setup.tags = tags;
-        self.setup.by_serial = by_serial;
+        let was = &self.setup.configured;
+        let changed = update.round != was.round || update.number != was.number || update.tags != was.tags;
+        self.setup.configured = update;
         if !self.serial.is_empty() {
             let serial = self.serial.clone();
             self.learn_serial(&serial);
@@ -284,10 +280,10 @@ impl BoardTask {
             tracing::info!(
                 "{}: games that start from now on are round {}, board {} ({} - {})",
                 self.setup.id,
-                self.setup.round,
-                self.setup.number,
-                self.setup.tags.white,
-                self.setup.tags.black
+                self.setup.configured.round,
+                self.setup.configured.number,
+                self.setup.configured.tags.white,
+                self.setup.configured.tags.black
             );
         }
         self.roster.retag_unbegun(self.core.game(), &self.new_game_tags());
@@ -297,25 +293,6 @@ impl BoardTask {
     /// `Fault` property.
     pub fn with_fault(mut self, fault: String) -> BoardTask {
         self.fault = fault;
-        self
-    }
-
-    /// Also hands every rules event to `tap`.
-    pub fn with_tap(mut self, tap: broadcast::Sender<Tapped>) -> BoardTask {
-        self.tap = Some(tap);
-        self
-    }
-
-    /// Also appends every rules event to the network's event history.
-    pub fn with_feed(mut self, feed: Option<std::sync::Arc<crate::net::EventLog>>) -> BoardTask {
-        self.feed = feed;
-        self
-    }
-
-    /// Also hands every rules event and every change of the properties to the
-    /// MQTT link (which never makes the board wait).
-    pub fn with_mqtt(mut self, mqtt: Option<crate::mqtt::Outbox>) -> BoardTask {
-        self.mqtt = mqtt;
         self
     }
 
@@ -399,9 +376,9 @@ impl BoardTask {
 /// The round, board number and players the configuration gives games starting now.
 pub(super) fn board_tags(setup: &BoardSetup) -> GameTags {
     GameTags {
-        round: setup.round,
-        board: setup.number,
-        tags: setup.tags.clone(),
+        round: setup.configured.round,
+        board: setup.configured.number,
+        tags: setup.configured.tags.clone(),
     }
 }
 
@@ -422,14 +399,24 @@ pub fn pairing_into(tags: &mut Tags, pairing: &std::collections::BTreeMap<String
     }
 }
 
-/// What a board's task is told when the configuration is read again.
+/// What the configuration gives a board: at its set-up, and whenever the
+/// configuration is read again (then its task is told, and takes it whole).
 #[derive(Debug, Clone)]
 pub struct BoardUpdate {
+    /// The round: games starting now belong to it (`round-N/`).
     pub round: u32,
+    /// Board number in the round.
     pub number: u32,
+    /// The tags games starting now take (`Round` as `round_format` says,
+    /// `Board` the number).
     pub tags: Tags,
+    /// Configured boards known by serial number: when this board reports one of
+    /// them, it takes that entry's number and players.
     pub by_serial: Vec<config::Board>,
+    /// The configured time control, and who keeps the time.
     pub time_control: Option<(TimeControl, ClockMode)>,
+    /// The configuration's pairings by board number (for a board that learns
+    /// its number from its serial number).
     pub pairings: std::collections::BTreeMap<u32, std::collections::BTreeMap<String, String>>,
 }
 

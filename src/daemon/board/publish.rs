@@ -1,8 +1,12 @@
-//! A board's snapshot, and the fan-out of a change: D-Bus first, then the
-//! log line, the event tap, the network, MQTT and the broadcast folder.
+//! A board's snapshot, and the publication of a change: D-Bus first, inline;
+//! then the log line, and one `Publication` (the events with their JSON made
+//! once, the snapshot when it changed, the broadcast files) offered to every
+//! sink the daemon wired (the event tap, MQTT, the network, the broadcast folder).
 
-use super::{BoardTask, Tapped};
-use crate::api::Snapshot;
+use std::sync::Arc;
+
+use super::BoardTask;
+use crate::api::{Publication, Snapshot};
 use crate::clock::control::TimeControl;
 use crate::log::RecordKind;
 use crate::output::replay::game_pgn;
@@ -81,11 +85,11 @@ impl BoardTask {
         }
     }
 
-    /// Publishes what changed: signals, snapshot, and the broadcast files.
-    /// D-Bus first: the signals (a move's signal is what clients wait for), then
-    /// the snapshot, the properties (it holds the game's PGN as it is now; property
-    /// reads wait for it); then the log, the journal's notes, MQTT, the network and
-    /// the broadcast files.
+    /// Publishes what changed. D-Bus first: the signals (a move's signal is
+    /// what clients wait for), then the snapshot, the properties (it holds the
+    /// game's PGN as it is now; property reads wait for it); then the log, the
+    /// journal's notes, and the publication offered to the sinks, none of
+    /// which waits.
     pub(super) async fn publish(&mut self, events: Vec<Event>) {
         self.publisher.signal(&events).await;
         // Every game's file, the current one's and any that just ended (the
@@ -95,23 +99,15 @@ impl BoardTask {
         let (notes, files) = self.roster.update(self.core.games(), current, &default);
         let snap = self.snapshot();
         let changed = self.publisher.differs(&snap);
-        let state = (changed && self.mqtt.is_some()).then(|| snap.clone());
+        let shared = (changed && !self.sinks.is_empty()).then(|| Arc::new(snap.clone()));
         // After signals, always: property reads wait for this snapshot.
         if changed || !events.is_empty() {
             self.publisher.publish(snap).await;
         }
-        for e in &events {
-            if !matches!(e.kind, EventKind::Touch { .. } | EventKind::Clock { .. }) {
-                tracing::info!(board = %self.setup.id, "{}", serde_json::to_string(e).unwrap_or_default());
-            }
-        }
-        if let Some(tap) = &self.tap {
-            for e in &events {
-                // No receiver is not an error: nobody is watching.
-                let _ = tap.send(Tapped {
-                    board: self.setup.id.clone(),
-                    event: e.clone(),
-                });
+        let publication = Arc::new(Publication::new(self.name.clone(), events, shared, files));
+        for e in &publication.events {
+            if !matches!(e.event.kind, EventKind::Touch { .. } | EventKind::Clock { .. }) {
+                tracing::info!(board = %self.setup.id, "{}", e.json());
             }
         }
         // The tags of a game seen for the first time go to the journal at once.
@@ -122,26 +118,11 @@ impl BoardTask {
             }
             self.flush();
         }
-        if changed || !events.is_empty() {
-            if let Some(mqtt) = &self.mqtt {
-                // The link's task ended only if the daemon is stopping.
-                let _ = mqtt.send(crate::mqtt::Update {
-                    board: self.setup.id.clone(),
-                    events: events.clone(),
-                    state,
-                });
-            }
+        if publication.is_empty() {
+            return;
         }
-        // The network after D-Bus: its many clients wake up once the signals are out.
-        if let Some(feed) = &self.feed {
-            for e in &events {
-                feed.push(&self.setup.id, e);
-            }
-        }
-        if let Some(live) = &self.live {
-            for m in files {
-                let _ = live.send(m).await;
-            }
+        for sink in &self.sinks {
+            sink.offer(&publication);
         }
     }
 }
