@@ -83,6 +83,9 @@ impl BoardTask {
                         IrregularKind::ClockWithoutMove => "NO MOVE",
                         IrregularKind::LostTrack => "CHECK",
                         IrregularKind::AfterEnd => "GAMEOVER",
+                        // A report on the record's inferred plies: nothing
+                        // for the players to put right on the board.
+                        IrregularKind::Ambiguous => continue,
                     };
                     self.show_text(text, None).await;
                 }

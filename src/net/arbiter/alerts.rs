@@ -70,15 +70,23 @@ pub fn observe(state: &mut State, e: &Value, now_ms: u64) -> bool {
             if let Some(p) = e["penalty"].as_str() {
                 text.push_str(&format!("; penalty: {p}"));
             }
-            let alert = if kind == "lost_track" {
-                "lost_track"
-            } else {
-                "irregular"
+            let alert = match kind.as_str() {
+                "lost_track" => "lost_track",
+                "ambiguous" => "ambiguous",
+                _ => "irregular",
             };
             if kind == "lost_track" {
                 text = "the record lost track of the board: set the position, or have the players set up the last recorded one".into();
             }
-            let key = format!("{kind}:{completed}:{count}");
+            let mut key = format!("{kind}:{completed}:{count}");
+            if kind == "ambiguous" {
+                // A report, not a state: it stands until acknowledged.
+                let ply = e["ply"].as_u64().unwrap_or(0);
+                text = format!(
+                    "the board's dumps leave the moves open from ply {ply}: the inferred moves may be another path to the same board (the other side to move); check the score with the players"
+                );
+                key = format!("ambiguous:{ply}");
+            }
             state.raise(board, alert, key, text, irregular_article(&kind), now_ms);
             true
         }
@@ -187,7 +195,7 @@ pub fn level(snap: &Snapshot, alerts: &[&Alert]) -> usize {
         1
     } else if open("flag") || out_of_time {
         2
-    } else if irregular == "lost_track" || standing("lost_track") {
+    } else if irregular == "lost_track" || standing("lost_track") || open("ambiguous") {
         3
     } else if open("clock_unresponsive") {
         4

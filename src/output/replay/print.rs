@@ -353,8 +353,12 @@ fn text_line(s: &mut String, e: &Event) {
             count,
             penalty,
             board,
+            ply,
         } => {
             let _ = write!(s, "irregular: {} by {}", kind.name(), side.name());
+            if let Some(p) = ply {
+                let _ = write!(s, " from ply {p}");
+            }
             if !squares.is_empty() {
                 let _ = write!(s, " on {}", squares.join(" "));
             }

@@ -42,6 +42,12 @@ pub enum IrregularKind {
     LostTrack,
     /// The board changed after the game ended (nothing is recorded).
     AfterEnd,
+    /// On a board read by dumps only, with no clock: sequences of different
+    /// lengths (the other side to move after one) reach the board the dumps
+    /// showed, and the next dump did not rule the other out. The plies
+    /// recorded from `ply` on are inferred and may be another path to the same
+    /// boards. A report, not a state, made once a game: recording goes on.
+    Ambiguous,
 }
 
 impl IrregularKind {
@@ -53,6 +59,7 @@ impl IrregularKind {
             IrregularKind::ClockWithoutMove => "clock_without_move",
             IrregularKind::LostTrack => "lost_track",
             IrregularKind::AfterEnd => "after_end",
+            IrregularKind::Ambiguous => "ambiguous",
         }
     }
 }
@@ -129,6 +136,9 @@ pub enum EventKind {
         /// For `lost_track`: the board seen (FEN placement, real squares).
         #[serde(skip_serializing_if = "Option::is_none")]
         board: Option<String>,
+        /// For `ambiguous`: the first ply the dumps left open (1 = white's first).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        ply: Option<u32>,
     },
     Resolved {
         fen: String,

@@ -251,6 +251,7 @@ impl Core {
                 count,
                 penalty,
                 board: seen,
+                ply: None,
             },
         );
     }

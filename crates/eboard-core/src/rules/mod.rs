@@ -86,6 +86,15 @@ pub struct Core {
     clk_for: Option<usize>,
     /// Set while the board may be plies ahead of the record (`Resync`).
     resync: Option<Resync>,
+    /// The game's plies have been reported `ambiguous` (from a ply on): the
+    /// report stands for the rest of the game (nothing on a board read by
+    /// dumps only, with no clock, settles whose turn it is), so it is made once.
+    open_said: bool,
+    /// On a board read by dumps only: the other hypothesis for the plies just
+    /// found (the ply it starts from, its position: the same board, the other
+    /// side to move). Reported `ambiguous` when the next dump that differs can
+    /// follow from it too, dropped when it cannot.
+    rival: Option<(usize, Chess)>,
     /// A field update has arrived: the board sends updates (it is not read by
     /// dumps only), so a dump that disagrees with them means the line lost
     /// something.
@@ -157,6 +166,8 @@ impl Core {
             clock_seen: false,
             clk_for: None,
             resync: None,
+            open_said: false,
+            rival: None,
             updates_seen: false,
             noisy_until: None,
             unconfirmed_press: None,

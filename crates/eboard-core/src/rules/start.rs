@@ -215,6 +215,8 @@ impl Core {
         self.violations = [0, 0];
         self.clk_for = None;
         self.resync = None;
+        self.open_said = false;
+        self.rival = None;
         self.unconfirmed_press = None;
         self.pending_end = None;
         self.flag_seen = None;

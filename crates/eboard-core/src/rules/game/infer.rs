@@ -82,6 +82,7 @@ pub fn infer_path(
         found: Vec::new(),
         under_way,
         air_len: usize::MAX,
+        parity: None,
     };
     let pick = |paths: &mut Vec<Vec<Move>>| {
         let best = paths
@@ -115,6 +116,43 @@ pub fn infer_path(
     Inferred::None
 }
 
+/// A sequence of the other parity than `len` plies, of at most `max_plies`,
+/// from `pos` that also ends on `board` (the other side to move after it): the
+/// board alone leaves the turn open. `None` when there is none, or the search
+/// stopped at its budget before it found one.
+pub fn other_parity(
+    pos: &Chess,
+    board: &Board,
+    len: usize,
+    max_plies: usize,
+    budget: u32,
+    seen: Seen<'_>,
+) -> Option<Vec<Move>> {
+    let mut search = Search {
+        target: board,
+        root: pos.board(),
+        placed: seen.placed,
+        left: budget,
+        path: Vec::with_capacity(max_plies),
+        found: Vec::new(),
+        under_way: false,
+        air_len: usize::MAX,
+        parity: Some((len + 1) % 2),
+    };
+    let mut limit = len + 1;
+    while limit <= max_plies {
+        let complete = search.run(pos, limit);
+        if let Some(path) = search.found.pop() {
+            return Some(path);
+        }
+        if !complete {
+            return None;
+        }
+        limit += 2;
+    }
+    None
+}
+
 /// How many orders of the fewest plies are compared at most.
 const MAX_ORDERS: usize = 24;
 
@@ -129,6 +167,8 @@ struct Search<'a> {
     /// the fewest plies found to one.
     under_way: bool,
     air_len: usize,
+    /// Only paths of this length modulo 2 are kept (see [`other_parity`]).
+    parity: Option<usize>,
 }
 
 impl Search<'_> {
@@ -140,7 +180,7 @@ impl Search<'_> {
         }
         self.left -= 1;
         if !self.path.is_empty() && pos.board() == self.target {
-            if !self.unseen_trip() {
+            if !self.unseen_trip() && self.parity.is_none_or(|p| self.path.len() % 2 == p) {
                 self.found.push(self.path.clone());
             }
             return true;

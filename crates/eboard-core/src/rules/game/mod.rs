@@ -13,7 +13,7 @@ use crate::board::Orientation;
 
 mod infer;
 
-pub use infer::{INFER_BUDGET, Inferred, MAX_INFERRED_PLIES, Seen, infer_path, round_trip};
+pub use infer::{INFER_BUDGET, Inferred, MAX_INFERRED_PLIES, Seen, infer_path, other_parity, round_trip};
 
 /// A move in the record.
 #[derive(Debug, Clone)]

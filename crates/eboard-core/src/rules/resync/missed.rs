@@ -3,6 +3,13 @@
 
 use super::*;
 
+/// The most plies an `ambiguous` stretch is looked for in (from the start of
+/// the inferred plies before the new ones).
+const OPEN_PLIES: usize = 8;
+
+/// How many positions the search for a path of the other parity may visit.
+const OPEN_BUDGET: u32 = 20_000;
+
 impl Core {
     /// Looks for the plies that reach the board from the record (the line may have
     /// missed them). Found: recorded, marked inferred, all but the last completed.
@@ -154,6 +161,7 @@ impl Core {
         let press = self.resync.as_mut().and_then(|r| r.held_press.take());
         let pressed = self.resync.as_mut().and_then(|r| r.pressed.take());
         let amend = base + 1 == n && self.game.as_ref().is_some_and(|g| !g.moves[base].completed);
+        let open = self.left_open(base, &path);
         // The plies after the last board a dump showed were seen on the line.
         let seen_from = self.seen_from(base, &path);
         self.touches.forget();
@@ -183,12 +191,124 @@ impl Core {
         } else {
             self.commit_path(path, seen_from, t);
         }
+        self.note_open(open, base, t);
         if let Some(side) = press {
             self.held_press(side, t);
         }
         if let Some((color, emt)) = pressed {
             self.complete_pressed(color, emt, t);
         }
+    }
+
+    /// On a board read by dumps only, with no clock running to say whose turn
+    /// it is: the ply from which plies of the other parity than the record's
+    /// also reach the board `path` (from ply `base`) ends on: from `base`, or
+    /// from the start of the inferred plies before it (an earlier dump may have
+    /// caught a move under way, a slide, rather than a piece at rest). A search
+    /// that gives up counts as open.
+    fn left_open(&self, base: usize, path: &[Move]) -> Option<(usize, Chess)> {
+        let polled = self.resync.as_ref().is_some_and(|r| r.cause == Cause::Poll);
+        let game = self.game.as_ref()?;
+        if !polled || path.is_empty() || self.clock_turn().is_some() {
+            return None;
+        }
+        let mut end = game.positions.get(base)?.clone();
+        for mv in path {
+            end.play_unchecked(*mv);
+        }
+        let seen = self
+            .resync
+            .as_ref()
+            .map_or_else(game::Seen::default, |r| game::Seen {
+                lifts: &r.lifts,
+                placed: &r.puts,
+            });
+        let tail = inferred_tail(game).min(base);
+        let open = |from: usize| {
+            let len = base - from + path.len();
+            if len > OPEN_PLIES {
+                return None;
+            }
+            let start = &game.positions[from];
+            let other = game::other_parity(start, end.board(), len, OPEN_PLIES, OPEN_BUDGET, seen)?;
+            let mut pos = start.clone();
+            for mv in other {
+                pos.play_unchecked(mv);
+            }
+            Some((from, pos))
+        };
+        (tail < base).then(|| open(tail)).flatten().or_else(|| open(base))
+    }
+
+    /// After plies found from ply `base`: an open stretch (another hypothesis
+    /// reaches the same board) is reported at once when it starts before
+    /// `base`, else kept as the rival for the next dump to judge
+    /// ([`Core::judge_rival`]).
+    fn note_open(&mut self, open: Option<(usize, Chess)>, base: usize, t: u64) {
+        let Some((from, rival)) = open else { return };
+        // Plies before `base` reached the board in another number: an earlier
+        // dump caught a move under way, and the next cannot tell.
+        if self.open_said || from < base {
+            self.report_open(from, t);
+        } else {
+            self.rival = Some((from, rival));
+        }
+    }
+
+    /// A dump of a polled board (`board`, real squares) that differs from the
+    /// last: the rival hypothesis kept for the plies found before it
+    /// ([`Core::note_open`]) is reported `ambiguous` when this board can follow
+    /// from it too (in plies, or with a move under way), dropped when it cannot.
+    pub(in crate::rules) fn judge_rival(&mut self, board: &Board, t: u64) {
+        let Some((from, pos)) = self.rival.take() else {
+            return;
+        };
+        let n = self.game.as_ref().map_or(0, Game::ply);
+        if from >= n || pos.board() == board {
+            // Taken back meanwhile, or nothing to judge by yet.
+            if from < n {
+                self.rival = Some((from, pos));
+            }
+            return;
+        }
+        let found = game::infer_path(
+            &pos,
+            board,
+            game::MAX_INFERRED_PLIES,
+            OPEN_BUDGET,
+            game::Seen::default(),
+            true,
+        );
+        if matches!(found, game::Inferred::None) {
+            return;
+        }
+        self.report_open(from, t);
+    }
+
+    /// Reports the record's plies from ply `from` on `ambiguous`, once a game
+    /// (the report stands for the rest of it).
+    fn report_open(&mut self, from: usize, t: u64) {
+        if self.open_said {
+            return;
+        }
+        self.open_said = true;
+        let base = from;
+        let Some(game) = &self.game else { return };
+        let side: Side = game.current().turn().into();
+        let count = self.violations[side_index(side)];
+        self.emit(
+            t,
+            EventKind::Irregular {
+                kind: IrregularKind::Ambiguous,
+                side,
+                squares: Vec::new(),
+                completed: false,
+                count,
+                penalty: None,
+                board: None,
+                ply: Some(base as u32 + 1),
+            },
+        );
     }
 
     /// How many plies of `path` (from ply `base`) lead to the last board a dump

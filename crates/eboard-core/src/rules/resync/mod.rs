@@ -278,6 +278,12 @@ impl Core {
             return;
         }
         self.unconfirmed_press = None;
+        // The other hypothesis for the plies found on the last dumps is judged
+        // by this one, before it is matched.
+        if let (false, true, Some(g)) = (gated, polled, &self.game) {
+            let real = g.orientation.real_board(&board);
+            self.judge_rival(&real, t);
+        }
         if !gated && polled && self.game.is_some() {
             self.resync
                 .get_or_insert_with(|| Resync::new(Cause::Poll, false, 0));
