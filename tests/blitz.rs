@@ -256,6 +256,29 @@ fn replay_log(game: &Played, log: &SensorLog) -> Tally {
     t
 }
 
+/// A position's board, side to move and castling rights (what a dump and the
+/// turn say), as FEN fields.
+fn key(p: &Chess) -> String {
+    let fen = eboard_bridge::rules::game_fen(p);
+    fen.split(' ').take(3).collect::<Vec<_>>().join(" ")
+}
+
+/// The game's positions, from its start, and its moves in UCI.
+fn positions_and_moves(game: &Played) -> (Vec<Chess>, Vec<String>) {
+    let mut real = vec![game.start.clone()];
+    for m in &game.moves {
+        let mut next = real[real.len() - 1].clone();
+        next.play_unchecked(*m);
+        real.push(next);
+    }
+    let truth = game
+        .moves
+        .iter()
+        .map(|m| m.to_uci(game.mode).to_string())
+        .collect();
+    (real, truth)
+}
+
 /// Whether the record (`moves`, UCI, with their `inferred` marks) is the game
 /// played but for what no dump a second apart can show: each move not marked is
 /// the one played; each stretch of inferred moves ends on the position the game
@@ -263,21 +286,7 @@ fn replay_log(game: &Played, log: &SensorLog) -> Tally {
 /// or after more when pieces went somewhere and back between two dumps (a round
 /// trip, never invented). The plies of those round trips, or `None`.
 fn agrees(game: &Played, moves: &[String], marked: &[bool]) -> Result<usize, usize> {
-    let key = |p: &Chess| {
-        let fen = eboard_bridge::rules::game_fen(p);
-        fen.split(' ').take(3).collect::<Vec<_>>().join(" ")
-    };
-    let mut real = vec![game.start.clone()];
-    for m in &game.moves {
-        let mut next = real[real.len() - 1].clone();
-        next.play_unchecked(*m);
-        real.push(next);
-    }
-    let truth: Vec<String> = game
-        .moves
-        .iter()
-        .map(|m| m.to_uci(game.mode).to_string())
-        .collect();
+    let (real, truth) = positions_and_moves(game);
     let (mut i, mut k, mut unseen) = (0usize, 0usize, 0usize);
     let mut ours = game.start.clone();
     while k < moves.len() {
@@ -316,21 +325,7 @@ fn agrees(game: &Played, moves: &[String], marked: &[bool]) -> Result<usize, usi
 /// inferred before it being the one played. The record's length when it
 /// never did.
 fn wrong_from(game: &Played, moves: &[String], marked: &[bool]) -> usize {
-    let key = |p: &Chess| {
-        let fen = eboard_bridge::rules::game_fen(p);
-        fen.split(' ').take(3).collect::<Vec<_>>().join(" ")
-    };
-    let mut real = vec![game.start.clone()];
-    for m in &game.moves {
-        let mut next = real[real.len() - 1].clone();
-        next.play_unchecked(*m);
-        real.push(next);
-    }
-    let truth: Vec<String> = game
-        .moves
-        .iter()
-        .map(|m| m.to_uci(game.mode).to_string())
-        .collect();
+    let (real, truth) = positions_and_moves(game);
     // (record plies, game plies) at the last point the two stood on the same
     // position.
     let (mut synced, mut i) = (0usize, 0usize);

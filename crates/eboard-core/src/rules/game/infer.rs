@@ -73,17 +73,8 @@ pub fn infer_path(
     if !reachable_material(pos.board(), board) {
         return Inferred::None;
     }
-    let mut search = Search {
-        target: board,
-        root: pos.board(),
-        placed: seen.placed,
-        left: budget,
-        path: Vec::with_capacity(max_plies),
-        found: Vec::new(),
-        under_way,
-        air_len: usize::MAX,
-        parity: None,
-    };
+    let mut search = Search::new(board, pos, seen.placed, budget, max_plies);
+    search.under_way = under_way;
     let pick = |paths: &mut Vec<Vec<Move>>| {
         let best = paths
             .iter()
@@ -128,17 +119,8 @@ pub fn other_parity(
     budget: u32,
     seen: Seen<'_>,
 ) -> Option<Vec<Move>> {
-    let mut search = Search {
-        target: board,
-        root: pos.board(),
-        placed: seen.placed,
-        left: budget,
-        path: Vec::with_capacity(max_plies),
-        found: Vec::new(),
-        under_way: false,
-        air_len: usize::MAX,
-        parity: Some((len + 1) % 2),
-    };
+    let mut search = Search::new(board, pos, seen.placed, budget, max_plies);
+    search.parity = Some((len + 1) % 2);
     let mut limit = len + 1;
     while limit <= max_plies {
         let complete = search.run(pos, limit);
@@ -171,7 +153,29 @@ struct Search<'a> {
     parity: Option<usize>,
 }
 
-impl Search<'_> {
+impl<'a> Search<'a> {
+    /// A search from `pos` for `target`, of at most `left` positions and
+    /// `max_plies` plies: no move under way looked for, either parity kept.
+    fn new(
+        target: &'a Board,
+        pos: &'a Chess,
+        placed: &'a [(Square, Piece)],
+        left: u32,
+        max_plies: usize,
+    ) -> Search<'a> {
+        Search {
+            target,
+            root: pos.board(),
+            placed,
+            left,
+            path: Vec::with_capacity(max_plies),
+            found: Vec::new(),
+            under_way: false,
+            air_len: usize::MAX,
+            parity: None,
+        }
+    }
+
     /// Depth-first to `limit` plies, collecting the paths found; false when the
     /// budget ran out before the search was complete.
     fn run(&mut self, pos: &Chess, limit: usize) -> bool {

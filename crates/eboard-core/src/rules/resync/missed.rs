@@ -79,13 +79,7 @@ impl Core {
         if game.is_over() {
             return Found::Nothing;
         }
-        let seen = self
-            .resync
-            .as_ref()
-            .map_or_else(game::Seen::default, |r| game::Seen {
-                lifts: &r.lifts,
-                placed: &r.puts,
-            });
+        let seen = seen_in(&self.resync);
         // From the record, and, when its last move is not completed, from before
         // it (that move may have gone on while the line was away: a slide cut in
         // the middle is an amendment, not a ply more).
@@ -216,13 +210,7 @@ impl Core {
         for mv in path {
             end.play_unchecked(*mv);
         }
-        let seen = self
-            .resync
-            .as_ref()
-            .map_or_else(game::Seen::default, |r| game::Seen {
-                lifts: &r.lifts,
-                placed: &r.puts,
-            });
+        let seen = seen_in(&self.resync);
         let tail = inferred_tail(game).min(base);
         let open = |from: usize| {
             let len = base - from + path.len();
@@ -376,6 +364,14 @@ impl Core {
 /// The plies from `from` to `board` whose first takes the piece of `shown` (a
 /// move from `from` a dump showed) on along its line: `shown` may have been
 /// that move's slide caught on a square it crosses, and nothing else replaces it.
+/// The lifts and placements the line showed since the gap, for the inference.
+fn seen_in(resync: &Option<Resync>) -> game::Seen<'_> {
+    resync.as_ref().map_or_else(game::Seen::default, |r| game::Seen {
+        lifts: &r.lifts,
+        placed: &r.puts,
+    })
+}
+
 fn slide_path(
     from: &Chess,
     shown: &Move,
