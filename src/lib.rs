@@ -6,7 +6,7 @@
 //! The pure layers (`protocol`, `board`, `clock`, `log`, `rules`, `sim`) are the
 //! crate `eboard-core` (`crates/eboard-core`), re-exported here under their names.
 
-pub use eboard_core::{board, clock, log, protocol, rules, sim, text};
+pub use eboard_core::{board, clock, log, protocol, rules, session, sim, text};
 
 pub mod api;
 pub mod bus;

@@ -11,22 +11,26 @@ use super::roster::Roster;
 use super::{fault, rfc3339_now};
 use crate::api::Command;
 use crate::board::{BoardEvent, BoardInfo};
-use crate::log::{Header, Journal, LogTime, Played, Player, clip_to};
-use crate::output::replay::{arbiter_values, feed_step};
+use crate::log::{Header, Journal, LogTime, Played, clip_to};
 use crate::rules::{Core, SETTINGS_KEY, Settings};
+use crate::session::{Session, arbiter_values};
 
 /// A journal open for writing, and what resuming it gave.
 pub(super) struct Opened {
+    /// The board's decoder, board model and rules core, where the recording
+    /// left them.
+    pub session: Session,
     pub writer: Journal,
     /// Microseconds of log time the task starts at.
     pub offset_us: u64,
     pub resumed: Resumed,
 }
 
-/// Opens `setup.recording` for the board's task: resumes `core` from it when it
-/// exists (the core then stands where the recording left it, a second later),
-/// else creates it with its header.
-pub(super) fn open(setup: &BoardSetup, core: &mut Core) -> Result<Opened, BoardError> {
+/// Opens `setup.recording` for the board's task: resumes the board's session
+/// from it when it exists (every record through [`Session::step_with`], as it
+/// went live; the session then stands where the recording left it, a second
+/// later), else creates it with its header.
+pub(super) fn open(setup: &BoardSetup) -> Result<Opened, BoardError> {
     let path = &setup.recording;
     let file_name = path.display().to_string();
     let io = |e| BoardError::Recording(file_name.clone(), e);
@@ -43,6 +47,7 @@ pub(super) fn open(setup: &BoardSetup, core: &mut Core) -> Result<Opened, BoardE
         header.set(SETTINGS_KEY, &setup.settings().to_json());
         let writer = Journal::create(path, &header).map_err(io)?;
         return Ok(Opened {
+            session: Session::new(Core::with_settings(&setup.settings()), &file_name),
             writer,
             offset_us: 0,
             resumed,
@@ -51,29 +56,27 @@ pub(super) fn open(setup: &BoardSetup, core: &mut Core) -> Result<Opened, BoardE
     let log = read_journal(path).map_err(|e| BoardError::Journal(format!("cannot resume: {e}")))?;
     // The journal is judged by the settings it states, as `replay` judges it;
     // one from before they were written, by the configuration's.
+    let mut core = Core::with_settings(&setup.settings());
     match log.header.get(SETTINGS_KEY).map(Settings::from_json) {
         Some(Ok(s)) => {
-            *core = Core::with_settings(&s);
+            core = Core::with_settings(&s);
             resumed.settings = s;
         }
         Some(Err(e)) => tracing::warn!("{file_name}: {e}: resuming with the configuration's"),
         None => {}
     }
-    let mut player = Player::new(&file_name);
+    let mut session = Session::new(core, &file_name);
     let mut last = LogTime::default();
     for (i, record) in log.records.iter().enumerate() {
         last = record.time;
-        // A record the player refuses (a lift that does not match after a
-        // reconnect, say) is skipped: the records after it still count.
-        let Ok(steps) = player.play(record, log.line_of(i)) else {
-            continue;
-        };
-        for step in steps {
+        // A record that does not fit the board (a lift that does not match
+        // after a reconnect, say) is skipped: the records after it still count.
+        let _ = session.step_with(record, log.line_of(i), |step, core| {
             resumed.step(&step.what, core, setup);
             fault::on_resume(&setup.id);
-            feed_step(core, &step);
-        }
+        });
     }
+    let core = session.core_mut();
     core.take_events();
     // Commands the clock got before the restart are not sent again.
     core.take_clock_commands();
@@ -94,6 +97,7 @@ pub(super) fn open(setup: &BoardSetup, core: &mut Core) -> Result<Opened, BoardE
     let offset_us = last.micros() + 1_000_000;
     core.advance(offset_us);
     Ok(Opened {
+        session,
         writer,
         offset_us,
         resumed,

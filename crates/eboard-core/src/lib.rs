@@ -5,12 +5,15 @@
 //! The flow: serial bytes ([`protocol`]) become board events ([`board`]); sensor logs
 //! ([`log`]) record and replay them; the rules core ([`rules`]) judges them as an
 //! arbiter would, with the clocks of [`clock`]; [`sim`] plays legal moves as hands
-//! on a board would.
+//! on a board would. A [`session::Session`] is one board's decoder, board model
+//! and rules core taking one input (a sensor-log record) at a time: the daemon,
+//! resume and `replay` all go through it.
 
 pub mod board;
 pub mod clock;
 pub mod log;
 pub mod protocol;
 pub mod rules;
+pub mod session;
 pub mod sim;
 pub mod text;

@@ -3,7 +3,6 @@
 
 use super::BoardTask;
 use crate::clock::queue::{Due, RESENDS};
-use crate::log::RecordKind;
 use crate::protocol::{ClockCommand, HostCommand};
 use crate::rules::{ClockMode, Decision, Event, EventKind, IrregularKind};
 
@@ -67,7 +66,8 @@ impl BoardTask {
             match &e.kind {
                 EventKind::MoveCompleted { ply, .. } => {
                     let san = self
-                        .core
+                        .session
+                        .core()
                         .game()
                         .and_then(|g| g.moves.get((*ply as usize).checked_sub(1)?))
                         .map(|m| m.san.clone());
@@ -101,7 +101,7 @@ impl BoardTask {
     /// The clock commands the rules core made (drive mode, an arbiter's time, a
     /// penalty): through the clock's queue while connected.
     pub(super) async fn send_core_clock(&mut self) {
-        for c in self.core.take_clock_commands() {
+        for c in self.session.core_mut().take_clock_commands() {
             if self.connected {
                 self.send(HostCommand::Clock(c)).await;
             }
@@ -119,7 +119,12 @@ impl BoardTask {
         {
             return;
         }
-        if self.core.game().is_some_and(|g| g.ply() > 0 && !g.is_over()) {
+        if self
+            .session
+            .core()
+            .game()
+            .is_some_and(|g| g.ply() > 0 && !g.is_over())
+        {
             return;
         }
         let Some((tc, mode)) = self.setup.configured.time_control.clone() else {
@@ -127,20 +132,12 @@ impl BoardTask {
         };
         let t = self.core_now();
         let d = Decision::SetTimeControl { spec: tc.pgn(), mode };
-        if self.core.arbiter(&d, t).is_ok() {
-            let program = match mode {
-                ClockMode::Drive => "",
-                ClockMode::Report => " (the clock runs its own program)",
-            };
-            self.record(
-                t,
-                RecordKind::Note(format!(
-                    "time control {} from the configuration{program}",
-                    tc.pgn()
-                )),
-            );
-            self.journal_decision(t, d.method(), d.args(), None);
-        }
+        let program = match mode {
+            ClockMode::Drive => "",
+            ClockMode::Report => " (the clock runs its own program)",
+        };
+        let note = format!("time control {} from the configuration{program}", tc.pgn());
+        let _ = self.decide(t, d.method(), d.args(), None, Some(note));
         tracing::info!(board = %self.setup.id, "time control {}{}", tc.pgn(), if mode == ClockMode::Drive { ", the daemon drives the clock" } else { "" });
         self.applied_tc = Some((tc, mode));
     }

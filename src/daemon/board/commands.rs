@@ -7,24 +7,16 @@ use crate::rules::Refused;
 
 impl BoardTask {
     /// An arbiter's call. Accepted, it is part of the record: an `arbiter` record
-    /// in the recording, which resume and `replay` apply as it was live. Refused,
-    /// it is logged briefly and changes nothing.
+    /// in the recording, which resume and `replay` apply as it was live (the
+    /// session applies the call exactly as it applies that record). Refused, it
+    /// is logged briefly, changes nothing and is not journaled.
     pub(super) async fn command(&mut self, cmd: Command, by: Option<String>) -> Result<(), Error> {
         // The decision is journaled at the time it was applied: resume and
         // `replay` apply it at that time too.
         let t = self.core_now();
-        let r = self.apply(&cmd, t).await;
+        let r = self.apply(&cmd, t, by.clone()).await;
         match &r {
             Ok(()) => {
-                // A call the core does not take (a text on the clock) may have
-                // written to the board meanwhile: it is journaled after that.
-                let t = if cmd.decision().is_some() {
-                    t
-                } else {
-                    self.core_now()
-                };
-                let (method, args) = cmd.record();
-                self.journal_decision(t, method, args, by.clone());
                 let by = by.map(|b| format!(" (by {b})")).unwrap_or_default();
                 tracing::info!(board = %self.setup.id, "arbiter: {}{by}", crate::log::clip_to(&cmd_text(&cmd), 200));
             }
@@ -36,45 +28,61 @@ impl BoardTask {
         r
     }
 
-    /// An accepted decision into the journal (who decided, when known, in a note
-    /// before it) and the `arbiter` event: resume and `replay` apply the record
-    /// as it was applied live.
-    pub(super) fn journal_decision(
+    /// A call through the session at `t`, as its `arbiter` record (`method`,
+    /// `args`) is applied by resume and `replay`; accepted, it is journaled:
+    /// `note` first when given, who decided (when known) in a note, then the
+    /// record. Refused, nothing changes and nothing is journaled.
+    pub(super) fn decide(
         &mut self,
         t: u64,
         method: &str,
         args: Vec<serde_json::Value>,
         by: Option<String>,
-    ) {
+        note: Option<String>,
+    ) -> Result<(), Refused> {
+        let record = RecordKind::Arbiter {
+            method: method.to_string(),
+            args: args.iter().map(ToString::to_string).collect(),
+        };
+        self.session.decide(method, args, by.clone(), t)?;
+        if let Some(note) = note {
+            self.record(t, RecordKind::Note(note));
+        }
         if let Some(by) = &by {
             self.record(t, RecordKind::Note(format!("{}{by}", crate::log::DECIDED_BY)));
         }
-        self.record(
-            t,
-            RecordKind::Arbiter {
-                method: method.to_string(),
-                args: args.iter().map(ToString::to_string).collect(),
-            },
-        );
-        self.core.arbiter_call(method, args, by, t);
+        self.record(t, record);
+        Ok(())
     }
 
-    pub(super) async fn apply(&mut self, cmd: &Command, t: u64) -> Result<(), Error> {
-        if let Some(d) = cmd.decision() {
+    pub(super) async fn apply(&mut self, cmd: &Command, t: u64, by: Option<String>) -> Result<(), Error> {
+        let (method, args) = cmd.record();
+        if cmd.decision().is_some() {
             if matches!(
                 cmd,
                 Command::SetTimeControl(_) | Command::SetClock(..) | Command::AddTime(..)
             ) {
                 self.connected_or()?;
             }
-            return self.core.arbiter(&d, t).map_err(|e| match e {
+            return self.decide(t, method, args, by, None).map_err(|e| match e {
                 Refused::InvalidArgument(m) => Error::InvalidArgument(m),
                 Refused::NoGame(m) => Error::NoGame(m),
                 Refused::GameUnderWay(m) => Error::GameUnderWay(m),
             });
         }
+        self.apply_call(cmd).await?;
+        // A call the rules core does not take (a text on the clock) may have
+        // written to the board meanwhile: it is journaled after that.
+        let t = self.core_now();
+        self.decide(t, method, args, by, None)
+            .map_err(|e| Error::InvalidArgument(e.to_string()))
+    }
+
+    /// What a call the rules core does not take does: the players and tags of
+    /// the games, a text on the clock.
+    async fn apply_call(&mut self, cmd: &Command) -> Result<(), Error> {
         match cmd.clone() {
-            // Applied above as decisions.
+            // Decisions: applied by the session.
             Command::NewGame(_)
             | Command::SetPosition(_)
             | Command::Reinstate(_)
@@ -93,13 +101,13 @@ impl BoardTask {
                 }
                 let default = self.new_game_tags();
                 self.roster
-                    .set_players(self.core.game(), &white, &black, &default);
+                    .set_players(self.session.core().game(), &white, &black, &default);
                 Ok(())
             }
             Command::SetTags(tags) => {
                 crate::api::check_tags(&tags, false).map_err(Error::InvalidArgument)?;
                 let default = self.new_game_tags();
-                self.roster.set_tags(self.core.game(), &tags, &default);
+                self.roster.set_tags(self.session.core().game(), &tags, &default);
                 Ok(())
             }
             Command::SetPairing(round, tags) => {
@@ -114,7 +122,7 @@ impl BoardTask {
                     default.tags.white,
                     default.tags.black
                 );
-                self.roster.retag_unbegun(self.core.game(), &default);
+                self.roster.retag_unbegun(self.session.core().game(), &default);
                 Ok(())
             }
             Command::ShowText(text, seconds) => {

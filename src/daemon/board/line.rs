@@ -1,10 +1,10 @@
 //! The board's line: bytes in (decoded, journaled, given to the rules core),
 //! commands out, and the dumps and clock reports the core needs asked for.
 
-use super::BoardTask;
+use super::{BoardTask, Seen};
 use crate::board::{BoardEvent, BoardInfo};
-use crate::log::RecordKind;
-use crate::protocol::{AckKind, ClockCommand, Decoded, HostCommand};
+use crate::log::{LogTime, Played, Record, RecordKind};
+use crate::protocol::{AckKind, ClockCommand, HostCommand};
 
 /// How often a board that reports its battery is asked again, while it plays
 /// (never while idle: asking is tied to the board's own activity).
@@ -33,38 +33,52 @@ impl BoardTask {
         let _ = self.outgoing.send(bytes).await;
     }
 
-    /// Bytes from the board. Bytes the decoder has to skip are a line fault for
-    /// the rules core (and a comment in the recording; `replay` finds them in the
+    /// Bytes from the board: journaled as an `rx` record, then that record is
+    /// the session's step (decoder, board model, rules core), as resume and
+    /// `replay` take it. Bytes the decoder has to skip are a line fault for the
+    /// rules core (and a comment in the recording; `replay` finds them in the
     /// same bytes).
     pub(super) fn bytes(&mut self, bytes: &[u8], t: u64) {
-        self.record(t, RecordKind::Rx(bytes.to_vec()));
-        for d in self.decoder.feed(bytes) {
-            match d {
-                Decoded::Message(m) => {
-                    let dump = matches!(m, crate::protocol::BoardMessage::BoardDump(_));
-                    for ev in self.board.apply(&m) {
-                        match &ev {
-                            BoardEvent::Info(BoardInfo::SerialNumber(s)) => self.learn_serial(s),
-                            BoardEvent::Info(BoardInfo::Battery { percent }) => {
-                                self.battery = Some((*percent).min(100))
-                            }
-                            BoardEvent::ClockAck(AckKind::Command { command, .. }) => {
-                                self.clock_acked(*command, t)
-                            }
-                            BoardEvent::ClockAck(AckKind::Version { major, minor }) => {
-                                self.clock_version = Some((*major, *minor));
-                                self.clock_acked(ClockCommand::Version.code(), t)
-                            }
-                            _ => {}
-                        }
-                        self.core.input(&ev, t);
-                    }
-                    if dump && self.core.confirming() {
+        let record = Record {
+            time: LogTime::from_micros(t),
+            kind: RecordKind::Rx(bytes.to_vec()),
+        };
+        self.writer.write(&record);
+        // What the task itself follows of the steps, taken in order once the
+        // rules core has them (none of it changes what the core decides).
+        let mut seen = std::mem::take(&mut self.seen);
+        seen.clear();
+        // An `rx` record always fits: bytes are never refused, only skipped.
+        let _ = self.session.step_with(&record, None, |step, _| match &step.what {
+            Played::Board(
+                ev @ (BoardEvent::Info(BoardInfo::SerialNumber(_) | BoardInfo::Battery { .. })
+                | BoardEvent::ClockAck(AckKind::Command { .. } | AckKind::Version { .. })
+                | BoardEvent::Dump(_)),
+            ) => seen.push(Seen::Board(ev.clone())),
+            Played::Skipped(s) => seen.push(Seen::Skipped(s.to_string())),
+            _ => {}
+        });
+        for s in seen.drain(..) {
+            match s {
+                Seen::Board(BoardEvent::Info(BoardInfo::SerialNumber(s))) => self.learn_serial(&s),
+                Seen::Board(BoardEvent::Info(BoardInfo::Battery { percent })) => {
+                    self.battery = Some(percent.min(100))
+                }
+                Seen::Board(BoardEvent::ClockAck(AckKind::Command { command, .. })) => {
+                    self.clock_acked(command, t)
+                }
+                Seen::Board(BoardEvent::ClockAck(AckKind::Version { major, minor })) => {
+                    self.clock_version = Some((major, minor));
+                    self.clock_acked(ClockCommand::Version.code(), t)
+                }
+                Seen::Board(BoardEvent::Dump(_)) => {
+                    if self.session.core().confirming() {
                         // This dump needs a second that agrees: asked for at once.
                         self.dump_asked = None;
                     }
                 }
-                Decoded::Skipped(s) => {
+                Seen::Board(_) => {}
+                Seen::Skipped(s) => {
                     tracing::warn!(board = %self.setup.id, "line fault: {s}; asking for the board");
                     self.writer.comment(&format!("line fault: {s}"));
                     // The bytes lost may have been the dump asked for: ask again
@@ -75,10 +89,10 @@ impl BoardTask {
                     {
                         self.dump_asked = None;
                     }
-                    self.core.line_fault(t);
                 }
             }
         }
+        self.seen = seen;
     }
 
     /// Asks the board for what the rules core needs to stay in step: a dump for
@@ -93,14 +107,15 @@ impl BoardTask {
         let t = self.now_us();
         let again = self.ask_again_us();
         let due = |asked: Option<u64>| asked.is_none_or(|a| t >= a + again);
-        let shown = self.core.moves_shown();
+        let shown = self.session.core().moves_shown();
         let resync = std::mem::take(&mut self.resync_journal);
-        if resync || shown != self.checked_shown || (self.core.wants_dump() && due(self.dump_asked)) {
+        if resync || shown != self.checked_shown || (self.session.core().wants_dump() && due(self.dump_asked))
+        {
             self.checked_shown = shown;
             self.dump_asked = Some(t);
             self.send(HostCommand::SendBoard).await;
         }
-        if self.core.wants_clock() && due(self.clock_asked) {
+        if self.session.core().wants_clock() && due(self.clock_asked) {
             self.clock_asked = Some(t);
             self.send(HostCommand::SendClock).await;
         }
@@ -124,11 +139,13 @@ impl BoardTask {
         }
         let again = self.ask_again_us();
         let dump = self
-            .core
+            .session
+            .core()
             .wants_dump()
             .then(|| self.dump_asked.map_or(0, |a| a + again));
         let clock = self
-            .core
+            .session
+            .core()
             .wants_clock()
             .then(|| self.clock_asked.map_or(0, |a| a + again));
         dump.into_iter().chain(clock).min()

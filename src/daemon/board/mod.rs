@@ -20,14 +20,14 @@ use super::config;
 use super::roster::{GameTags, Roster};
 use crate::api::Sink;
 use crate::api::throttle::{Throttle, more};
-use crate::board::BoardState;
 use crate::bus::Publisher;
 use crate::clock::control::TimeControl;
 use crate::clock::queue::CommandQueue;
 use crate::log::{Flushed, Journal, LogTime, Record, RecordKind};
 use crate::output::replay::Tags;
-use crate::protocol::{ClockCommand, ClockSide, Decoder};
-use crate::rules::{ClockMode, Config, Core, Event, Settings};
+use crate::protocol::{ClockCommand, ClockSide};
+use crate::rules::{ClockMode, Config, Event, Settings};
+use crate::session::Session;
 
 mod clock;
 mod commands;
@@ -57,9 +57,9 @@ pub struct BoardSetup {
 
 pub struct BoardTask {
     setup: BoardSetup,
-    core: Core,
-    decoder: Decoder,
-    board: BoardState,
+    /// The decoder, board model and rules core: every input is journaled as a
+    /// record and handed to it (`Session::step`), as resume and `replay` do.
+    session: Session,
     writer: Journal,
     /// Journal write errors, said once a minute.
     write_errors: Throttle,
@@ -109,6 +109,15 @@ pub struct BoardTask {
     /// What went wrong with this board's task before (`supervise`), shown as
     /// the `Fault` property.
     fault: String,
+    /// What the task follows of a record's steps (kept for the next record).
+    seen: Vec<Seen>,
+}
+
+/// A board-level step the task itself follows (the serial number, the battery,
+/// the clock's acknowledgements, dumps, skipped bytes), besides the rules core.
+enum Seen {
+    Board(crate::board::BoardEvent),
+    Skipped(String),
 }
 
 /// One rules event of one board, as the daemon's event tap hands it out (the
@@ -160,18 +169,16 @@ impl BoardTask {
         publisher: Arc<Publisher>,
         sinks: Vec<Arc<dyn Sink>>,
     ) -> Result<BoardTask, BoardError> {
-        let mut core = Core::with_settings(&setup.settings());
         let super::resume::Opened {
+            session,
             writer,
             offset_us,
             resumed,
-        } = super::resume::open(&setup, &mut core)?;
+        } = super::resume::open(&setup)?;
         let mut task = BoardTask {
             name: setup.id.as_str().into(),
             setup,
-            core,
-            decoder: Decoder::new(),
-            board: BoardState::new(),
+            session,
             writer,
             write_errors: Throttle::default(),
             offset_us,
@@ -196,11 +203,12 @@ impl BoardTask {
             dump_asked: None,
             clock_asked: None,
             fault: String::new(),
+            seen: Vec::new(),
         };
-        task.checked_shown = task.core.moves_shown();
+        task.checked_shown = task.session.core().moves_shown();
         // A time control the recording already has stands (an arbiter may have
         // set it); the configuration's is applied only when it has none.
-        if task.core.time_control().is_some() {
+        if task.session.core().time_control().is_some() {
             task.applied_tc = task.setup.configured.time_control.clone();
         }
         if !resumed.serial.is_empty() {
@@ -258,7 +266,8 @@ impl BoardTask {
                 }
             }
         }
-        self.roster.retag_unbegun(self.core.game(), &self.new_game_tags());
+        self.roster
+            .retag_unbegun(self.session.core().game(), &self.new_game_tags());
     }
 
     /// The configuration was read again (SIGHUP): games that start from now on
@@ -275,7 +284,7 @@ impl BoardTask {
         // SetPlayers stood until now: the configuration's players stand again.
         self.roster.reloaded();
         let t = self.now_us();
-        self.record(t, RecordKind::Note(super::resume::RELOADED_NOTE.into()));
+        self.journal_step(t, RecordKind::Note(super::resume::RELOADED_NOTE.into()));
         if changed {
             tracing::info!(
                 "{}: games that start from now on are round {}, board {} ({} - {})",
@@ -286,7 +295,8 @@ impl BoardTask {
                 self.setup.configured.tags.black
             );
         }
-        self.roster.retag_unbegun(self.core.game(), &self.new_game_tags());
+        self.roster
+            .retag_unbegun(self.session.core().game(), &self.new_game_tags());
     }
 
     /// Shows `fault` (what went wrong with the board's task before) as the
@@ -337,6 +347,21 @@ impl BoardTask {
         t
     }
 
+    /// An input other than bytes (a gap in the line, a note): journaled as
+    /// its record, then that record is the session's step, as resume and
+    /// `replay` take it.
+    fn journal_step(&mut self, t: u64, kind: RecordKind) {
+        let record = Record {
+            time: LogTime::from_micros(t),
+            kind,
+        };
+        self.writer.write(&record);
+        // A gap or a note always fits the board.
+        let _ = self.session.step(&record, None);
+    }
+
+    /// Writes a record that is not an input (a command sent, a decision
+    /// already applied) to the journal.
     fn record(&mut self, t: u64, kind: RecordKind) {
         let r = Record {
             time: LogTime::from_micros(t),

@@ -15,17 +15,17 @@ use crate::rules::{Event, EventKind};
 impl BoardTask {
     /// The snapshot D-Bus shows.
     pub fn snapshot(&self) -> Snapshot {
-        let game = self.core.game();
+        let game = self.session.core().game();
         let default = self.new_game_tags();
         let tags = game
             .and_then(|g| self.roster.tags_of(g.number))
             .unwrap_or(&default);
-        let (white, black, running) = self.core.clock().unwrap_or((0, 0, "none"));
+        let (white, black, running) = self.session.core().clock().unwrap_or((0, 0, "none"));
         let status = match game {
             _ if !self.connected => "disconnected",
             None => "waiting",
             Some(g) if g.is_over() => "finished",
-            Some(_) if self.core.irregularity().is_some() => "irregular",
+            Some(_) if self.session.core().irregularity().is_some() => "irregular",
             Some(_) => "playing",
         };
         Snapshot {
@@ -60,7 +60,8 @@ impl BoardTask {
                 .map(|(_, t)| t.to_string())
                 .unwrap_or_default(),
             irregularity: self
-                .core
+                .session
+                .core()
                 .irregularity()
                 .map(|k| k.name().to_string())
                 .unwrap_or_default(),
@@ -69,16 +70,21 @@ impl BoardTask {
             board_number: tags.board,
             white: tags.tags.white.clone(),
             black: tags.tags.black.clone(),
-            time_control: self.core.time_control().map(TimeControl::pgn).unwrap_or_default(),
+            time_control: self
+                .session
+                .core()
+                .time_control()
+                .map(TimeControl::pgn)
+                .unwrap_or_default(),
             tags: tags.tags.extra.clone(),
-            placement: if self.board.placement().is_some() {
+            placement: if self.session.board().placement().is_some() {
                 let orientation = game.map_or(crate::board::Orientation::Normal, |g| g.orientation);
-                orientation.real_board(self.core.sensors()).to_string()
+                orientation.real_board(self.session.core().sensors()).to_string()
             } else {
                 String::new()
             },
             start_fen: game.map(|g| g.start_fen.clone()).unwrap_or_default(),
-            has_clock: self.core.clock().is_some(),
+            has_clock: self.session.core().clock().is_some(),
             battery: self.battery,
             settled: game.map_or(0, |g| g.settled_plies()),
             fault: self.fault.clone(),
@@ -95,8 +101,8 @@ impl BoardTask {
         // Every game's file, the current one's and any that just ended (the
         // snapshot's PGN comes from here).
         let default = self.new_game_tags();
-        let current = self.core.game().map(|g| g.number);
-        let (notes, files) = self.roster.update(self.core.games(), current, &default);
+        let current = self.session.core().game().map(|g| g.number);
+        let (notes, files) = self.roster.update(self.session.core().games(), current, &default);
         let snap = self.snapshot();
         let changed = self.publisher.differs(&snap);
         let shared = (changed && !self.sinks.is_empty()).then(|| Arc::new(snap.clone()));

@@ -19,7 +19,7 @@ impl BoardTask {
         let mut answer = None;
         loop {
             let next = [
-                self.core.next_deadline(),
+                self.session.core().next_deadline(),
                 self.next_ask(),
                 self.text_end,
                 self.clock_queue.deadline(),
@@ -72,14 +72,13 @@ impl BoardTask {
                             self.setup.device = device;
                             // What the board did while away is not known: a gap,
                             // until the dump the start-up commands ask for.
-                            self.record(t, RecordKind::Gap(note));
                             self.core_t = self.core_t.max(t);
-                            self.core.gap(t);
+                            self.journal_step(t, RecordKind::Gap(note));
                             for cmd in crate::device::serial::start_up_commands() {
                                 self.send(cmd).await;
                             }
                             self.dump_asked = Some(t);
-                            self.checked_shown = self.core.moves_shown();
+                            self.checked_shown = self.session.core().moves_shown();
                         }
                         Input::Device(DeviceEvent::Bytes(b, at)) => {
                             let t = self.read_time(at);
@@ -87,8 +86,8 @@ impl BoardTask {
                             // A deadline the bytes made due already (a placement
                             // with `release_ms = 0`) is met in this turn, not the next.
                             let now = self.core_now();
-                            if self.core.next_deadline().is_some_and(|d| d <= now) {
-                                self.core.advance(now);
+                            if self.session.core().next_deadline().is_some_and(|d| d <= now) {
+                                self.session.core_mut().advance(now);
                             }
                         }
                         Input::Device(DeviceEvent::Disconnected(why)) => {
@@ -99,7 +98,7 @@ impl BoardTask {
                             self.connected = false;
                             self.clock_queue.clear();
                             self.clock_next.clear();
-                            self.record(t, RecordKind::Note(format!("disconnected: {why}")));
+                            self.journal_step(t, RecordKind::Note(format!("disconnected: {why}")));
                         }
                         Input::Reload(update) => self.reload(update),
                         Input::Command((cmd, by, reply)) => {
@@ -113,7 +112,7 @@ impl BoardTask {
                 }
                 Wake::Deadline => {
                     let t = self.core_now();
-                    self.core.advance(t);
+                    self.session.core_mut().advance(t);
                     if self.text_end.is_some_and(|e| e <= t) {
                         self.text_end = None;
                         if self.connected {
@@ -127,7 +126,7 @@ impl BoardTask {
             self.send_core_clock().await;
             self.drive_clock().await;
             self.flush();
-            let mut events = self.core.take_events();
+            let mut events = self.session.core_mut().take_events();
             events.append(&mut self.own_events);
             self.show_on_clock(&events).await;
             self.publish(events).await;
@@ -142,13 +141,13 @@ impl BoardTask {
             self.flush();
             crate::daemon::fault::after_turn(
                 &self.setup.id,
-                self.core.game().map_or(0, |g| g.moves.len() as u64),
+                self.session.core().game().map_or(0, |g| g.moves.len() as u64),
             );
         }
         let t = self.now_us();
-        self.record(t, RecordKind::Note("stopped".into()));
+        self.journal_step(t, RecordKind::Note("stopped".into()));
         self.flush();
-        let events = self.core.take_events();
+        let events = self.session.core_mut().take_events();
         self.publish(events).await;
     }
 }

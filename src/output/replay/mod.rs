@@ -5,7 +5,7 @@
 
 use shakmaty::{CastlingMode, Chess};
 
-use crate::log::{Header, LogError, Played, Player, SensorLog, Step};
+use crate::log::{Header, LogError, SensorLog, Step};
 use crate::rules::{Config, Core, Event, Game, Pinned, SETTINGS_KEY, Settings};
 
 /// What `replay` prints of a log (`--format`, but for `sensors`, which stops
@@ -101,7 +101,7 @@ pub fn run(
     start: Option<(Chess, CastlingMode)>,
 ) -> Result<Replay, LogError> {
     let defaults = Settings::new(cfg, None);
-    let mut core = start_core(
+    let core = start_core(
         &log.header,
         file,
         defaults,
@@ -114,71 +114,22 @@ pub fn run(
         line: 0,
         problem,
     })?;
-    let mut player = Player::new(file);
+    let mut session = crate::session::Session::new(core, file);
     let mut events = Vec::new();
-    let feed = |core: &mut Core, steps: Vec<crate::log::Step>| {
-        for step in &steps {
-            feed_step(core, step);
-        }
-    };
     for (i, record) in log.records.iter().enumerate() {
-        let steps = player.play(record, log.line_of(i))?;
-        feed(&mut core, steps);
-        events.extend(core.take_events());
+        session.step(record, log.line_of(i))?;
+        events.extend(session.core_mut().take_events());
     }
-    let steps = player.finish();
-    feed(&mut core, steps);
-    core.finish();
+    session.finish();
+    let mut core = session.into_core();
     events.extend(core.take_events());
     Ok(Replay { events, core })
 }
 
-/// Hands one played step to the rules core, as the daemon does live: board events
-/// as they are, a `gap` record as a gap in the line, and bytes the decoder had to
-/// skip as a line fault (the daemon finds them in the same bytes, at the same
-/// place).
+/// Hands one played step to the rules core, as the daemon does live
+/// ([`crate::session::apply`]).
 pub fn feed_step(core: &mut Core, step: &crate::log::Step) {
-    feed_pinned(core, step, &Pinned::default());
-}
-
-/// [`feed_step`], with settings given on the command line standing over the
-/// log's `# settings:` lines.
-pub fn feed_pinned(core: &mut Core, step: &crate::log::Step, pinned: &Pinned) {
-    let t = step.time.micros();
-    match &step.what {
-        Played::Board(ev) => core.input(ev, t),
-        Played::Gap(_) => core.gap(t),
-        Played::Skipped(_) => core.line_fault(t),
-        Played::Arbiter(method, args, by) => {
-            // Only accepted calls are recorded; one that does not apply (a log
-            // written by hand) changes nothing.
-            let Some(values) = arbiter_values(args) else {
-                return;
-            };
-            let applied = match crate::rules::Decision::from_record(method, &values) {
-                Ok(Some(d)) => core.arbiter(&d, t).is_ok(),
-                Ok(None) => true,
-                Err(_) => false,
-            };
-            if applied {
-                core.arbiter_call(method, values, by.clone(), t);
-            }
-        }
-        // Checked to be a JSON object when read; settings the rules core cannot
-        // take (a threshold over an hour) change nothing.
-        Played::Settings(json) => {
-            if let Ok(s) = Settings::from_json(json) {
-                core.set_settings(&pinned.over(s));
-            }
-        }
-        Played::Host(_) | Played::Note(_) => {}
-    }
-}
-
-/// An `arbiter` record's arguments as JSON values; `None` when one is not JSON
-/// (a hand-written log: the call does not apply).
-pub fn arbiter_values(args: &[String]) -> Option<Vec<serde_json::Value>> {
-    args.iter().map(|a| serde_json::from_str(a).ok()).collect()
+    crate::session::apply(core, step, &Pinned::default());
 }
 
 /// A start position from a FEN (kept here for the callers of `replay`).

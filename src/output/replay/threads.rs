@@ -6,9 +6,10 @@ use std::sync::mpsc;
 
 use shakmaty::{CastlingMode, Chess};
 
-use super::{BATCH, CHUNK, Made, Print, Printer, Read, feed_pinned, pgn_date, start_core};
+use super::{BATCH, CHUNK, Made, Print, Printer, Read, pgn_date, start_core};
 use crate::log::{LogError, Player};
 use crate::rules::{Core, Game, Pinned, Settings};
+use crate::session::{Session, apply};
 
 /// `replay` of one log file as a whole, on two threads, one a core each: one
 /// reads, parses and plays the log into board-level steps (decoder and board as
@@ -193,9 +194,7 @@ fn replay_in(
         line: String::new(),
     };
     let start_len = printer.chunk.len();
-    let mut player = Player::new(file);
-    let mut steps = Vec::new();
-    let mut core: Option<Core> = None;
+    let mut session: Option<Session> = None;
     let events = matches!(print, Print::Text | Print::Jsonl);
     let mut games = Vec::new();
     let mut since = 0;
@@ -216,29 +215,28 @@ fn replay_in(
     };
     let result = (|| {
         let header = crate::log::parse_each(text, file, None, |header, record, line| {
-            let core = match &mut core {
-                Some(c) => c,
+            let session = match &mut session {
+                Some(s) => s,
                 None => {
                     printer.date = pgn_date(header);
                     let defaults = Settings::default();
-                    core.insert(start_core(header, file, defaults, pinned, given, print).map_err(
-                        |problem| LogError {
-                            file: String::new(),
-                            line: 0,
-                            problem,
-                        },
-                    )?)
+                    let core =
+                        start_core(header, file, defaults, pinned, given, print).map_err(|problem| {
+                            LogError {
+                                file: String::new(),
+                                line: 0,
+                                problem,
+                            }
+                        })?;
+                    session.insert(Session::pinned(core, file, pinned))
                 }
             };
-            player.play_into(&record, Some(line), &mut steps)?;
-            for step in steps.drain(..) {
-                feed_pinned(core, &step, &pinned);
-            }
+            session.step(&record, Some(line))?;
             // What the core made is printed now and then, not kept whole.
             since += 1;
             if since >= BATCH {
                 since = 0;
-                hand_on(core, &mut printer, &mut games, false);
+                hand_on(session.core_mut(), &mut printer, &mut games, false);
             }
             Ok(())
         })
@@ -249,25 +247,16 @@ fn replay_in(
                 e.to_string()
             }
         })?;
-        let core = match &mut core {
-            Some(c) => c,
+        let session = match &mut session {
+            Some(s) => s,
             None => {
                 printer.date = pgn_date(&header);
-                core.insert(start_core(
-                    &header,
-                    file,
-                    Settings::default(),
-                    pinned,
-                    given,
-                    print,
-                )?)
+                let core = start_core(&header, file, Settings::default(), pinned, given, print)?;
+                session.insert(Session::pinned(core, file, pinned))
             }
         };
-        for step in player.finish() {
-            feed_pinned(core, &step, &pinned);
-        }
-        core.finish();
-        hand_on(core, &mut printer, &mut games, true);
+        session.finish();
+        hand_on(session.core_mut(), &mut printer, &mut games, true);
         Ok(())
     })();
     *out = printer.chunk;
@@ -310,7 +299,7 @@ fn play_steps(
     for read in rx {
         let Read::Steps(steps) = read else { continue };
         for step in &steps {
-            feed_pinned(&mut core, step, &pinned);
+            apply(&mut core, step, &pinned);
         }
         hand_on(&mut core, false);
     }

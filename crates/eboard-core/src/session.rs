@@ -1,0 +1,286 @@
+//! A board's session: the one decision path from an input to the rules core.
+//!
+//! A [`Session`] holds what a board's inputs go through: the decoder and the board
+//! model (inside the log's [`Player`], which turns a record into board-level
+//! steps), and the rules [`Core`]. Every input is a sensor-log record: bytes from
+//! the board (`rx`), a gap in the line, a note, a `# settings:` line, an
+//! arbiter's call. The daemon writes each input to the board's journal as that
+//! record and hands the same record to [`Session::step`]; resume and `replay`
+//! hand the journal's records to `step` in the same order, so all three run the
+//! same code on the same steps. An arbiter's call, which may be refused, goes
+//! through [`Session::decide`], which applies it exactly as `step` applies its
+//! record; the daemon journals it once it is accepted, before anything is
+//! published or answered.
+//!
+//! The deadlines of the rules core (a release threshold passing with no input)
+//! are not inputs: the daemon meets them with [`Core::advance`] as they fall due,
+//! and a session fed the journal meets them when the next record's time passes
+//! them, with the same decisions (the core decides by the times of its inputs,
+//! not by when it is asked).
+
+use serde_json::Value;
+
+use crate::board::BoardState;
+use crate::log::{LogError, Played, Player, Record, Step};
+use crate::rules::{Core, Decision, Pinned, Refused, Settings};
+
+/// A board's decoder, board model and rules core, taking one input at a time.
+#[derive(Debug)]
+pub struct Session {
+    player: Player,
+    core: Core,
+    /// Settings given on the command line standing over the recording's own.
+    pinned: Pinned,
+    /// The steps of the record being played (kept for the next one).
+    steps: Vec<Step>,
+}
+
+impl Session {
+    /// A session for the records of `file` (named in errors), judged by `core`.
+    pub fn new(core: Core, file: &str) -> Session {
+        Session::pinned(core, file, Pinned::default())
+    }
+
+    /// [`Session::new`], with settings that stand over the recording's
+    /// `# settings:` lines.
+    pub fn pinned(core: Core, file: &str, pinned: Pinned) -> Session {
+        Session {
+            player: Player::new(file),
+            core,
+            pinned,
+            steps: Vec::new(),
+        }
+    }
+
+    pub fn core(&self) -> &Core {
+        &self.core
+    }
+
+    /// The rules core, for what is not an input: its deadlines, its settings
+    /// once a recording is resumed, taking its events and clock commands.
+    pub fn core_mut(&mut self) -> &mut Core {
+        &mut self.core
+    }
+
+    pub fn into_core(self) -> Core {
+        self.core
+    }
+
+    /// The board as the inputs so far left it.
+    pub fn board(&self) -> &BoardState {
+        self.player.board()
+    }
+
+    /// One input, as a record. Each board-level step it makes is shown to
+    /// `see` (with the rules core as it stands before the step) and then
+    /// applied. A record that does not fit the board (a `lift` where the board
+    /// has no piece) changes nothing and is the error.
+    pub fn step_with(
+        &mut self,
+        record: &Record,
+        line: Option<usize>,
+        mut see: impl FnMut(&Step, &Core),
+    ) -> Result<(), LogError> {
+        let mut steps = std::mem::take(&mut self.steps);
+        steps.clear();
+        let played = self.player.play_into(record, line, &mut steps);
+        for step in &steps {
+            see(step, &self.core);
+            apply(&mut self.core, step, &self.pinned);
+        }
+        self.steps = steps;
+        played
+    }
+
+    /// [`Session::step_with`], with nothing to see.
+    pub fn step(&mut self, record: &Record, line: Option<usize>) -> Result<(), LogError> {
+        self.step_with(record, line, |_, _| {})
+    }
+
+    /// The end of the input: bytes left inside an unfinished message are a
+    /// line fault; the rules core ends its game as a recording's end does.
+    pub fn finish(&mut self) {
+        for step in self.player.finish() {
+            apply(&mut self.core, &step, &self.pinned);
+        }
+        self.core.finish();
+    }
+
+    /// An arbiter's call (its method and its arguments as JSON values, as the
+    /// `arbiter` record holds them), applied at `t` exactly as `step` applies
+    /// that record. Refused, it changes nothing: it is not to be journaled.
+    pub fn decide(
+        &mut self,
+        method: &str,
+        args: Vec<Value>,
+        by: Option<String>,
+        t: u64,
+    ) -> Result<(), Refused> {
+        arbiter_record(&mut self.core, method, args, by, t)
+    }
+
+    /// [`Session::decide`] of a decision made here (the configuration's time
+    /// control).
+    pub fn apply_decision(&mut self, d: &Decision, by: Option<String>, t: u64) -> Result<(), Refused> {
+        self.decide(d.method(), d.args(), by, t)
+    }
+}
+
+/// One board-level step into the rules core: board events as they are, a `gap`
+/// record as a gap in the line, bytes the decoder had to skip as a line fault,
+/// an `arbiter` record as the decision it holds (one that does not apply, in a
+/// log written by hand, changes nothing), a `# settings:` line as the settings
+/// from there on (but for those `pinned`). `replay` on two threads plays the
+/// records on one and applies their steps with this on the other.
+pub fn apply(core: &mut Core, step: &Step, pinned: &Pinned) {
+    let t = step.time.micros();
+    match &step.what {
+        Played::Board(ev) => core.input(ev, t),
+        Played::Gap(_) => core.gap(t),
+        Played::Skipped(_) => core.line_fault(t),
+        Played::Arbiter(method, args, by) => {
+            if let Some(values) = arbiter_values(args) {
+                let _ = arbiter_record(core, method, values, by.clone(), t);
+            }
+        }
+        // Checked to be a JSON object when read; settings the rules core cannot
+        // take (a threshold over an hour) change nothing.
+        Played::Settings(json) => {
+            if let Ok(s) = Settings::from_json(json) {
+                core.set_settings(&pinned.over(s));
+            }
+        }
+        Played::Host(_) | Played::Note(_) => {}
+    }
+}
+
+/// An `arbiter` record applied: the decision it holds (if it is one), then the
+/// call itself as an `arbiter` event. Calls the rules core does not take (the
+/// players, a text on the clock) are events only.
+fn arbiter_record(
+    core: &mut Core,
+    method: &str,
+    args: Vec<Value>,
+    by: Option<String>,
+    t: u64,
+) -> Result<(), Refused> {
+    if let Some(d) = Decision::from_record(method, &args).map_err(Refused::InvalidArgument)? {
+        core.arbiter(&d, t)?;
+    }
+    core.arbiter_call(method, args, by, t);
+    Ok(())
+}
+
+/// An `arbiter` record's arguments as JSON values; `None` when one is not JSON
+/// (a hand-written log: the call does not apply).
+pub fn arbiter_values(args: &[String]) -> Option<Vec<Value>> {
+    args.iter().map(|a| serde_json::from_str(a).ok()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::{LogTime, RecordKind, parse_log};
+
+    fn record(t: u64, kind: RecordKind) -> Record {
+        Record {
+            time: LogTime::from_micros(t),
+            kind,
+        }
+    }
+
+    const GAME: &str = "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n\
+                        1 lift e2 P\n1.2 place e4 P\n3 lift e7 p\n3.2 place e5 p\n5 lift g1 N\n5.3 place f3 N\n";
+
+    /// Records fed one at a time give what the same log gives as a whole, and
+    /// the live path's bytes (an `rx` record cut anywhere) give the same moves.
+    #[test]
+    fn a_log_as_records_and_as_bytes_gives_the_same_moves() {
+        let log = parse_log(GAME, "t.esl").unwrap();
+        let mut whole = Session::new(Core::new(crate::rules::Config::default()), "t.esl");
+        for (i, r) in log.records.iter().enumerate() {
+            whole.step(r, log.line_of(i)).unwrap();
+        }
+        whole.finish();
+        let sans = |s: &Session| -> Vec<String> {
+            s.core()
+                .game()
+                .map(|g| g.moves.iter().map(|m| m.san.clone()).collect())
+                .unwrap_or_default()
+        };
+        assert_eq!(sans(&whole), ["e4", "e5", "Nf3"]);
+
+        // The same board output as the bytes a board sends, in pieces of 3.
+        let mut made = Vec::new();
+        let mut player = Player::new("t.esl");
+        let mut clock = crate::clock::ClockModel::new(
+            crate::protocol::ClockTime::from_millis(0),
+            crate::protocol::ClockTime::from_millis(0),
+            0,
+        );
+        for r in &log.records {
+            let bytes = crate::log::play::board_bytes(&r.kind, player.board(), &mut clock, r.time.micros())
+                .unwrap()
+                .unwrap();
+            for chunk in bytes.chunks(3) {
+                made.push(record(r.time.micros(), RecordKind::Rx(chunk.to_vec())));
+            }
+            player.play(r, None).unwrap();
+        }
+        let mut live = Session::new(Core::new(crate::rules::Config::default()), "live");
+        let mut seen = 0;
+        for r in &made {
+            live.step_with(r, None, |_, _| seen += 1).unwrap();
+        }
+        live.finish();
+        assert_eq!(sans(&live), sans(&whole));
+        assert_eq!(seen, 7, "a dump and six field updates");
+    }
+
+    /// A call refused by `decide` changes nothing; an accepted one is the
+    /// event its record gives when stepped.
+    #[test]
+    fn a_decision_is_applied_as_its_record_is() {
+        let log = parse_log(GAME, "t.esl").unwrap();
+        let mut live = Session::new(Core::new(crate::rules::Config::default()), "t.esl");
+        let mut replayed = Session::new(Core::new(crate::rules::Config::default()), "t.esl");
+        for r in &log.records {
+            live.step(r, None).unwrap();
+            replayed.step(r, None).unwrap();
+        }
+        let refused = live.decide("Reinstate", vec![Value::from(9)], None, 6_000_000);
+        assert!(refused.is_err(), "{refused:?}");
+        let bad = live.decide("SetClock", vec![Value::from("x")], None, 6_000_000);
+        assert!(matches!(bad, Err(Refused::InvalidArgument(_))), "{bad:?}");
+        live.decide("Reinstate", vec![Value::from(1)], Some("ana".into()), 6_000_000)
+            .unwrap();
+        replayed
+            .step(
+                &record(6_000_000, RecordKind::Note("decided by ana".into())),
+                None,
+            )
+            .unwrap();
+        replayed
+            .step(
+                &record(
+                    6_000_000,
+                    RecordKind::Arbiter {
+                        method: "Reinstate".into(),
+                        args: vec!["1".into()],
+                    },
+                ),
+                None,
+            )
+            .unwrap();
+        let (a, b) = (live.core_mut().take_events(), replayed.core_mut().take_events());
+        assert_eq!(a, b);
+        assert!(
+            a.iter().any(
+                |e| matches!(&e.kind, crate::rules::EventKind::Arbiter { method, by, .. }
+                if method == "Reinstate" && by.as_deref() == Some("ana"))
+            ),
+            "{a:?}"
+        );
+        assert_eq!(live.core().game().map(|g| g.moves.len()), Some(1));
+    }
+}
