@@ -124,13 +124,14 @@ impl Core {
     /// the board showed it at the press.
     pub(super) fn judge_confirmed(&mut self, t: u64) {
         if !self
+            .clk
             .unconfirmed_press
             .as_ref()
             .is_some_and(|u| u.dumped && u.reports >= 2)
         {
             return;
         }
-        let Some(u) = self.unconfirmed_press.take() else {
+        let Some(u) = self.clk.unconfirmed_press.take() else {
             return;
         };
         if self

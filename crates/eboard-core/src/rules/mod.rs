@@ -62,10 +62,8 @@ pub struct Core {
     /// A game to start from a given position once the board is seen (`--fen`).
     start_at: Option<(Chess, CastlingMode)>,
     last_change: u64,
-    pending: Vec<PendingLift>,
-    /// The last placement (real square, piece, time), to tell slides from touches.
-    last_place: Option<(Square, Piece, u64)>,
-    touches: TouchLog,
+    /// The hands: lifts pending, the last placement, the touches (touch-move).
+    hands: Hands,
     tentative: Option<Tentative>,
     /// A move the board showed and then left for a reply under way from it: the
     /// opponent lifted a piece the move could have captured (it may yet become
@@ -79,11 +77,6 @@ pub struct Core {
     /// Completed violations per side (white, black).
     violations: [u32; 2],
     white_side: Option<ClockSide>,
-    clock: Option<ClockStatus>,
-    clock_said: Option<(u64, u64, &'static str)>,
-    clock_seen: bool,
-    /// The ply whose mover's time the next clock report gives (after a press).
-    clk_for: Option<usize>,
     /// Set while the board may be plies ahead of the record (`Resync`).
     resync: Option<Resync>,
     /// The game's plies have been reported `ambiguous` (from a ply on): the
@@ -102,24 +95,12 @@ pub struct Core {
     /// Line faults were seen until this time (plus a minute): a completed violation
     /// is then judged only once a dump has confirmed the board.
     noisy_until: Option<u64>,
-    /// A press that would be a completed violation on a line that lost something
-    /// lately, waiting to be confirmed.
-    unconfirmed_press: Option<Unconfirmed>,
     /// A forced end (mate, stalemate, ...) waiting for its move to be completed:
     /// (ply, result, termination).
     pending_end: Option<(usize, &'static str, &'static str)>,
-    /// A side whose fallen flag one clock report showed, waiting for the next
-    /// report to confirm it; and the sides already reported this game.
-    flag_seen: Option<ClockSide>,
-    flags_reported: [bool; 2],
-    /// The clock's part: time control, the host's clock, commands, reports.
+    /// The clock's part: time control, the host's clock, commands, reports,
+    /// presses and flags.
     clk: clock::Timing,
-    /// The lever (status bit 1) in the report before the last one.
-    lever_before: Option<bool>,
-    /// A press (a lever change) waiting for the clock report it came in, the
-    /// next event: whether that report's times can follow the ones before
-    /// decides whether the press is judged at once or must first be confirmed.
-    press_waiting: Option<(ClockSide, u64)>,
     /// A dump taken after a gap or a line fault waits for a second dump that
     /// agrees with it (one dump may itself have been corrupted on the line).
     confirm_dump: bool,
@@ -152,31 +133,20 @@ impl Core {
             games: 0,
             start_at: None,
             last_change: 0,
-            pending: Vec::new(),
-            last_place: None,
-            touches: TouchLog::default(),
+            hands: Hands::default(),
             tentative: None,
             held: None,
             takeback: None,
             irregular: None,
             violations: [0, 0],
             white_side: None,
-            clock: None,
-            clock_said: None,
-            clock_seen: false,
-            clk_for: None,
             resync: None,
             open_said: false,
             rival: None,
             updates_seen: false,
             noisy_until: None,
-            unconfirmed_press: None,
             pending_end: None,
-            flag_seen: None,
-            flags_reported: [false; 2],
             clk: clock::Timing::default(),
-            lever_before: None,
-            press_waiting: None,
             confirm_dump: false,
             shown: 0,
             last_emit: 0,
@@ -205,7 +175,7 @@ impl Core {
 
     /// Whether a clock report would confirm a flag fall seen once.
     pub fn wants_clock(&self) -> bool {
-        self.flag_seen.is_some() || self.unconfirmed_press.as_ref().is_some_and(|u| u.reports < 2)
+        self.clk.flag_seen.is_some() || self.clk.unconfirmed_press.as_ref().is_some_and(|u| u.reports < 2)
     }
 
     /// Counts the board states that showed a new move: the daemon checks each one
@@ -217,7 +187,7 @@ impl Core {
 
     /// The last clock figures: (white ms, black ms, running side name).
     pub fn clock(&self) -> Option<(u64, u64, &'static str)> {
-        self.clock_said
+        self.clk.said
     }
 
     /// Which clock side is white's, when known (configured or learnt).
@@ -349,7 +319,7 @@ impl Core {
         let search = self.resync.as_ref().and_then(|r| self.search_at(r));
         let check = self.needs_irregular_check().then_some(irregular);
         let flag = self.host_flag_at();
-        let press = self.press_waiting.map(|(_, at)| at);
+        let press = self.clk.press_waiting.map(|(_, at)| at);
         [tentative, search, check, flag, press]
             .into_iter()
             .flatten()
@@ -385,7 +355,7 @@ impl Core {
 
     /// One board-level event at `t_us`.
     pub fn input(&mut self, ev: &BoardEvent, t_us: u64) {
-        if let Some((side, at)) = self.press_waiting.take() {
+        if let Some((side, at)) = self.clk.press_waiting.take() {
             let suspect = match ev {
                 BoardEvent::Clock(status) => self.report_contradicts(status, t_us),
                 _ => false,
@@ -441,7 +411,7 @@ impl Core {
             }
             BoardEvent::Press(side) => match &mut self.resync {
                 Some(r) if r.gated => r.held_press = Some(*side),
-                _ => self.press_waiting = Some((*side, t_us)),
+                _ => self.clk.press_waiting = Some((*side, t_us)),
             },
             BoardEvent::Clock(status) => match &mut self.resync {
                 Some(r) if r.gated => r.held_clock = Some(*status),
@@ -521,7 +491,7 @@ impl Core {
     fn deadline(&mut self, d: u64) {
         // A press whose report never came (a real board always sends it with
         // the press) is judged as it is.
-        if let Some((side, at)) = self.press_waiting.take() {
+        if let Some((side, at)) = self.clk.press_waiting.take() {
             self.press(side, at, false);
             return;
         }

@@ -79,7 +79,7 @@ impl Core {
             let Some(base) = self.game.as_ref().map(|g| g.positions[n - 1].clone()) else {
                 return;
             };
-            let touched = self.touches.amend(mover);
+            let touched = self.hands.touches.amend(mover);
             let article =
                 touch::amendment_article(&base, &was_mv, &tent.mv).filter(|_| !tent.inferred && !tent.found);
             // A board read by dumps only cannot tell a piece released from one
@@ -123,7 +123,7 @@ impl Core {
                 .as_ref()
                 .map(|g| g.legal(g.ply() - 1))
                 .unwrap_or_default();
-            self.touches.flags(&legal, &tent.mv, mover)
+            self.hands.touches.flags(&legal, &tent.mv, mover)
         };
         for (article, touched) in flags {
             self.emit_with(t, |c| EventKind::TouchMove {
@@ -144,7 +144,7 @@ impl Core {
                 inferred: tent.inferred,
             }
         });
-        self.touches.next_turn(!mover);
+        self.hands.touches.next_turn(!mover);
         self.after_move(t);
     }
 
@@ -220,7 +220,7 @@ impl Core {
             to_ply: to_ply as u32,
             fen: c.game.as_ref().map(Game::fen).unwrap_or_default(),
         });
-        self.touches.retract(turn);
+        self.hands.touches.retract(turn);
     }
 
     pub(super) fn complete(&mut self, ply: usize, t: u64) {

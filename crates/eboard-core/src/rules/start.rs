@@ -206,26 +206,20 @@ impl Core {
             },
         );
         self.game = Some(g);
-        self.pending.clear();
-        self.touches = TouchLog::default();
+        self.hands.new_game();
         self.tentative = None;
         self.held = None;
         self.takeback = None;
         self.irregular = None;
         self.violations = [0, 0];
-        self.clk_for = None;
         self.resync = None;
         self.open_said = false;
         self.rival = None;
-        self.unconfirmed_press = None;
         self.pending_end = None;
-        self.flag_seen = None;
-        self.flags_reported = [false; 2];
-        self.clk.last_press = None;
         if let Some(g) = &mut self.game {
             g.time_control = self.clk.tc.as_ref().map(crate::clock::control::TimeControl::pgn);
         }
-        self.clk.host = None;
+        self.clk.new_game();
         self.start_host(t);
     }
 
@@ -237,7 +231,7 @@ impl Core {
                 self.tentative = None;
                 self.held = None;
                 self.resync = None;
-                self.unconfirmed_press = None;
+                self.clk.unconfirmed_press = None;
                 self.emit(t, EventKind::GameEnd { result, termination });
                 self.stop_host(t);
             }

@@ -14,6 +14,24 @@ pub struct Touch {
     pub returned: bool,
 }
 
+/// What the hands on the board are doing: lifts not yet placed, the last
+/// placement, and the touches of the turn under way (touch-move).
+#[derive(Debug, Default)]
+pub(super) struct Hands {
+    pub(super) pending: Vec<PendingLift>,
+    /// The last placement (real square, piece, time), to tell slides from touches.
+    pub(super) last_place: Option<(Square, Piece, u64)>,
+    pub(super) touches: TouchLog,
+}
+
+impl Hands {
+    /// A new game: nothing the hands did before counts.
+    pub(super) fn new_game(&mut self) {
+        self.pending.clear();
+        self.touches = TouchLog::default();
+    }
+}
+
 /// The touches of the turn under way, and the placements seen in it.
 #[derive(Debug, Clone, Default)]
 pub struct TouchLog {
@@ -242,7 +260,7 @@ impl Core {
             if lift {
                 // A lift from a square the piece slid onto a moment ago continues
                 // the same touch.
-                let sliding = self.last_place.is_some_and(|(sq, p, at)| {
+                let sliding = self.hands.last_place.is_some_and(|(sq, p, at)| {
                     sq == real && p == piece && t.saturating_sub(at) < self.cfg.release_ms * 1000
                 });
                 // The opponent starting their turn makes the move the board shows;
@@ -252,30 +270,30 @@ impl Core {
                     self.opponent_lift(real, piece, t);
                 }
                 if !sliding {
-                    self.pending.push(PendingLift {
+                    self.hands.pending.push(PendingLift {
                         square: real,
                         piece,
                         at: t,
                     });
                 }
             } else {
-                self.last_place = Some((real, piece, t));
+                self.hands.last_place = Some((real, piece, t));
                 // A reply set down on a move held back: that move was made, and
                 // the lifts since it showed are the reply's.
                 if self.held_goes_on() {
                     self.tentative = self.held;
                     self.commit(t);
                 }
-                self.touches.placed(real, piece);
+                self.hands.touches.placed(real, piece);
                 // The piece back where it was lifted within the flicker threshold:
                 // sensor noise, not a touch.
                 let flicker = self.cfg.flicker_ms * 1000;
-                if let Some(i) = self
-                    .pending
-                    .iter()
-                    .rposition(|p| p.square == real && p.piece == piece && t.saturating_sub(p.at) <= flicker)
+                if let Some(i) =
+                    self.hands.pending.iter().rposition(|p| {
+                        p.square == real && p.piece == piece && t.saturating_sub(p.at) <= flicker
+                    })
                 {
-                    self.pending.remove(i);
+                    self.hands.pending.remove(i);
                 } else {
                     // Lifts since a move held back showed wait for it to be made
                     // or changed: they are the reply's, or the mover's capture
@@ -301,12 +319,12 @@ impl Core {
     /// Turns the lifts made up to `until` that wait out the flicker threshold
     /// into touches; later ones go on waiting.
     pub(super) fn flush_touches_until(&mut self, until: u64, t: u64) {
-        if self.pending.is_empty() {
+        if self.hands.pending.is_empty() {
             return;
         }
         let board = self.real_board();
         let mut later = Vec::new();
-        for p in std::mem::take(&mut self.pending) {
+        for p in std::mem::take(&mut self.hands.pending) {
             if p.at > until {
                 later.push(p);
                 continue;
@@ -314,7 +332,7 @@ impl Core {
             let returned = board.piece_at(p.square) == Some(p.piece) && t > p.at;
             self.touch(p, returned);
         }
-        self.pending = later;
+        self.hands.pending = later;
     }
 
     pub(super) fn touch(&mut self, p: PendingLift, returned: bool) {
@@ -338,7 +356,7 @@ impl Core {
             _ if self.amending(p.piece.color) => p.piece.color,
             _ => game.current().turn(),
         };
-        let first = self.touches.push(Touch {
+        let first = self.hands.touches.push(Touch {
             side,
             square: p.square,
             piece: p.piece,
@@ -387,7 +405,7 @@ impl Core {
             // a move that ended the game is completed by it too (the opponent
             // has no move to make: the game is over).
             let ends = self.pending_end.is_some_and(|(p, ..)| p == game.ply());
-            if !last.completed && piece.color != mover && (!self.clock_seen || ends) {
+            if !last.completed && piece.color != mover && (!self.clk.seen || ends) {
                 let ply = game.ply();
                 self.complete(ply, t);
             }

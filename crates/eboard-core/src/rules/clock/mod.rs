@@ -54,6 +54,39 @@ pub(super) struct Timing {
     /// A gap in the line, with the last report taken before it: the clock tells
     /// whether the side not to move pressed while the line was away.
     pub across_gap: Option<AcrossGap>,
+    /// The last clock report (real sides).
+    pub status: Option<ClockStatus>,
+    /// The times and running side last reported as a `clock` event.
+    pub said: Option<(u64, u64, &'static str)>,
+    /// A clock report has been seen (the board has a clock).
+    pub seen: bool,
+    /// The ply whose mover's time the next clock report gives (after a press).
+    pub for_ply: Option<usize>,
+    /// A side whose fallen flag one clock report showed, waiting for the next
+    /// report to confirm it; and the sides already reported this game.
+    pub flag_seen: Option<ClockSide>,
+    pub flags_reported: [bool; 2],
+    /// The lever (status bit 1) in the report before the last one.
+    pub lever_before: Option<bool>,
+    /// A press (a lever change) waiting for the clock report it came in, the
+    /// next event: whether that report's times can follow the ones before
+    /// decides whether the press is judged at once or must first be confirmed.
+    pub press_waiting: Option<(ClockSide, u64)>,
+    /// A press that would be a completed violation on a line that lost
+    /// something lately, waiting to be confirmed.
+    pub unconfirmed_press: Option<super::irregular::Unconfirmed>,
+}
+
+impl Timing {
+    /// A new game: what the clock said of the game before is forgotten.
+    pub fn new_game(&mut self) {
+        self.for_ply = None;
+        self.unconfirmed_press = None;
+        self.flag_seen = None;
+        self.flags_reported = [false; 2];
+        self.last_press = None;
+        self.host = None;
+    }
 }
 
 /// What a gap in the line left to be checked against the clock.
@@ -203,7 +236,7 @@ impl Core {
             h.set(white_ms * 1000, black_ms * 1000, t);
             self.send_set(t);
         } else {
-            let running = self.clock.and_then(|c| c.running_side());
+            let running = self.clk.status.and_then(|c| c.running_side());
             self.push_set(white_ms as u64, black_ms as u64, running, t);
         }
         Ok(())
@@ -299,8 +332,8 @@ impl Core {
             Some(Color::White) => "white",
             Some(Color::Black) => "black",
         };
-        if self.clock_said != Some((white, black, running)) {
-            self.clock_said = Some((white, black, running));
+        if self.clk.said != Some((white, black, running)) {
+            self.clk.said = Some((white, black, running));
             self.emit(
                 t,
                 EventKind::Clock {

@@ -40,13 +40,13 @@ impl Core {
         let moves = if first == mover { ply.div_ceil(2) } else { ply / 2 } as u32;
         let Some(h) = &mut self.clk.host else {
             // The next report gives the mover's time.
-            self.clk_for = Some(ply);
+            self.clk.for_ply = Some(ply);
             return;
         };
         h.completed(ix(mover), moves);
         game.moves[ply - 1].clk_ms = Some(h.left_ms(ix(mover), t));
         game.moves[ply - 1].emt_ms = Some(h.used_ms(ix(mover)));
-        self.clk_for = None;
+        self.clk.for_ply = None;
         self.send_set(t);
     }
 
@@ -58,7 +58,7 @@ impl Core {
             return None;
         }
         let (side, at) = h.flag_due()?;
-        if self.flags_reported[side] || (self.clk.finishing && at > self.clk.last_input) {
+        if self.clk.flags_reported[side] || (self.clk.finishing && at > self.clk.last_input) {
             return None;
         }
         Some(at)
@@ -76,7 +76,7 @@ impl Core {
     /// contradicts the reports before it (a report whose fields a dropped byte
     /// shifted), so a violation it would complete must first be confirmed.
     pub(in crate::rules) fn press(&mut self, side: ClockSide, t: u64, report_suspect: bool) {
-        self.clock_seen = true;
+        self.clk.seen = true;
         let Some(game) = &self.game else { return };
         if game.is_over() {
             return;
@@ -150,10 +150,10 @@ impl Core {
         // no violation. A lever back where it stood before one contradicting report
         // is that report's bit put right, not a press.
         if report_suspect || self.noisy_until.is_some_and(|until| t < until) {
-            if self.lever_before == Some(side == ClockSide::Left) {
+            if self.clk.lever_before == Some(side == ClockSide::Left) {
                 return;
             }
-            self.unconfirmed_press = Some(Unconfirmed {
+            self.clk.unconfirmed_press = Some(Unconfirmed {
                 color,
                 right_lever_high: side == ClockSide::Left,
                 reports: 0,

@@ -12,14 +12,14 @@ impl Core {
     /// report agrees with it. In drive mode the host's clock has the times; a
     /// report only shows them ticking.
     pub(in crate::rules) fn clock_report(&mut self, status: &ClockStatus, t: u64) {
-        self.clock_seen = true;
-        self.lever_before = self.clock.map(|c| c.right_lever_high);
-        self.clock = Some(*status);
+        self.clk.seen = true;
+        self.clk.lever_before = self.clk.status.map(|c| c.right_lever_high);
+        self.clk.status = Some(*status);
         self.clock_times(status, t);
-        if let Some(u) = &mut self.unconfirmed_press {
+        if let Some(u) = &mut self.clk.unconfirmed_press {
             if status.right_lever_high != u.right_lever_high {
                 // The lever is back: one report with a flipped bit, not a press.
-                self.unconfirmed_press = None;
+                self.clk.unconfirmed_press = None;
             } else {
                 u.reports = u.reports.saturating_add(1);
                 self.judge_confirmed(t);
@@ -92,7 +92,7 @@ impl Core {
         }
         let white = u64::from(status.time(white_side).millis());
         let black = u64::from(status.time(white_side.other()).millis());
-        if let (Some(ply), Some(game)) = (self.clk_for.take(), self.game.as_mut()) {
+        if let (Some(ply), Some(game)) = (self.clk.for_ply.take(), self.game.as_mut()) {
             if ply <= game.ply() {
                 let mover = game.positions[ply - 1].turn();
                 game.moves[ply - 1].clk_ms = Some(if mover.is_white() { white } else { black });
@@ -113,7 +113,7 @@ impl Core {
                 ClockSide::Left => status.left_flags.fallen,
                 ClockSide::Right => status.right_flags.fallen,
             });
-        let seen = std::mem::replace(&mut self.flag_seen, fallen);
+        let seen = std::mem::replace(&mut self.clk.flag_seen, fallen);
         let (Some(side), Some(white)) = (fallen, self.white_side) else {
             return;
         };
@@ -123,7 +123,7 @@ impl Core {
         if self.game.as_ref().is_none_or(|g| g.ply() == 0) {
             return;
         }
-        self.flag_seen = None;
+        self.clk.flag_seen = None;
         self.flag_fell(if side == white { Color::White } else { Color::Black }, t);
     }
 
@@ -135,10 +135,10 @@ impl Core {
             return;
         }
         let idx = side_index(color.into());
-        if self.flags_reported[idx] {
+        if self.clk.flags_reported[idx] {
             return;
         }
-        self.flags_reported[idx] = true;
+        self.clk.flags_reported[idx] = true;
         let first = game.positions[0].turn();
         let ply = game.ply();
         let moves = if first == color { ply.div_ceil(2) } else { ply / 2 } as u32;

@@ -158,7 +158,7 @@ impl Core {
         let open = self.left_open(base, &path);
         // The plies after the last board a dump showed were seen on the line.
         let seen_from = self.seen_from(base, &path);
-        self.touches.forget();
+        self.hands.touches.forget();
         if base < n && !amend {
             self.tentative = None;
             self.take_back(base, t);
@@ -326,7 +326,7 @@ impl Core {
     /// The side to move as the clock shows it (its running side), when the clock
     /// runs and its sides are known.
     pub(in crate::rules) fn clock_turn(&self) -> Option<Color> {
-        let side = self.clock?.running_side()?;
+        let side = self.clk.status?.running_side()?;
         let white = self.white_side?;
         Some(if side == white { Color::White } else { Color::Black })
     }

@@ -139,9 +139,9 @@ impl Core {
     /// a move. Calling it again before the dump changes nothing.
     pub fn gap(&mut self, t_us: u64) {
         self.advance(t_us);
-        self.pending.clear();
-        self.last_place = None;
-        self.unconfirmed_press = None;
+        self.hands.pending.clear();
+        self.hands.last_place = None;
+        self.clk.unconfirmed_press = None;
         self.clk.resync_host = true;
         self.clock_before_gap();
         self.clock_line_lost();
@@ -196,7 +196,7 @@ impl Core {
     /// when this turns true, and every few seconds while it stays so.
     pub fn wants_dump(&self) -> bool {
         if self.resync.as_ref().is_some_and(|r| r.gated)
-            || self.unconfirmed_press.as_ref().is_some_and(|u| !u.dumped)
+            || self.clk.unconfirmed_press.as_ref().is_some_and(|u| !u.dumped)
         {
             return true;
         }
@@ -271,13 +271,13 @@ impl Core {
                 return;
             }
             // The board as the updates left it: a press waiting for it may be judged.
-            if let Some(u) = &mut self.unconfirmed_press {
+            if let Some(u) = &mut self.clk.unconfirmed_press {
                 u.dumped = true;
             }
             self.judge_confirmed(t);
             return;
         }
-        self.unconfirmed_press = None;
+        self.clk.unconfirmed_press = None;
         // The other hypothesis for the plies found on the last dumps is judged
         // by this one, before it is matched.
         if let (false, true, Some(g)) = (gated, polled, &self.game) {
@@ -301,8 +301,8 @@ impl Core {
             self.line_away();
         }
         self.sensors = Sensors::new(board);
-        self.pending.clear();
-        self.last_place = None;
+        self.hands.pending.clear();
+        self.hands.last_place = None;
         self.last_change = t;
         // A dump taken on a line that has shown faults is confirmed by a second;
         // so is the first with no game under way (it decides whether one starts).
@@ -462,7 +462,7 @@ impl Core {
     /// A press held over a gap: it completes the move its presser made, and is
     /// judged for nothing else (what happened in the gap is not known).
     pub(super) fn held_press(&mut self, side: ClockSide, t: u64) {
-        self.clock_seen = true;
+        self.clk.seen = true;
         if self.tentative.is_some() {
             self.commit(t);
         }
