@@ -45,18 +45,18 @@ fn capture_events_are_in_time_order_and_resolved_follows_irregular() {
         let path = data(&format!("captures/{name}.esl"));
         let log = eboard_bridge::log::read_log(&path).unwrap();
         let r = replay::run(&log, name, Config::default(), None).unwrap();
-        let mut last = 0.0;
+        let mut last = 0;
         let mut open = false;
         for e in &r.events {
-            assert!(e.t >= last, "capture {name}: {e:?} after {last}");
-            last = e.t;
+            assert!(e.t_us >= last, "capture {name}: {e:?} after {last}");
+            last = e.t_us;
             match e.kind {
                 EventKind::Irregular { .. } => open = true,
                 EventKind::Resolved { .. } => {
                     assert!(
                         open,
                         "capture {name}: resolved at {} with no irregular before",
-                        e.t
+                        e.seconds()
                     );
                     open = false;
                 }

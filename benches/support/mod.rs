@@ -42,7 +42,7 @@ pub fn making_records(log: &SensorLog) -> Vec<(usize, String)> {
         .iter()
         .filter_map(|e| match &e.kind {
             EventKind::Move { uci, .. } => {
-                let t = (e.t * 1e6).round() as u64;
+                let t = e.t_us;
                 let i = log.records.iter().rposition(|r| r.time.micros() <= t)?;
                 Some((i, uci.clone()))
             }

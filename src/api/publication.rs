@@ -263,7 +263,7 @@ mod tests {
 
     fn moved(ply: u32) -> Event {
         Event {
-            t: f64::from(ply),
+            t_us: u64::from(ply) * 1_000_000,
             kind: EventKind::MoveCompleted {
                 ply,
                 side: Side::White,
@@ -320,8 +320,8 @@ mod tests {
         drop(gate);
         let until = Instant::now() + Duration::from_secs(10);
         loop {
-            let last = sink.got.lock().unwrap().last().map(|p| p.events[0].event.t);
-            if last == Some(100.0) {
+            let last = sink.got.lock().unwrap().last().map(|p| p.events[0].event.t_us);
+            if last == Some(100_000_000) {
                 break;
             }
             assert!(Instant::now() < until, "the newest publication within 10 s");

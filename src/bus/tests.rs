@@ -71,7 +71,7 @@ async fn a_property_read_between_signal_and_snapshot_waits_for_the_snapshot() {
 
     let fen = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";
     let e4 = Event {
-        t: 1.0,
+        t_us: 1_000_000,
         kind: EventKind::Move {
             ply: 1,
             san: "e4".into(),

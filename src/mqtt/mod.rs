@@ -534,7 +534,7 @@ mod tests {
     fn the_outbox_hands_over_the_json_the_publication_made() {
         let (outbox, mut rx) = outbox();
         let e = Event {
-            t: 1.0,
+            t_us: 1_000_000,
             kind: EventKind::MoveCompleted {
                 ply: 1,
                 side: Side::White,

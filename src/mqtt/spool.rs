@@ -309,14 +309,14 @@ mod tests {
         use crate::rules::{Event, EventKind, Side};
         let events = [
             Event {
-                t: 1.5,
+                t_us: 1_500_000,
                 kind: EventKind::MoveCompleted {
                     ply: 3,
                     side: Side::Black,
                 },
             },
             Event {
-                t: 2.0,
+                t_us: 2_000_000,
                 kind: EventKind::Arbiter {
                     method: "SetResult".into(),
                     args: vec!["1-0".into()],

@@ -182,7 +182,7 @@ mod tests {
     #[test]
     fn spectators_do_not_learn_who_decided() {
         let e = Event {
-            t: 1.0,
+            t_us: 1_000_000,
             kind: EventKind::Arbiter {
                 method: "SetResult".into(),
                 args: vec!["1-0".into()],
@@ -202,7 +202,7 @@ mod tests {
 
     fn ev(ply: u32) -> Event {
         Event {
-            t: f64::from(ply),
+            t_us: u64::from(ply) * 1_000_000,
             kind: EventKind::MoveCompleted {
                 ply,
                 side: Side::White,

@@ -230,7 +230,7 @@ async fn the_daemon_drives_the_clock_for_80_moves_without_drift() {
         .events
         .iter()
         .filter_map(|e| match e.kind {
-            EventKind::MoveCompleted { ply, .. } => Some(((e.t * 1e6).round() as u64, ply)),
+            EventKind::MoveCompleted { ply, .. } => Some((e.t_us, ply)),
             _ => None,
         })
         .collect();

@@ -130,14 +130,14 @@ fn the_sinks_share_the_json_made_once() {
     use eboard_bridge::rules::{Event, Side};
     let events = vec![
         Event {
-            t: 0.5,
+            t_us: 500_000,
             kind: EventKind::MoveCompleted {
                 ply: 1,
                 side: Side::White,
             },
         },
         Event {
-            t: 0.75,
+            t_us: 750_000,
             kind: EventKind::MoveCompleted {
                 ply: 2,
                 side: Side::Black,

@@ -31,7 +31,7 @@ impl BoardTask {
                     let command = hex.join(" ");
                     tracing::warn!(board = %self.setup.id, "the clock did not acknowledge {command} ({} tries): going on without it", RESENDS + 1);
                     self.own_events.push(Event {
-                        t: t as f64 / 1e6,
+                        t_us: t,
                         kind: EventKind::ClockUnresponsive { command },
                     });
                 }

@@ -247,19 +247,17 @@ pub fn game_pgn(g: &Game, tags: &Tags) -> String {
     s
 }
 
-/// `t` (seconds) as `format!("{t:>9.3}")` writes it, without formatting a float
-/// for every line. An event's time is a whole number of microseconds; rounded to
-/// milliseconds by integers, it is what the float gives, except exactly half-way
-/// (`x.yyy500`), where the nearest `f64` decides: those go through the float.
-pub(super) fn seconds_3(s: &mut String, t: f64) {
-    let us = (t * 1e6).round();
-    if !(0.0..1e12).contains(&us) || us / 1e6 != t || us as u64 % 1000 == 500 {
+pub(super) fn seconds_3(s: &mut String, us: u64) {
+    if us >= 1_000_000_000_000 || us % 1000 == 500 {
+        // Half a millisecond is rounded as the float's format rounds the
+        // seconds (by their binary value), as the output always had it.
+        let t = us as f64 / 1e6;
         let _ = write!(s, "{t:>9.3}");
         return;
     }
     // The whole seconds right-aligned in 5, then the point and 3 digits: at
     // least 9 characters, as the float's format gives.
-    let ms = (us as u64 + 500) / 1000;
+    let ms = (us + 500) / 1000;
     let _ = write!(s, "{:>5}.{:03}", ms / 1000, ms % 1000);
 }
 
@@ -274,7 +272,7 @@ pub fn text(events: &[Event]) -> String {
 
 /// One event's line of [`text`], appended to `s`.
 fn text_line(s: &mut String, e: &Event) {
-    seconds_3(s, e.t);
+    seconds_3(s, e.t_us);
     s.push_str("  ");
     let _ = match &e.kind {
         EventKind::GameStart {

@@ -17,7 +17,7 @@ pub fn drive(data: &[u8]) -> Result<(), String> {
     let mut bytes = data.iter().copied();
     let mut next = move || bytes.next();
     let mut t: u64 = 0;
-    let mut last_event_t = 0.0f64;
+    let mut last_event_t = 0u64;
     // A game the inputs may follow, so that dumps of real positions come up too.
     let mut shadow = Chess::default();
     let mut step = 0usize;
@@ -151,21 +151,21 @@ pub fn drive(data: &[u8]) -> Result<(), String> {
             }
         }
         for e in core.take_events() {
-            if e.t < last_event_t {
+            if e.t_us < last_event_t {
                 return Err(format!(
                     "step {step}: event at {} after one at {last_event_t}: {e:?}",
-                    e.t
+                    e.t_us
                 ));
             }
-            last_event_t = e.t;
+            last_event_t = e.t_us;
         }
     }
     core.finish();
     for e in core.take_events() {
-        if e.t < last_event_t {
-            return Err(format!("finish: event at {} after one at {last_event_t}", e.t));
+        if e.t_us < last_event_t {
+            return Err(format!("finish: event at {} after one at {last_event_t}", e.t_us));
         }
-        last_event_t = e.t;
+        last_event_t = e.t_us;
     }
     // Every recorded move is legal where it was played.
     for g in core.games() {

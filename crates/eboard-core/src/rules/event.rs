@@ -64,13 +64,25 @@ impl IrregularKind {
     }
 }
 
-/// One event, with the time (log seconds) it happened.
+/// One event, with the time it happened.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Event {
-    /// Seconds since the start of the log.
-    pub t: f64,
+    /// Microseconds since the start of the log; `t` in seconds in JSON.
+    #[serde(rename = "t", serialize_with = "as_seconds")]
+    pub t_us: u64,
     #[serde(flatten)]
     pub kind: EventKind,
+}
+
+impl Event {
+    /// The time in seconds since the start of the log (as JSON gives it).
+    pub fn seconds(&self) -> f64 {
+        self.t_us as f64 / 1e6
+    }
+}
+
+fn as_seconds<S: serde::Serializer>(t_us: &u64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(*t_us as f64 / 1e6)
 }
 
 /// The events of the rules core.
@@ -130,9 +142,10 @@ pub enum EventKind {
         completed: bool,
         count: u32,
         /// For a completed violation: the penalty FIDE prescribes for this count
-        /// under the rules profile (applying it is the arbiter's call).
+        /// under the rules profile (applying it is the arbiter's call); in
+        /// JSON, its words ([`Penalty`]'s `Display`).
         #[serde(skip_serializing_if = "Option::is_none")]
-        penalty: Option<String>,
+        penalty: Option<Penalty>,
         /// For `lost_track`: the board seen (FEN placement, real squares).
         #[serde(skip_serializing_if = "Option::is_none")]
         board: Option<String>,
@@ -224,33 +237,55 @@ impl Profile {
     }
 }
 
-impl Profile {
-    /// The penalty for a player's `count`-th completed violation (Art. 7.5.5; rapid
-    /// and blitz: Appendices A.4.2 and B.3, one minute since 2023).
-    pub fn penalty(self, offender: Side, count: u32) -> String {
-        let opponent = match offender {
+/// The penalty FIDE prescribes for a player's `count`-th completed violation
+/// under a rules profile (Art. 7.5.5; rapid and blitz: Appendices A.4.2 and
+/// B.3, one minute since 2023). The rules core decides it; its words are made
+/// only where it is shown (`Display`: the JSON, the text output, the console).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Penalty {
+    pub profile: Profile,
+    pub offender: Side,
+    /// The offender's completed violations so far, this one included.
+    pub count: u32,
+    /// The extra time went on the opponent's clock (`apply_penalties`).
+    pub to_clock: bool,
+}
+
+impl std::fmt::Display for Penalty {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let offender = self.offender.name();
+        let opponent = match self.offender {
             Side::White => Side::Black,
             Side::Black => Side::White,
-        };
-        let (minutes, article) = match self {
+        }
+        .name();
+        let (minutes, article) = match self.profile {
             Profile::Standard => ("2 minutes", "7.5.5"),
             Profile::Rapid => ("1 minute", "A.4.2, 7.5.5"),
             Profile::Blitz => ("1 minute", "B.3, A.4.2, 7.5.5"),
         };
-        if count <= 1 {
-            format!(
-                "first completed violation by {}: {minutes} extra time to {} (Art. {article})",
-                offender.name(),
-                opponent.name()
-            )
+        if self.count <= 1 {
+            write!(
+                f,
+                "first completed violation by {offender}: {minutes} extra time to {opponent} (Art. {article})"
+            )?;
         } else {
-            format!(
-                "completed violation number {count} by {}: the game is lost for {}, or drawn if {} cannot checkmate by any series of legal moves (Art. {article})",
-                offender.name(),
-                offender.name(),
-                opponent.name()
-            )
+            write!(
+                f,
+                "completed violation number {} by {offender}: the game is lost for {offender}, or drawn if {opponent} cannot checkmate by any series of legal moves (Art. {article})",
+                self.count
+            )?;
         }
+        if self.to_clock {
+            f.write_str("; added to the clock")?;
+        }
+        Ok(())
+    }
+}
+
+impl Serialize for Penalty {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
     }
 }
 

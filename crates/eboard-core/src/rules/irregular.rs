@@ -235,7 +235,7 @@ impl Core {
         side: Side,
         squares: Vec<String>,
         count: u32,
-        penalty: Option<String>,
+        penalty: Option<Penalty>,
     ) {
         let seen = (kind == IrregularKind::LostTrack).then(|| board.board_fen().to_string());
         self.irregular = Some(Irregular {
@@ -268,10 +268,12 @@ impl Core {
         let side: Side = color.into();
         self.violations[side_index(side)] += 1;
         let count = self.violations[side_index(side)];
-        let mut penalty = self.cfg.profile.penalty(side, count);
-        if count == 1 && self.penalty_to_clock(color, t) {
-            penalty.push_str("; added to the clock");
-        }
+        let penalty = Penalty {
+            profile: self.cfg.profile,
+            offender: side,
+            count,
+            to_clock: count == 1 && self.penalty_to_clock(color, t),
+        };
         self.raise(t, board, kind, side, squares, count, Some(penalty));
     }
 }

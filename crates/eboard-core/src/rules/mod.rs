@@ -36,7 +36,7 @@ mod touch;
 use shakmaty::{Bitboard, Board, CastlingMode, Chess, Color, Move, Piece, Position, Role, Square};
 
 pub use arbiter::{Decision, Refused, parse_start};
-pub use event::{Config, Event, EventKind, FlagPolicy, IrregularKind, MAX_THRESHOLD_MS, Profile, Side};
+pub use event::{Config, Event, EventKind, FlagPolicy, IrregularKind, MAX_THRESHOLD_MS, Penalty, Profile, Side};
 pub use game::{Game, Played, fen as game_fen, round_trip};
 pub use settings::{ClockMode, Pinned, SETTINGS_KEY, Settings};
 
@@ -448,7 +448,7 @@ impl Core {
         }
         let kind = make(self);
         self.out.push(Event {
-            t: t_us as f64 / 1e6,
+            t_us,
             kind,
         });
     }
