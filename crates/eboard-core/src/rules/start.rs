@@ -216,7 +216,7 @@ impl Core {
         self.clk_for = None;
         self.resync = None;
         self.open_said = false;
-        self.rival = None;
+        self.rival.clear();
         self.unconfirmed_press = None;
         self.pending_end = None;
         self.flag_seen = None;

@@ -70,7 +70,7 @@ pub fn infer_path(
     if under_way && in_the_air(pos, board) {
         return Inferred::UnderWay(0);
     }
-    if !reachable_material(pos.board(), board) {
+    if !reachable_material(pos.board(), board, under_way) {
         return Inferred::None;
     }
     let mut search = Search::new(board, pos, seen.placed, budget, max_plies);
@@ -135,6 +135,38 @@ pub fn other_parity(
     None
 }
 
+/// The fewest plies, at most `max_plies`, from `pos` to a position that
+/// `board` is a move under way from (one or two pieces in the hand that one
+/// legal move lifts): a board that plies reach exactly may also be that, a
+/// piece in the hand rather than captured. `None` when there is none, or the
+/// search stopped at its budget first.
+pub fn under_way_path(
+    pos: &Chess,
+    board: &Board,
+    max_plies: usize,
+    budget: u32,
+    seen: Seen<'_>,
+) -> Option<Vec<Move>> {
+    if in_the_air(pos, board) {
+        return Some(Vec::new());
+    }
+    if max_plies == 0 || !reachable_material(pos.board(), board, true) {
+        return None;
+    }
+    let mut search = Search::new(board, pos, seen.placed, budget, max_plies);
+    search.under_way = true;
+    for limit in 1..=max_plies {
+        let complete = search.run(pos, limit);
+        if search.air_len <= limit {
+            return Some(std::mem::take(&mut search.air_path));
+        }
+        if !complete {
+            return None;
+        }
+    }
+    None
+}
+
 /// How many orders of the fewest plies are compared at most.
 const MAX_ORDERS: usize = 24;
 
@@ -149,6 +181,8 @@ struct Search<'a> {
     /// the fewest plies found to one.
     under_way: bool,
     air_len: usize,
+    /// The first path found to such a position.
+    air_path: Vec<Move>,
     /// Only paths of this length modulo 2 are kept (see [`other_parity`]).
     parity: Option<usize>,
 }
@@ -172,6 +206,7 @@ impl<'a> Search<'a> {
             found: Vec::new(),
             under_way: false,
             air_len: usize::MAX,
+            air_path: Vec::new(),
             parity: None,
         }
     }
@@ -197,6 +232,7 @@ impl<'a> Search<'a> {
             && !self.unseen_trip()
         {
             self.air_len = depth;
+            self.air_path.clone_from(&self.path);
         }
         if self.path.len() + plies_needed(pos, self.target) > limit || self.path.len() == limit {
             return true;
@@ -304,11 +340,13 @@ fn same_squares(a: &Board, b: &Board) -> Bitboard {
 
 /// Each side's pieces in `to` can come from `from` by moves: no more pieces, no
 /// more pawns, and the extra officers fit the pawns that are gone (promotions).
-fn reachable_material(from: &Board, to: &Board) -> bool {
+/// With `in_hand`, a king may be missing (in the hand, a move under way).
+fn reachable_material(from: &Board, to: &Board, in_hand: bool) -> bool {
     use shakmaty::Color;
     Color::ALL.into_iter().all(|c| {
         let (a, b) = (from.by_color(c), to.by_color(c));
-        if b.count() > a.count() || (to.kings() & b).count() != 1 {
+        let kings = (to.kings() & b).count();
+        if b.count() > a.count() || kings > 1 || (kings == 0 && !in_hand) {
             return false;
         }
         let pawns = |bd: &Board, side| (bd.pawns() & side).count();
