@@ -203,7 +203,11 @@ fn the_host_sees_the_flag_between_two_records_and_the_game_goes_on() {
         unreachable!()
     };
     assert_eq!((side.name(), *ply), ("white", 2));
-    assert!(flag.t_us.abs_diff(185_000_000) < 2_000, "flag at {} µs", flag.t_us);
+    assert!(
+        flag.t_us.abs_diff(185_000_000) < 2_000,
+        "flag at {} µs",
+        flag.t_us
+    );
     assert_eq!(
         r.core.game().unwrap().ply(),
         3,

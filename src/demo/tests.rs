@@ -79,7 +79,10 @@ fn the_view_shows_board_clocks_moves_and_flags() {
         bus: "bus line".into(),
         ..View::default()
     };
-    let at = |t: f64, kind: EventKind| Event { t_us: (t * 1e6) as u64, kind };
+    let at = |t: f64, kind: EventKind| Event {
+        t_us: (t * 1e6) as u64,
+        kind,
+    };
     let clock = at(
         1.0,
         EventKind::Clock {

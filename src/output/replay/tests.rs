@@ -28,7 +28,14 @@ fn times_are_written_as_the_float_format_writes_them() {
     for _ in 0..200_000 {
         check(pick.range(0, 1 << 40));
     }
-    for us in [123_456_789_000_500, 999_999_999_500, 999_999_999_999, 10u64.pow(12), 3 * 10u64.pow(15), u64::MAX] {
+    for us in [
+        123_456_789_000_500,
+        999_999_999_500,
+        999_999_999_999,
+        10u64.pow(12),
+        3 * 10u64.pow(15),
+        u64::MAX,
+    ] {
         check(us);
     }
 }

@@ -36,7 +36,9 @@ mod touch;
 use shakmaty::{Bitboard, Board, CastlingMode, Chess, Color, Move, Piece, Position, Role, Square};
 
 pub use arbiter::{Decision, Refused, parse_start};
-pub use event::{Config, Event, EventKind, FlagPolicy, IrregularKind, MAX_THRESHOLD_MS, Penalty, Profile, Side};
+pub use event::{
+    Config, Event, EventKind, FlagPolicy, IrregularKind, MAX_THRESHOLD_MS, Penalty, Profile, Side,
+};
 pub use game::{Game, Played, fen as game_fen, round_trip};
 pub use settings::{ClockMode, Pinned, SETTINGS_KEY, Settings};
 
@@ -83,11 +85,12 @@ pub struct Core {
     /// report stands for the rest of the game (nothing on a board read by
     /// dumps only, with no clock, settles whose turn it is), so it is made once.
     open_said: bool,
-    /// On a board read by dumps only: the other hypothesis for the plies just
-    /// found (the ply it starts from, its position: the same board, the other
-    /// side to move). Reported `ambiguous` when the next dump that differs can
-    /// follow from it too, dropped when it cannot.
-    rival: Option<(usize, Chess)>,
+    /// On a board read by dumps only: the other hypotheses for the plies just
+    /// found (the ply each starts from, its plies, its position: the same
+    /// board with the other side to move, or with a piece in the hand).
+    /// Reported `ambiguous` when the next dump that differs can follow from
+    /// one too, taken up when only they can, dropped when none can.
+    rival: Vec<(usize, Vec<Move>, Chess)>,
     /// A field update has arrived: the board sends updates (it is not read by
     /// dumps only), so a dump that disagrees with them means the line lost
     /// something.
@@ -142,7 +145,7 @@ impl Core {
             white_side: None,
             resync: None,
             open_said: false,
-            rival: None,
+            rival: Vec::new(),
             updates_seen: false,
             noisy_until: None,
             pending_end: None,
@@ -447,10 +450,7 @@ impl Core {
             return;
         }
         let kind = make(self);
-        self.out.push(Event {
-            t_us,
-            kind,
-        });
+        self.out.push(Event { t_us, kind });
     }
 
     /// A placement left more pieces of its kind on the sensor board than the game

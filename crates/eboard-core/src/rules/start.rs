@@ -214,7 +214,7 @@ impl Core {
         self.violations = [0, 0];
         self.resync = None;
         self.open_said = false;
-        self.rival = None;
+        self.rival.clear();
         self.pending_end = None;
         if let Some(g) = &mut self.game {
             g.time_control = self.clk.tc.as_ref().map(crate::clock::control::TimeControl::pgn);

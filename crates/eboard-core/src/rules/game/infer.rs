@@ -70,7 +70,7 @@ pub fn infer_path(
     if under_way && in_the_air(pos, board) {
         return Inferred::UnderWay(0);
     }
-    if !reachable_material(pos.board(), board) {
+    if !reachable_material(pos.board(), board, under_way) {
         return Inferred::None;
     }
     let mut search = Search::new(board, pos, seen.placed, budget, max_plies);
@@ -135,6 +135,38 @@ pub fn other_parity(
     None
 }
 
+/// The fewest plies, at most `max_plies`, from `pos` to a position that
+/// `board` is a move under way from (one or two pieces in the hand that one
+/// legal move lifts): a board that plies reach exactly may also be that, a
+/// piece in the hand rather than captured. `None` when there is none, or the
+/// search stopped at its budget first.
+pub fn under_way_path(
+    pos: &Chess,
+    board: &Board,
+    max_plies: usize,
+    budget: u32,
+    seen: Seen<'_>,
+) -> Option<Vec<Move>> {
+    if in_the_air(pos, board) {
+        return Some(Vec::new());
+    }
+    if max_plies == 0 || !reachable_material(pos.board(), board, true) {
+        return None;
+    }
+    let mut search = Search::new(board, pos, seen.placed, budget, max_plies);
+    search.under_way = true;
+    for limit in 1..=max_plies {
+        let complete = search.run(pos, limit);
+        if search.air_len <= limit {
+            return Some(std::mem::take(&mut search.air_path));
+        }
+        if !complete {
+            return None;
+        }
+    }
+    None
+}
+
 /// How many orders of the fewest plies are compared at most.
 const MAX_ORDERS: usize = 24;
 
@@ -149,6 +181,8 @@ struct Search<'a> {
     /// the fewest plies found to one.
     under_way: bool,
     air_len: usize,
+    /// The first path found to such a position.
+    air_path: Vec<Move>,
     /// Only paths of this length modulo 2 are kept (see [`other_parity`]).
     parity: Option<usize>,
 }
@@ -172,6 +206,7 @@ impl<'a> Search<'a> {
             found: Vec::new(),
             under_way: false,
             air_len: usize::MAX,
+            air_path: Vec::new(),
             parity: None,
         }
     }
@@ -197,6 +232,7 @@ impl<'a> Search<'a> {
             && !self.unseen_trip()
         {
             self.air_len = depth;
+            self.air_path.clone_from(&self.path);
         }
         if self.path.len() + plies_needed(pos, self.target) > limit || self.path.len() == limit {
             return true;
@@ -304,11 +340,13 @@ fn same_squares(a: &Board, b: &Board) -> Bitboard {
 
 /// Each side's pieces in `to` can come from `from` by moves: no more pieces, no
 /// more pawns, and the extra officers fit the pawns that are gone (promotions).
-fn reachable_material(from: &Board, to: &Board) -> bool {
+/// With `in_hand`, a king may be missing (in the hand, a move under way).
+fn reachable_material(from: &Board, to: &Board, in_hand: bool) -> bool {
     use shakmaty::Color;
     Color::ALL.into_iter().all(|c| {
         let (a, b) = (from.by_color(c), to.by_color(c));
-        if b.count() > a.count() || (to.kings() & b).count() != 1 {
+        let kings = (to.kings() & b).count();
+        if b.count() > a.count() || kings > 1 || (kings == 0 && !in_hand) {
             return false;
         }
         let pawns = |bd: &Board, side| (bd.pawns() & side).count();
@@ -414,177 +452,5 @@ fn trips(root: &Board, path: &[Move]) -> impl Iterator<Item = (Square, Bitboard)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use shakmaty::fen::Fen;
-
-    fn pos(fen: &str) -> Chess {
-        fen.parse::<Fen>()
-            .unwrap()
-            .into_position(CastlingMode::Standard)
-            .unwrap()
-    }
-
-    #[test]
-    fn six_plies_with_captures_are_found() {
-        let from = pos("r1b1kr2/5p1p/1qpp1p2/1p2pP1Q/p2bP3/P1NP4/BPP3PP/R3KR2 w Qq - 2 15");
-        let to =
-            Board::from_ascii_board_fen(b"r1b1kr2/5p1p/2pp1p2/2q1pP1Q/p2bP3/P2P4/B1P3PP/2RNKR2").unwrap();
-        for under_way in [false, true] {
-            let r = infer_path(
-                &from,
-                &to,
-                MAX_INFERRED_PLIES,
-                INFER_BUDGET,
-                Seen::default(),
-                under_way,
-            );
-            assert!(matches!(r, Inferred::Path(ref p) if p.len() == 6), "{r:?}");
-        }
-    }
-
-    fn play(pos: &mut Chess, sans: &str) -> Vec<Move> {
-        sans.split_whitespace()
-            .map(|s| {
-                let m = s.parse::<shakmaty::san::San>().unwrap().to_move(pos).unwrap();
-                pos.play_unchecked(m);
-                m
-            })
-            .collect()
-    }
-
-    /// Fault campaign, cuts, seed 1049: the line came back on 27... Ndxc4 made and
-    /// White's pawn b3 in the hand to take back on c4. Five plies end on that board
-    /// exactly, a bishop's trip and a pawn's capture invented; one ply and a move
-    /// under way is what happened, and the search says so instead of a path.
-    #[test]
-    fn a_piece_in_the_hand_is_not_explained_by_plies_more() {
-        let mut from = Chess::default();
-        play(
-            &mut from,
-            "d4 d5 c4 dxc4 e4 e5 d5 f5 Nc3 Nf6 Bxc4 Bc5 Nf3 Qe7 Bg5 Bxf2+ Kf1 Bb6 Qe2 f4 \
-             Rd1 Bg4 d6 cxd6 Nd5 Nxd5 Bxe7 Ne3+ Ke1 Kxe7 Qd3 Rd8 Rd2 Nc6 b3 Ba5 a3 Rac8 \
-             Rg1 b5 Bxb5 Bxf3 gxf3 Nd4 Bc4 Nxf3+ Kf2 Nxd2 Rxg7+ Kf6 Rf7+ Kg6 Rb7",
-        );
-        let mut after = from.clone();
-        let made = play(&mut after, "Ndxc4");
-        let mut board = after.board().clone();
-        board.discard_piece_at(Square::B3);
-        // The longer explanation exists: it ends on the board exactly.
-        let mut longer = from.clone();
-        play(&mut longer, "Nxb3 Bb5 Nd2 Bc4 Ndxc4");
-        assert_eq!(longer.board(), &board);
-        let r = infer_path(
-            &from,
-            &board,
-            MAX_INFERRED_PLIES,
-            INFER_BUDGET,
-            Seen::default(),
-            true,
-        );
-        assert_eq!(r, Inferred::UnderWay(1));
-        // Not looking for a move under way (the board stood too long for a piece in
-        // the hand), the exact sequence is found.
-        let r = infer_path(
-            &from,
-            &board,
-            MAX_INFERRED_PLIES,
-            INFER_BUDGET,
-            Seen::default(),
-            false,
-        );
-        assert!(matches!(r, Inferred::Path(ref p) if p.len() == 5), "{r:?}");
-        // With the pawn on c4 the board is reached exactly in two plies.
-        let mut done = after.clone();
-        let both = [made, play(&mut done, "bxc4")].concat();
-        let r = infer_path(
-            &from,
-            done.board(),
-            MAX_INFERRED_PLIES,
-            INFER_BUDGET,
-            Seen::default(),
-            true,
-        );
-        assert_eq!(r, Inferred::Path(both));
-        // A move under way from the position itself.
-        let mut lifted = from.board().clone();
-        lifted.discard_piece_at(Square::D2);
-        let r = infer_path(
-            &from,
-            &lifted,
-            MAX_INFERRED_PLIES,
-            INFER_BUDGET,
-            Seen::default(),
-            true,
-        );
-        assert_eq!(r, Inferred::UnderWay(0));
-    }
-
-    /// Fault campaign, drop 1%, seed 1156: a bishop's trip out and back (...Be7,
-    /// then ...Bf8) whose lift the line lost, and no dump got through until it
-    /// was back. Without the trip the board cannot be reached (the side to move
-    /// differs); with the line having shown the bishop put down on e7 it is
-    /// inferred, and not on less evidence.
-    #[test]
-    fn a_trip_back_is_inferred_only_where_the_line_showed_it() {
-        let mut from = Chess::default();
-        play(&mut from, "e4 e5 Nf3 Nc6 Bc4 d6 d3");
-        let mut after = from.clone();
-        let made = play(&mut after, "Be7 Bg5 Bf8");
-        let bishop = |c| Piece {
-            color: c,
-            role: Role::Bishop,
-        };
-        let (b, w) = (bishop(shakmaty::Color::Black), bishop(shakmaty::Color::White));
-        let infer = |placed: &[(Square, Piece)]| {
-            let seen = Seen {
-                lifts: &[Square::E7],
-                placed,
-            };
-            infer_path(
-                &from,
-                after.board(),
-                MAX_INFERRED_PLIES,
-                INFER_BUDGET,
-                seen,
-                false,
-            )
-        };
-        let all = [(Square::E7, b), (Square::G5, w), (Square::F8, b)];
-        assert_eq!(infer(&all), Inferred::Path(made.clone()));
-        // Its return home is no change on a sensor board that never saw it leave.
-        assert_eq!(infer(&all[..2]), Inferred::Path(made.clone()));
-        // Nothing seen put down away from home, or another piece put down there:
-        // no trip is inferred, and nothing else reaches the board.
-        assert_eq!(infer(&[]), Inferred::None);
-        assert_eq!(infer(&all[1..]), Inferred::None);
-        assert_eq!(
-            infer(&[(Square::E7, w), (Square::G5, w), (Square::F8, b)]),
-            Inferred::None
-        );
-        // And the check the fault campaign uses still calls it a round trip.
-        assert!(round_trip(from.board(), &made));
-    }
-
-    /// Fault campaign, cuts, seed 1019: 4... b5 5. Bxb5 Nf6 missed. Two plies
-    /// (...Nf6, Bb5) and Black's pawn b7 in the hand look like it too, but with the
-    /// move under way that is three plies as well: the board as it stands wins.
-    #[test]
-    fn a_pawn_captured_is_not_taken_for_one_in_the_hand() {
-        let mut from = Chess::default();
-        play(&mut from, "e4 e5 f4 exf4 Bc4 Qh4+ Kf1");
-        let mut after = from.clone();
-        let made = play(&mut after, "b5 Bxb5 Nf6");
-        for under_way in [true, false] {
-            let r = infer_path(
-                &from,
-                after.board(),
-                MAX_INFERRED_PLIES,
-                INFER_BUDGET,
-                Seen::default(),
-                under_way,
-            );
-            assert_eq!(r, Inferred::Path(made.clone()));
-        }
-    }
-}
+#[path = "infer_tests.rs"]
+mod tests;

@@ -150,6 +150,7 @@ impl Core {
     /// gap then completes the last of its plies. Inferred moves after `base` that
     /// the path replaces are taken back first (`takeback`).
     pub(in crate::rules) fn commit_found(&mut self, base: usize, path: Vec<Move>, t: u64) {
+        self.rival.clear();
         let n = self.game.as_ref().map_or(0, Game::ply);
         // Taken first: recording the plies closes the window that holds it.
         let press = self.resync.as_mut().and_then(|r| r.held_press.take());
@@ -198,20 +199,31 @@ impl Core {
     /// it is: the ply from which plies of the other parity than the record's
     /// also reach the board `path` (from ply `base`) ends on: from `base`, or
     /// from the start of the inferred plies before it (an earlier dump may have
-    /// caught a move under way, a slide, rather than a piece at rest). A search
-    /// that gives up counts as open.
-    fn left_open(&self, base: usize, path: &[Move]) -> Option<(usize, Chess)> {
+    /// caught a move under way, a slide, rather than a piece at rest); with
+    /// those plies and where they end. Failing that, as few plies from `base`
+    /// to a position the board is a move under way from (a piece in the hand
+    /// rather than captured). A search that gives up counts as open.
+    fn left_open(&self, base: usize, path: &[Move]) -> Vec<(usize, Vec<Move>, Chess)> {
         let polled = self.resync.as_ref().is_some_and(|r| r.cause == Cause::Poll);
-        let game = self.game.as_ref()?;
-        if !polled || path.is_empty() || self.clock_turn().is_some() {
-            return None;
+        let Some(game) = self.game.as_ref() else {
+            return Vec::new();
+        };
+        if !polled || path.is_empty() || self.clock_turn().is_some() || base >= game.positions.len() {
+            return Vec::new();
         }
-        let mut end = game.positions.get(base)?.clone();
+        let mut end = game.positions[base].clone();
         for mv in path {
             end.play_unchecked(*mv);
         }
         let seen = seen_in(&self.resync);
         let tail = inferred_tail(game).min(base);
+        let ending = |from: usize, other: Vec<Move>| {
+            let mut pos = game.positions[from].clone();
+            for mv in &other {
+                pos.play_unchecked(*mv);
+            }
+            (from, other, pos)
+        };
         let open = |from: usize| {
             let len = base - from + path.len();
             if len > OPEN_PLIES {
@@ -219,58 +231,99 @@ impl Core {
             }
             let start = &game.positions[from];
             let other = game::other_parity(start, end.board(), len, OPEN_PLIES, OPEN_BUDGET, seen)?;
-            let mut pos = start.clone();
-            for mv in other {
-                pos.play_unchecked(mv);
-            }
-            Some((from, pos))
+            Some(ending(from, other))
         };
-        (tail < base).then(|| open(tail)).flatten().or_else(|| open(base))
+        let start = &game.positions[base];
+        let in_hand = game::under_way_path(start, end.board(), path.len() - 1, OPEN_BUDGET, seen)
+            .map(|air| ending(base, air));
+        let parity = (tail < base).then(|| open(tail)).flatten().or_else(|| open(base));
+        parity.into_iter().chain(in_hand).collect()
     }
 
     /// After plies found from ply `base`: an open stretch (another hypothesis
     /// reaches the same board) is reported at once when it starts before
-    /// `base`, else kept as the rival for the next dump to judge
-    /// ([`Core::judge_rival`]).
-    fn note_open(&mut self, open: Option<(usize, Chess)>, base: usize, t: u64) {
-        let Some((from, rival)) = open else { return };
+    /// `base`; either way the hypotheses are kept as rivals for the next dump
+    /// to judge ([`Core::judge_rival`]).
+    fn note_open(&mut self, open: Vec<(usize, Vec<Move>, Chess)>, base: usize, t: u64) {
         // Plies before `base` reached the board in another number: an earlier
         // dump caught a move under way, and the next cannot tell.
-        if self.open_said || from < base {
+        if let Some(from) = open.iter().map(|o| o.0).filter(|f| *f < base).min() {
             self.report_open(from, t);
-        } else {
-            self.rival = Some((from, rival));
+        }
+        self.rival = open;
+    }
+
+    /// A dump of a polled board (`board`, real squares; `raw`, board numbering)
+    /// that differs from the last: the rival hypotheses kept for the plies
+    /// found before it ([`Core::note_open`]) are dropped when this board cannot
+    /// follow from them (in plies, or with a move under way); reported
+    /// `ambiguous` when it can follow from one and from the record; the first
+    /// taken up in place of the record's plies when it can follow from them
+    /// only, the plies it replaces all inferred (never a move a dump showed),
+    /// and reported when it can follow from two.
+    pub(in crate::rules) fn judge_rival(&mut self, board: &Board, raw: &Board, t: u64) {
+        let rivals = std::mem::take(&mut self.rival);
+        let n = self.game.as_ref().map_or(0, Game::ply);
+        let mut follow = Vec::new();
+        let mut unsure = false;
+        for (from, plies, pos) in rivals {
+            if from >= n {
+                // Taken back meanwhile.
+                continue;
+            }
+            if pos.board() == board {
+                // Nothing to judge by yet.
+                self.rival.push((from, plies, pos));
+                continue;
+            }
+            let found = game::infer_path(
+                &pos,
+                board,
+                game::MAX_INFERRED_PLIES,
+                OPEN_BUDGET,
+                game::Seen::default(),
+                true,
+            );
+            match found {
+                game::Inferred::None => {}
+                game::Inferred::GaveUp => {
+                    unsure = true;
+                    follow.push((from, plies));
+                }
+                _ => follow.push((from, plies)),
+            }
+        }
+        let Some(first) = follow.iter().map(|f| f.0).min() else {
+            return;
+        };
+        let record = unsure
+            || self.one_step(raw)
+            || !matches!(
+                self.best_path(board, game::MAX_INFERRED_PLIES, true),
+                Found::Nothing
+            );
+        if record || follow.len() > 1 {
+            self.report_open(first, t);
+        }
+        if !record {
+            let (from, plies) = follow.swap_remove(0);
+            if !self.take_up(from, plies, t) {
+                self.report_open(from, t);
+            }
         }
     }
 
-    /// A dump of a polled board (`board`, real squares) that differs from the
-    /// last: the rival hypothesis kept for the plies found before it
-    /// ([`Core::note_open`]) is reported `ambiguous` when this board can follow
-    /// from it too (in plies, or with a move under way), dropped when it cannot.
-    pub(in crate::rules) fn judge_rival(&mut self, board: &Board, t: u64) {
-        let Some((from, pos)) = self.rival.take() else {
-            return;
-        };
-        let n = self.game.as_ref().map_or(0, Game::ply);
-        if from >= n || pos.board() == board {
-            // Taken back meanwhile, or nothing to judge by yet.
-            if from < n {
-                self.rival = Some((from, pos));
-            }
-            return;
+    /// Replaces the record's plies from ply `from` by `plies` (the rival the
+    /// dumps since have chosen), when every ply replaced was inferred.
+    fn take_up(&mut self, from: usize, plies: Vec<Move>, t: u64) -> bool {
+        let Some(game) = &self.game else { return false };
+        if game.is_over() || !game.moves[from..].iter().all(|m| m.inferred) || self.tentative.is_some() {
+            return false;
         }
-        let found = game::infer_path(
-            &pos,
-            board,
-            game::MAX_INFERRED_PLIES,
-            OPEN_BUDGET,
-            game::Seen::default(),
-            true,
-        );
-        if matches!(found, game::Inferred::None) {
-            return;
-        }
-        self.report_open(from, t);
+        self.hands.touches.forget();
+        self.take_back(from, t);
+        self.commit_inferred(plies, t);
+        true
     }
 
     /// Reports the record's plies from ply `from` on `ambiguous`, once a game
@@ -384,6 +437,9 @@ fn slide_path(
         return game::Inferred::None;
     };
     let mut air = None;
+    // The fewest plies in all: the slide may have ended on any square past the
+    // one shown, and the first that leads to the board need not be the nearest.
+    let mut best: Option<Vec<Move>> = None;
     for m in from.legal_moves() {
         if m.from() != Some(origin)
             || m.role() != shown.role()
@@ -396,21 +452,24 @@ fn slide_path(
         if after.board() == board {
             return game::Inferred::Path(vec![m]);
         }
-        match game::infer_path(
-            &after,
-            board,
-            plies.saturating_sub(1),
-            game::INFER_BUDGET,
-            seen,
-            under_way,
-        ) {
+        let left = best
+            .as_ref()
+            .map_or(plies, |b| b.len().saturating_sub(1))
+            .saturating_sub(1);
+        if left == 0 {
+            continue;
+        }
+        match game::infer_path(&after, board, left, game::INFER_BUDGET, seen, under_way) {
             game::Inferred::Path(mut path) if !path.is_empty() => {
                 path.insert(0, m);
-                return game::Inferred::Path(path);
+                best = Some(path);
             }
             game::Inferred::UnderWay(k) => air = Some(air.map_or(k + 1, |a: usize| a.min(k + 1))),
             _ => {}
         }
     }
-    air.map_or(game::Inferred::None, game::Inferred::UnderWay)
+    match best {
+        Some(path) => game::Inferred::Path(path),
+        None => air.map_or(game::Inferred::None, game::Inferred::UnderWay),
+    }
 }

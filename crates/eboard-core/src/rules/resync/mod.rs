@@ -278,15 +278,15 @@ impl Core {
             return;
         }
         self.clk.unconfirmed_press = None;
-        // The other hypothesis for the plies found on the last dumps is judged
-        // by this one, before it is matched.
-        if let (false, true, Some(g)) = (gated, polled, &self.game) {
-            let real = g.orientation.real_board(&board);
-            self.judge_rival(&real, t);
-        }
         if !gated && polled && self.game.is_some() {
             self.resync
                 .get_or_insert_with(|| Resync::new(Cause::Poll, false, 0));
+            // The other hypotheses for the plies found on the last dumps are
+            // judged by this one, before it is matched.
+            if let Some(g) = &self.game {
+                let real = g.orientation.real_board(&board);
+                self.judge_rival(&real, &board, t);
+            }
             // A step of one move (or the pieces of one in the air) is seen as
             // lifts and placements, so touches count; a dump further on than
             // that is matched as a whole (its lifts would be guesses).
