@@ -90,6 +90,7 @@ impl Core {
         // in the hand), which is looked at again once it has stood long.
         if self.tentative.is_some()
             || self
+                .line
                 .resync
                 .as_ref()
                 .is_some_and(|r| r.gated || r.search == super::resync::Search::Rested)
@@ -215,7 +216,7 @@ impl Core {
         }
         // Across a gap, a board no legal sequence reaches: the record lost track of
         // the game (nothing is invented; a known position or the arbiter resumes it).
-        let kind = match &self.resync {
+        let kind = match &self.line.resync {
             Some(r) if r.cause == Cause::Gap && kind != IrregularKind::IllegalMove => {
                 IrregularKind::LostTrack
             }

@@ -347,7 +347,7 @@ impl Core {
     /// Matches the board against what the game allows.
     pub(super) fn evaluate(&mut self, t: u64) {
         let board = self.real_board();
-        if let Some(r) = &mut self.resync {
+        if let Some(r) = &mut self.line.resync {
             r.search = Search::No;
         }
         let Some(game) = &self.game else { return };
@@ -374,7 +374,7 @@ impl Core {
         let h = self.real_hash();
         // Across a gap, what the board shows was not seen being played, unless
         // played from a position the board was seen to show since.
-        let (gap, seen) = match &self.resync {
+        let (gap, seen) = match &self.line.resync {
             Some(r) => (r.cause == Cause::Gap, r.seen_board.as_ref()),
             None => (false, None),
         };
@@ -428,13 +428,13 @@ impl Core {
         };
         // On a board read by dumps only, several plies fall between two dumps:
         // the same holds.
-        let poll = self.resync.as_ref().is_some_and(|r| r.cause == Cause::Poll);
+        let poll = self.line.resync.as_ref().is_some_and(|r| r.cause == Cause::Poll);
         if (gap || poll) && earlier() {
             // A path of no plies changes nothing here: the take-back below.
             match self.best_path(&board, game::MAX_INFERRED_PLIES, false) {
                 Found::Path(base, path) if !path.is_empty() => {
                     self.commit_found(base, path, t);
-                    if let Some(r) = &mut self.resync {
+                    if let Some(r) = &mut self.line.resync {
                         r.anchor = None;
                     }
                     self.evaluate(t);
@@ -500,7 +500,7 @@ impl Core {
         // may the inferred moves the record ends with have been a wrong guess
         // (a path of fewer plies than were played, another order): the search
         // looks from before them too.
-        if self.resync.is_none()
+        if self.line.resync.is_none()
             && super::resync::inferred_tail(game) < n
             && !is_partial(game.current(), &board)
         {
@@ -508,9 +508,9 @@ impl Core {
             // The board was on the record's position when its inferred moves
             // were found; what followed was seen.
             r.seen_board = Some(game.current().board().clone());
-            self.resync = Some(r);
+            self.line.resync = Some(r);
         }
-        if let Some(r) = &mut self.resync {
+        if let Some(r) = &mut self.line.resync {
             if !r.gated {
                 r.search = Search::Short;
             }

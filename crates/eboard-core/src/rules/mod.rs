@@ -79,34 +79,14 @@ pub struct Core {
     /// Completed violations per side (white, black).
     violations: [u32; 2],
     white_side: Option<ClockSide>,
-    /// Set while the board may be plies ahead of the record (`Resync`).
-    resync: Option<Resync>,
-    /// The game's plies have been reported `ambiguous` (from a ply on): the
-    /// report stands for the rest of the game (nothing on a board read by
-    /// dumps only, with no clock, settles whose turn it is), so it is made once.
-    open_said: bool,
-    /// On a board read by dumps only: the other hypotheses for the plies just
-    /// found (the ply each starts from, its plies, its position: the same
-    /// board with the other side to move, or with a piece in the hand).
-    /// Reported `ambiguous` when the next dump that differs can follow from
-    /// one too, taken up when only they can, dropped when none can.
-    rival: Vec<(usize, Vec<Move>, Chess)>,
-    /// A field update has arrived: the board sends updates (it is not read by
-    /// dumps only), so a dump that disagrees with them means the line lost
-    /// something.
-    updates_seen: bool,
-    /// Line faults were seen until this time (plus a minute): a completed violation
-    /// is then judged only once a dump has confirmed the board.
-    noisy_until: Option<u64>,
+    /// What the line left open: plies missed, hypotheses, dumps to confirm.
+    line: Line,
     /// A forced end (mate, stalemate, ...) waiting for its move to be completed:
     /// (ply, result, termination).
     pending_end: Option<(usize, &'static str, &'static str)>,
     /// The clock's part: time control, the host's clock, commands, reports,
     /// presses and flags.
     clk: clock::Timing,
-    /// A dump taken after a gap or a line fault waits for a second dump that
-    /// agrees with it (one dump may itself have been corrupted on the line).
-    confirm_dump: bool,
     /// How many board states have shown a new move so far (the daemon checks each
     /// against a dump).
     shown: u64,
@@ -143,14 +123,9 @@ impl Core {
             irregular: None,
             violations: [0, 0],
             white_side: None,
-            resync: None,
-            open_said: false,
-            rival: Vec::new(),
-            updates_seen: false,
-            noisy_until: None,
+            line: Line::default(),
             pending_end: None,
             clk: clock::Timing::default(),
-            confirm_dump: false,
             shown: 0,
             last_emit: 0,
             events: true,
@@ -319,7 +294,7 @@ impl Core {
             .tentative
             .as_ref()
             .map(|t| if t.kings_hold { irregular } else { release });
-        let search = self.resync.as_ref().and_then(|r| self.search_at(r));
+        let search = self.line.resync.as_ref().and_then(|r| self.search_at(r));
         let check = self.needs_irregular_check().then_some(irregular);
         let flag = self.host_flag_at();
         let press = self.clk.press_waiting.map(|(_, at)| at);
@@ -368,13 +343,13 @@ impl Core {
         }
         self.clk.last_input = self.clk.last_input.max(t_us);
         self.advance(t_us);
-        let gated = self.resync.as_ref().is_some_and(|r| r.gated);
+        let gated = self.line.resync.as_ref().is_some_and(|r| r.gated);
         match ev {
             BoardEvent::Dump(p) => self.dump(p.to_board(), t_us),
             BoardEvent::Lift { square, piece } => {
-                self.updates_seen = true;
+                self.line.updates_seen = true;
                 let orientation = self.game.as_ref().map_or(Orientation::Normal, |g| g.orientation);
-                if let Some(r) = &mut self.resync {
+                if let Some(r) = &mut self.line.resync {
                     if r.lifts.len() < 64 {
                         r.lifts.push(orientation.real(*square));
                     }
@@ -388,9 +363,9 @@ impl Core {
                 }
             }
             BoardEvent::Place { square, piece, .. } => {
-                self.updates_seen = true;
+                self.line.updates_seen = true;
                 let orientation = self.game.as_ref().map_or(Orientation::Normal, |g| g.orientation);
-                if let Some(r) = &mut self.resync {
+                if let Some(r) = &mut self.line.resync {
                     r.placed = r.placed.saturating_add(1);
                     if let (Some(p), true) = (piece.piece(), r.puts.len() < 64) {
                         r.puts.push((orientation.real(*square), p));
@@ -412,11 +387,11 @@ impl Core {
                     self.changed(t_us, piece.piece().map(|p| (*square, p, false)));
                 }
             }
-            BoardEvent::Press(side) => match &mut self.resync {
+            BoardEvent::Press(side) => match &mut self.line.resync {
                 Some(r) if r.gated => r.held_press = Some(*side),
                 _ => self.clk.press_waiting = Some((*side, t_us)),
             },
-            BoardEvent::Clock(status) => match &mut self.resync {
+            BoardEvent::Clock(status) => match &mut self.line.resync {
                 Some(r) if r.gated => r.held_clock = Some(*status),
                 _ => self.clock_report(status, t_us),
             },
@@ -511,6 +486,7 @@ impl Core {
             }
         }
         if self
+            .line
             .resync
             .as_ref()
             .and_then(|r| self.search_at(r))

@@ -84,7 +84,7 @@ impl Core {
                 touch::amendment_article(&base, &was_mv, &tent.mv).filter(|_| !tent.inferred && !tent.found);
             // A board read by dumps only cannot tell a piece released from one
             // still held (a second between two dumps): no amendment is judged.
-            let article = article.filter(|_| self.updates_seen);
+            let article = article.filter(|_| self.line.updates_seen);
             if let Some(article) = article {
                 self.emit_with(t, |c| EventKind::TouchMove {
                     article,
@@ -156,7 +156,7 @@ impl Core {
         let board = self.real_board();
         let mut pressed = None;
         if self.game.as_ref().is_some_and(|g| g.current().board() == &board) {
-            pressed = self.resync.take().and_then(|r| r.pressed);
+            pressed = self.line.resync.take().and_then(|r| r.pressed);
         }
         self.settle_move(t);
         if let Some((color, emt)) = pressed {

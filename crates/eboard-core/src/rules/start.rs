@@ -133,6 +133,7 @@ impl Core {
     pub(super) fn game_under_way(&mut self, t: u64) -> bool {
         if self.game.as_ref().is_some_and(|g| !g.is_over())
             || !self
+                .line
                 .resync
                 .as_ref()
                 .is_some_and(|r| r.cause == Cause::Gap && !r.gated)
@@ -143,6 +144,7 @@ impl Core {
         // The lifts seen meanwhile (sensor squares: no game, no orientation yet)
         // tell the order of the plies when several reach the board.
         let (seen, puts) = self
+            .line
             .resync
             .as_ref()
             .map(|r| (r.lifts.clone(), r.puts.clone()))
@@ -168,7 +170,7 @@ impl Core {
             };
             self.settle_end(t);
             self.start_game(start, CastlingMode::Standard, orientation, t);
-            self.resync = Some(Resync::new(Cause::Gap, false, 0));
+            self.line.resync = Some(Resync::new(Cause::Gap, false, 0));
             self.commit_inferred(path, t);
             return true;
         }
@@ -212,9 +214,7 @@ impl Core {
         self.takeback = None;
         self.irregular = None;
         self.violations = [0, 0];
-        self.resync = None;
-        self.open_said = false;
-        self.rival.clear();
+        self.line.new_game();
         self.pending_end = None;
         if let Some(g) = &mut self.game {
             g.time_control = self.clk.tc.as_ref().map(crate::clock::control::TimeControl::pgn);
@@ -230,7 +230,7 @@ impl Core {
                 g.result = Some((result, termination));
                 self.tentative = None;
                 self.held = None;
-                self.resync = None;
+                self.line.resync = None;
                 self.clk.unconfirmed_press = None;
                 self.emit(t, EventKind::GameEnd { result, termination });
                 self.stop_host(t);

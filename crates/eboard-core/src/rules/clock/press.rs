@@ -137,7 +137,7 @@ impl Core {
         // While the board may be plies ahead of the record, a press is no
         // violation: what was played in the gap is not known. It may complete
         // the last of the plies not found yet (a mate among them): kept for them.
-        if let Some(r) = &mut self.resync {
+        if let Some(r) = &mut self.line.resync {
             r.pressed = Some((color, emt));
             return;
         }
@@ -149,7 +149,7 @@ impl Core {
         // be confirmed (the daemon asks for a clock report and a dump): noise is
         // no violation. A lever back where it stood before one contradicting report
         // is that report's bit put right, not a press.
-        if report_suspect || self.noisy_until.is_some_and(|until| t < until) {
+        if report_suspect || self.line.noisy_until.is_some_and(|until| t < until) {
             if self.clk.lever_before == Some(side == ClockSide::Left) {
                 return;
             }

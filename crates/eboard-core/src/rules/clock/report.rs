@@ -220,7 +220,7 @@ impl Core {
     /// the board stands on the record's position.
     fn clock_across_gap(&mut self, status: &ClockStatus, t: u64) {
         let Some(gap) = self.clk.across_gap else { return };
-        if self.resync.as_ref().is_some_and(|r| r.gated) {
+        if self.line.resync.as_ref().is_some_and(|r| r.gated) {
             return;
         }
         let Some(game) = self.game.as_ref() else {

@@ -16,7 +16,7 @@ impl Core {
     /// Not found: the board stays unexplained and the irregular deadline reports it
     /// (`lost_track` after a gap).
     pub(in crate::rules) fn infer(&mut self, t: u64) {
-        let Some(r) = &mut self.resync else { return };
+        let Some(r) = &mut self.line.resync else { return };
         let (plies, next, under_way) = match r.search {
             Search::Short => (SHORT_PLIES, Search::Long, true),
             Search::Rested => (game::MAX_INFERRED_PLIES, Search::No, false),
@@ -24,8 +24,8 @@ impl Core {
         };
         r.search = next;
         // Only on a board a dump has confirmed (the confirming dump looks again).
-        if self.confirm_dump {
-            if let Some(r) = &mut self.resync {
+        if self.line.confirm_dump {
+            if let Some(r) = &mut self.line.resync {
                 r.search = Search::No;
             }
             return;
@@ -39,10 +39,10 @@ impl Core {
         // for later: the board may move on before it rests long enough for the
         // longer search, and the plies missed still end on the dump.
         let ply = self.game.as_ref().map_or(0, Game::ply);
-        let anchor = self.resync.as_mut().and_then(|r| r.anchor.take());
+        let anchor = self.line.resync.as_mut().and_then(|r| r.anchor.take());
         if let Some((anchor, at)) = anchor.filter(|(_, at)| *at == ply) {
             if anchor == board {
-                if let Some(r) = &mut self.resync {
+                if let Some(r) = &mut self.line.resync {
                     r.anchor = Some((anchor, at));
                 }
             } else if board.occupied().count() <= anchor.occupied().count() {
@@ -58,7 +58,7 @@ impl Core {
         match self.best_path(&board, plies, under_way) {
             Found::Path(base, path) => self.commit_found(base, path, t),
             Found::UnderWay => {
-                if let Some(r) = &mut self.resync {
+                if let Some(r) = &mut self.line.resync {
                     r.search = Search::Rested;
                 }
             }
@@ -79,7 +79,7 @@ impl Core {
         if game.is_over() {
             return Found::Nothing;
         }
-        let seen = seen_in(&self.resync);
+        let seen = seen_in(&self.line.resync);
         // From the record, and, when its last move is not completed, from before
         // it (that move may have gone on while the line was away: a slide cut in
         // the middle is an amendment, not a ply more).
@@ -94,7 +94,7 @@ impl Core {
         // board: the plies found to it are not looked at again, and a move it
         // showed is amended only as a slide cut short (its piece going on along
         // the same line), never replaced by another path to the board.
-        let polled = self.resync.as_ref().is_some_and(|r| r.cause == Cause::Poll);
+        let polled = self.line.resync.as_ref().is_some_and(|r| r.cause == Cause::Poll);
         let tail = inferred_tail(game);
         if tail < n && !bases.contains(&tail) && !polled {
             bases.push(tail);
@@ -150,11 +150,11 @@ impl Core {
     /// gap then completes the last of its plies. Inferred moves after `base` that
     /// the path replaces are taken back first (`takeback`).
     pub(in crate::rules) fn commit_found(&mut self, base: usize, path: Vec<Move>, t: u64) {
-        self.rival.clear();
+        self.line.rival.clear();
         let n = self.game.as_ref().map_or(0, Game::ply);
         // Taken first: recording the plies closes the window that holds it.
-        let press = self.resync.as_mut().and_then(|r| r.held_press.take());
-        let pressed = self.resync.as_mut().and_then(|r| r.pressed.take());
+        let press = self.line.resync.as_mut().and_then(|r| r.held_press.take());
+        let pressed = self.line.resync.as_mut().and_then(|r| r.pressed.take());
         let amend = base + 1 == n && self.game.as_ref().is_some_and(|g| !g.moves[base].completed);
         let open = self.left_open(base, &path);
         // The plies after the last board a dump showed were seen on the line.
@@ -204,7 +204,7 @@ impl Core {
     /// to a position the board is a move under way from (a piece in the hand
     /// rather than captured). A search that gives up counts as open.
     fn left_open(&self, base: usize, path: &[Move]) -> Vec<(usize, Vec<Move>, Chess)> {
-        let polled = self.resync.as_ref().is_some_and(|r| r.cause == Cause::Poll);
+        let polled = self.line.resync.as_ref().is_some_and(|r| r.cause == Cause::Poll);
         let Some(game) = self.game.as_ref() else {
             return Vec::new();
         };
@@ -215,7 +215,7 @@ impl Core {
         for mv in path {
             end.play_unchecked(*mv);
         }
-        let seen = seen_in(&self.resync);
+        let seen = seen_in(&self.line.resync);
         let tail = inferred_tail(game).min(base);
         let ending = |from: usize, other: Vec<Move>| {
             let mut pos = game.positions[from].clone();
@@ -250,7 +250,7 @@ impl Core {
         if let Some(from) = open.iter().map(|o| o.0).filter(|f| *f < base).min() {
             self.report_open(from, t);
         }
-        self.rival = open;
+        self.line.rival = open;
     }
 
     /// A dump of a polled board (`board`, real squares; `raw`, board numbering)
@@ -262,7 +262,7 @@ impl Core {
     /// only, the plies it replaces all inferred (never a move a dump showed),
     /// and reported when it can follow from two.
     pub(in crate::rules) fn judge_rival(&mut self, board: &Board, raw: &Board, t: u64) {
-        let rivals = std::mem::take(&mut self.rival);
+        let rivals = std::mem::take(&mut self.line.rival);
         let n = self.game.as_ref().map_or(0, Game::ply);
         let mut follow = Vec::new();
         let mut unsure = false;
@@ -273,7 +273,7 @@ impl Core {
             }
             if pos.board() == board {
                 // Nothing to judge by yet.
-                self.rival.push((from, plies, pos));
+                self.line.rival.push((from, plies, pos));
                 continue;
             }
             let found = game::infer_path(
@@ -329,10 +329,10 @@ impl Core {
     /// Reports the record's plies from ply `from` on `ambiguous`, once a game
     /// (the report stands for the rest of it).
     fn report_open(&mut self, from: usize, t: u64) {
-        if self.open_said {
+        if self.line.open_said {
             return;
         }
-        self.open_said = true;
+        self.line.open_said = true;
         let base = from;
         let Some(game) = &self.game else { return };
         let side: Side = game.current().turn().into();
@@ -358,7 +358,7 @@ impl Core {
     fn seen_from(&self, base: usize, path: &[Move]) -> usize {
         let (Some(game), Some(seen)) = (
             &self.game,
-            self.resync.as_ref().and_then(|r| r.seen_board.as_ref()),
+            self.line.resync.as_ref().and_then(|r| r.seen_board.as_ref()),
         ) else {
             return path.len();
         };

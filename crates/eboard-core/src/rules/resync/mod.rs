@@ -69,6 +69,43 @@ pub(super) enum Found {
 pub(super) const SHORT_PLIES: usize = 2;
 
 /// A stretch during which the board may be several plies ahead of the record.
+/// The rules core's state of the line: what a gap, a line fault or a board
+/// read by dumps only left open, and how it is being settled.
+#[derive(Debug, Default)]
+pub(super) struct Line {
+    /// Set while the board may be plies ahead of the record (`Resync`).
+    pub(super) resync: Option<Resync>,
+    /// The game's plies have been reported `ambiguous` (from a ply on): the
+    /// report stands for the rest of the game (nothing on a board read by
+    /// dumps only, with no clock, settles whose turn it is), so it is made once.
+    pub(super) open_said: bool,
+    /// On a board read by dumps only: the other hypotheses for the plies just
+    /// found (the ply each starts from, its plies, its position: the same
+    /// board with the other side to move, or with a piece in the hand).
+    /// Reported `ambiguous` when the next dump that differs can follow from
+    /// one too, taken up when only they can, dropped when none can.
+    pub(super) rival: Vec<(usize, Vec<Move>, Chess)>,
+    /// A field update has arrived: the board sends updates (it is not read by
+    /// dumps only), so a dump that disagrees with them means the line lost
+    /// something.
+    pub(super) updates_seen: bool,
+    /// Line faults were seen until this time (plus a minute): a completed violation
+    /// is then judged only once a dump has confirmed the board.
+    pub(super) noisy_until: Option<u64>,
+    /// A dump taken after a gap or a line fault waits for a second dump that
+    /// agrees with it (one dump may itself have been corrupted on the line).
+    pub(super) confirm_dump: bool,
+}
+
+impl Line {
+    /// A new game: what the line left open of the game before is settled.
+    pub(super) fn new_game(&mut self) {
+        self.resync = None;
+        self.open_said = false;
+        self.rival.clear();
+    }
+}
+
 #[derive(Debug, Clone)]
 pub(super) struct Resync {
     pub(super) cause: Cause,
@@ -147,6 +184,7 @@ impl Core {
         self.clock_line_lost();
         self.line_away();
         let r = self
+            .line
             .resync
             .get_or_insert_with(|| Resync::new(Cause::Gap, true, 0));
         r.gated = true;
@@ -160,8 +198,8 @@ impl Core {
     /// Unlike [`Core::gap`], what the board shows goes on being judged.
     pub fn line_fault(&mut self, t_us: u64) {
         self.advance(t_us);
-        self.noisy_until = Some(t_us + NOISY_FOR_US);
-        self.confirm_dump = true;
+        self.line.noisy_until = Some(t_us + NOISY_FOR_US);
+        self.line.confirm_dump = true;
         // With no game yet, one may be started meanwhile and its start lost: the
         // next dumps are looked at for a game a few plies in.
         self.line_away();
@@ -172,6 +210,7 @@ impl Core {
     fn line_away(&mut self) {
         let n = self.game.as_ref().map_or(0, Game::ply);
         let r = self
+            .line
             .resync
             .get_or_insert_with(|| Resync::new(Cause::Gap, false, n));
         r.facts = if r.cause == Cause::Gap { r.facts.min(n) } else { n };
@@ -183,7 +222,8 @@ impl Core {
     /// line went away (see [`Resync::facts`]).
     pub(super) fn fact(&self, i: usize) -> bool {
         let Some(g) = &self.game else { return false };
-        self.resync
+        self.line
+            .resync
             .as_ref()
             .is_some_and(|r| r.cause == Cause::Gap && i < r.facts)
             && g.moves.get(i).is_some_and(|m| !m.inferred)
@@ -195,22 +235,22 @@ impl Core {
     /// on a line that may have lost something. The daemon asks the board for one
     /// when this turns true, and every few seconds while it stays so.
     pub fn wants_dump(&self) -> bool {
-        if self.resync.as_ref().is_some_and(|r| r.gated)
+        if self.line.resync.as_ref().is_some_and(|r| r.gated)
             || self.clk.unconfirmed_press.as_ref().is_some_and(|u| !u.dumped)
         {
             return true;
         }
-        if self.confirm_dump || self.irregular.as_ref().is_some_and(|i| i.kind.is_some()) {
+        if self.line.confirm_dump || self.irregular.as_ref().is_some_and(|i| i.kind.is_some()) {
             return true;
         }
-        self.resync.is_some() && self.tentative.is_none() && self.unexplained()
+        self.line.resync.is_some() && self.tentative.is_none() && self.unexplained()
     }
 
     /// Whether the last dump awaits a second that agrees with it (or the first
     /// after a gap is still awaited): worth asking for at once, not only every few
     /// seconds.
     pub fn confirming(&self) -> bool {
-        self.confirm_dump || self.resync.as_ref().is_some_and(|r| r.gated)
+        self.line.confirm_dump || self.line.resync.as_ref().is_some_and(|r| r.gated)
     }
 
     /// When plies may be inferred for the board as it stands: up to 2 once it has
@@ -241,13 +281,13 @@ impl Core {
     /// on a board sending updates, one that disagrees with them means the line lost
     /// something, and it is handled as a gap that this dump closes.
     pub(super) fn dump(&mut self, board: Board, t: u64) {
-        let polled = !self.updates_seen;
-        let gated = self.resync.as_ref().is_some_and(|r| r.gated);
+        let polled = !self.line.updates_seen;
+        let gated = self.line.resync.as_ref().is_some_and(|r| r.gated);
         if !gated && &board == self.sensors.board() {
-            self.confirm_dump = false;
-            if self.resync.is_some() {
+            self.line.confirm_dump = false;
+            if self.line.resync.is_some() {
                 let real = self.real_board();
-                if let Some(r) = &mut self.resync {
+                if let Some(r) = &mut self.line.resync {
                     r.seen_board = Some(real);
                 }
             }
@@ -256,11 +296,11 @@ impl Core {
             // With no game under way there is nothing to be in step with: a game
             // whose start the line lost may still show up a few plies in.
             let in_step = self.game.is_some() && (self.tentative.is_some() || !self.unexplained());
-            if in_step && self.resync.as_ref().is_some_and(|r| r.cause == Cause::Gap) {
+            if in_step && self.line.resync.as_ref().is_some_and(|r| r.cause == Cause::Gap) {
                 self.leave_resync(t);
             }
             // A board still unexplained, now confirmed: plies may be looked for.
-            if let Some(r) = &mut self.resync {
+            if let Some(r) = &mut self.line.resync {
                 if !in_step && r.search == Search::No {
                     r.search = Search::Short;
                 }
@@ -279,7 +319,8 @@ impl Core {
         }
         self.clk.unconfirmed_press = None;
         if !gated && polled && self.game.is_some() {
-            self.resync
+            self.line
+                .resync
                 .get_or_insert_with(|| Resync::new(Cause::Poll, false, 0));
             // The other hypotheses for the plies found on the last dumps are
             // judged by this one, before it is matched.
@@ -297,7 +338,7 @@ impl Core {
         }
         if !gated && !polled && self.game.is_some() {
             // The updates did not lead to this board: something was lost.
-            self.noisy_until = Some(t + NOISY_FOR_US);
+            self.line.noisy_until = Some(t + NOISY_FOR_US);
             self.line_away();
         }
         self.sensors = Sensors::new(board);
@@ -306,8 +347,8 @@ impl Core {
         self.last_change = t;
         // A dump taken on a line that has shown faults is confirmed by a second;
         // so is the first with no game under way (it decides whether one starts).
-        self.confirm_dump = self.noisy_until.is_some_and(|until| t < until) || self.game.is_none();
-        let (clock, press) = match &mut self.resync {
+        self.line.confirm_dump = self.line.noisy_until.is_some_and(|until| t < until) || self.game.is_none();
+        let (clock, press) = match &mut self.line.resync {
             Some(r) => {
                 r.gated = false;
                 r.lifted = 0;
@@ -317,7 +358,7 @@ impl Core {
             None => (None, None),
         };
         let anchor = (self.real_board(), self.game.as_ref().map_or(0, Game::ply));
-        if let Some(r) = &mut self.resync {
+        if let Some(r) = &mut self.line.resync {
             r.seen_board = Some(anchor.0.clone());
             r.anchor = Some(anchor);
         }
@@ -334,7 +375,7 @@ impl Core {
         // explain little; the board may not rest again before more are played).
         // On a board read by dumps only, the dumps are all there is: a blitz
         // player's 2 to 4 plies a second are looked for on each.
-        if self.resync.as_ref().is_some_and(|r| r.search != Search::No) && !self.confirm_dump {
+        if self.line.resync.as_ref().is_some_and(|r| r.search != Search::No) && !self.line.confirm_dump {
             let board = self.real_board();
             let plies = if polled {
                 game::MAX_INFERRED_PLIES
@@ -344,13 +385,13 @@ impl Core {
             match self.best_path(&board, plies, true) {
                 Found::Path(base, path) => {
                     self.commit_found(base, path, t);
-                    if let Some(r) = &mut self.resync {
+                    if let Some(r) = &mut self.line.resync {
                         r.anchor = None;
                         r.search = Search::No;
                     }
                 }
                 Found::UnderWay => {
-                    if let Some(r) = &mut self.resync {
+                    if let Some(r) = &mut self.line.resync {
                         r.search = Search::Rested;
                     }
                 }
@@ -359,7 +400,7 @@ impl Core {
         }
         // A press held over the gap completes the move it follows: now if the board
         // is explained, else once the plies that reach it are found.
-        match (&mut self.resync, press) {
+        match (&mut self.line.resync, press) {
             (Some(r), Some(side)) if r.search != Search::No => r.held_press = Some(side),
             (_, Some(side)) => self.held_press(side, t),
             _ => {}
@@ -371,7 +412,7 @@ impl Core {
     /// the record ends with: it was made before the press, whose bytes the line
     /// carried while those of the move were lost.
     pub(super) fn leave_resync(&mut self, t: u64) {
-        let Some((color, emt)) = self.resync.take().and_then(|r| r.pressed) else {
+        let Some((color, emt)) = self.line.resync.take().and_then(|r| r.pressed) else {
             return;
         };
         let shown_by_presser = match (&self.tentative, &self.game) {
