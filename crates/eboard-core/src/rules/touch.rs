@@ -37,7 +37,8 @@ impl TouchLog {
 
     /// A move was made: the next turn starts (touches of `next` already made stay).
     pub fn next_turn(&mut self, next: Color) {
-        self.made = self.touches.iter().copied().filter(|t| t.side != next).collect();
+        self.made.clear();
+        self.made.extend(self.touches.iter().filter(|t| t.side != next));
         self.touches.retain(|t| t.side == next);
         self.placed.clear();
     }
@@ -301,20 +302,25 @@ impl Core {
     /// Turns the lifts made up to `until` that wait out the flicker threshold
     /// into touches; later ones go on waiting.
     pub(super) fn flush_touches_until(&mut self, until: u64, t: u64) {
-        if self.pending.is_empty() {
+        if self.pending.iter().all(|p| p.at > until) {
             return;
         }
         let board = self.real_board();
-        let mut later = Vec::new();
-        for p in std::mem::take(&mut self.pending) {
+        // The later ones are kept at the front of the same list, in order.
+        let mut pending = std::mem::take(&mut self.pending);
+        let mut kept = 0;
+        for i in 0..pending.len() {
+            let p = pending[i];
             if p.at > until {
-                later.push(p);
+                pending[kept] = p;
+                kept += 1;
                 continue;
             }
             let returned = board.piece_at(p.square) == Some(p.piece) && t > p.at;
             self.touch(p, returned);
         }
-        self.pending = later;
+        pending.truncate(kept);
+        self.pending = pending;
     }
 
     pub(super) fn touch(&mut self, p: PendingLift, returned: bool) {
