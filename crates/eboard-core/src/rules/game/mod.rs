@@ -189,7 +189,12 @@ impl Game {
         // clock) can be the current one: it had more pieces, or its pawns
         // elsewhere. Only the positions since are compared.
         let since = (self.current().halfmoves() as usize).saturating_add(1);
-        self.hashes.iter().rev().take(since).filter(|h| **h == last).count()
+        self.hashes
+            .iter()
+            .rev()
+            .take(since)
+            .filter(|h| **h == last)
+            .count()
     }
 
     /// The end the current position forces, if any (5.1.1, 5.2.1, 5.2.2, 9.6).

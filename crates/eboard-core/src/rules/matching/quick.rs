@@ -154,7 +154,10 @@ pub fn find(pos: &Chess, h_pos: u64, h: u64, board: &Board) -> Option<Move> {
     let mut castles = false;
     for to in diff & board.by_color(us) {
         let Some(piece) = board.piece_at(to) else { continue };
-        pos.san_candidates(piece.role, to).iter().copied().for_each(&mut check);
+        pos.san_candidates(piece.role, to)
+            .iter()
+            .copied()
+            .for_each(&mut check);
         if !matches!(piece.role, Role::Pawn | Role::King) && Bitboard::BACKRANKS.contains(to) {
             pos.san_candidates(Role::Pawn, to)
                 .iter()
