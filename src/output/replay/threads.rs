@@ -194,7 +194,6 @@ fn replay_in(
     };
     let start_len = printer.chunk.len();
     let mut player = Player::new(file);
-    let mut steps = Vec::new();
     let mut core: Option<Core> = None;
     let events = matches!(print, Print::Text | Print::Jsonl);
     let mut games = Vec::new();
@@ -230,10 +229,7 @@ fn replay_in(
                     )?)
                 }
             };
-            player.play_into(&record, Some(line), &mut steps)?;
-            for step in steps.drain(..) {
-                feed_pinned(core, &step, &pinned);
-            }
+            player.play_with(&record, Some(line), |step| feed_pinned(core, &step, &pinned))?;
             // What the core made is printed now and then, not kept whole.
             since += 1;
             if since >= BATCH {
