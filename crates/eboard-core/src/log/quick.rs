@@ -114,7 +114,8 @@ mod tests {
                 )
             };
             if let Some(r) = general.ok().filter(quick_kind) {
-                let text = super::super::to_string(&Default::default(), &[r.clone()]).expect("written");
+                let text =
+                    super::super::to_string(&Default::default(), std::slice::from_ref(&r)).expect("written");
                 let record_line = text.lines().last().expect("a record line");
                 assert_eq!(quick_record(record_line), Some(r), "{record_line}");
                 written += 1;
