@@ -31,8 +31,6 @@ pub struct Session {
     core: Core,
     /// Settings given on the command line standing over the recording's own.
     pinned: Pinned,
-    /// The steps of the record being played (kept for the next one).
-    steps: Vec<Step>,
 }
 
 impl Session {
@@ -48,7 +46,6 @@ impl Session {
             player: Player::new(file),
             core,
             pinned,
-            steps: Vec::new(),
         }
     }
 
@@ -81,15 +78,11 @@ impl Session {
         line: Option<usize>,
         mut see: impl FnMut(&Step, &Core),
     ) -> Result<(), LogError> {
-        let mut steps = std::mem::take(&mut self.steps);
-        steps.clear();
-        let played = self.player.play_into(record, line, &mut steps);
-        for step in &steps {
-            see(step, &self.core);
-            apply(&mut self.core, step, &self.pinned);
-        }
-        self.steps = steps;
-        played
+        let (core, pinned) = (&mut self.core, &self.pinned);
+        self.player.play_with(record, line, |step| {
+            see(&step, core);
+            apply(core, &step, pinned);
+        })
     }
 
     /// [`Session::step_with`], with nothing to see.

@@ -4,6 +4,7 @@
 pub mod import;
 pub mod journal;
 pub mod play;
+mod quick;
 mod read;
 mod record;
 mod split;

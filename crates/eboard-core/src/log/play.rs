@@ -189,6 +189,17 @@ impl Player {
         line: Option<usize>,
         steps: &mut Vec<Step>,
     ) -> Result<(), LogError> {
+        self.play_with(record, line, |s| steps.push(s))
+    }
+
+    /// Plays one record, handing each step to `sink` as it is made (a record
+    /// with a problem makes none).
+    pub fn play_with(
+        &mut self,
+        record: &Record,
+        line: Option<usize>,
+        mut sink: impl FnMut(Step),
+    ) -> Result<(), LogError> {
         let now = record.time.micros();
         self.last_time = record.time;
         let step = |what| Step {
@@ -200,16 +211,19 @@ impl Player {
         let decided_by = self.decided_by.take();
         match &record.kind {
             RecordKind::Tx(bytes) => {
-                steps.extend(self.host.feed(bytes).into_iter().map(|h| step(Played::Host(h))));
+                self.host
+                    .feed(bytes)
+                    .into_iter()
+                    .for_each(|h| sink(step(Played::Host(h))));
             }
             RecordKind::Note(text) => {
                 self.decided_by = text.strip_prefix(DECIDED_BY).map(|n| n.trim().to_string());
-                steps.push(step(Played::Note(text.clone())))
+                sink(step(Played::Note(text.clone())))
             }
-            RecordKind::Gap(text) => steps.push(step(Played::Gap(text.clone()))),
-            RecordKind::Settings(json) => steps.push(step(Played::Settings(json.clone()))),
+            RecordKind::Gap(text) => sink(step(Played::Gap(text.clone()))),
+            RecordKind::Settings(json) => sink(step(Played::Settings(json.clone()))),
             RecordKind::Arbiter { method, args } => {
-                steps.push(step(Played::Arbiter(method.clone(), args.clone(), decided_by)))
+                sink(step(Played::Arbiter(method.clone(), args.clone(), decided_by)))
             }
             // A lift or a placement between messages: its field update, whose 5
             // bytes the decoder would decode whole to the same message, is
@@ -224,7 +238,7 @@ impl Player {
                 if let Some(m) = m {
                     self.decoder.pass_field_update();
                     let d = Decoded::Message(m);
-                    decoded(&mut self.board, &mut self.clock, d, now, |p| steps.push(step(p)));
+                    decoded(&mut self.board, &mut self.clock, d, now, |p| sink(step(p)));
                 }
             }
             kind => {
@@ -241,7 +255,7 @@ impl Player {
                 }
                 let (board, clock) = (&mut self.board, &mut self.clock);
                 self.decoder
-                    .feed_with(&bytes, |d| decoded(board, clock, d, now, |p| steps.push(step(p))));
+                    .feed_with(&bytes, |d| decoded(board, clock, d, now, |p| sink(step(p))));
                 self.bytes = bytes;
             }
         }

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use shakmaty::{Piece, Square};
 
+use super::quick::quick_record;
 use super::record::{Header, LogTime, MAGIC, Record, RecordKind, Running, SETTINGS_KEY, SensorLog};
 use super::split::{Lines, Words};
 use crate::protocol::{ClockButton, ClockSide, ClockTime, Placement};
@@ -209,6 +210,11 @@ fn settings_line(value: &str) -> Result<String, String> {
 
 /// Parses one record line (not blank, not a comment).
 pub fn parse_record(line: &str) -> Result<Record, String> {
+    quick_record(line).map_or_else(|| parse_general(line), Ok)
+}
+
+/// [`parse_record`] for any record, word by word.
+pub(super) fn parse_general(line: &str) -> Result<Record, String> {
     let mut words = Words { rest: line };
     let time_word = words.next().ok_or("empty record")?;
     let time = LogTime::parse(time_word).ok_or_else(|| {

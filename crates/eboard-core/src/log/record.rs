@@ -37,26 +37,34 @@ impl LogTime {
 
     /// Parses `12`, `12.5`, `301.250000`: digits, optionally a point and 1 to 6 digits.
     pub fn parse(s: &str) -> Option<LogTime> {
-        // 1 to 6 digits, then optionally a point and 1 to 6 digits: one pass.
+        // 1 to 6 digits, then optionally a point and 1 to 6 digits: one pass,
+        // each byte looked at once.
+        const SCALE: [u64; 7] = [1_000_000, 100_000, 10_000, 1000, 100, 10, 1];
         let b = s.as_bytes();
-        let int = b.iter().take_while(|c| c.is_ascii_digit()).count();
-        if int == 0 || int > 6 {
+        let (mut secs, mut int) = (0u64, 0);
+        while let Some(c) = b.get(int).filter(|c| c.is_ascii_digit()) {
+            if int == 6 {
+                return None;
+            }
+            secs = secs * 10 + u64::from(c - b'0');
+            int += 1;
+        }
+        if int == 0 {
             return None;
         }
-        let secs = b[..int].iter().fold(0u64, |n, c| n * 10 + u64::from(c - b'0'));
-        let mut us = 0u64;
-        match &b[int..] {
-            [] => {}
-            [b'.', frac @ ..] => {
-                if frac.is_empty() || frac.len() > 6 || !frac.iter().all(u8::is_ascii_digit) {
-                    return None;
-                }
-                let digits = frac.iter().fold(0u64, |n, c| n * 10 + u64::from(c - b'0'));
-                us = digits * 10u64.pow(6 - frac.len() as u32);
-            }
+        let frac = match &b[int..] {
+            [] => return Some(LogTime(secs * 1_000_000)),
+            [b'.', frac @ ..] if (1..=6).contains(&frac.len()) => frac,
             _ => return None,
+        };
+        let mut us = 0u64;
+        for c in frac {
+            if !c.is_ascii_digit() {
+                return None;
+            }
+            us = us * 10 + u64::from(c - b'0');
         }
-        Some(LogTime(secs * 1_000_000 + us))
+        Some(LogTime(secs * 1_000_000 + us * SCALE[frac.len()]))
     }
 }
 

@@ -288,6 +288,14 @@ impl Core {
     /// irregularity deadline), in microseconds; `None` when nothing waits. After
     /// `advance(t)` it is always later than `t`.
     pub fn next_deadline(&self) -> Option<u64> {
+        self.deadline_by(u64::MAX)
+    }
+
+    /// [`Core::next_deadline`] when it is at or before `by`, else `None`. The
+    /// irregularity deadline's check compares the boards: it is made only when
+    /// that deadline is due by then (advancing a few ms after each event, it
+    /// mostly is not).
+    fn deadline_by(&self, by: u64) -> Option<u64> {
         let release = self.last_change + self.cfg.release_ms * 1000;
         let irregular = self.last_change + self.cfg.irregular_ms * 1000;
         let tentative = self
@@ -295,13 +303,14 @@ impl Core {
             .as_ref()
             .map(|t| if t.kings_hold { irregular } else { release });
         let search = self.line.resync.as_ref().and_then(|r| self.search_at(r));
-        let check = self.needs_irregular_check().then_some(irregular);
+        let check = (irregular <= by && self.needs_irregular_check()).then_some(irregular);
         let flag = self.host_flag_at();
         let press = self.clk.press_waiting.map(|(_, at)| at);
         [tentative, search, check, flag, press]
             .into_iter()
             .flatten()
             .min()
+            .filter(|d| *d <= by)
     }
 
     /// Time passes: handles every deadline up to `now_us`.
@@ -309,9 +318,9 @@ impl Core {
         // Each deadline handled clears itself or moves on; the guard only makes
         // sure that no state could ever loop here.
         for _ in 0..64 {
-            match self.next_deadline() {
-                Some(d) if d <= now_us => self.deadline(d),
-                _ => return,
+            match self.deadline_by(now_us) {
+                Some(d) => self.deadline(d),
+                None => return,
             }
         }
     }

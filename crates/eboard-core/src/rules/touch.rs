@@ -55,7 +55,8 @@ impl TouchLog {
 
     /// A move was made: the next turn starts (touches of `next` already made stay).
     pub fn next_turn(&mut self, next: Color) {
-        self.made = self.touches.iter().copied().filter(|t| t.side != next).collect();
+        self.made.clear();
+        self.made.extend(self.touches.iter().filter(|t| t.side != next));
         self.touches.retain(|t| t.side == next);
         self.placed.clear();
     }
@@ -319,20 +320,25 @@ impl Core {
     /// Turns the lifts made up to `until` that wait out the flicker threshold
     /// into touches; later ones go on waiting.
     pub(super) fn flush_touches_until(&mut self, until: u64, t: u64) {
-        if self.hands.pending.is_empty() {
+        if self.hands.pending.iter().all(|p| p.at > until) {
             return;
         }
         let board = self.real_board();
-        let mut later = Vec::new();
-        for p in std::mem::take(&mut self.hands.pending) {
+        // The later ones are kept at the front of the same list, in order.
+        let mut pending = std::mem::take(&mut self.hands.pending);
+        let mut kept = 0;
+        for i in 0..pending.len() {
+            let p = pending[i];
             if p.at > until {
-                later.push(p);
+                pending[kept] = p;
+                kept += 1;
                 continue;
             }
             let returned = board.piece_at(p.square) == Some(p.piece) && t > p.at;
             self.touch(p, returned);
         }
-        self.hands.pending = later;
+        pending.truncate(kept);
+        self.hands.pending = pending;
     }
 
     pub(super) fn touch(&mut self, p: PendingLift, returned: bool) {

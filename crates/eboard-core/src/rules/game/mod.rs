@@ -67,10 +67,10 @@ impl Game {
             orientation,
             mode,
             start_fen,
-            positions: vec![start],
-            moves: Vec::new(),
-            hashes: vec![hash],
-            placements: vec![placement],
+            positions: with_room(start),
+            moves: Vec::with_capacity(ROOM),
+            hashes: with_room(hash),
+            placements: with_room(placement),
             result: None,
             claimed: Vec::new(),
             time_control: None,
@@ -116,17 +116,22 @@ impl Game {
 
     /// Plays a legal move onto the record.
     pub fn push(&mut self, mv: Move) -> &Played {
-        let pos = self.current().clone();
+        let pos = self.current();
         let placement = matching::after(self.placement(self.ply()), &mv, pos.turn());
         let mut uci = String::with_capacity(5);
         UciMove::from_move(mv, self.mode).append_to_string(&mut uci);
         // SAN from shakmaty (the moves that need telling apart); its suffix
         // from whether the new position has a legal move.
-        let plain = self.san.then(|| San::from_move(&pos, mv));
-        let mut after = pos;
+        let plain = self.san.then(|| San::from_move(pos, mv));
+        // The repetition hash from the one before where shakmaty can (most
+        // moves: no en passant before or after, no castling right changed).
+        let last = *self.hashes.last().expect("start hash");
+        let incremental = pos.update_zobrist_hash(Zobrist64(last), mv, EnPassantMode::Legal);
+        let mut after = pos.clone();
         after.play_unchecked(mv);
         let check = after.checkers().any();
-        self.hashes.push(hash(&after));
+        self.hashes
+            .push(incremental.map_or_else(|| hash(&after), |h| h.0));
         self.placements.push(placement);
         self.positions.push(after);
         let mut san = String::new();
@@ -187,7 +192,16 @@ impl Game {
     /// How often the current position has occurred.
     pub fn repetitions(&self) -> usize {
         let last = *self.hashes.last().expect("start hash");
-        self.hashes.iter().filter(|h| **h == last).count()
+        // No position before the last capture or pawn move (the halfmove
+        // clock) can be the current one: it had more pieces, or its pawns
+        // elsewhere. Only the positions since are compared.
+        let since = (self.current().halfmoves() as usize).saturating_add(1);
+        self.hashes
+            .iter()
+            .rev()
+            .take(since)
+            .filter(|h| **h == last)
+            .count()
     }
 
     /// The end the current position forces, if any (5.1.1, 5.2.1, 5.2.2, 9.6).
@@ -229,6 +243,17 @@ impl Game {
     }
 }
 
+/// Plies a game's lists have room for from the start: most games' (a list
+/// grown as the moves come copied its positions about twice over).
+const ROOM: usize = 128;
+
+/// A list of one, with room for [`ROOM`] plies after it.
+fn with_room<T>(first: T) -> Vec<T> {
+    let mut v = Vec::with_capacity(ROOM + 1);
+    v.push(first);
+    v
+}
+
 pub fn fen(pos: &Chess) -> String {
     let mut s = String::with_capacity(90);
     Fen::from_position(pos, EnPassantMode::Legal).append_to_string(&mut s);
@@ -237,4 +262,53 @@ pub fn fen(pos: &Chess) -> String {
 
 fn hash(pos: &Chess) -> u64 {
     pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal).0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::Seeded;
+
+    /// The repetition hashes pushed (from the one before where shakmaty can)
+    /// are the hashes of the positions, over seeded random games from the
+    /// standard start and a Chess960 one: double pawn steps and en passant,
+    /// castling, rights lost by king and rook moves and captures, promotions.
+    /// So are the repetition counts the whole list gives.
+    #[test]
+    fn pushed_hashes_are_the_positions_hashes() {
+        let chess960: Chess = "bnrqkrnb/pppppppp/8/8/8/8/PPPPPPPP/BNRQKRNB w FCfc - 0 1"
+            .parse::<Fen>()
+            .expect("a FEN")
+            .into_position(CastlingMode::Chess960)
+            .expect("a position");
+        let mut pick = Seeded::new(42);
+        let (mut plies, mut ep, mut castles) = (0, 0, 0);
+        for (start, mode) in [
+            (Chess::default(), CastlingMode::Standard),
+            (chess960, CastlingMode::Chess960),
+        ] {
+            for _ in 0..40 {
+                let mut g = Game::new(1, start.clone(), mode, Orientation::Normal);
+                g.set_san(false);
+                for _ in 0..200 {
+                    let moves = g.current().legal_moves();
+                    if moves.is_empty() {
+                        break;
+                    }
+                    let mv = moves[pick.range(0, moves.len() as u64 - 1) as usize];
+                    ep += usize::from(mv.is_en_passant());
+                    castles += usize::from(mv.is_castle());
+                    g.push(mv);
+                    plies += 1;
+                    assert_eq!(g.hashes.last(), Some(&hash(g.current())), "{}", g.fen());
+                    let all = g.hashes.iter().filter(|h| Some(*h) == g.hashes.last()).count();
+                    assert_eq!(g.repetitions(), all, "{}", g.fen());
+                }
+            }
+        }
+        assert!(
+            plies > 10_000 && ep > 0 && castles > 10,
+            "{plies} plies, {ep} en passant, {castles} castlings"
+        );
+    }
 }

@@ -148,15 +148,20 @@ pub fn find(pos: &Chess, h_pos: u64, h: u64, board: &Board) -> Option<Move> {
             }
         }
     };
+    // The move lists are read where they are made (a list is 270 moves long,
+    // copied whole when moved), and castling is generated only for a side that
+    // still has the right (no other has a castling move).
     let mut castles = false;
     for to in diff & board.by_color(us) {
         let Some(piece) = board.piece_at(to) else { continue };
         pos.san_candidates(piece.role, to)
-            .into_iter()
+            .iter()
+            .copied()
             .for_each(&mut check);
         if !matches!(piece.role, Role::Pawn | Role::King) && Bitboard::BACKRANKS.contains(to) {
             pos.san_candidates(Role::Pawn, to)
-                .into_iter()
+                .iter()
+                .copied()
                 .filter(|m| m.is_promotion())
                 .for_each(&mut check);
         }
@@ -164,7 +169,9 @@ pub fn find(pos: &Chess, h_pos: u64, h: u64, board: &Board) -> Option<Move> {
     }
     if castles {
         for side in [CastlingSide::KingSide, CastlingSide::QueenSide] {
-            pos.castling_moves(side).into_iter().for_each(&mut check);
+            if pos.castles().has(us, side) {
+                pos.castling_moves(side).iter().copied().for_each(&mut check);
+            }
         }
     }
     if more {
@@ -189,18 +196,21 @@ pub(super) fn partial_candidates(
     placed: Square,
     mut each: impl FnMut(&Move) -> bool,
 ) -> bool {
-    let mut any = |moves: shakmaty::MoveList| moves.iter().any(&mut each);
+    // The lists are read where they are made (not moved: see `find`); en
+    // passant and castling only where the position allows them at all.
+    let mut any = |moves: &shakmaty::MoveList| moves.iter().any(&mut each);
     if let Some(piece) = board.piece_at(placed).filter(|p| p.color == pos.turn()) {
-        if any(pos.san_candidates(piece.role, placed)) {
+        if any(&pos.san_candidates(piece.role, placed)) {
             return true;
         }
-        if piece.role != Role::Pawn && any(pos.san_candidates(Role::Pawn, placed)) {
+        if piece.role != Role::Pawn && any(&pos.san_candidates(Role::Pawn, placed)) {
             return true;
         }
     }
-    any(pos.en_passant_moves())
-        || any(pos.castling_moves(CastlingSide::KingSide))
-        || any(pos.castling_moves(CastlingSide::QueenSide))
+    let castles = |side| pos.castles().has(pos.turn(), side);
+    (pos.maybe_ep_square().is_some() && any(&pos.en_passant_moves()))
+        || (castles(CastlingSide::KingSide) && any(&pos.castling_moves(CastlingSide::KingSide)))
+        || (castles(CastlingSide::QueenSide) && any(&pos.castling_moves(CastlingSide::QueenSide)))
 }
 
 #[cfg(test)]
