@@ -56,16 +56,18 @@ pub(super) fn open(setup: &BoardSetup) -> Result<Opened, BoardError> {
     let log = read_journal(path).map_err(|e| BoardError::Journal(format!("cannot resume: {e}")))?;
     // The journal is judged by the settings it states, as `replay` judges it;
     // one from before they were written, by the configuration's.
-    let mut core = Core::with_settings(&setup.settings());
-    match log.header.get(SETTINGS_KEY).map(Settings::from_json) {
+    let judged_by = match log.header.get(SETTINGS_KEY).map(Settings::from_json) {
         Some(Ok(s)) => {
-            core = Core::with_settings(&s);
             resumed.settings = s;
+            s
         }
-        Some(Err(e)) => tracing::warn!("{file_name}: {e}: resuming with the configuration's"),
-        None => {}
-    }
-    let mut session = Session::new(core, &file_name);
+        Some(Err(e)) => {
+            tracing::warn!("{file_name}: {e}: resuming with the configuration's");
+            setup.settings()
+        }
+        None => setup.settings(),
+    };
+    let mut session = Session::new(Core::with_settings(&judged_by), &file_name);
     let mut last = LogTime::default();
     for (i, record) in log.records.iter().enumerate() {
         last = record.time;

@@ -111,12 +111,6 @@ impl Session {
     ) -> Result<(), Refused> {
         arbiter_record(&mut self.core, method, args, by, t)
     }
-
-    /// [`Session::decide`] of a decision made here (the configuration's time
-    /// control).
-    pub fn apply_decision(&mut self, d: &Decision, by: Option<String>, t: u64) -> Result<(), Refused> {
-        self.decide(d.method(), d.args(), by, t)
-    }
 }
 
 /// One board-level step into the rules core: board events as they are, a `gap`
