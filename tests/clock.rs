@@ -11,6 +11,7 @@ use eboard_bridge::log::{LogTime, Record, RecordKind, SensorLog, parse_log};
 use eboard_bridge::output::replay;
 use eboard_bridge::protocol::{ClockCommand, ClockSide, ClockTime, HostCommand};
 use eboard_bridge::rules::{Config, EventKind, FlagPolicy};
+use eboard_bridge::rules::{GameResult, Termination};
 use eboard_bridge::sim::{Hands, Style};
 use shakmaty::{Chess, Position};
 
@@ -222,7 +223,10 @@ fn the_host_sees_the_flag_between_two_records_and_the_game_goes_on() {
             ..Config::default()
         },
     );
-    assert_eq!(end.core.game().unwrap().result, Some(("0-1", "time_forfeit")));
+    assert_eq!(
+        end.core.game().unwrap().result,
+        Some((GameResult::BlackWins, Termination::TimeForfeit))
+    );
     let last = sets(&mut end).pop().unwrap();
     assert!(last.ends_with(" 08 00"), "stopped: {last}");
     // A log that ends before the time is out has no flag.

@@ -71,7 +71,7 @@ fn capture_events_are_in_time_order_and_resolved_follows_irregular() {
 struct Injected {
     kind: &'static str,
     side: &'static str,
-    squares: Vec<String>,
+    squares: Vec<Square>,
 }
 
 /// A fault for the move `mv` from `pos` (the game's earlier positions in `seen`),
@@ -105,7 +105,7 @@ fn inject(hands: &mut Hands, pos: &Chess, mv: &Move, seen: &[Chess]) -> Option<I
         return Some(Injected {
             kind: "displaced",
             side,
-            squares: vec![sq.to_string()],
+            squares: vec![sq],
         });
     }
     let Move::Normal {
@@ -142,7 +142,7 @@ fn inject(hands: &mut Hands, pos: &Chess, mv: &Move, seen: &[Chess]) -> Option<I
     Some(Injected {
         kind: "illegal_move",
         side,
-        squares: vec![from.to_string(), to.to_string()],
+        squares: vec![from, to],
     })
 }
 
@@ -238,7 +238,9 @@ fn every_real_game_played_by_hands_replays_exactly() {
                         "{file} game {i} seed {seed}: nothing was injected, yet {e:?}"
                     );
                 }
-                assert!(events.iter().any(|e| matches!(&e.kind, EventKind::GameStart { orientation: o, .. } if *o == orientation.name())));
+                assert!(events.iter().any(
+                    |e| matches!(&e.kind, EventKind::GameStart { orientation: o, .. } if *o == orientation)
+                ));
             }
             // All timestamps equal: the same moves.
             let zero = Style {

@@ -333,7 +333,10 @@ pub(super) async fn emit(e: &SignalEmitter<'_>, events: &[Event]) -> zbus::Resul
                 piece,
                 first,
                 ..
-            } => Board1::piece_touched(e, side.name(), square, piece, *first).await?,
+            } => {
+                let piece = piece.char().to_string();
+                Board1::piece_touched(e, side.name(), &square.to_string(), &piece, *first).await?
+            }
             EventKind::Move {
                 ply, san, uci, fen, ..
             } => Board1::move_made(e, *ply, san, uci, fen).await?,
@@ -352,7 +355,7 @@ pub(super) async fn emit(e: &SignalEmitter<'_>, events: &[Event]) -> zbus::Resul
                 side,
                 touched,
                 played,
-            } => Board1::touch_move(e, article, side.name(), touched.clone(), played).await?,
+            } => Board1::touch_move(e, article.number(), side.name(), names(touched), played).await?,
             EventKind::Irregular {
                 kind,
                 side,
@@ -360,18 +363,25 @@ pub(super) async fn emit(e: &SignalEmitter<'_>, events: &[Event]) -> zbus::Resul
                 completed,
                 count,
                 ..
-            } => Board1::irregular(e, kind.name(), side.name(), squares.clone(), *completed, *count).await?,
+            } => Board1::irregular(e, kind.name(), side.name(), names(squares), *completed, *count).await?,
             EventKind::Resolved { fen } => Board1::resolved(e, fen).await?,
-            EventKind::DrawClaimable { reason } => Board1::draw_claimable(e, reason).await?,
-            EventKind::GameEnd { result, termination } => Board1::game_ended(e, result, termination).await?,
+            EventKind::DrawClaimable { reason } => Board1::draw_claimable(e, reason.name()).await?,
+            EventKind::GameEnd { result, termination } => {
+                Board1::game_ended(e, result.as_str(), termination.name()).await?
+            }
             EventKind::Flag {
                 side, ply, count_met, ..
             } => Board1::flag(e, side.name(), *ply, *count_met).await?,
-            EventKind::ClockButton { button } => Board1::clock_button(e, button).await?,
+            EventKind::ClockButton { button } => Board1::clock_button(e, button.name()).await?,
             EventKind::ClockUnresponsive { command } => Board1::clock_unresponsive(e, command).await?,
             // Their effects show in the properties.
             EventKind::Clock { .. } | EventKind::Arbiter { .. } => {}
         }
     }
     Ok(())
+}
+
+/// Squares as the names the signals carry (`e4`).
+fn names(squares: &[shakmaty::Square]) -> Vec<String> {
+    squares.iter().map(ToString::to_string).collect()
 }

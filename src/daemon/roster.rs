@@ -66,7 +66,9 @@ fn merge_tag(extra: &mut BTreeMap<String, String>, name: &str, value: &str) {
 
 /// A game that has begun: a move made, or a result given.
 pub fn has_begun(g: &Game) -> bool {
-    g.ply() > 0 || g.result.is_some_and(|(r, _)| r != "*")
+    g.ply() > 0
+        || g.result
+            .is_some_and(|(r, _)| r != crate::rules::GameResult::Unfinished)
 }
 
 #[derive(Debug, Default)]

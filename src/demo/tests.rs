@@ -49,7 +49,7 @@ fn the_demo_log_is_the_game_with_a_take_back_and_a_corrected_illegal_move() {
         panic!("expected a take-back, then an illegal move and its resolution: {kinds:#?}");
     };
     assert!(
-        squares.contains(&"d1".to_string()) && squares.contains(&"d4".to_string()),
+        squares.contains(&shakmaty::Square::D1) && squares.contains(&shakmaty::Square::D4),
         "{squares:?}"
     );
     // And a slide: a piece put down on a square and lifted from it again on its
@@ -88,7 +88,7 @@ fn the_view_shows_board_clocks_moves_and_flags() {
         EventKind::Clock {
             white_ms: 298_000,
             black_ms: 300_000,
-            running: "black",
+            running: Some(Side::Black),
         },
     );
     assert_eq!(view.event(&clock), None, "clock readings are no lines");

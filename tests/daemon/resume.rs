@@ -2,6 +2,7 @@
 //! the decisions and the rounds; a full disk loses no published move.
 
 use super::*;
+use eboard_bridge::rules::{GameResult, Termination};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_daemon_killed_with_sigkill_resumes_the_same_game() {
@@ -119,7 +120,7 @@ async fn an_arbiters_result_survives_sigkill_and_sigterm_and_replays() {
         .unwrap();
     let g = r.core.games().last().unwrap();
     assert_eq!(g.moves.len(), 12);
-    assert_eq!(g.result, Some(("1-0", "arbiter")));
+    assert_eq!(g.result, Some((GameResult::WhiteWins, Termination::Arbiter)));
 }
 
 /// A malformed line in the middle of a recording (a disk error, a hand edit) is
@@ -206,9 +207,15 @@ async fn arbiter_decisions_and_every_game_survive_sigkill_and_sigterm() {
     let games: Vec<_> = r.core.games().collect();
     assert_eq!(games.len(), 2);
     assert_eq!(games[0].moves.len(), 8);
-    assert_eq!(games[0].result, Some(("*", "abandoned")));
+    assert_eq!(
+        games[0].result,
+        Some((GameResult::Unfinished, Termination::Abandoned))
+    );
     assert_eq!(games[1].moves.len(), 0);
-    assert_eq!(games[1].result, Some(("0-1", "arbiter")));
+    assert_eq!(
+        games[1].result,
+        Some((GameResult::BlackWins, Termination::Arbiter))
+    );
 }
 
 /// A new round by SIGHUP while a board is away: the game under way keeps its round

@@ -17,3 +17,4 @@ pub mod rules;
 pub mod session;
 pub mod sim;
 pub mod text;
+pub mod words;

@@ -20,7 +20,7 @@ impl BoardTask {
         let tags = game
             .and_then(|g| self.roster.tags_of(g.number))
             .unwrap_or(&default);
-        let (white, black, running) = self.session.core().clock().unwrap_or((0, 0, "none"));
+        let (white, black, running) = self.session.core().clock().unwrap_or((0, 0, None));
         let status = match game {
             _ if !self.connected => "disconnected",
             None => "waiting",
@@ -50,7 +50,7 @@ impl BoardTask {
                 .unwrap_or_default(),
             white_clock_ms: white as i64,
             black_clock_ms: black as i64,
-            clock_running: running.into(),
+            clock_running: crate::rules::running_str(running).into(),
             result: game
                 .and_then(|g| g.result)
                 .map(|(r, _)| r.to_string())

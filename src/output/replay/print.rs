@@ -163,7 +163,7 @@ pub fn game_pgn_digest(g: &Game, tags: &Tags) -> u64 {
 pub fn game_pgn(g: &Game, tags: &Tags) -> String {
     let mut s = String::new();
     {
-        let result = g.result.map_or("*", |(r, _)| r);
+        let result = g.result.map_or("*", |(r, _)| r.as_str());
         for (tag, value) in [
             ("Event", tags.event.as_str()),
             ("Site", tags.site.as_str()),
@@ -291,8 +291,9 @@ fn text_line(s: &mut String, e: &Event) {
             returned,
         } => write!(
             s,
-            "{} touches {piece} on {square}{}{}",
+            "{} touches {} on {square}{}{}",
             side.name(),
+            piece.char(),
             if *first { " (first)" } else { "" },
             if *returned { ", puts it back" } else { "" }
         ),
@@ -341,7 +342,7 @@ fn text_line(s: &mut String, e: &Event) {
             s,
             "touch-move (Art. {article}): {} touched {} and played {played}",
             side.name(),
-            touched.join(" ")
+            crate::rules::joined(touched)
         ),
         EventKind::Irregular {
             kind,
@@ -358,7 +359,7 @@ fn text_line(s: &mut String, e: &Event) {
                 let _ = write!(s, " from ply {p}");
             }
             if !squares.is_empty() {
-                let _ = write!(s, " on {}", squares.join(" "));
+                let _ = write!(s, " on {}", crate::rules::joined(squares));
             }
             if *completed {
                 let _ = write!(s, ", completed (violation {count} of {})", side.name());
@@ -379,9 +380,10 @@ fn text_line(s: &mut String, e: &Event) {
         } => {
             write!(
                 s,
-                "clock white {} black {} ({running} running)",
+                "clock white {} black {} ({} running)",
                 clk(*white_ms),
-                clk(*black_ms)
+                clk(*black_ms),
+                crate::rules::running_str(*running)
             )
         }
         EventKind::DrawClaimable { reason } => write!(s, "draw claimable: {reason}"),

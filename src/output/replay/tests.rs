@@ -7,6 +7,7 @@ use super::*;
 use crate::board::Orientation;
 use crate::log::{Record, RecordKind};
 use crate::protocol::ClockTime;
+use crate::rules::{GameResult, Termination};
 use crate::sim::{Hands, Seeded, Style};
 
 /// An event's time in microseconds is written as the float format writes
@@ -240,7 +241,9 @@ fn the_pgn_digest_changes_with_everything_the_pgn_shows() {
         ("round", |_, t| t.round = "2".into()),
         ("white", |_, t| t.white = "A".into()),
         ("black", |_, t| t.black = "B".into()),
-        ("result", |g, _| g.result = Some(("1-0", "normal"))),
+        ("result", |g, _| {
+            g.result = Some((GameResult::WhiteWins, Termination::Checkmate))
+        }),
         ("time control", |g, _| g.time_control = Some("5400+30".into())),
         ("clocks", |g, _| g.clocks = Some((60_000, 61_000))),
         ("san", |g, _| g.moves[1].san = "e6".into()),

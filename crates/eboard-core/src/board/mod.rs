@@ -61,6 +61,18 @@ impl Orientation {
     }
 }
 
+impl std::fmt::Display for Orientation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl serde::Serialize for Orientation {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
 /// Facts a board reports about itself.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum BoardInfo {

@@ -249,6 +249,18 @@ impl ClockButton {
     }
 }
 
+impl fmt::Display for ClockButton {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl serde::Serialize for ClockButton {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
 /// The four acknowledgement bytes of a clock ack (0x8d with 0x0a in a low nibble).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ClockAck(pub [u8; 4]);

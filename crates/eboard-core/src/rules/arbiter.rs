@@ -6,7 +6,7 @@
 use serde_json::Value;
 use shakmaty::{CastlingMode, Chess};
 
-use super::{ClockMode, Core};
+use super::{ClockMode, Core, Termination};
 
 /// A decision the rules core applies: an arbiter's call, or the configuration's
 /// time control. The journal's `arbiter` record is its method and arguments
@@ -199,7 +199,7 @@ impl Core {
                 match earlier {
                     Some(ply) => self.arbiter_reinstate(ply, t_us).map_err(Refused::NoGame),
                     None => {
-                        self.restart_from(pos, mode, "position_set", t_us);
+                        self.restart_from(pos, mode, Termination::PositionSet, t_us);
                         Ok(())
                     }
                 }

@@ -1,6 +1,14 @@
 //! What the rules core reports (`docs/INTERFACES.md`, "Replay output").
 
 use serde::Serialize;
+use shakmaty::{Piece, Square};
+
+use super::values::{
+    Article, DrawReason, GameResult, Termination, Variant, piece_letter, running_name, square_name,
+    square_names,
+};
+use crate::board::Orientation;
+use crate::protocol::ClockButton;
 
 fn is_false(b: &bool) -> bool {
     !*b
@@ -92,13 +100,15 @@ pub enum EventKind {
     GameStart {
         game: u32,
         fen: String,
-        variant: &'static str,
-        orientation: &'static str,
+        variant: Variant,
+        orientation: Orientation,
     },
     Touch {
         side: Side,
-        square: String,
-        piece: String,
+        #[serde(serialize_with = "square_name")]
+        square: Square,
+        #[serde(serialize_with = "piece_letter")]
+        piece: Piece,
         first: bool,
         returned: bool,
     },
@@ -130,15 +140,17 @@ pub enum EventKind {
         fen: String,
     },
     TouchMove {
-        article: &'static str,
+        article: Article,
         side: Side,
-        touched: Vec<String>,
+        #[serde(serialize_with = "square_names")]
+        touched: Vec<Square>,
         played: String,
     },
     Irregular {
         kind: IrregularKind,
         side: Side,
-        squares: Vec<String>,
+        #[serde(serialize_with = "square_names")]
+        squares: Vec<Square>,
         completed: bool,
         count: u32,
         /// For a completed violation: the penalty FIDE prescribes for this count
@@ -159,10 +171,12 @@ pub enum EventKind {
     Clock {
         white_ms: u64,
         black_ms: u64,
-        running: &'static str,
+        /// The side whose clock runs (`none` in JSON when neither).
+        #[serde(serialize_with = "running_name")]
+        running: Option<Side>,
     },
     DrawClaimable {
-        reason: &'static str,
+        reason: DrawReason,
     },
     /// A flag has fallen (6.8): reported, the game goes on.
     Flag {
@@ -172,8 +186,8 @@ pub enum EventKind {
         count_met: bool,
     },
     GameEnd {
-        result: &'static str,
-        termination: &'static str,
+        result: GameResult,
+        termination: Termination,
     },
     /// A clock command was never acknowledged (sent and resent); the bytes in hex.
     ClockUnresponsive {
@@ -181,7 +195,7 @@ pub enum EventKind {
     },
     /// A front button of the DGT 3000 was pressed.
     ClockButton {
-        button: &'static str,
+        button: ClockButton,
     },
     /// An arbiter's call was accepted (the sensor log's `arbiter` record).
     Arbiter {
@@ -249,44 +263,6 @@ pub struct Penalty {
     pub count: u32,
     /// The extra time went on the opponent's clock (`apply_penalties`).
     pub to_clock: bool,
-}
-
-impl std::fmt::Display for Penalty {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let offender = self.offender.name();
-        let opponent = match self.offender {
-            Side::White => Side::Black,
-            Side::Black => Side::White,
-        }
-        .name();
-        let (minutes, article) = match self.profile {
-            Profile::Standard => ("2 minutes", "7.5.5"),
-            Profile::Rapid => ("1 minute", "A.4.2, 7.5.5"),
-            Profile::Blitz => ("1 minute", "B.3, A.4.2, 7.5.5"),
-        };
-        if self.count <= 1 {
-            write!(
-                f,
-                "first completed violation by {offender}: {minutes} extra time to {opponent} (Art. {article})"
-            )?;
-        } else {
-            write!(
-                f,
-                "completed violation number {} by {offender}: the game is lost for {offender}, or drawn if {opponent} cannot checkmate by any series of legal moves (Art. {article})",
-                self.count
-            )?;
-        }
-        if self.to_clock {
-            f.write_str("; added to the clock")?;
-        }
-        Ok(())
-    }
-}
-
-impl Serialize for Penalty {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
 }
 
 impl std::str::FromStr for Profile {

@@ -29,7 +29,7 @@ pub(super) struct Unconfirmed {
     /// What the board showed at the press.
     pub(super) board: Board,
     pub(super) kind: IrregularKind,
-    pub(super) squares: Vec<String>,
+    pub(super) squares: Vec<Square>,
 }
 
 /// A line that showed a fault stays suspect this long (µs).
@@ -146,7 +146,7 @@ impl Core {
     }
 
     /// Classifies the board against the expected position.
-    pub(super) fn classify(&self) -> Option<(IrregularKind, Vec<String>)> {
+    pub(super) fn classify(&self) -> Option<(IrregularKind, Vec<Square>)> {
         let game = self.game.as_ref()?;
         let board = self.real_board();
         let pos = game.current();
@@ -161,10 +161,7 @@ impl Core {
                 && sq.rank() == shakmaty::Rank::new(if us.is_white() { 7 } else { 0 })
         });
         if promo {
-            return Some((
-                IrregularKind::PromotionIncomplete,
-                diff.iter().map(Square::to_string).collect(),
-            ));
+            return Some((IrregularKind::PromotionIncomplete, diff.to_vec()));
         }
         if is_partial(pos, &board) {
             return None;
@@ -180,12 +177,9 @@ impl Core {
         if let Some((from, to)) =
             one_piece_moved(pos.board(), &board, us).or_else(|| castling_attempt(pos.board(), &board, us))
         {
-            return Some((IrregularKind::IllegalMove, vec![from.to_string(), to.to_string()]));
+            return Some((IrregularKind::IllegalMove, vec![from, to]));
         }
-        Some((
-            IrregularKind::Displaced,
-            diff.iter().map(Square::to_string).collect(),
-        ))
+        Some((IrregularKind::Displaced, diff.to_vec()))
     }
 
     pub(super) fn report_irregular(&mut self, t: u64) {
@@ -199,7 +193,6 @@ impl Core {
         if game.is_over() {
             // Nothing is recorded after the end, but a board that changes is said.
             let squares = diff_squares(game.current().board(), &board);
-            let squares = squares.iter().map(Square::to_string).collect();
             self.raise(t, board, IrregularKind::AfterEnd, side, squares, count, None);
             return;
         }
@@ -234,7 +227,7 @@ impl Core {
         board: Board,
         kind: IrregularKind,
         side: Side,
-        squares: Vec<String>,
+        squares: Vec<Square>,
         count: u32,
         penalty: Option<Penalty>,
     ) {
@@ -264,7 +257,7 @@ impl Core {
         color: Color,
         board: Board,
         kind: IrregularKind,
-        squares: Vec<String>,
+        squares: Vec<Square>,
     ) {
         let side: Side = color.into();
         self.violations[side_index(side)] += 1;

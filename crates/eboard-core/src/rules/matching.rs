@@ -367,7 +367,7 @@ impl Core {
                     self.take_back(ply, t);
                 }
             }
-            self.end_game(t, result, "result_kings");
+            self.end_game(t, result, Termination::ResultKings);
             return;
         }
         let n = game.ply();

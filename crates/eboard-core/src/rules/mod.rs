@@ -32,6 +32,7 @@ mod resync;
 mod settings;
 mod start;
 mod touch;
+mod values;
 
 use shakmaty::{Bitboard, Board, CastlingMode, Chess, Color, Move, Piece, Position, Role, Square};
 
@@ -41,6 +42,7 @@ pub use event::{
 };
 pub use game::{Game, Played, fen as game_fen, round_trip};
 pub use settings::{ClockMode, Pinned, SETTINGS_KEY, Settings};
+pub use values::{Article, DrawReason, GameResult, Termination, Variant, joined, running_str};
 
 use crate::board::{BoardEvent, Orientation};
 use crate::protocol::{ClockSide, ClockStatus, PieceCode};
@@ -83,7 +85,7 @@ pub struct Core {
     line: Line,
     /// A forced end (mate, stalemate, ...) waiting for its move to be completed:
     /// (ply, result, termination).
-    pending_end: Option<(usize, &'static str, &'static str)>,
+    pending_end: Option<(usize, GameResult, Termination)>,
     /// The clock's part: time control, the host's clock, commands, reports,
     /// presses and flags.
     clk: clock::Timing,
@@ -163,8 +165,8 @@ impl Core {
         self.shown
     }
 
-    /// The last clock figures: (white ms, black ms, running side name).
-    pub fn clock(&self) -> Option<(u64, u64, &'static str)> {
+    /// The last clock figures: (white ms, black ms, the side whose clock runs).
+    pub fn clock(&self) -> Option<(u64, u64, Option<Side>)> {
         self.clk.said
     }
 
@@ -181,17 +183,17 @@ impl Core {
     /// Arbiter: a new game from `pos` (the game under way, if unfinished, ends
     /// `*` / `abandoned`, and is kept). The board's orientation is kept.
     pub fn arbiter_new_game(&mut self, pos: Chess, mode: CastlingMode, t_us: u64) {
-        self.restart_from(pos, mode, "abandoned", t_us);
+        self.restart_from(pos, mode, Termination::Abandoned, t_us);
     }
 
     /// A game from `pos`; the game under way, if unfinished, ends `*` with
     /// `termination` and is kept.
-    fn restart_from(&mut self, pos: Chess, mode: CastlingMode, termination: &'static str, t_us: u64) {
+    fn restart_from(&mut self, pos: Chess, mode: CastlingMode, termination: Termination, t_us: u64) {
         self.advance(t_us);
         let orientation = self.game.as_ref().map_or(Orientation::Normal, |g| g.orientation);
         self.settle_end(t_us);
         if self.game.as_ref().is_some_and(|g| !g.is_over()) {
-            self.end_game(t_us, "*", termination);
+            self.end_game(t_us, GameResult::Unfinished, termination);
         }
         self.start_game(pos, mode, orientation, t_us);
         self.last_change = t_us;
@@ -219,12 +221,8 @@ impl Core {
     /// Arbiter: the game's result (`1-0`, `0-1`, `1/2-1/2`, `*`).
     pub fn arbiter_result(&mut self, result: &str, t_us: u64) -> Result<(), String> {
         self.advance(t_us);
-        let result: &'static str = match result {
-            "1-0" => "1-0",
-            "0-1" => "0-1",
-            "1/2-1/2" => "1/2-1/2",
-            "*" => "*",
-            other => return Err(format!("`{other}` is not a result (1-0, 0-1, 1/2-1/2 or *)")),
+        let Some(result) = GameResult::parse(result) else {
+            return Err(format!("`{result}` is not a result (1-0, 0-1, 1/2-1/2 or *)"));
         };
         if self.game.is_none() {
             return Err("no game under way".into());
@@ -232,7 +230,7 @@ impl Core {
         if let Some(g) = &mut self.game {
             g.result = None;
         }
-        self.end_game(t_us, result, "arbiter");
+        self.end_game(t_us, result, Termination::Arbiter);
         Ok(())
     }
 
@@ -406,7 +404,7 @@ impl Core {
             },
             // A front button of the clock: reported, it decides nothing (an arbiter
             // or a tool may give it a meaning).
-            BoardEvent::Button(b) => self.emit(t_us, EventKind::ClockButton { button: b.name() }),
+            BoardEvent::Button(b) => self.emit(t_us, EventKind::ClockButton { button: *b }),
             BoardEvent::ClockAck(crate::protocol::AckKind::Command { command, .. }) => {
                 self.clock_acked(*command)
             }

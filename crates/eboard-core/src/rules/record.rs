@@ -195,7 +195,7 @@ impl Core {
             return;
         }
         let ply = game.ply();
-        let fresh: Vec<&'static str> = game
+        let fresh: Vec<DrawReason> = game
             .claimable()
             .into_iter()
             .filter(|r| !game.claimed.contains(&(ply, *r)))

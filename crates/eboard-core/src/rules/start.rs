@@ -75,7 +75,7 @@ pub(super) fn chess960_start(board: &Board) -> Option<Chess> {
 }
 
 /// Both kings on the centre squares: the DGT convention for a result.
-pub(super) fn kings_result(board: &Board) -> Option<(&'static str, ())> {
+pub(super) fn kings_result(board: &Board) -> Option<(GameResult, ())> {
     let kings = board.kings();
     if kings.count() != 2 || !kings.into_iter().all(|sq| CENTRE.contains(&sq)) {
         return None;
@@ -83,9 +83,9 @@ pub(super) fn kings_result(board: &Board) -> Option<(&'static str, ())> {
     let light = kings.into_iter().filter(|sq| sq.is_light()).count();
     Some((
         match light {
-            2 => "1-0",
-            0 => "0-1",
-            _ => "1/2-1/2",
+            2 => GameResult::WhiteWins,
+            0 => GameResult::BlackWins,
+            _ => GameResult::Draw,
         },
         (),
     ))
@@ -120,7 +120,7 @@ impl Core {
         self.settle_end(t);
         if let Some(g) = &self.game {
             if !g.is_over() && g.ply() > 0 {
-                self.end_game(t, "*", "abandoned");
+                self.end_game(t, GameResult::Unfinished, Termination::Abandoned);
             }
         }
         self.start_game(pos, mode, orientation, t);
@@ -204,7 +204,7 @@ impl Core {
                 game: g.number,
                 fen: g.start_fen.clone(),
                 variant: g.variant(),
-                orientation: orientation.name(),
+                orientation,
             },
         );
         self.game = Some(g);
@@ -223,7 +223,7 @@ impl Core {
         self.start_host(t);
     }
 
-    pub(super) fn end_game(&mut self, t: u64, result: &'static str, termination: &'static str) {
+    pub(super) fn end_game(&mut self, t: u64, result: GameResult, termination: Termination) {
         self.pending_end = None;
         if let Some(g) = &mut self.game {
             if g.result.is_none() {

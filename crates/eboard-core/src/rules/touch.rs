@@ -64,7 +64,7 @@ impl TouchLog {
     /// The move made by `mover` was amended: the touches of that move, and the
     /// touches of `mover`'s pieces since it was made (taken for the opponent's then,
     /// shown now to be the mover's), are the mover's. Returns the squares, in order.
-    pub fn amend(&mut self, mover: Color) -> Vec<String> {
+    pub fn amend(&mut self, mover: Color) -> Vec<Square> {
         let mut all = std::mem::take(&mut self.made);
         all.extend(
             self.touches
@@ -73,7 +73,7 @@ impl TouchLog {
                 .map(|t| Touch { side: mover, ..*t }),
         );
         self.touches.retain(|t| t.piece.color != mover);
-        let squares = all.iter().map(|t| t.square.to_string()).collect();
+        let squares = all.iter().map(|t| t.square).collect();
         self.made = all;
         self.placed.clear();
         squares
@@ -97,11 +97,11 @@ impl TouchLog {
 
     /// The flags the move `mv` by `mover` from `pos` raises.
     /// `legal` holds the legal moves of the position the move was played from.
-    pub fn flags(&self, legal: &[Move], mv: &Move, mover: Color) -> Vec<(&'static str, Vec<String>)> {
+    pub fn flags(&self, legal: &[Move], mv: &Move, mover: Color) -> Vec<(Article, Vec<Square>)> {
         // Nothing is allocated unless a flag is raised: this runs for every move.
         let mine = || self.touches.iter().filter(move |t| t.side == mover);
         let own = || mine().filter(move |t| t.piece.color == mover);
-        let touched = || mine().map(|t| t.square.to_string()).collect::<Vec<String>>();
+        let touched = || mine().map(|t| t.square).collect::<Vec<Square>>();
         let mut flags = Vec::new();
 
         // 4.4.2: the rook touched before the king, then castled with it.
@@ -110,7 +110,7 @@ impl TouchLog {
             let first_king = own().position(|t| t.square == king);
             if let Some(r) = first_rook {
                 if first_king.is_none_or(|k| r < k) {
-                    flags.push(("4.4.2", touched()));
+                    flags.push((Article::RookFirst, touched()));
                 }
             }
         }
@@ -122,7 +122,7 @@ impl TouchLog {
                     rook: r.square,
                 };
                 if legal.contains(&castle) && *mv != castle {
-                    flags.push(("4.4.1", touched()));
+                    flags.push((Article::KingAndRook, touched()));
                 }
             }
         }
@@ -138,7 +138,7 @@ impl TouchLog {
                     && !matches!(p.role, Role::Pawn | Role::King)
                     && p.role != promoted
             }) {
-                flags.push(("4.4.4", touched()));
+                flags.push((Article::PromotionPiece, touched()));
             }
         }
         let first_own = own().next();
@@ -152,7 +152,7 @@ impl TouchLog {
                 .peekable();
             if required.peek().is_some() {
                 if !required.any(|m| m == mv) {
-                    flags.push(("4.3.3", touched()));
+                    flags.push((Article::BothColours, touched()));
                 }
                 return flags;
             }
@@ -160,7 +160,7 @@ impl TouchLog {
         // 4.3.1: the first own piece touched could have been moved, another was.
         if let Some(a) = first_own {
             if !lifts(mv, a.square) && legal.iter().any(|m| m.from() == Some(a.square)) {
-                flags.push(("4.3.1", touched()));
+                flags.push((Article::OwnPiece, touched()));
             }
         }
         // 4.3.2: the first opponent's piece touched could have been captured.
@@ -168,7 +168,7 @@ impl TouchLog {
             if captured_square(mv) != Some(b.square)
                 && legal.iter().any(|m| captured_square(m) == Some(b.square))
             {
-                flags.push(("4.3.2", touched()));
+                flags.push((Article::OpponentsPiece, touched()));
             }
         }
         flags
@@ -176,7 +176,7 @@ impl TouchLog {
 }
 
 /// The article an amendment (a made move changed into another) raises.
-pub fn amendment_article(_base: &Chess, was: &Move, now: &Move) -> Option<&'static str> {
+pub fn amendment_article(_base: &Chess, was: &Move, now: &Move) -> Option<Article> {
     match (*was, *now) {
         // Rook first, then castled: 4.4.2 (the rook move was a legal move on its own).
         (
@@ -186,7 +186,7 @@ pub fn amendment_article(_base: &Chess, was: &Move, now: &Move) -> Option<&'stat
                 ..
             },
             Move::Castle { rook, .. },
-        ) if from == rook => Some("4.4.2"),
+        ) if from == rook => Some(Article::RookFirst),
         // King on its castling square first (Chess960), then castled: part of one move.
         (
             Move::Normal {
@@ -208,8 +208,8 @@ pub fn amendment_article(_base: &Chess, was: &Move, now: &Move) -> Option<&'stat
                 to: b,
                 ..
             },
-        ) if a == b => Some("4.4.4"),
-        _ => Some("4.7"),
+        ) if a == b => Some(Article::PromotionPiece),
+        _ => Some(Article::Released),
     }
 }
 
@@ -370,8 +370,8 @@ impl Core {
         });
         self.emit_with(p.at, |_| EventKind::Touch {
             side: side.into(),
-            square: p.square.to_string(),
-            piece: p.piece.char().to_string(),
+            square: p.square,
+            piece: p.piece,
             first,
             returned,
         });

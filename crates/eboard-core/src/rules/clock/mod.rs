@@ -57,7 +57,7 @@ pub(super) struct Timing {
     /// The last clock report (real sides).
     pub status: Option<ClockStatus>,
     /// The times and running side last reported as a `clock` event.
-    pub said: Option<(u64, u64, &'static str)>,
+    pub said: Option<(u64, u64, Option<Side>)>,
     /// A clock report has been seen (the board has a clock).
     pub seen: bool,
     /// The ply whose mover's time the next clock report gives (after a press).
@@ -327,11 +327,7 @@ impl Core {
     }
 
     fn emit_clock(&mut self, white: u64, black: u64, running: Option<Color>, t: u64) {
-        let running = match running {
-            None => "none",
-            Some(Color::White) => "white",
-            Some(Color::Black) => "black",
-        };
+        let running: Option<Side> = running.map(Side::from);
         if self.clk.said != Some((white, black, running)) {
             self.clk.said = Some((white, black, running));
             self.emit(

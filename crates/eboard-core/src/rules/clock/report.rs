@@ -171,12 +171,11 @@ impl Core {
             // 6.9: lost, unless the opponent cannot checkmate by any series of
             // legal moves (then drawn).
             let result = match (opponent_mates, color) {
-                (false, _) => "1/2-1/2",
-                (true, Color::White) => "0-1",
-                (true, Color::Black) => "1-0",
+                (false, _) => GameResult::Draw,
+                (true, loser) => GameResult::lost_by(loser),
             };
             self.settle_end(t);
-            self.end_game(t, result, "time_forfeit");
+            self.end_game(t, result, Termination::TimeForfeit);
         }
     }
 

@@ -9,6 +9,7 @@ use shakmaty::zobrist::Zobrist64;
 use shakmaty::{Bitboard, Board, CastlingMode, Chess, EnPassantMode, Move, Piece, Position, Role, Square};
 
 use super::matching;
+use super::{DrawReason, GameResult, Termination, Variant};
 use crate::board::Orientation;
 
 mod infer;
@@ -45,9 +46,9 @@ pub struct Game {
     hashes: Vec<u64>,
     /// The placement hash of each position (`matching`).
     placements: Vec<u64>,
-    pub result: Option<(&'static str, &'static str)>,
+    pub result: Option<(GameResult, Termination)>,
     /// Claims already reported, so each is said once per position.
-    pub claimed: Vec<(usize, &'static str)>,
+    pub claimed: Vec<(usize, DrawReason)>,
     /// The time control the game is played at, in PGN syntax, when known.
     pub time_control: Option<String>,
     /// Both clocks (white's, black's ms) as the last completed move (or a set)
@@ -85,10 +86,10 @@ impl Game {
         self.san = on;
     }
 
-    pub fn variant(&self) -> &'static str {
+    pub fn variant(&self) -> Variant {
         match self.mode {
-            CastlingMode::Standard => "standard",
-            CastlingMode::Chess960 => "chess960",
+            CastlingMode::Standard => Variant::Standard,
+            CastlingMode::Chess960 => Variant::Chess960,
         }
     }
 
@@ -205,35 +206,35 @@ impl Game {
     }
 
     /// The end the current position forces, if any (5.1.1, 5.2.1, 5.2.2, 9.6).
-    pub fn forced_end(&self) -> Option<(&'static str, &'static str)> {
+    pub fn forced_end(&self) -> Option<(GameResult, Termination)> {
         let pos = self.current();
         if !matching::quick::has_legal_move(pos) {
             return Some(if pos.is_check() {
-                (if pos.turn().is_white() { "0-1" } else { "1-0" }, "checkmate")
+                (GameResult::lost_by(pos.turn()), Termination::Checkmate)
             } else {
-                ("1/2-1/2", "stalemate")
+                (GameResult::Draw, Termination::Stalemate)
             });
         }
         if pos.is_insufficient_material() {
-            return Some(("1/2-1/2", "insufficient_material"));
+            return Some((GameResult::Draw, Termination::InsufficientMaterial));
         }
         if self.repetitions() >= 5 {
-            return Some(("1/2-1/2", "fivefold_repetition"));
+            return Some((GameResult::Draw, Termination::FivefoldRepetition));
         }
         if pos.halfmoves() >= 150 {
-            return Some(("1/2-1/2", "seventyfive_moves"));
+            return Some((GameResult::Draw, Termination::SeventyfiveMoves));
         }
         None
     }
 
     /// Draws the player to move could claim now (9.2, 9.3).
-    pub fn claimable(&self) -> Vec<&'static str> {
+    pub fn claimable(&self) -> Vec<DrawReason> {
         let mut v = Vec::new();
         if self.repetitions() >= 3 {
-            v.push("threefold");
+            v.push(DrawReason::Threefold);
         }
         if self.current().halfmoves() >= 100 {
-            v.push("fifty_moves");
+            v.push(DrawReason::FiftyMoves);
         }
         v
     }
