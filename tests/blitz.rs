@@ -10,7 +10,8 @@
 //! `BLITZ=full cargo test --release --test blitz -- --nocapture`
 //! (`BLITZ_SEED=N` plays only the random game of seed N, and keeps its logs in the
 //! temporary folder, each with `# fen:` and `# played:` header lines: the start
-//! and the moves played, to replay by hand).
+//! and the moves played, to replay by hand; `BLITZ_GAME=NAME` does the same for
+//! the games of `tests/data/games` whose name holds NAME).
 
 mod common;
 
@@ -467,11 +468,16 @@ fn first_difference(game: &Played, got: &[String]) -> String {
     }
 }
 
-fn campaign(real: Vec<Played>, randoms: Vec<u64>, show: bool, polled: bool) -> (Figures, Vec<String>) {
+fn campaign(
+    real: Vec<(usize, Played)>,
+    randoms: Vec<u64>,
+    show: bool,
+    polled: bool,
+) -> (Figures, Vec<String>) {
     let mut fig = Figures::default();
     let mut failures = Vec::new();
-    for (k, g) in real.iter().enumerate() {
-        failures.extend(judge(g, 500 + k as u64, &mut fig, show, polled));
+    for (k, g) in &real {
+        failures.extend(judge(g, 500 + *k as u64, &mut fig, show, polled));
     }
     for seed in randoms {
         failures.extend(judge(&random_game(seed), seed, &mut fig, show, polled));
@@ -498,18 +504,32 @@ fn run(polled: bool) {
     let (real, randoms, show) = if let Ok(s) = std::env::var("BLITZ_SEED") {
         let seeds = s.split(',').filter_map(|x| x.trim().parse().ok()).collect();
         (Vec::new(), seeds, true)
+    } else if let Ok(name) = std::env::var("BLITZ_GAME") {
+        // The games of `tests/data/games` whose name holds this, with the
+        // hands' seed of the full campaign; their logs are kept.
+        let pick = real_games()
+            .into_iter()
+            .enumerate()
+            .filter(|(_, g)| g.name.contains(&name));
+        (pick.collect(), Vec::new(), true)
     } else if full {
-        (real_games(), (0..300).collect(), false)
+        (
+            real_games().into_iter().enumerate().collect(),
+            (0..300).collect(),
+            false,
+        )
     } else {
         // A few seconds: two real games (one Chess960) and four random ones
         // (two endings).
         let all = real_games();
-        let pick: Vec<Played> = all
+        // The hands' seeds as before: by the place in this pick.
+        let pick: Vec<(usize, Played)> = all
             .into_iter()
             .enumerate()
             .filter(|(i, g)| *i == 0 || (g.mode == CastlingMode::Chess960 && g.moves.len() < 90))
             .map(|(_, g)| g)
             .take(2)
+            .enumerate()
             .collect();
         (pick, (0..4).collect(), false)
     };
