@@ -296,19 +296,24 @@ impl Core {
     fn deadline_by(&self, by: u64) -> Option<u64> {
         let release = self.last_change + self.cfg.release_ms * 1000;
         let irregular = self.last_change + self.cfg.irregular_ms * 1000;
+        // The earliest of the deadlines that are set, in plain comparisons (this
+        // runs two or three times an input); the irregularity check, which
+        // compares boards, last and only when it could be the earliest.
+        let earliest = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, None) | (None, x) => x,
+        };
         let tentative = self
             .tentative
             .as_ref()
             .map(|t| if t.kings_hold { irregular } else { release });
         let search = self.line.resync.as_ref().and_then(|r| self.search_at(r));
-        let check = (irregular <= by && self.needs_irregular_check()).then_some(irregular);
         let flag = self.host_flag_at();
         let press = self.clk.press_waiting.map(|(_, at)| at);
-        [tentative, search, check, flag, press]
-            .into_iter()
-            .flatten()
-            .min()
-            .filter(|d| *d <= by)
+        let at = earliest(earliest(tentative, search), earliest(flag, press));
+        let check = irregular <= by && at.is_none_or(|a| irregular < a) && self.needs_irregular_check();
+        let at = if check { Some(irregular) } else { at };
+        at.filter(|d| *d <= by)
     }
 
     /// Time passes: handles every deadline up to `now_us`.
