@@ -155,7 +155,7 @@ pub enum EventKind {
         count: u32,
         /// For a completed violation: the penalty FIDE prescribes for this count
         /// under the rules profile (applying it is the arbiter's call); in
-        /// JSON, its words ([`Penalty`]'s `Display`).
+        /// JSON, its words ([`Penalty`]'s `Display` and `Serialize`, in `crate::words`).
         #[serde(skip_serializing_if = "Option::is_none")]
         penalty: Option<Penalty>,
         /// For `lost_track`: the board seen (FEN placement, real squares).
