@@ -292,6 +292,7 @@ impl Daemon {
                 settle_ms: h.settle_ms,
                 idle_timeout_ms: h.idle_timeout_ms,
                 state: state_dir.clone(),
+                relays: Default::default(),
             };
             match crate::net::Server::start(h, ctx).await {
                 Ok(s) => http = Some(s),

@@ -23,6 +23,7 @@ mod guard;
 pub mod livechess;
 pub mod pgn;
 mod priority;
+pub mod relay;
 mod socket;
 mod tls;
 
@@ -82,6 +83,8 @@ pub struct Context {
     /// The state directory (the console keeps its acknowledgements and
     /// decisions in `arbiter/` there).
     pub state: PathBuf,
+    /// The wake-ups of the boards' threads, carried onto the server's.
+    pub relays: Arc<relay::Relays>,
 }
 
 impl Context {
@@ -194,9 +197,11 @@ impl Server {
         let serve = async move {
             let mut tasks = Vec::new();
             if let Some(c) = &console {
-                tasks.push(tokio::spawn(
-                    c.clone().follow(ctx.events.clone(), ctx.stop.clone()),
-                ));
+                tasks.push(tokio::spawn(c.clone().follow(
+                    ctx.events.clone(),
+                    ctx.relays.events(&ctx.events),
+                    ctx.stop.clone(),
+                )));
             }
             for listener in listeners {
                 let listener = match TcpListener::from_std(listener) {
@@ -386,7 +391,7 @@ async fn api_events(State(ctx): State<Context>, headers: HeaderMap) -> Response 
         },
     };
     let state = Stream {
-        changed: log.watch(),
+        changed: ctx.relays.events(&log),
         log,
         seen,
         pending,
@@ -454,7 +459,7 @@ fn watch_boards(
         if watchers.contains_key(&id) {
             continue;
         }
-        let Some(mut rx) = ctx
+        let Some(source) = ctx
             .boards
             .borrow()
             .iter()
@@ -463,6 +468,8 @@ fn watch_boards(
         else {
             continue;
         };
+        // Woken by the board's relay, on this thread (`relay`).
+        let mut rx = ctx.relays.board(&id, &source);
         let changed = changed.clone();
         watchers.insert(
             id,

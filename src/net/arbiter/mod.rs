@@ -113,9 +113,16 @@ impl Console {
 
     /// Follows every board's events (alerts, decisions made another way) and
     /// connections, keeping the store; until stop.
-    pub async fn follow(self: Arc<Self>, events: Arc<super::EventLog>, mut stop: watch::Receiver<bool>) {
+    /// `changed` changes when an event is appended (the server's relay of
+    /// `events`).
+    pub async fn follow(
+        self: Arc<Self>,
+        events: Arc<super::EventLog>,
+        mut changed: watch::Receiver<u64>,
+        mut stop: watch::Receiver<bool>,
+    ) {
+        changed.borrow_and_update();
         let mut seen = events.last_id();
-        let mut changed = events.watch();
         let mut look = tokio::time::interval(Duration::from_millis(500));
         let mut dirty = false;
         // Boards seen disconnected, since when: a board is reported after it
