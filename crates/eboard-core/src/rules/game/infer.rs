@@ -167,6 +167,55 @@ pub fn under_way_path(
     None
 }
 
+/// The fewest plies, at most `max_plies`, from `pos` to a position that
+/// `board` is a move under way from with a piece already set down and the
+/// move not finished (a castling's king or rook put down first, the other
+/// still home; an en passant pawn put down, the pawn it takes still there; a
+/// pawn on its last rank not yet replaced): a dump a second apart catches such
+/// a move halfway, and plies that end on that board exactly (a king walked to
+/// the castling square) are then a guess. `None` when there is none, or the
+/// search stopped at its budget first.
+pub fn set_down_path(
+    pos: &Chess,
+    board: &Board,
+    max_plies: usize,
+    budget: u32,
+    seen: Seen<'_>,
+) -> Option<usize> {
+    if set_down(pos, board) {
+        return Some(0);
+    }
+    if max_plies == 0 || !reachable_material(pos.board(), board, true) {
+        return None;
+    }
+    let mut search = Search::new(board, pos, seen.placed, budget, max_plies);
+    search.set_down = true;
+    for limit in 1..=max_plies {
+        let complete = search.run(pos, limit);
+        if search.air_len <= limit {
+            return Some(search.air_len);
+        }
+        if !complete {
+            return None;
+        }
+    }
+    None
+}
+
+/// `board` is a legal move from `pos` under way with a piece of it set down,
+/// and not any legal move's result (see [`set_down_path`]).
+fn set_down(pos: &Chess, board: &Board) -> bool {
+    let diff = matching::diff_board(pos.board(), board);
+    if diff.count() > 4 || (diff & board.occupied()).is_empty() || !matching::is_partial(pos, board) {
+        return false;
+    }
+    !pos.legal_moves().iter().any(|m| {
+        let mut after = pos.clone();
+        after.play_unchecked(*m);
+        after.board() == board
+    })
+}
+
 /// How many orders of the fewest plies are compared at most.
 const MAX_ORDERS: usize = 24;
 
@@ -185,6 +234,10 @@ struct Search<'a> {
     air_path: Vec<Move>,
     /// Only paths of this length modulo 2 are kept (see [`other_parity`]).
     parity: Option<usize>,
+    /// Positions the board is a move under way from with a piece set down are
+    /// looked for (see [`set_down_path`]), and the fewest plies to one kept
+    /// as `air_len`.
+    set_down: bool,
 }
 
 impl<'a> Search<'a> {
@@ -208,6 +261,7 @@ impl<'a> Search<'a> {
             air_len: usize::MAX,
             air_path: Vec::new(),
             parity: None,
+            set_down: false,
         }
     }
 
@@ -225,10 +279,14 @@ impl<'a> Search<'a> {
             return true;
         }
         let depth = self.path.len();
-        if self.under_way
+        if (self.under_way || self.set_down)
             && depth > 0
             && depth < self.air_len
-            && in_the_air(pos, self.target)
+            && (if self.set_down {
+                set_down(pos, self.target)
+            } else {
+                in_the_air(pos, self.target)
+            })
             && !self.unseen_trip()
         {
             self.air_len = depth;

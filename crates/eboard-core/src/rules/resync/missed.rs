@@ -113,6 +113,19 @@ impl Core {
                 game::infer_path(from, board, plies, game::INFER_BUDGET, seen, under_way)
             };
             let path = match found {
+                // On a board read by dumps only, a dump that is a move under
+                // way with a piece set down (a castling's king put down first)
+                // after fewer plies than any that end on it: as a piece in the
+                // hand, the next dump says which.
+                game::Inferred::Path(path) if polled && under_way && path.len() >= 2 => {
+                    match game::set_down_path(from, board, path.len() - 2, game::INFER_BUDGET, seen) {
+                        Some(k) => {
+                            air = air.min(base + k);
+                            continue;
+                        }
+                        None => path,
+                    }
+                }
                 game::Inferred::Path(path) => path,
                 game::Inferred::UnderWay(k) => {
                     air = air.min(base + k);

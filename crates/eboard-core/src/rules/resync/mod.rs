@@ -319,6 +319,15 @@ impl Core {
         }
         self.clk.unconfirmed_press = None;
         if !gated && polled && self.game.is_some() {
+            // A king step onto the centre held for a result by kings, and a
+            // dump that has gone on from it: the step was a move, made when its
+            // king landed (the dumps showed it at rest), and this dump is
+            // matched on from it. (Made first: a move recorded with the board
+            // on the record ends a stretch of doubt, and the polled one starts
+            // again below.)
+            if self.held_step_made(&board) {
+                self.commit(t);
+            }
             self.line
                 .resync
                 .get_or_insert_with(|| Resync::new(Cause::Poll, false, 0));
@@ -437,6 +446,25 @@ impl Core {
             || is_partial(g.current(), &real)
             || (n > 0 && !g.moves[n - 1].completed && g.move_from(n - 1, h, &real).is_some())
             || self.reply_under_way(&real)
+    }
+
+    /// On a board read by dumps only, `board` (board numbering) has gone on
+    /// from a king step onto the centre held for a result by kings: both
+    /// kings down, not both on the centre, and more than one step from the
+    /// record (not the step withdrawn or changed, nor a move under way from
+    /// the record, which are seen as lifts and placements).
+    fn held_step_made(&self, board: &Board) -> bool {
+        let (Some(g), Some(tent)) = (&self.game, &self.tentative) else {
+            return false;
+        };
+        let real = g.orientation.real_board(board);
+        let kings = real.kings();
+        tent.kings_hold
+            && tent.base == g.ply()
+            && (kings & real.white()).any()
+            && (kings & real.black()).any()
+            && kings_result(&real).is_none()
+            && !self.one_step(board)
     }
 
     /// `board` (real squares) is a legal move's result with the opponent's
