@@ -27,11 +27,16 @@
 //!
 //! `EB_LATENCY_ATTACK=1` also serves the HTTP surface (the daemon binary with
 //! `[http] listen` on a free loopback port, every limit at its default) and
-//! attacks it from this harness throughout, wave after wave, with every attack of
+//! attacks it throughout from a process of its own (this binary again, in the
+//! idle scheduling class), wave after wave, with every attack of
 //! `tests/abuse.rs` (floods, unfinished messages, slow and silent connections,
 //! feed floods, huge ids, SSE clients that never read): the latency of a move
 //! while the spectators' side is under abuse. Run it alternately with a plain run
 //! to compare (`docs/RELIABILITY.md`, "The network under abuse").
+//!
+//! `EB_LATENCY_TIMES=PATH` writes each move's instants (`CLOCK_MONOTONIC`) and
+//! latency to PATH, to lay slow moves beside `perf sched record -k
+//! CLOCK_MONOTONIC` (`docs/RELIABILITY.md`, "A move's latency under attack").
 //!
 //! `EB_LATENCY_HOP=1` first times the broker's hop alone: as many signals shaped
 //! like `MoveMade`, sent 20 ms apart from a zbus connection to the same listener,
@@ -173,6 +178,40 @@ fn binary(
     child
 }
 
+/// `EB_LATENCY_TIMES=PATH`: each move's instants, a line each, as seconds of
+/// `CLOCK_MONOTONIC` (the clock of `perf record -k CLOCK_MONOTONIC`): the
+/// placement's bytes written, the `MoveMade` arrived, and the latency in ms;
+/// to lay a slow move beside a trace of the scheduler.
+fn write_times(
+    path: &std::ffi::OsStr,
+    making: &[(usize, String)],
+    trace: &[(usize, Instant)],
+    arrivals: &[(Instant, String)],
+) {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    let now = Instant::now();
+    // SAFETY: `ts` is a valid timespec the call writes.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    let mono_now = ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9;
+    let mono = |t: Instant| mono_now - now.saturating_duration_since(t).as_secs_f64();
+    let mut out = String::from("# written_s arrived_s latency_ms\n");
+    for ((record, _), (at, _)) in making.iter().zip(arrivals) {
+        if let Some((_, written)) = trace.iter().find(|(i, _)| i == record) {
+            let ms = at.saturating_duration_since(*written).as_secs_f64() * 1e3;
+            out.push_str(&format!("{:.6} {:.6} {ms:.3}\n", mono(*written), mono(*at)));
+        }
+    }
+    if let Err(e) = std::fs::write(path, out) {
+        eprintln!(
+            "EB_LATENCY_TIMES: cannot write {}: {e}",
+            std::path::Path::new(path).display()
+        );
+    }
+}
+
 /// Waves of every attack on `addr`, one after another, until `done`; what they
 /// came to, as a line.
 async fn attack_waves(
@@ -222,7 +261,42 @@ async fn attack_waves(
     )
 }
 
+/// The attackers' own process (`EB_LATENCY_ATTACKER_OF=ADDR`, started by this
+/// bench): waves of attacks on ADDR until its standard input closes, then what
+/// they came to on its standard output.
+fn attacker_process(addr: &str) {
+    let Ok(addr) = addr.parse::<std::net::SocketAddr>() else {
+        eprintln!("EB_LATENCY_ATTACKER_OF: not an address: {addr}");
+        std::process::exit(2);
+    };
+    // In the idle scheduling class (`EB_LATENCY_ATTACKER_NICE=1`: at nice 19
+    // instead), set before any other thread starts so that all inherit it.
+    if std::env::var_os("EB_LATENCY_ATTACKER_NICE").is_some() {
+        // SAFETY: changes only this process's nice value.
+        unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 19) };
+    } else {
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: pid 0 is the calling thread; `param` outlives the call.
+        unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+    }
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = done.clone();
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+        flag.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let line = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("the attackers' runtime")
+        .block_on(attack_waves(addr, done));
+    println!("{line}");
+}
+
 fn main() {
+    if let Ok(addr) = std::env::var("EB_LATENCY_ATTACKER_OF") {
+        return attacker_process(&addr);
+    }
     let moves = std::env::var("EB_LATENCY_MOVES")
         .ok()
         .and_then(|p| p.parse().ok())
@@ -290,48 +364,46 @@ fn main() {
         } else {
             Running::Binary(binary(dir.path(), &link, &address, http))
         };
-        // The attackers on a thread of their own in the idle scheduling class
-        // (`EB_LATENCY_ATTACKER_NICE=1`: at nice 19 instead): in a hall they are
-        // other machines, and here they must not take the cores from the
-        // emulated board or the harness timing the moves (the daemon's own work
-        // for them, and the kernel's for their sockets, is what is measured).
-        // A thread at nice 19 still keeps a core for the rest of its slice when
-        // a board's thread wakes; one in the idle class is preempted at once.
+        // The attackers in a process of their own (this bench's binary again)
+        // in the idle scheduling class (`EB_LATENCY_ATTACKER_NICE=1`: at nice 19
+        // instead): in a hall they are other machines, and here they must not
+        // take the cores from the emulated board, or share a process (its
+        // memory map, its allocator) with the harness timing the moves. What is
+        // measured is the daemon's own work for them, and the kernel's for their
+        // sockets. A thread at nice 19 still keeps a core for the rest of its
+        // slice when a board's thread wakes; one in the idle class is preempted
+        // at once.
         let waves = http.map(|addr| {
-            let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-            let flag = done.clone();
-            let thread = std::thread::Builder::new()
-                .name("attackers".into())
-                .spawn(move || {
-                    if std::env::var_os("EB_LATENCY_ATTACKER_NICE").is_some() {
-                        // SAFETY: changes only this thread's nice value.
-                        unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 19) };
-                    } else {
-                        let param = libc::sched_param { sched_priority: 0 };
-                        // SAFETY: pid 0 is the calling thread; `param` outlives the call.
-                        unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
-                    }
-                    tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
-                        .build()
-                        .expect("the attackers' runtime")
-                        .block_on(attack_waves(addr, flag))
-                })
-                .expect("the attackers' thread");
-            (done, thread)
+            std::process::Command::new(std::env::current_exe().expect("this bench's binary"))
+                .env("EB_LATENCY_ATTACKER_OF", addr.to_string())
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .expect("the attackers' process starts")
         });
         let until = Instant::now() + Duration::from_secs_f64(secs + 60.0);
         while arrivals.lock().expect("a lock").len() < making.len() && Instant::now() < until {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
-        if let Some((done, thread)) = waves {
-            done.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(mut child) = waves {
+            // Its standard input closed: the last wave ends.
+            drop(child.stdin.take());
             let until = Instant::now() + Duration::from_secs(90);
-            while !thread.is_finished() && Instant::now() < until {
+            while !matches!(child.try_wait(), Ok(Some(_))) && Instant::now() < until {
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
-            assert!(thread.is_finished(), "the last wave of attacks ends within 90 s");
-            eprintln!("{}", thread.join().expect("the attackers' thread"));
+            let ended = matches!(child.try_wait(), Ok(Some(_)));
+            if !ended {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            assert!(ended, "the last wave of attacks ends within 90 s");
+            let mut line = String::new();
+            if let Some(mut out) = child.stdout.take() {
+                use std::io::Read;
+                let _ = out.read_to_string(&mut line);
+            }
+            eprintln!("{}", line.trim_end());
         }
         match daemon {
             Running::InProcess(d) => d.shutdown().await,
@@ -343,6 +415,9 @@ fn main() {
         emulated.abort();
         let arrivals = arrivals.lock().expect("a lock").clone();
         let trace = trace.lock().expect("a lock").clone();
+        if let Some(path) = std::env::var_os("EB_LATENCY_TIMES") {
+            write_times(&path, &making, &trace, &arrivals);
+        }
         (broker, support::latencies(&making, &trace, &arrivals))
     });
     let daemon = if in_process {
