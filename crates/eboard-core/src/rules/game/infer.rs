@@ -150,15 +150,30 @@ pub fn under_way_path(
     if in_the_air(pos, board) {
         return Some(Vec::new());
     }
+    under_way_search(pos, board, max_plies, budget, seen, false).map(|s| s.air_path)
+}
+
+/// The search for the fewest plies to a position `board` is a move under way
+/// from (any, or with a piece set down: `set_down`), deepened a ply at a time
+/// up to `max_plies`; `None` when there is none, or the budget ran out first.
+fn under_way_search<'a>(
+    pos: &'a Chess,
+    board: &'a Board,
+    max_plies: usize,
+    budget: u32,
+    seen: Seen<'a>,
+    set_down: bool,
+) -> Option<Search<'a>> {
     if max_plies == 0 || !reachable_material(pos.board(), board, true) {
         return None;
     }
     let mut search = Search::new(board, pos, seen.placed, budget, max_plies);
-    search.under_way = true;
+    search.under_way = !set_down;
+    search.set_down = set_down;
     for limit in 1..=max_plies {
         let complete = search.run(pos, limit);
         if search.air_len <= limit {
-            return Some(std::mem::take(&mut search.air_path));
+            return Some(search);
         }
         if !complete {
             return None;
@@ -185,21 +200,7 @@ pub fn set_down_path(
     if set_down(pos, board) {
         return Some(0);
     }
-    if max_plies == 0 || !reachable_material(pos.board(), board, true) {
-        return None;
-    }
-    let mut search = Search::new(board, pos, seen.placed, budget, max_plies);
-    search.set_down = true;
-    for limit in 1..=max_plies {
-        let complete = search.run(pos, limit);
-        if search.air_len <= limit {
-            return Some(search.air_len);
-        }
-        if !complete {
-            return None;
-        }
-    }
-    None
+    under_way_search(pos, board, max_plies, budget, seen, true).map(|s| s.air_len)
 }
 
 /// `board` is a legal move from `pos` under way with a piece of it set down,
