@@ -182,12 +182,7 @@ fn binary(
 /// `CLOCK_MONOTONIC` (the clock of `perf record -k CLOCK_MONOTONIC`): the
 /// placement's bytes written, the `MoveMade` arrived, and the latency in ms;
 /// to lay a slow move beside a trace of the scheduler.
-fn write_times(
-    path: &std::ffi::OsStr,
-    making: &[(usize, String)],
-    trace: &[(usize, Instant)],
-    arrivals: &[(Instant, String)],
-) {
+fn write_times(path: &std::ffi::OsStr, moves: &[(Instant, Instant)]) {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -198,11 +193,9 @@ fn write_times(
     let mono_now = ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9;
     let mono = |t: Instant| mono_now - now.saturating_duration_since(t).as_secs_f64();
     let mut out = String::from("# written_s arrived_s latency_ms\n");
-    for ((record, _), (at, _)) in making.iter().zip(arrivals) {
-        if let Some((_, written)) = trace.iter().find(|(i, _)| i == record) {
-            let ms = at.saturating_duration_since(*written).as_secs_f64() * 1e3;
-            out.push_str(&format!("{:.6} {:.6} {ms:.3}\n", mono(*written), mono(*at)));
-        }
+    for &(written, at) in moves {
+        let ms = at.saturating_duration_since(written).as_secs_f64() * 1e3;
+        out.push_str(&format!("{:.6} {:.6} {ms:.3}\n", mono(written), mono(at)));
     }
     if let Err(e) = std::fs::write(path, out) {
         eprintln!(
@@ -416,7 +409,7 @@ fn main() {
         let arrivals = arrivals.lock().expect("a lock").clone();
         let trace = trace.lock().expect("a lock").clone();
         if let Some(path) = std::env::var_os("EB_LATENCY_TIMES") {
-            write_times(&path, &making, &trace, &arrivals);
+            write_times(&path, &support::instants(&making, &trace, &arrivals));
         }
         (broker, support::latencies(&making, &trace, &arrivals))
     });

@@ -180,13 +180,26 @@ pub fn board(log: &SensorLog, link: &Path) -> (JoinHandle<()>, Trace) {
 }
 
 /// The latency of each move (ms): its `MoveMade` arrival minus the time its
-/// making record was written. The k-th signal is the k-th move; its UCI must be
-/// the move's, or the bench fails (a fast wrong answer cannot pass).
+/// making record was written (see [`instants`]).
 pub fn latencies(
     making: &[(usize, String)],
     trace: &[(usize, Instant)],
     arrivals: &[(Instant, String)],
 ) -> Vec<f64> {
+    instants(making, trace, arrivals)
+        .into_iter()
+        .map(|(written, at)| at.saturating_duration_since(written).as_secs_f64() * 1e3)
+        .collect()
+}
+
+/// Each move's instants: its making record written, its `MoveMade` arrived.
+/// The k-th signal is the k-th move; its UCI must be the move's, or the bench
+/// fails (a fast wrong answer cannot pass).
+pub fn instants(
+    making: &[(usize, String)],
+    trace: &[(usize, Instant)],
+    arrivals: &[(Instant, String)],
+) -> Vec<(Instant, Instant)> {
     assert_eq!(arrivals.len(), making.len(), "one MoveMade per move");
     making
         .iter()
@@ -197,7 +210,7 @@ pub fn latencies(
                 .iter()
                 .find(|(i, _)| i == record)
                 .expect("the emulator wrote every making record");
-            at.saturating_duration_since(*written).as_secs_f64() * 1e3
+            (*written, *at)
         })
         .collect()
 }
