@@ -107,6 +107,8 @@ pub async fn run(
                     Ok(0) => break "end of file".to_string(),
                     Ok(n) => {
                         let at = std::time::Instant::now();
+                        // The HTTP server stands aside while they go out.
+                        crate::net::board_bytes_arrived();
                         if input.send(Input::Device(DeviceEvent::Bytes(buf[..n].to_vec(), at))).await.is_err() {
                             return;
                         }

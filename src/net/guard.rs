@@ -167,6 +167,7 @@ impl axum::serve::Listener for Limited {
 
     async fn accept(&mut self) -> (Guarded, SocketAddr) {
         loop {
+            super::priority::stand_aside();
             let (stream, addr) = match self.listener.accept().await {
                 Ok(c) => c,
                 Err(e) => {
@@ -287,6 +288,7 @@ impl AsyncRead for Guarded {
         if let Some(e) = self.evicted(cx) {
             return Poll::Ready(Err(e));
         }
+        super::priority::stand_aside();
         let before = buf.filled().len();
         match Pin::new(&mut self.stream).poll_read(cx, buf) {
             Poll::Ready(Ok(())) => {
@@ -314,6 +316,7 @@ impl AsyncWrite for Guarded {
         if let Some(e) = self.evicted(cx) {
             return Poll::Ready(Err(e));
         }
+        super::priority::stand_aside();
         match Pin::new(&mut self.stream).poll_write(cx, buf) {
             Poll::Ready(Ok(n)) => {
                 if n > 0 {

@@ -23,6 +23,7 @@ mod guard;
 pub mod livechess;
 pub mod pgn;
 mod priority;
+pub use priority::board_bytes_arrived;
 pub mod relay;
 mod socket;
 mod tls;
