@@ -9,8 +9,8 @@
 //! latency under attack"). Lowering a thread's own priority needs no privilege;
 //! Linux sets both per thread.
 //!
-//! Not always, though: a kernel built without preemption (`PREEMPT_NONE`, the
-//! usual server kernel) lets the idle-class thread finish what it is doing in
+//! Not always, though: a kernel built without preemption (`PREEMPT_NONE`, as on
+//! the machine measured) lets the idle-class thread finish what it is doing in
 //! the kernel, the scheduler may still count a waking thread as owing it time,
 //! and it places a waking thread on the idle-class thread's core as if that
 //! core were free, where it waits while the other core may stand idle. Traced
@@ -35,8 +35,9 @@ const HTTP_NICE: libc::c_int = 10;
 
 /// How long the server thread stands aside after a board's bytes arrive: a
 /// move's way from the line to the bus clients takes 0.6-0.7 ms (median) and
-/// under 1.5 ms at its p99 on the reference machine (`docs/PERFORMANCE.md`).
-pub const STAND_ASIDE: Duration = Duration::from_micros(1500);
+/// 0.98-1.21 ms at its p99 in the latency bench on the reference machine
+/// (`docs/RELIABILITY.md`, "A move's latency under attack").
+const STAND_ASIDE: Duration = Duration::from_micros(1500);
 
 /// Until when (nanoseconds after [`epoch`]) the boards have the cores; 0: never.
 static BOARDS_BUSY_UNTIL: AtomicU64 = AtomicU64::new(0);
