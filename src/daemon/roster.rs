@@ -64,6 +64,45 @@ fn merge_tag(extra: &mut BTreeMap<String, String>, name: &str, value: &str) {
     }
 }
 
+/// The players of `tags` renamed to `white` and `black`, each player's own tags
+/// (`WhiteElo`, `WhiteFideId`, `WhiteTitle`, `WhiteTeam` and Black's) following
+/// the player by name: a player named on the other colour than before takes
+/// their tags there (a colour swap swaps them); a colour whose player moved to
+/// the other colour keeps none of them; a name not seen before (a new player, a
+/// spelling mended) keeps the colour's tags.
+pub fn rename_players(tags: &mut Tags, white: &str, black: &str) {
+    const OWN: [&str; 4] = ["Elo", "FideId", "Title", "Team"];
+    let own = |extra: &BTreeMap<String, String>, colour: &str| -> Vec<(&'static str, Option<String>)> {
+        OWN.iter()
+            .map(|suffix| (*suffix, extra.get(&format!("{colour}{suffix}")).cloned()))
+            .collect()
+    };
+    let old = [tags.white.clone(), tags.black.clone()];
+    let new = [white, black];
+    let before = [own(&tags.extra, "White"), own(&tags.extra, "Black")];
+    for (c, colour) in ["White", "Black"].into_iter().enumerate() {
+        let other = 1 - c;
+        let from = if new[c] == old[c] {
+            Some(c)
+        } else if !new[c].is_empty() && new[c] == old[other] {
+            Some(other)
+        } else if !old[c].is_empty() && new[other] == old[c] {
+            None
+        } else {
+            Some(c)
+        };
+        for (i, suffix) in OWN.iter().enumerate() {
+            let name = format!("{colour}{suffix}");
+            match from.and_then(|f| before[f][i].1.clone()) {
+                Some(v) => tags.extra.insert(name, v),
+                None => tags.extra.remove(&name),
+            };
+        }
+    }
+    tags.white = white.to_string();
+    tags.black = black.to_string();
+}
+
 /// A game that has begun: a move made, or a result given.
 pub fn has_begun(g: &Game) -> bool {
     g.ply() > 0
@@ -198,14 +237,26 @@ impl Roster {
     }
 
     /// `SetPlayers`: the players of the game under way (`current`, when it is not
-    /// over) and of the games that start after it.
+    /// over) and of the games that start after it. Each player's own tags
+    /// (rating, FIDE id, title, team) follow the player: a colour swap swaps them
+    /// ([`rename_players`]).
     pub fn set_players(&mut self, current: Option<&Game>, white: &str, black: &str, default: &GameTags) {
         self.players = Some((white.to_string(), black.to_string()));
+        // The games that start from now on: the tags they take now, renamed, kept
+        // as this board's own tags (a later `SetTags` names the new colours).
+        let mut renamed = default.tags.clone();
+        rename_players(&mut renamed, white, black);
+        for name in crate::api::PAIRING_TAGS {
+            let value = renamed.extra.get(name).cloned().unwrap_or_default();
+            if default.tags.extra.get(name).cloned().unwrap_or_default() != value {
+                self.set_tags.insert(name.to_string(), value);
+            }
+        }
         if let Some(g) = current.filter(|g| !g.is_over()) {
             let e = self.entry(g.number, default);
-            if e.tags.tags.white != white || e.tags.tags.black != black {
-                e.tags.tags.white = white.to_string();
-                e.tags.tags.black = black.to_string();
+            let before = e.tags.tags.clone();
+            rename_players(&mut e.tags.tags, white, black);
+            if e.tags.tags != before {
                 e.noted = false;
             }
         }
@@ -314,5 +365,113 @@ impl Roster {
             }
         }
         (notes, live)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tags(white: &str, black: &str, extra: &[(&str, &str)]) -> Tags {
+        let mut t = Tags::unknown("2026.11.27");
+        t.white = white.into();
+        t.black = black.into();
+        t.extra = extra
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        t
+    }
+
+    const PAIR: [(&str, &str); 7] = [
+        ("Board", "3"),
+        ("WhiteElo", "2830"),
+        ("WhiteFideId", "1503014"),
+        ("WhiteTitle", "GM"),
+        ("BlackElo", "2786"),
+        ("BlackFideId", "2020009"),
+        ("BlackTeam", "USA"),
+    ];
+
+    /// A colour swap swaps each player's rating, FIDE id, title and team (issue
+    /// 47: before, they stayed on the colour, each player shown with the other's).
+    #[test]
+    fn a_colour_swap_takes_each_players_tags_along() {
+        let mut t = tags("Carlsen, Magnus", "Caruana, Fabiano", &PAIR);
+        rename_players(&mut t, "Caruana, Fabiano", "Carlsen, Magnus");
+        let want = tags(
+            "Caruana, Fabiano",
+            "Carlsen, Magnus",
+            &[
+                ("Board", "3"),
+                ("BlackElo", "2830"),
+                ("BlackFideId", "1503014"),
+                ("BlackTitle", "GM"),
+                ("WhiteElo", "2786"),
+                ("WhiteFideId", "2020009"),
+                ("WhiteTeam", "USA"),
+            ],
+        );
+        assert_eq!(t, want);
+    }
+
+    /// A name mended keeps the colour's tags; a player moved to the other colour
+    /// takes theirs there, and the one who replaces them takes none of them.
+    #[test]
+    fn a_new_name_keeps_the_colours_tags_and_a_moved_player_takes_theirs() {
+        let mut t = tags("Carlsen, Magnis", "Caruana, Fabiano", &PAIR);
+        rename_players(&mut t, "Carlsen, Magnus", "Caruana, Fabiano");
+        assert_eq!(t, tags("Carlsen, Magnus", "Caruana, Fabiano", &PAIR));
+
+        let mut t = tags("Carlsen, Magnus", "Caruana, Fabiano", &PAIR);
+        rename_players(&mut t, "Caruana, Fabiano", "Nakamura, Hikaru");
+        let want = tags(
+            "Caruana, Fabiano",
+            "Nakamura, Hikaru",
+            &[
+                ("Board", "3"),
+                ("WhiteElo", "2786"),
+                ("WhiteFideId", "2020009"),
+                ("WhiteTeam", "USA"),
+            ],
+        );
+        assert_eq!(t, want);
+    }
+
+    /// `SetPlayers` with the colours swapped: the game under way and the games
+    /// that start after it show each player with their own rating, and a
+    /// `SetTags` after the swap names the new colours.
+    #[test]
+    fn set_players_swapped_moves_the_tags_for_this_game_and_the_next() {
+        let base = GameTags {
+            round: 1,
+            board: 3,
+            tags: tags("Carlsen, Magnus", "Caruana, Fabiano", &PAIR),
+        };
+        let mut roster = Roster::default();
+        let game = Game::new(
+            1,
+            shakmaty::Chess::default(),
+            shakmaty::CastlingMode::Standard,
+            crate::board::Orientation::Normal,
+        );
+        roster.set_players(Some(&game), "Caruana, Fabiano", "Carlsen, Magnus", &base);
+        let now = &roster.tags_of(1).unwrap().tags;
+        assert_eq!(now.extra["WhiteElo"], "2786");
+        assert_eq!(now.extra["BlackElo"], "2830");
+        let next = roster.for_new_games(base.clone(), RoundFormat::default());
+        assert_eq!(next.tags.white, "Caruana, Fabiano");
+        assert_eq!(next.tags.extra["WhiteFideId"], "2020009");
+        assert_eq!(next.tags.extra["BlackTitle"], "GM");
+        assert!(!next.tags.extra.contains_key("WhiteTitle"));
+        let default = roster.for_new_games(base.clone(), RoundFormat::default());
+        roster.set_tags(
+            None,
+            &[("WhiteElo".to_string(), "2790".to_string())].into(),
+            &default,
+        );
+        let next = roster.for_new_games(base, RoundFormat::default());
+        assert_eq!(next.tags.extra["WhiteElo"], "2790");
+        assert_eq!(next.tags.extra["BlackElo"], "2830");
     }
 }

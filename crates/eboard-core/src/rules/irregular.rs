@@ -199,12 +199,12 @@ impl Core {
         // Pieces only lifted (in the air) or a move under way are not irregular;
         // neither is an earlier position (handled as a take-back).
         let Some((kind, squares)) = self.classify() else {
-            self.irregular = Some(Irregular { board, kind: None });
+            self.stands_unexplained(board);
             return;
         };
         // Promotion under way without a press is not yet a violation.
         if kind == IrregularKind::PromotionIncomplete {
-            self.irregular = Some(Irregular { board, kind: None });
+            self.stands_unexplained(board);
             return;
         }
         // Across a gap, a board no legal sequence reaches: the record lost track of
@@ -216,6 +216,16 @@ impl Core {
             _ => kind,
         };
         self.raise(t, board, kind, side, squares, count, None);
+    }
+
+    /// The board stands unexplained but is nothing to report (a piece in the
+    /// hand, a promotion under way): it is remembered so as not to be judged
+    /// again, and an irregularity reported before stays reported until the board
+    /// is explained (`resolve`): a piece of an illegal move held in the hand past
+    /// the threshold, then put on a legal square, resolves the alarm.
+    fn stands_unexplained(&mut self, board: Board) {
+        let kind = self.irregular.as_ref().and_then(|i| i.kind);
+        self.irregular = Some(Irregular { board, kind });
     }
 
     /// Reports an irregularity and remembers the board it stands on. A completed

@@ -129,7 +129,9 @@ impl Core {
 
     /// With no game under way, a dump after a gap that shows a standard game a few
     /// plies in (its start was lost on the line, or the daemon started late): the
-    /// game starts from the start position and those plies are inferred.
+    /// game starts from the start position and those plies are inferred. Never a
+    /// position of the game that ended on this board: that is the finished game
+    /// still standing, not a new one.
     pub(super) fn game_under_way(&mut self, t: u64) -> bool {
         if self.game.as_ref().is_some_and(|g| !g.is_over())
             || !self
@@ -151,6 +153,16 @@ impl Core {
             .unwrap_or_default();
         for orientation in [Orientation::Normal, Orientation::Rotated] {
             let board = orientation.real_board(self.sensors.board());
+            // A finished game's positions stay on the board until it is set up
+            // again (its final one until the players leave): after a restart or a
+            // cut they are that game, not a new one a few plies in.
+            if self
+                .game
+                .as_ref()
+                .is_some_and(|g| g.positions.iter().any(|p| p.board() == &board))
+            {
+                continue;
+            }
             let lifts: Vec<Square> = seen.iter().map(|sq| orientation.real(*sq)).collect();
             // Pieces seen put down, likewise on sensor squares.
             let placed: Vec<(Square, Piece)> =
