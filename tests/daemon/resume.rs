@@ -430,3 +430,94 @@ async fn sigkill_soak_loses_no_move_and_no_decision() {
         started.elapsed().as_secs_f64()
     );
 }
+
+/// The moves of `sans` from the standard start.
+fn moves_of(sans: &[&str]) -> Vec<Move> {
+    let mut pos = Chess::default();
+    sans.iter()
+        .map(|s| {
+            let m = s.parse::<shakmaty::san::San>().unwrap().to_move(&pos).unwrap();
+            pos.play_unchecked(m);
+            m
+        })
+        .collect()
+}
+
+/// The daemon's connections to the board in the recording (its `gap` records,
+/// one a connect) and the whole-board dumps since the last one, as `replay
+/// --format sensors` reads its bytes.
+fn connects_and_dumps(recording: &Path) -> (usize, usize) {
+    let out = std::process::Command::new(common::process::bin())
+        .args(["replay", "--format", "sensors"])
+        .arg(recording)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let word = |l: &&str| l.split(' ').nth(1).map(str::to_string);
+    let lines: Vec<&str> = text.lines().collect();
+    let gaps = lines.iter().filter(|l| word(l).as_deref() == Some("gap")).count();
+    let from = lines
+        .iter()
+        .rposition(|l| word(l).as_deref() == Some("gap"))
+        .unwrap_or(0);
+    let dumps = lines[from..]
+        .iter()
+        .filter(|l| word(l).as_deref() == Some("board"))
+        .count();
+    (gaps, dumps)
+}
+
+/// A game that ended (a mate, completed) stays on its board, as at every event
+/// until the players leave, while the daemon is killed (SIGKILL) and stopped
+/// (SIGTERM) and started again: the finished game is resumed, and no second game
+/// is inferred from the start position to the position on the board (issue 47:
+/// before, `1. f3 {inferred} e5 {inferred} 2. g4 {inferred} Qh4# {inferred} *`
+/// was published as `game-1-2.pgn` after the first restart).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_game_left_on_its_board_is_no_new_game_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("board0");
+    let cfg = run_config(dir.path(), "");
+    let round = dir.path().join("live/round-1");
+    let live = round.join("game-1.pgn");
+    let recording = dir.path().join("state/recordings/board0.esl");
+    let start = || start_binary(&cfg, &link, None);
+    let moves = moves_of(&["f3", "e5", "g4", "Qh4#"]);
+    let _board = emulate(game_log(&Chess::default(), &moves, 7), &link, 8.0);
+    let mut daemon = start();
+    wait_for("the mate on disk", 30, || tag_in(&live, "Result") == "0-1").await;
+    for how in ["KILL", "TERM"] {
+        signal(&mut daemon, how).await;
+        std::fs::remove_file(&live).unwrap();
+        let (connects, _) = connects_and_dumps(&recording);
+        daemon = start();
+        // The board's dump on connecting: the finished game's position.
+        wait_for("a dump since the restart", 30, || {
+            let (c, dumps) = connects_and_dumps(&recording);
+            c > connects && dumps >= 1
+        })
+        .await;
+        wait_for("the mate on disk again", 30, || tag_in(&live, "Result") == "0-1").await;
+    }
+    signal(&mut daemon, "TERM").await;
+    assert_eq!(
+        pgn_moves(&std::fs::read_to_string(&live).unwrap()),
+        vec![sans(&moves)]
+    );
+    let files: Vec<String> = std::fs::read_dir(&round)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("game-"))
+        .collect();
+    assert_eq!(files, ["game-1.pgn"], "a game nobody played was published");
+    // What was published live is what the recording replays to: one game.
+    let log = eboard_bridge::log::read_log(&recording).unwrap();
+    let r = eboard_bridge::output::replay::run(&log, "board0", eboard_bridge::rules::Config::default(), None)
+        .unwrap();
+    assert_eq!(
+        r.core.games().count(),
+        1,
+        "games: {:?}",
+        r.core.games().map(|g| g.moves.len()).collect::<Vec<_>>()
+    );
+}
