@@ -373,12 +373,13 @@ impl Core {
         let n = game.ply();
         let h = self.real_hash();
         // Across a gap, what the board shows was not seen being played, unless
-        // played from a position the board was seen to show since.
+        // played from a position the board was seen to show since (any of the
+        // boards seen since the line is in step).
         let (gap, seen) = match &self.line.resync {
-            Some(r) => (r.cause == Cause::Gap, r.seen_board.as_ref()),
-            None => (false, None),
+            Some(r) => (r.cause == Cause::Gap, r.seen_boards.as_slice()),
+            None => (false, &[] as &[Board]),
         };
-        let inferred = |base: usize| gap && seen != Some(game.positions[base].board());
+        let inferred = |base: usize| gap && !seen.contains(game.positions[base].board());
         self.takeback = None;
         if game.shows(n, h, &board) {
             self.tentative = None;
@@ -507,7 +508,7 @@ impl Core {
             let mut r = Resync::new(Cause::Tail, false, n);
             // The board was on the record's position when its inferred moves
             // were found; what followed was seen.
-            r.seen_board = Some(game.current().board().clone());
+            r.seen_boards.push(game.current().board().clone());
             self.line.resync = Some(r);
         }
         if let Some(r) = &mut self.line.resync {

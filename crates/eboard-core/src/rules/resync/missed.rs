@@ -365,28 +365,34 @@ impl Core {
         );
     }
 
-    /// How many plies of `path` (from ply `base`) lead to the last board a dump
-    /// showed since the line went away: the plies after them were shown by the
-    /// line (in step since that dump). The whole path when no dump shows.
+    /// How many plies of `path` (from ply `base`) lead to a board the line
+    /// showed whole since the line went away (a dump's; the last time the
+    /// path passes it, the earliest such board on the path): the plies after
+    /// them were shown by the line (in step since). The whole path when no
+    /// such board is on it.
     fn seen_from(&self, base: usize, path: &[Move]) -> usize {
-        let (Some(game), Some(seen)) = (
-            &self.game,
-            self.line.resync.as_ref().and_then(|r| r.seen_board.as_ref()),
-        ) else {
+        let (Some(game), Some(seen)) = (&self.game, self.line.resync.as_ref().map(|r| &r.seen_boards)) else {
             return path.len();
         };
         let Some(start) = game.positions.get(base) else {
             return path.len();
         };
+        // Per board seen, the last ply of the path that leads to it.
+        let mut last: Vec<Option<usize>> = vec![None; seen.len()];
+        let mut mark = |i: usize, board: &Board| {
+            for (k, s) in seen.iter().enumerate() {
+                if s == board {
+                    last[k] = Some(i);
+                }
+            }
+        };
         let mut pos = start.clone();
-        let mut last = (pos.board() == seen).then_some(0);
+        mark(0, pos.board());
         for (i, mv) in path.iter().enumerate() {
             pos.play_unchecked(*mv);
-            if pos.board() == seen {
-                last = Some(i + 1);
-            }
+            mark(i + 1, pos.board());
         }
-        last.unwrap_or(path.len())
+        last.into_iter().flatten().min().unwrap_or(path.len())
     }
 
     /// The side to move as the clock shows it (its running side), when the clock

@@ -68,6 +68,9 @@ pub(super) enum Found {
 /// The plies bridged as soon as the board rests.
 pub(super) const SHORT_PLIES: usize = 2;
 
+/// The most boards `Resync::seen_boards` keeps (the first ones, and the last).
+const SEEN_BOARDS: usize = 8;
+
 /// A stretch during which the board may be several plies ahead of the record.
 /// The rules core's state of the line: what a gap, a line fault or a board
 /// read by dumps only left open, and how it is being settled.
@@ -136,11 +139,17 @@ pub(super) struct Resync {
     /// The record's ply when it was taken: once the record has moved on, the
     /// plies missed are behind it and the dump is no longer looked at.
     pub(super) anchor: Option<(Board, usize)>,
-    /// The last board the line was known to show whole (real squares): the
-    /// last dump's, or the position the inferred moves a `Tail` stretch looks
-    /// at again ended on. Plies played from it that the line then showed are
-    /// seen, not inferred (the line is in step since).
-    pub(super) seen_board: Option<Board>,
+    /// The boards the line was known to show whole since it was last in step
+    /// (real squares): the dump's after the gap (or the position the inferred
+    /// moves a `Tail` stretch looks at again ended on), then each later dump's
+    /// that agreed with the updates (at most `SEEN_BOARDS`: the first ones and
+    /// the last). Plies played from any of them that the line then showed are
+    /// seen, not inferred (the line is in step since the first). A dump that
+    /// agrees adds its board and replaces none: one that catches a ply the line
+    /// is showing (under way, or made before the search for the plies missed
+    /// has run) must not make that ply inferred (issue 47). On a board read by
+    /// dumps only, the last dump's alone.
+    pub(super) seen_boards: Vec<Board>,
     /// The record's length when the line went away: the moves before it that
     /// are not inferred were seen being made, and no inference replaces them
     /// (it may only add plies after them).
@@ -161,7 +170,7 @@ impl Resync {
             lifted: 0,
             placed: 0,
             anchor: None,
-            seen_board: None,
+            seen_boards: Vec::new(),
             facts,
         }
     }
@@ -215,7 +224,7 @@ impl Core {
             .get_or_insert_with(|| Resync::new(Cause::Gap, false, n));
         r.facts = if r.cause == Cause::Gap { r.facts.min(n) } else { n };
         r.cause = Cause::Gap;
-        r.seen_board = None;
+        r.seen_boards.clear();
     }
 
     /// Whether the record's move at index `i` was seen being made before the
@@ -288,7 +297,18 @@ impl Core {
             if self.line.resync.is_some() {
                 let real = self.real_board();
                 if let Some(r) = &mut self.line.resync {
-                    r.seen_board = Some(real);
+                    // In step since the boards seen before: this one is added.
+                    // A board read by dumps only is in step with none but its
+                    // last dump.
+                    if polled {
+                        r.seen_boards.clear();
+                    }
+                    if r.seen_boards.last() != Some(&real) {
+                        if r.seen_boards.len() >= SEEN_BOARDS {
+                            r.seen_boards.pop();
+                        }
+                        r.seen_boards.push(real);
+                    }
                 }
             }
             // Confirmed: the board is as the updates left it. If it also shows the
@@ -325,7 +345,7 @@ impl Core {
             // matched on from it. (Made first: a move recorded with the board
             // on the record ends a stretch of doubt, and the polled one starts
             // again below.)
-            if self.held_step_made(&board) {
+            if self.held_step_made(&board, false) {
                 self.commit(t);
             }
             self.line
@@ -350,10 +370,31 @@ impl Core {
             self.line.noisy_until = Some(t + NOISY_FOR_US);
             self.line_away();
         }
+        // Likewise after a gap (or a dump the updates did not lead to): a king
+        // step onto the centre held for a result by kings (or held since the
+        // other king was lifted) was seen whole before the line went away, and
+        // the dump has gone on from it. It was a move, seen, and a fact as the
+        // moves before it: made first, so that the plies missed are found from
+        // it. From before it, the king's way back to its square is a trip no
+        // board showed (`lost_track`), and a shorter path would replace it
+        // (issue 47).
+        let step_made = (gated || !polled) && self.held_step_made(&board, true);
         self.sensors = Sensors::new(board);
         self.hands.pending.clear();
         self.hands.last_place = None;
         self.last_change = t;
+        if step_made {
+            let n = self.game.as_ref().map_or(0, Game::ply);
+            if self.tentative.is_none() {
+                self.tentative = self.held;
+            }
+            self.commit(t);
+            if let Some(r) = &mut self.line.resync {
+                if r.facts == n {
+                    r.facts = n + 1;
+                }
+            }
+        }
         // A dump taken on a line that has shown faults is confirmed by a second;
         // so is the first with no game under way (it decides whether one starts).
         self.line.confirm_dump = self.line.noisy_until.is_some_and(|until| t < until) || self.game.is_none();
@@ -368,7 +409,8 @@ impl Core {
         };
         let anchor = (self.real_board(), self.game.as_ref().map_or(0, Game::ply));
         if let Some(r) = &mut self.line.resync {
-            r.seen_board = Some(anchor.0.clone());
+            r.seen_boards.clear();
+            r.seen_boards.push(anchor.0.clone());
             r.anchor = Some(anchor);
         }
         self.changed(t, None);
@@ -448,13 +490,16 @@ impl Core {
             || self.reply_under_way(&real)
     }
 
-    /// On a board read by dumps only, `board` (board numbering) has gone on
-    /// from a king step onto the centre held for a result by kings: both
-    /// kings down, not both on the centre, and more than one step from the
-    /// record (not the step withdrawn or changed, nor a move under way from
-    /// the record, which are seen as lifts and placements).
-    fn held_step_made(&self, board: &Board) -> bool {
-        let (Some(g), Some(tent)) = (&self.game, &self.tentative) else {
+    /// `board` (board numbering), a dump on a board read by dumps only or
+    /// after a gap, has gone on from a king step onto the centre held for a
+    /// result by kings (the move shown; with `held`, also the move held since
+    /// the other king was lifted): both kings down, not both on the centre,
+    /// and more than one step from the record (not the step withdrawn or
+    /// changed, nor a move under way from the record, which are seen as lifts
+    /// and placements or matched as usual).
+    fn held_step_made(&self, board: &Board, held: bool) -> bool {
+        let Some(g) = &self.game else { return false };
+        let Some(tent) = self.tentative.or(self.held.filter(|_| held)) else {
             return false;
         };
         let real = g.orientation.real_board(board);
