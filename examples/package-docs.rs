@@ -160,7 +160,12 @@ fn generate(out: &Path, date: &str) -> std::io::Result<Vec<PathBuf>> {
 
     for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
         let mut cmd = eboard_bridge::cli::Cli::command();
-        written.push(clap_complete::generate_to(shell, &mut cmd, &name, &completions)?);
+        let path = clap_complete::generate_to(shell, &mut cmd, &name, &completions)?;
+        if shell == Shell::Bash {
+            let text = std::fs::read_to_string(&path)?;
+            std::fs::write(&path, eboard_bridge::cli::mend_bash_completion(&text, &name))?;
+        }
+        written.push(path);
     }
     Ok(written)
 }

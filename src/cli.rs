@@ -428,3 +428,31 @@ fn emulate(path: &Path, speed: f64, link: Option<&Path>, battery: Option<u8>) ->
         }
     })
 }
+
+/// clap_complete (4.6) names a subcommand's `case` label in a bash completion
+/// from the binary's name with its `-` made `__subcmd__`
+/// (`eboard__subcmd__bridge__subcmd__ctl`), while the words typed set `cmd`
+/// from it with `-` made `__` (`eboard__bridge__subcmd__ctl`): no label matches,
+/// and nothing after the first word completes. The labels are mended to the
+/// name `cmd` gets. The package's generator (`examples/package-docs.rs`) calls
+/// it; `tests/completions.rs` runs the mended script as bash does.
+pub fn mend_bash_completion(text: &str, bin: &str) -> String {
+    let wrong = bin.replace('-', "__subcmd__");
+    let right = bin.replace('-', "__");
+    if wrong == right {
+        return text.to_string();
+    }
+    let label = format!("{wrong}__subcmd__");
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        // Only the `case "${cmd}"` labels: `        NAME)`.
+        let trimmed = line.trim_start();
+        if trimmed.starts_with(&label) && trimmed.ends_with(')') {
+            out.push_str(&line.replacen(&wrong, &right, 1));
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out
+}

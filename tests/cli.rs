@@ -304,8 +304,16 @@ fn run_says_which_board_it_waits_for_and_why_without_colours() {
         &cfg,
         "waiting for it",
     );
-    assert!(said.contains("/dev/nonexistent-board: not available"), "{said}");
-    assert!(said.contains("waiting for it"), "{said}");
+    // A warning (not information a newcomer's eye passes over), with what to check.
+    let line = said
+        .lines()
+        .find(|l| l.contains("/dev/nonexistent-board: no board there"))
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!(line.contains("WARN"), "{line}");
+    assert!(
+        line.contains("waiting for it to appear (is it plugged in? is the path right?)"),
+        "{line}"
+    );
     assert!(!said.contains('\u{1b}'), "colour codes in piped logs: {said:?}");
 }
 
@@ -318,7 +326,7 @@ fn a_board_entry_with_a_device_alone_is_bridged() {
         "[[board]]\ndevice = \"/dev/nonexistent-entry\"\nnumber = 4\n",
     );
     let said = run_says(&["--bus", "none"], &cfg, "waiting for it");
-    assert!(said.contains("/dev/nonexistent-entry: not available"), "{said}");
+    assert!(said.contains("/dev/nonexistent-entry: no board there"), "{said}");
 }
 
 /// A bus that cannot be reached is named, with the way out.

@@ -84,7 +84,9 @@ impl Client {
                     "cannot reach the {}: {e}{}",
                     which.name(),
                     match which {
-                        Which::System => " (is D-Bus running?)",
+                        Which::System => {
+                            " (is D-Bus running? A daemon on the session bus, as `demo` and `run --bus session` start it, is reached with `ctl --bus session`)"
+                        }
                         Which::Session => " (is DBUS_SESSION_BUS_ADDRESS set? or use --bus system)",
                     }
                 )));

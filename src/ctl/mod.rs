@@ -138,8 +138,8 @@ pub enum CtlCommand {
     AddTime {
         /// The board: number, id or serial number.
         board: String,
-        /// Whose clock.
-        #[arg(value_enum)]
+        /// Whose clock (white or black, in any case).
+        #[arg(value_enum, ignore_case = true)]
         side: CtlSide,
         /// How much.
         #[arg(allow_hyphen_values = true, value_parser = format::duration)]

@@ -225,19 +225,9 @@ pub enum ConfigError {
 impl Config {
     /// Parses `text` (from `file`, for messages).
     pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
-        let config: Config = toml::from_str(text).map_err(|e| {
-            let at = e
-                .span()
-                .map(|s| {
-                    let before = text.get(..s.start).unwrap_or(text);
-                    let line = before.matches('\n').count() + 1;
-                    format!("line {line}: ")
-                })
-                .unwrap_or_default();
-            ConfigError::Parse {
-                file: file.to_string(),
-                message: format!("{at}{}", e.message()),
-            }
+        let config: Config = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            file: file.to_string(),
+            message: every_unknown_key(text, e),
         })?;
         if let Some(m) = &config.mqtt {
             m.check().map_err(|e| ConfigError::Parse {
@@ -355,6 +345,50 @@ impl Config {
             ..self.rules.core_config()
         }
     }
+}
+
+/// The most unknown keys one error names.
+const MAX_UNKNOWN_KEYS: usize = 20;
+
+/// What is wrong with a configuration, with its line. A key the daemon does not
+/// know is seldom alone (an old file, another version's options): every one is
+/// named, each with its line, not only the first the reader met. The file is
+/// read again with each unknown key's line left out, for as long as what stops
+/// the reading is another unknown key.
+fn every_unknown_key(text: &str, first: toml::de::Error) -> String {
+    let at = |text: &str, e: &toml::de::Error| {
+        e.span()
+            .map(|s| text.get(..s.start).unwrap_or(text).matches('\n').count() + 1)
+    };
+    let unknown = |e: &toml::de::Error| e.message().starts_with("unknown field");
+    let mut said = vec![(at(text, &first).unwrap_or(0), first.message().to_string())];
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    let mut e = first;
+    while unknown(&e) && said.len() < MAX_UNKNOWN_KEYS {
+        let Some(line) = at(&lines.join("\n"), &e) else {
+            break;
+        };
+        // Only a key whose value is on its own line can be left out whole.
+        let Some(l) = lines.get_mut(line - 1).filter(|l| l.contains('=')) else {
+            break;
+        };
+        *l = "";
+        match toml::from_str::<Config>(&lines.join("\n")) {
+            Err(next) if unknown(&next) => {
+                if let Some(n) = at(&lines.join("\n"), &next) {
+                    said.push((n, next.message().to_string()));
+                }
+                e = next;
+            }
+            _ => break,
+        }
+    }
+    said.sort();
+    let said: Vec<String> = said
+        .into_iter()
+        .map(|(line, m)| if line == 0 { m } else { format!("line {line}: {m}") })
+        .collect();
+    said.join("; ")
 }
 
 #[cfg(test)]

@@ -60,7 +60,10 @@ pub async fn run(
             Ok(l) => l,
             Err(e) => {
                 if !reported_absent {
-                    tracing::info!("{}: not available ({e}); waiting for it", path.display());
+                    tracing::warn!(
+                        "{}: no board there ({e}); waiting for it to appear (is it plugged in? is the path right?)",
+                        path.display()
+                    );
                     reported_absent = true;
                 }
                 while outgoing.try_recv().is_ok() {}

@@ -218,7 +218,14 @@ async fn start_on_bus(device: &Path, cfg: &Config) -> Result<(Daemon, String), D
 /// daemon's errors advise `run` options, which the demo does not take).
 fn not_published(e: &DaemonError) -> String {
     let why = match e {
-        DaemonError::Bus { bus, source } => format!("no session bus to publish on ({bus}: {source})"),
+        DaemonError::Bus { .. } => match std::env::var("DBUS_SESSION_BUS_ADDRESS") {
+            Ok(a) if !a.is_empty() => format!(
+                "no session bus answers at DBUS_SESSION_BUS_ADDRESS ({})",
+                crate::log::clip_to(&a, 80)
+            ),
+            _ => "no session bus (DBUS_SESSION_BUS_ADDRESS is not set; `dbus-run-session -- eboard-bridge demo` gives one)"
+                .to_string(),
+        },
         DaemonError::Name(zbus::Error::NameTaken) => {
             format!(
                 "the name {} is taken on the session bus (another eboard-bridge or demo runs)",

@@ -39,6 +39,11 @@ pub struct Period {
     pub bonus: Bonus,
 }
 
+/// The forms a time control takes, for an error to show.
+pub const FORMS: &str = "write it as 90+30 (minutes + seconds a move), 5400+30 (seconds), \
+40/90+30:30+30 (periods: moves/time, then the rest), 90d5 (US delay), 90b5 (Bronstein), \
+*300 (sandclock) or 1:30:00";
+
 /// A time control: periods, or a sandclock.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TimeControl {
@@ -52,7 +57,7 @@ impl TimeControl {
     pub fn parse(spec: &str) -> Result<TimeControl, String> {
         let spec = spec.trim();
         let shown = crate::text::clip_to(spec, 40);
-        let bad = |why: &str| format!("`{shown}` is not a time control: {why}");
+        let bad = |why: &str| format!("`{shown}` is not a time control ({why}); {FORMS}");
         if spec.is_empty() {
             return Err(bad("it is empty"));
         }
@@ -205,7 +210,13 @@ fn period(s: &str, minutes: Option<bool>) -> Result<Period, String> {
         Some(i) => (&rest[..i], Some((&rest[i..i + 1], &rest[i + 1..]))),
         None => (&rest[..], None),
     };
-    let base_n = number(base).ok_or_else(|| format!("`{base}` is not a base time"))?;
+    let base_n = number(base).ok_or_else(|| {
+        if base.is_empty() {
+            "no base time".to_string()
+        } else {
+            format!("`{base}` is not a base time")
+        }
+    })?;
     let minutes = minutes.unwrap_or(game || base_n < 180);
     let base_ms = base_n * if minutes { 60_000 } else { 1000 };
     let bonus = match bonus {
