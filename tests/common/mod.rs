@@ -5,6 +5,7 @@
 pub mod browser;
 pub mod hall;
 mod poll;
+pub mod played;
 pub mod process;
 pub mod replayed;
 pub mod web;

@@ -123,7 +123,7 @@ async fn campaign(runs: Vec<Run>) -> Vec<Outcome> {
         let recording = dir.path().join(format!("state/recordings/{id}.esl"));
         let log = eboard_bridge::log::read_log(&recording).unwrap();
         let rules = config(dir.path(), n).rules.core_config();
-        let seen = seen_per_ply(&plies[i], &log);
+        let seen = seen_per_ply(&plies[i], &log, SPEED);
         let replay = eboard_bridge::output::replay::run(&log, &id, rules, None).unwrap();
         let replayed = replay
             .core

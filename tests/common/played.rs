@@ -1,0 +1,220 @@
+//! Games played by simulated hands against what the daemon published: which
+//! touches of each ply reached it, whether the published game is the played one
+//! (up to what no board seen across a gap can show), the `{inferred}` marks of a
+//! PGN. Shared by the fault campaign (`tests/faults`) and the event campaign
+//! (`tests/event`).
+
+use eboard_bridge::log::{RecordKind, SensorLog};
+use shakmaty::{Chess, Move, Piece, Position, Square};
+
+/// A lift (`false`) or a placement (`true`) of a piece on a square, as the board
+/// reports it.
+pub type Touch = (bool, Square, Option<Piece>);
+
+pub fn touch_of(kind: &RecordKind) -> Option<Touch> {
+    match kind {
+        RecordKind::Lift { square, piece } => Some((false, *square, *piece)),
+        RecordKind::Place { square, piece } => Some((true, *square, Some(*piece))),
+        _ => None,
+    }
+}
+
+/// Which of each ply's lifts and placements reached the daemon while it knew the
+/// board (read after the dump that follows a gap or unreadable bytes): the longest
+/// common subsequence of the log's touches and those the recording decoded, a
+/// touch matching only one within 3 s (real time) of its time in the log (the
+/// two clocks aligned on the first touch of both; log time runs `speed` times
+/// real time). Returns, per ply, (seen, all).
+pub fn seen_per_ply(plies: &[Vec<(u64, Touch)>], recording: &SensorLog, speed: f64) -> Vec<(usize, usize)> {
+    use eboard_bridge::board::BoardEvent;
+    use eboard_bridge::log::{Played, Player};
+    let sent: Vec<(usize, u64, Touch)> = plies
+        .iter()
+        .enumerate()
+        .flat_map(|(p, ts)| ts.iter().map(move |(t, touch)| (p, *t, *touch)))
+        .collect();
+    // After a gap or bytes it could not read, the daemon knows the board again
+    // only from the next dump: touches read before it are not counted as shown.
+    let mut known = true;
+    let got: Vec<(u64, Touch)> = Player::play_log(recording, "recording")
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|s| match s.what {
+            Played::Gap(_) | Played::Skipped(_) => {
+                known = false;
+                None
+            }
+            Played::Board(BoardEvent::Dump(_)) => {
+                known = true;
+                None
+            }
+            Played::Board(BoardEvent::Lift { square, piece }) if known => {
+                Some((s.time.micros(), (false, square, piece.piece())))
+            }
+            Played::Board(BoardEvent::Place { square, piece, .. }) if known => {
+                piece.piece().map(|p| (s.time.micros(), (true, square, Some(p))))
+            }
+            _ => None,
+        })
+        .collect();
+    let mut out: Vec<(usize, usize)> = plies.iter().map(|ts| (0, ts.len())).collect();
+    let Some(&(t0, first)) = got.first() else {
+        return out;
+    };
+    let Some(s0) = sent.iter().find(|s| s.2 == first).map(|s| s.1) else {
+        return out;
+    };
+    // Real µs of the recording for a log time.
+    let real = |log_us: u64| (log_us as f64 - s0 as f64) / speed + t0 as f64;
+    let same = |s: &(usize, u64, Touch), g: &(u64, Touch)| s.2 == g.1 && (real(s.1) - g.0 as f64).abs() < 3e6;
+    let (n, m) = (sent.len(), got.len());
+    let mut lcs = vec![vec![0u32; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[i][j] = if same(&sent[i], &got[j]) {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let (mut i, mut j) = (0, 0);
+    while i < n && j < m {
+        if same(&sent[i], &got[j]) && lcs[i][j] == lcs[i + 1][j + 1] + 1 {
+            out[sent[i].0].0 += 1;
+            i += 1;
+            j += 1;
+        } else if lcs[i + 1][j] >= lcs[i][j + 1] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    out
+}
+
+/// The result the board shows at the end: a forced end, else none.
+pub fn true_result(start: &Chess, moves: &[Move]) -> &'static str {
+    let mut pos = start.clone();
+    for m in moves {
+        pos.play_unchecked(*m);
+    }
+    if pos.is_checkmate() {
+        if pos.turn().is_white() { "0-1" } else { "1-0" }
+    } else if pos.is_stalemate() || pos.is_insufficient_material() {
+        "1/2-1/2"
+    } else {
+        "*"
+    }
+}
+
+/// The `{inferred}` marks of the first game of a PGN text, one per move.
+pub fn inferred_marks(pgn: &str) -> Vec<bool> {
+    let body: String = pgn
+        .lines()
+        .filter(|l| !l.starts_with('['))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut marks = Vec::new();
+    let mut comment = String::new();
+    let mut in_comment = false;
+    for tok in body.split_whitespace() {
+        if in_comment || tok.starts_with('{') {
+            in_comment = !tok.ends_with('}');
+            comment.push_str(tok);
+            if !in_comment {
+                if comment == "{inferred}" {
+                    if let Some(last) = marks.last_mut() {
+                        *last = true;
+                    }
+                }
+                comment.clear();
+            }
+            continue;
+        }
+        if tok.ends_with('.') || ["*", "1-0", "0-1", "1/2-1/2"].contains(&tok) {
+            continue;
+        }
+        marks.push(false);
+    }
+    marks
+}
+
+/// The published game is the played one but for what no board seen across a cut
+/// can show: each move seen is the one played; each stretch of inferred moves ends
+/// on the position the game really reached, after as many plies, or after fewer
+/// when a piece went back to the square it started from while the line was away
+/// (a trip no board seen before and after shows, and one the daemon never
+/// invents: `rules::round_trip`); a cycle of plies back to the same position may
+/// be missing altogether.
+pub fn same_game_modulo_order(start: &Chess, played: &[Move], published: &[String], marked: &[bool]) -> bool {
+    if marked.len() != published.len() {
+        return false;
+    }
+    let truth = super::sans(start, played);
+    let key = |p: &Chess| {
+        let fen = eboard_bridge::rules::game_fen(p);
+        fen.split(' ').take(3).collect::<Vec<_>>().join(" ")
+    };
+    // The positions the game really went through: real[i] before ply i.
+    let mut real = vec![start.clone()];
+    for m in played {
+        let mut next = real[real.len() - 1].clone();
+        next.play_unchecked(*m);
+        real.push(next);
+    }
+    let keys: Vec<String> = real.iter().map(key).collect();
+    let (mut i, mut k) = (0usize, 0usize);
+    let mut ours = start.clone();
+    while k < published.len() {
+        let end = if marked[k] {
+            (k..published.len())
+                .find(|&x| !marked[x])
+                .unwrap_or(published.len())
+        } else {
+            k + 1
+        };
+        for san in &published[k..end] {
+            let Ok(san) = san.parse::<shakmaty::san::San>() else {
+                return false;
+            };
+            let Ok(mv) = san.to_move(&ours) else { return false };
+            ours.play_unchecked(mv);
+        }
+        let here = key(&ours);
+        let len = end - k;
+        let next = if marked[k] {
+            (i + len..=played.len()).find(|&j| {
+                keys[j] == here
+                    && (j == i + len
+                        || (i + 1..=j)
+                            .any(|m| eboard_bridge::rules::round_trip(real[i].board(), &played[i..m])))
+            })
+        } else if truth.get(i) == Some(&published[k]) {
+            Some(i + 1)
+        } else {
+            // A cycle back to this position, then the move seen.
+            (i + 1..played.len())
+                .find(|&j| keys[j] == keys[i] && truth[j] == published[k])
+                .map(|j| j + 1)
+        };
+        let Some(j) = next else { return false };
+        i = j;
+        k = end;
+    }
+    i == played.len()
+}
+
+/// The standard games of `tests/data/games` of 10 plies or more, named `FILE#N`.
+pub fn all_games() -> Vec<(String, Chess, Vec<Move>)> {
+    let mut games = Vec::new();
+    for file in super::STANDARD_GAME_FILES {
+        for (k, g) in super::pgn_games(file).into_iter().enumerate() {
+            if g.mode == shakmaty::CastlingMode::Standard && g.moves.len() >= 10 {
+                games.push((format!("{file}#{}", k + 1), g.start, g.moves));
+            }
+        }
+    }
+    games
+}
+
