@@ -4,8 +4,8 @@
 
 pub mod browser;
 pub mod hall;
-mod poll;
 pub mod played;
+mod poll;
 pub mod process;
 pub mod replayed;
 pub mod web;

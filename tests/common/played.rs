@@ -217,4 +217,3 @@ pub fn all_games() -> Vec<(String, Chess, Vec<Move>)> {
     }
     games
 }
-

@@ -18,7 +18,9 @@ mod relay;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::played::{Touch, all_games, inferred_marks, same_game_modulo_order, seen_per_ply, touch_of, true_result};
+use common::played::{
+    Touch, all_games, inferred_marks, same_game_modulo_order, seen_per_ply, touch_of, true_result,
+};
 use common::{Within, pgn_moves, sans};
 use eboard_bridge::board::Orientation;
 use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME};

@@ -47,7 +47,7 @@ pub struct RelayStats {
 /// The host's side of the line: a pseudo-terminal pair and the link to its slave.
 struct HostSide {
     master: SerialStream,
-    _slave: SerialStream,
+    slave: SerialStream,
 }
 
 impl HostSide {
@@ -58,10 +58,37 @@ impl HostSide {
             .ok_or_else(|| std::io::Error::other("the pseudo-terminal has no name"))?;
         let _ = std::fs::remove_file(link);
         std::os::unix::fs::symlink(path, link)?;
-        Ok(HostSide {
-            master,
-            _slave: slave,
-        })
+        // Not inherited: a daemon started as a process of its own (the event
+        // campaign) would keep the master open, and a cut would never reach it.
+        for fd in [
+            std::os::fd::AsRawFd::as_raw_fd(&master),
+            std::os::fd::AsRawFd::as_raw_fd(&slave),
+        ] {
+            close_on_exec(fd);
+        }
+        Ok(HostSide { master, slave })
+    }
+
+    /// A host that opened the line made it exclusive (as the daemon's serial
+    /// library does); the relay keeps the slave open, so the mark would outlive
+    /// that host and refuse the next one (a daemon started again): cleared once
+    /// the host talks, as the emulator does.
+    fn release_exclusive(&self) {
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&self.slave);
+        // SAFETY: an ioctl without an argument on a descriptor owned by `slave`,
+        // which outlives the call.
+        unsafe { libc::ioctl(fd, libc::TIOCNXCL) };
+    }
+}
+
+/// Marks `fd` close-on-exec.
+fn close_on_exec(fd: std::os::fd::RawFd) {
+    // SAFETY: fcntl on a descriptor the caller owns, with integer arguments.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFD);
+        if flags >= 0 {
+            libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+        }
     }
 }
 
@@ -74,6 +101,7 @@ pub fn start(
     faults: LineFaults,
 ) -> std::io::Result<(mpsc::Sender<Duration>, tokio::task::JoinHandle<RelayStats>)> {
     let upstream = eboard_bridge::device::serial::open(board)?;
+    close_on_exec(std::os::fd::AsRawFd::as_raw_fd(&upstream));
     let host = HostSide::open(link)?;
     let (cuts_tx, cuts) = mpsc::channel(16);
     let link = link.to_path_buf();
@@ -137,6 +165,9 @@ async fn run(
             }
             r = from_host => match r {
                 Ok(n) if n > 0 => {
+                    if let Some(h) = &host {
+                        h.release_exclusive();
+                    }
                     if upstream.write_all(&down[..n]).await.is_err() {
                         break;
                     }

@@ -1,0 +1,310 @@
+//! The invariants a round must keep, as functions from what the simulated hands
+//! and the arbiter really did (`Truth`) and what the daemon showed (`Seen`) to
+//! the failures found. Each is shown able to fail by a test below that feeds it
+//! the defect it guards against.
+
+use std::collections::BTreeMap;
+
+use shakmaty::{Chess, Move};
+
+use super::common::played::same_game_modulo_order;
+use super::common::sans;
+
+/// What really happened on one board.
+pub struct Truth {
+    pub board: u32,
+    pub start: Chess,
+    pub moves: Vec<Move>,
+    /// The result the game must end with: the board's forced end, or the one the
+    /// arbiter gave, else `*`.
+    pub result: String,
+    /// Each player's own tags by name (`Elo`, `FideId`).
+    pub players: BTreeMap<String, BTreeMap<&'static str, String>>,
+    /// The arbiter's decisions accepted (`ctl` exit 0), by journal method name.
+    pub decisions: BTreeMap<String, usize>,
+}
+
+/// What the daemon showed of one board.
+#[derive(Default, Clone)]
+pub struct Seen {
+    /// Each game file of the board in the round's folder: its name and text.
+    pub files: Vec<(String, String)>,
+    /// Per ply of the truth, how many of its lifts and placements reached the
+    /// daemon while it knew the board, of all (`played::seen_per_ply`).
+    pub touches: Vec<(usize, usize)>,
+    /// The recording's `arbiter` records, by method.
+    pub journaled: BTreeMap<String, usize>,
+    /// The board's D-Bus `Status`, `White`, `Black` and `Result` after the last
+    /// restart.
+    pub bus: BTreeMap<&'static str, String>,
+    /// `replay --format pgn` of the board's recording.
+    pub replayed: String,
+    /// The recording's events (`replay --format jsonl`) whose type is
+    /// `irregular`, `resolved`, `move`, `game_end` or `game_start`, in order.
+    pub alarms: Vec<String>,
+}
+
+/// A PGN game's tag value.
+pub fn tag(pgn: &str, name: &str) -> Option<String> {
+    let head = format!("[{name} \"");
+    pgn.lines()
+        .find_map(|l| l.strip_prefix(&head).and_then(|v| v.strip_suffix("\"]")))
+        .map(str::to_string)
+}
+
+/// The movetext of a PGN game (what follows its tags), blank lines trimmed.
+pub fn movetext(pgn: &str) -> String {
+    pgn.lines()
+        .filter(|l| !l.starts_with('[') && !l.trim().is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Every failure of the board's round.
+pub fn judge(t: &Truth, s: &Seen) -> Vec<String> {
+    let mut failures = Vec::new();
+    let mut fail = |m: String| failures.push(format!("board {}: {m}", t.board));
+    // No game that the hands did not play, none lost, replaced or split.
+    let [(name, pgn)] = s.files.as_slice() else {
+        let names: Vec<&str> = s.files.iter().map(|(n, _)| n.as_str()).collect();
+        fail(format!(
+            "{} game files ({names:?}) for the one game played",
+            s.files.len()
+        ));
+        return failures;
+    };
+    let published = super::common::pgn_moves(pgn)
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    let marked = super::common::played::inferred_marks(pgn);
+    // Every published ply was shown by the board, or lies inside a gap.
+    if !same_game_modulo_order(&t.start, &t.moves, &published, &marked) {
+        fail(format!(
+            "{name} publishes {published:?}\n  the hands played {:?}",
+            sans(&t.start, &t.moves)
+        ));
+    }
+    // No ply shown whole is marked inferred; none never shown is unmarked.
+    if published.len() == s.touches.len() && marked.len() == published.len() {
+        for (ply, (&(seen, all), &inferred)) in s.touches.iter().zip(&marked).enumerate() {
+            if seen == all && all > 0 && inferred {
+                fail(format!(
+                    "ply {} ({}) reached the daemon whole but is marked inferred",
+                    ply + 1,
+                    published[ply]
+                ));
+            }
+            if seen == 0 && all > 0 && !inferred {
+                fail(format!(
+                    "ply {} ({}) never reached the daemon but is not marked inferred",
+                    ply + 1,
+                    published[ply]
+                ));
+            }
+        }
+    }
+    let result = tag(pgn, "Result").unwrap_or_default();
+    if result != t.result {
+        fail(format!("{name}: result {result}, not {}", t.result));
+    }
+    // Every decision accepted is in the journal, the PGN and on D-Bus.
+    for (method, n) in &t.decisions {
+        let got = s.journaled.get(method).copied().unwrap_or(0);
+        if got < *n {
+            fail(format!("{n} {method} accepted, {got} in the journal"));
+        }
+    }
+    for (prop, tagname) in [("White", "White"), ("Black", "Black"), ("Result", "Result")] {
+        let on_bus = s.bus.get(prop).cloned().unwrap_or_default();
+        let in_pgn = tag(pgn, tagname).unwrap_or_default();
+        if on_bus != in_pgn {
+            fail(format!("D-Bus {prop} is {on_bus:?}, the PGN's {in_pgn:?}"));
+        }
+    }
+    // Tags follow their player.
+    for colour in ["White", "Black"] {
+        let player = tag(pgn, colour).unwrap_or_default();
+        let Some(own) = t.players.get(&player) else {
+            fail(format!("{colour} is {player:?}, no player of this board"));
+            continue;
+        };
+        for (suffix, value) in own {
+            let got = tag(pgn, &format!("{colour}{suffix}")).unwrap_or_default();
+            if &got != value {
+                fail(format!(
+                    "{colour} {player:?} shown with {colour}{suffix} {got:?}, theirs is {value:?}"
+                ));
+            }
+        }
+    }
+    // Every alarm raised is cleared once its cause is gone: after each
+    // irregularity, what comes first of its resolution, the game's end or a new
+    // game, and a move, is not the move (the alarm of issue 47, 4 stayed up over
+    // the moves that followed), and the last one is cleared.
+    for (i, _) in s.alarms.iter().enumerate().filter(|(_, a)| *a == "irregular") {
+        let next = s.alarms[i + 1..].iter().find(|b| *b != "irregular");
+        match next.map(String::as_str) {
+            Some("resolved" | "game_end" | "game_start") => {}
+            other => {
+                fail(format!(
+                    "an irregularity (event {}) is never cleared: followed by {other:?}",
+                    i + 1
+                ));
+                break;
+            }
+        }
+    }
+    if s.bus.get("Status").map(String::as_str) == Some("irregular") {
+        fail("still shown irregular on D-Bus after the game".into());
+    }
+    // `replay` of the recording gives what was published live.
+    let replayed = s.replayed.split("\n\n[").last().unwrap_or_default();
+    if movetext(replayed) != movetext(pgn) {
+        fail(format!(
+            "replay of the recording gives\n{}\n  live:\n{}",
+            movetext(replayed),
+            movetext(pgn)
+        ));
+    }
+    failures
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The game 1. e4 e5 2. Nf3 as the hands played it and the daemon published
+    /// it, its decisions, tags and alarms all in order: no failure.
+    fn good() -> (Truth, Seen) {
+        let start = Chess::default();
+        let moves = super::super::moves_of(&start, &["e4", "e5", "Nf3"]);
+        let mut players = BTreeMap::new();
+        players.insert("A, Ann".to_string(), [("Elo", "2100".to_string())].into());
+        players.insert("B, Bob".to_string(), [("Elo", "2200".to_string())].into());
+        let truth = Truth {
+            board: 1,
+            start,
+            moves,
+            result: "1/2-1/2".into(),
+            players,
+            decisions: [("SetResult".to_string(), 1)].into(),
+        };
+        let pgn = "[Event \"E\"]\n[White \"A, Ann\"]\n[Black \"B, Bob\"]\n[Result \"1/2-1/2\"]\n[WhiteElo \"2100\"]\n[BlackElo \"2200\"]\n\n1. e4 e5 2. Nf3 1/2-1/2\n";
+        let seen = Seen {
+            files: vec![("game-1.pgn".into(), pgn.into())],
+            touches: vec![(2, 2), (2, 2), (2, 2)],
+            journaled: [("SetResult".to_string(), 1)].into(),
+            bus: [
+                ("Status", "finished".to_string()),
+                ("White", "A, Ann".to_string()),
+                ("Black", "B, Bob".to_string()),
+                ("Result", "1/2-1/2".to_string()),
+            ]
+            .into(),
+            replayed: format!("[Event \"?\"]\n\n{}", movetext(pgn)),
+            alarms: vec![
+                "game_start".into(),
+                "irregular".into(),
+                "resolved".into(),
+                "move".into(),
+            ],
+        };
+        (truth, seen)
+    }
+
+    fn fails_with(t: &Truth, s: &Seen, what: &str) {
+        let f = judge(t, s);
+        assert!(f.iter().any(|m| m.contains(what)), "{what:?} not in {f:?}");
+    }
+
+    #[test]
+    fn a_round_as_played_passes() {
+        let (t, s) = good();
+        assert_eq!(judge(&t, &s), Vec::<String>::new());
+    }
+
+    /// A phantom game after a restart (issue 47, 1).
+    #[test]
+    fn a_game_nobody_played_fails() {
+        let (t, mut s) = good();
+        s.files.push((
+            "game-1-2.pgn".into(),
+            "[Result \"*\"]\n\n1. e4 {inferred} e5 {inferred} *\n".into(),
+        ));
+        fails_with(&t, &s, "2 game files");
+    }
+
+    /// A move invented, or one lost.
+    #[test]
+    fn a_move_the_board_did_not_show_fails() {
+        let (t, mut s) = good();
+        s.files[0].1 = s.files[0].1.replace("2. Nf3", "2. Nc3");
+        fails_with(&t, &s, "publishes");
+    }
+
+    /// A ply seen whole marked inferred (issue 47, 2), and one never seen not.
+    #[test]
+    fn a_wrong_inferred_mark_fails() {
+        let (t, mut s) = good();
+        s.files[0].1 = s.files[0].1.replace("e5 2.", "e5 {inferred} 2.");
+        fails_with(&t, &s, "reached the daemon whole but is marked inferred");
+        let (t, mut s) = good();
+        s.touches[1] = (0, 2);
+        fails_with(&t, &s, "never reached the daemon");
+    }
+
+    /// A decision lost by a restart: not journaled, or not on D-Bus.
+    #[test]
+    fn a_decision_lost_fails() {
+        let (t, mut s) = good();
+        s.journaled.clear();
+        fails_with(&t, &s, "SetResult accepted, 0 in the journal");
+        let (t, mut s) = good();
+        s.bus.insert("Result", "*".into());
+        fails_with(&t, &s, "D-Bus Result");
+        let (t, mut s) = good();
+        s.files[0].1 = s.files[0].1.replace("[Result \"1/2-1/2\"]", "[Result \"*\"]");
+        fails_with(&t, &s, "result *, not 1/2-1/2");
+    }
+
+    /// A colour swap that leaves the ratings on the colours (issue 47, 5).
+    #[test]
+    fn tags_that_stay_on_the_colour_fail() {
+        let (t, mut s) = good();
+        s.files[0].1 = s.files[0].1.replace(
+            "[White \"A, Ann\"]\n[Black \"B, Bob\"]",
+            "[White \"B, Bob\"]\n[Black \"A, Ann\"]",
+        );
+        s.bus.insert("White", "B, Bob".into());
+        s.bus.insert("Black", "A, Ann".into());
+        fails_with(&t, &s, "shown with WhiteElo \"2100\", theirs is \"2200\"");
+    }
+
+    /// An alarm that never clears (issue 47, 4).
+    #[test]
+    fn an_alarm_never_cleared_fails() {
+        let (t, mut s) = good();
+        s.alarms = vec!["game_start".into(), "move".into(), "irregular".into()];
+        fails_with(&t, &s, "never cleared");
+        let (t, mut s) = good();
+        s.alarms = vec![
+            "game_start".into(),
+            "irregular".into(),
+            "move".into(),
+            "move".into(),
+        ];
+        fails_with(&t, &s, "never cleared");
+        let (t, mut s) = good();
+        s.bus.insert("Status", "irregular".into());
+        fails_with(&t, &s, "still shown irregular");
+    }
+
+    /// `replay` of the recording that differs from what was published live.
+    #[test]
+    fn a_replay_that_differs_fails() {
+        let (t, mut s) = good();
+        s.replayed = s.replayed.replace("Nf3", "Nf3 {inferred}");
+        fails_with(&t, &s, "replay of the recording gives");
+    }
+}

@@ -1,0 +1,318 @@
+//! The event campaign: whole rounds through the real daemon binary, composing at
+//! random moments what a real event does, then judged against what the hands
+//! and the arbiter really did (`judge`).
+//!
+//! A round: several emulated boards, each behind a relay (`tests/relay`, real
+//! pseudo-terminals) and each playing a real game (or a short mate left on the
+//! board) with simulated hands at a human or a blitz pace, with illegal moves
+//! held in the hand past the threshold and then put right, and pieces knocked
+//! over; meanwhile, at random moments: SIGKILL and SIGTERM of the daemon and a
+//! start again (mid-move, mid-gap, right after a game's end), cuts of a board's
+//! line, SIGHUP with the pairings file changed (a colour swap), and the
+//! arbiter's decisions through `ctl` (players swapped, ratings set); at the end,
+//! the arbiter's result on each game without a forced end, and a last SIGKILL
+//! and start. Then every board is judged (`judge::judge`).
+//!
+//! A failing round prints its seed and its timeline, shrinks it (drops each
+//! action in turn while the round still fails, at most `EVENT_SHRINK` reruns,
+//! 3 by default) and saves the shortest timeline under
+//! `target/event-failures/`; `EVENT_PLAN=FILE` runs a saved timeline again.
+//!
+//! `cargo test --test event` runs a small campaign (one round of three boards,
+//! about a minute). The full one (`docs/RELIABILITY.md`, "The event campaign"):
+//! `EVENT=full cargo test --release --test event -- --nocapture`
+//! (`EVENT_SEEDS=N[,N...]` for given seeds).
+
+#[path = "../common/mod.rs"]
+mod common;
+mod judge;
+#[path = "../relay/mod.rs"]
+mod relay;
+mod round;
+
+use eboard_bridge::sim::Seeded;
+use shakmaty::{Chess, Move, Position};
+
+/// Log time runs this many times faster than real time (the daemon's thresholds
+/// are divided by the same factor).
+pub const SPEED: f64 = 4.0;
+
+/// The moves of `sans` from `start`.
+pub fn moves_of(start: &Chess, sans: &[&str]) -> Vec<Move> {
+    let mut pos = start.clone();
+    sans.iter()
+        .map(|s| {
+            let m = s.parse::<shakmaty::san::San>().unwrap().to_move(&pos).unwrap();
+            pos.play_unchecked(m);
+            m
+        })
+        .collect()
+}
+
+/// Something the event does to the round at a moment (real ms from the start).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// SIGKILL, then a start again after `ms`.
+    Kill { ms: u64 },
+    /// SIGTERM (a clean stop), then a start again after `ms`.
+    Term { ms: u64 },
+    /// The line of board `board` (0-based) cut for `ms`.
+    Cut { board: usize, ms: u64 },
+    /// The pairings file with board `board`'s colours swapped, then SIGHUP.
+    Reload { board: usize },
+    /// `ctl players N BLACK WHITE`: the players of board `board` swapped.
+    Swap { board: usize },
+    /// `ctl tags N WhiteElo=.. BlackElo=..`: the players' own ratings stated again.
+    Ratings { board: usize },
+}
+
+impl Action {
+    fn line(&self) -> String {
+        match self {
+            Action::Kill { ms } => format!("kill {ms}"),
+            Action::Term { ms } => format!("term {ms}"),
+            Action::Cut { board, ms } => format!("cut {board} {ms}"),
+            Action::Reload { board } => format!("reload {board}"),
+            Action::Swap { board } => format!("swap {board}"),
+            Action::Ratings { board } => format!("ratings {board}"),
+        }
+    }
+
+    fn parse(words: &[&str]) -> Option<Action> {
+        let n = |i: usize| words.get(i).and_then(|w| w.parse::<u64>().ok());
+        Some(match *words.first()? {
+            "kill" => Action::Kill { ms: n(1)? },
+            "term" => Action::Term { ms: n(1)? },
+            "cut" => Action::Cut {
+                board: n(1)? as usize,
+                ms: n(2)?,
+            },
+            "reload" => Action::Reload {
+                board: n(1)? as usize,
+            },
+            "swap" => Action::Swap {
+                board: n(1)? as usize,
+            },
+            "ratings" => Action::Ratings {
+                board: n(1)? as usize,
+            },
+            _ => return None,
+        })
+    }
+}
+
+/// A round's timeline: the seed (which gives the boards' games, hands and
+/// players) and the actions at their moments.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub seed: u64,
+    pub boards: usize,
+    pub plies: usize,
+    pub actions: Vec<(u64, Action)>,
+}
+
+impl Plan {
+    /// A random timeline over `real_ms` of play.
+    fn random(seed: u64, boards: usize, plies: usize, real_ms: u64) -> Plan {
+        let mut rng = Seeded::new(seed ^ 0x5eed_e7e7);
+        let mut actions = Vec::new();
+        let at = |rng: &mut Seeded| rng.range(500, real_ms.max(1000));
+        for _ in 0..rng.range(1, 2) {
+            let t = at(&mut rng);
+            actions.push((
+                t,
+                Action::Kill {
+                    ms: rng.range(100, 2500),
+                },
+            ));
+        }
+        let t = at(&mut rng);
+        actions.push((
+            t,
+            Action::Term {
+                ms: rng.range(100, 2500),
+            },
+        ));
+        for _ in 0..boards {
+            let t = at(&mut rng);
+            let board = rng.range(0, boards as u64 - 1) as usize;
+            actions.push((
+                t,
+                Action::Cut {
+                    board,
+                    ms: rng.range(200, 2000),
+                },
+            ));
+        }
+        let t = at(&mut rng);
+        actions.push((
+            t,
+            Action::Reload {
+                board: rng.range(0, boards as u64 - 1) as usize,
+            },
+        ));
+        for _ in 0..2 {
+            let t = at(&mut rng);
+            actions.push((
+                t,
+                Action::Swap {
+                    board: rng.range(0, boards as u64 - 1) as usize,
+                },
+            ));
+        }
+        let t = at(&mut rng);
+        actions.push((
+            t,
+            Action::Ratings {
+                board: rng.range(0, boards as u64 - 1) as usize,
+            },
+        ));
+        actions.sort_by_key(|(t, _)| *t);
+        Plan {
+            seed,
+            boards,
+            plies,
+            actions,
+        }
+    }
+
+    fn text(&self) -> String {
+        let mut s = format!(
+            "# eboard-bridge event campaign timeline\nseed {}\nboards {}\nplies {}\n",
+            self.seed, self.boards, self.plies
+        );
+        for (t, a) in &self.actions {
+            s.push_str(&format!("{t} {}\n", a.line()));
+        }
+        s
+    }
+
+    fn parse(text: &str) -> Option<Plan> {
+        let mut plan = Plan {
+            seed: 0,
+            boards: 3,
+            plies: 20,
+            actions: Vec::new(),
+        };
+        for line in text
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            match words[0] {
+                "seed" => plan.seed = words.get(1)?.parse().ok()?,
+                "boards" => plan.boards = words.get(1)?.parse().ok()?,
+                "plies" => plan.plies = words.get(1)?.parse().ok()?,
+                t => plan.actions.push((t.parse().ok()?, Action::parse(&words[1..])?)),
+            }
+        }
+        Some(plan)
+    }
+}
+
+/// The figures of a campaign, for `docs/RELIABILITY.md`.
+#[derive(Debug, Default)]
+struct Figures {
+    rounds: usize,
+    games: usize,
+    plies: usize,
+    restarts: usize,
+    cuts: usize,
+    reloads: usize,
+    decisions: usize,
+    failures: usize,
+}
+
+/// Runs `plan`; on failure, shrinks it and saves the shortest failing timeline.
+async fn run_and_shrink(plan: Plan, figures: &mut Figures) -> Vec<String> {
+    println!("round of seed {}:\n{}", plan.seed, plan.text());
+    let outcome = round::play(&plan).await;
+    figures.rounds += 1;
+    figures.games += outcome.games;
+    figures.plies += outcome.plies;
+    figures.decisions += outcome.decisions;
+    for (_, a) in &plan.actions {
+        match a {
+            Action::Kill { .. } | Action::Term { .. } => figures.restarts += 1,
+            Action::Cut { .. } => figures.cuts += 1,
+            Action::Reload { .. } => figures.reloads += 1,
+            _ => {}
+        }
+    }
+    figures.restarts += 1; // the last SIGKILL and start
+    if outcome.failures.is_empty() {
+        return Vec::new();
+    }
+    figures.failures += 1;
+    println!(
+        "round of seed {} failed:\n{}\ntimeline:\n{}",
+        plan.seed,
+        outcome.failures.join("\n"),
+        plan.text()
+    );
+    let tries: usize = std::env::var("EVENT_SHRINK")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
+    let mut shortest = plan.clone();
+    let mut i = 0;
+    let mut reruns = 0;
+    while i < shortest.actions.len() && reruns < tries {
+        let mut fewer = shortest.clone();
+        fewer.actions.remove(i);
+        reruns += 1;
+        if round::play(&fewer).await.failures.is_empty() {
+            i += 1;
+        } else {
+            shortest = fewer;
+        }
+    }
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/event-failures");
+    let _ = std::fs::create_dir_all(&dir);
+    let file = dir.join(format!("seed-{}.timeline", plan.seed));
+    let _ = std::fs::write(&file, shortest.text());
+    println!(
+        "shortest failing timeline ({} of {} actions, {reruns} reruns), saved as {}; run it again with EVENT_PLAN={}",
+        shortest.actions.len(),
+        plan.actions.len(),
+        file.display(),
+        file.display()
+    );
+    outcome.failures
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rounds_with_restarts_cuts_reloads_and_decisions_keep_every_guarantee() {
+    let full = std::env::var("EVENT").is_ok_and(|v| v == "full");
+    let plans: Vec<Plan> = if let Ok(file) = std::env::var("EVENT_PLAN") {
+        let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{file}: {e}"));
+        vec![Plan::parse(&text).unwrap_or_else(|| panic!("{file}: not a timeline"))]
+    } else {
+        let seeds: Vec<u64> = match std::env::var("EVENT_SEEDS") {
+            Ok(s) => s.split(',').filter_map(|n| n.trim().parse().ok()).collect(),
+            Err(_) if full => (1..=12).collect(),
+            Err(_) => vec![7],
+        };
+        let (boards, plies) = if full { (4, 40) } else { (3, 16) };
+        seeds
+            .into_iter()
+            .map(|s| Plan::random(s, boards, plies, round::real_ms(plies)))
+            .collect()
+    };
+    let mut figures = Figures::default();
+    let mut failures = Vec::new();
+    for plan in plans {
+        failures.extend(run_and_shrink(plan, &mut figures).await);
+    }
+    println!("event campaign: {figures:?}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A timeline written and read back is the same timeline.
+#[test]
+fn a_timeline_reads_back_as_written() {
+    let plan = Plan::random(3, 3, 16, 20_000);
+    let back = Plan::parse(&plan.text()).unwrap();
+    assert_eq!(back.actions, plan.actions);
+    assert_eq!((back.seed, back.boards, back.plies), (3, 3, 16));
+}

@@ -1,0 +1,606 @@
+//! One round of the event campaign through the real binary: the boards set up,
+//! the timeline played, the last decisions and restart, and each board judged.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use eboard_bridge::board::Orientation;
+use eboard_bridge::device::{Emulator, EmulatorConfig};
+use eboard_bridge::log::SensorLog;
+use eboard_bridge::protocol::ClockTime;
+use eboard_bridge::sim::{Hands, Seeded, Style};
+use shakmaty::{Chess, Move, Position, Role, Square};
+
+use super::common::played::{Touch, all_games, touch_of, true_result};
+use super::common::process::{Running, bin, board_property, run_command, value_text};
+use super::common::{Within, private_bus, send_signal, wait_exit};
+use super::judge::{Seen, Truth, judge};
+use super::relay::{self, LineFaults};
+use super::{Action, Plan, SPEED, moves_of};
+
+/// What a round gave.
+pub struct Outcome {
+    pub failures: Vec<String>,
+    pub games: usize,
+    pub plies: usize,
+    pub decisions: usize,
+}
+
+/// Real milliseconds the hands take for `plies` plies at a human pace.
+pub fn real_ms(plies: usize) -> u64 {
+    ((8_000 + plies as u64 * 3_300) as f64 / SPEED) as u64
+}
+
+/// One board's game as the hands play it.
+struct BoardGame {
+    name: String,
+    start: Chess,
+    moves: Vec<Move>,
+    log: SensorLog,
+    /// Each ply's own lifts and placements (log µs).
+    plies: Vec<Vec<(u64, Touch)>>,
+    /// Every lift and placement of the log in order (log µs), with the ply it
+    /// belongs to (`None`: a slip's).
+    touches: Vec<(Option<usize>, u64, Touch)>,
+    white: Player,
+    black: Player,
+}
+
+#[derive(Clone)]
+struct Player {
+    name: String,
+    elo: String,
+    fide: String,
+}
+
+/// A human pace: think 1.5-3 s.
+fn human() -> Style {
+    Style {
+        think_ms: (1500, 3000),
+        step_ms: (120, 350),
+        ..Style::default()
+    }
+}
+
+/// Blitz hands (premove reaches, presses landing late), a little slower to
+/// think, so that a restart of the daemon spans no more plies than a gap may.
+fn quick() -> Style {
+    Style {
+        think_ms: (600, 1500),
+        ..Style::blitz()
+    }
+}
+
+/// An empty square `piece` on `from` cannot reach by a legal move: where hands
+/// put it down illegally.
+fn illegal_square(pos: &Chess, from: Square) -> Option<Square> {
+    let legal: Vec<Square> = pos
+        .legal_moves()
+        .iter()
+        .filter(|m| m.from() == Some(from))
+        .map(|m| m.to())
+        .collect();
+    Square::ALL.into_iter().find(|sq| {
+        pos.board().piece_at(*sq).is_none()
+            && !legal.contains(sq)
+            && sq.distance(from) >= 2
+            && !matches!(sq.rank(), shakmaty::Rank::First | shakmaty::Rank::Eighth)
+    })
+}
+
+fn board_game(plan: &Plan, b: usize) -> BoardGame {
+    let mut rng = Seeded::new(plan.seed.wrapping_mul(1_000_003) ^ (b as u64 * 7919));
+    let start = Chess::default();
+    // Board 1 sometimes plays a short mate that stays on the board (the
+    // phantom game of issue 47 came from such a board after a restart).
+    let (name, moves) = if b == 0 && rng.chance(50) {
+        if rng.chance(50) {
+            (
+                "fool's mate".to_string(),
+                moves_of(&start, &["f3", "e5", "g4", "Qh4#"]),
+            )
+        } else {
+            (
+                "scholar's mate".to_string(),
+                moves_of(&start, &["e4", "e5", "Bc4", "Nc6", "Qh5", "Nf6", "Qxf7#"]),
+            )
+        }
+    } else {
+        let games = all_games();
+        let (name, _, moves) = &games[rng.range(0, games.len() as u64 - 1) as usize];
+        (name.clone(), moves[..plan.plies.min(moves.len())].to_vec())
+    };
+    let blitz = rng.chance(33);
+    let mut hands = Hands::new(
+        rng.next_u64(),
+        if blitz { quick() } else { human() },
+        Orientation::Normal,
+    );
+    hands.board(start.board());
+    hands.set_clock(ClockTime::from_hms(1, 30, 0).unwrap());
+    hands.wait(8000);
+    let mut pos = start.clone();
+    let mut plies = Vec::new();
+    let mut owner: Vec<(usize, usize)> = Vec::new();
+    for mv in &moves {
+        // Slips at a human pace: an illegal move held past the threshold, the
+        // piece kept in the hand as long again, then put back; a piece of the
+        // side not to move knocked over and set up again.
+        if !blitz && rng.chance(12) {
+            if let (Some(from), Some(piece)) = (mv.from(), mv.from().and_then(|f| pos.board().piece_at(f))) {
+                if let Some(to) = illegal_square(&pos, from) {
+                    hands.lift(from, piece);
+                    hands.place(to, piece);
+                    hands.wait(3000);
+                    hands.lift(to, piece);
+                    hands.wait(3000);
+                    hands.place(from, piece);
+                    hands.wait(600);
+                }
+            }
+        } else if !blitz && rng.chance(8) {
+            let theirs = pos.board().by_color(!pos.turn()) & !pos.board().by_role(Role::King);
+            if let Some(sq) = theirs.into_iter().next() {
+                let piece = pos.board().piece_at(sq).unwrap();
+                hands.knock(sq, piece, 3000);
+            }
+        }
+        let from = hands.records.len();
+        hands.play(&pos, mv);
+        owner.push((from, hands.records.len()));
+        pos.play_unchecked(*mv);
+        plies.push(
+            hands.records[from..]
+                .iter()
+                .filter_map(|r| touch_of(&r.kind).map(|t| (r.time.micros(), t)))
+                .collect(),
+        );
+    }
+    hands.flush();
+    let touches = hands
+        .records
+        .iter()
+        .enumerate()
+        .filter_map(|(k, r)| {
+            let ply = owner.iter().position(|(a, z)| (*a..*z).contains(&k));
+            touch_of(&r.kind).map(|t| (ply, r.time.micros(), t))
+        })
+        .collect();
+    let log = super::common::played_log(hands, &pos, &[], 3000);
+    let n = b + 1;
+    BoardGame {
+        name,
+        start,
+        moves,
+        log,
+        plies,
+        touches,
+        white: Player {
+            name: format!("White{n}, Ann"),
+            elo: format!("{}", 2000 + 10 * n),
+            fide: format!("{}", 100_000 + n),
+        },
+        black: Player {
+            name: format!("Black{n}, Bob"),
+            elo: format!("{}", 2300 + 10 * n),
+            fide: format!("{}", 200_000 + n),
+        },
+    }
+}
+
+/// The pairings file: each board's players with their ratings and FIDE ids,
+/// board `swapped`'s colours swapped.
+fn pairings(games: &[BoardGame], swapped: &[bool]) -> String {
+    let mut s = String::from("board,white,black,white_elo,black_elo,white_fide_id,black_fide_id\n");
+    for (i, g) in games.iter().enumerate() {
+        let (w, b) = if swapped[i] {
+            (&g.black, &g.white)
+        } else {
+            (&g.white, &g.black)
+        };
+        s.push_str(&format!(
+            "{},\"{}\",\"{}\",{},{},{},{}\n",
+            i + 1,
+            w.name,
+            b.name,
+            w.elo,
+            b.elo,
+            w.fide,
+            b.fide
+        ));
+    }
+    s
+}
+
+fn config(dir: &Path, boards: usize) -> String {
+    let mut text = format!(
+        "event = \"Event campaign\"\nround = 1\npairings = \"pairings.csv\"\noutput = \"{}\"\nstate = \"{}\"\n[rules]\nrelease_ms = {}\nflicker_ms = {}\nirregular_ms = {}\n[clock]\nwhite = \"left\"\n",
+        dir.join("live").display(),
+        dir.join("state").display(),
+        (300.0 / SPEED) as u64,
+        (150.0 / SPEED) as u64,
+        (2000.0 / SPEED) as u64,
+    );
+    for i in 0..boards {
+        text.push_str(&format!(
+            "[[board]]\ndevice = \"{}\"\nnumber = {}\n",
+            dir.join(format!("line{i}")).display(),
+            i + 1
+        ));
+    }
+    text
+}
+
+/// `ctl --bus session ARGS`: whether it was accepted (exit 0), within 20 s.
+async fn ctl(address: &str, args: &[&str]) -> bool {
+    let run = tokio::process::Command::new(bin())
+        .args(["ctl", "--bus", "session"])
+        .args(args)
+        .env("DBUS_SESSION_BUS_ADDRESS", address)
+        .kill_on_drop(true)
+        .output();
+    match tokio::time::timeout(Duration::from_secs(20), run).await {
+        Ok(Ok(out)) => out.status.success(),
+        _ => false,
+    }
+}
+
+/// Board `n`'s D-Bus property as text (`None`: the daemon did not answer).
+async fn property(address: &str, n: usize, name: &str) -> Option<String> {
+    board_property(address, &format!("line{}", n - 1), name)
+        .await
+        .map(|v| value_text(&v))
+}
+
+/// How many moves board `n`'s game has on D-Bus.
+async fn plies(address: &str, n: usize) -> Option<usize> {
+    let v = board_property(address, &format!("line{}", n - 1), "Moves").await?;
+    Vec::<String>::try_from(v).ok().map(|m| m.len())
+}
+
+/// Which lifts and placements of each ply reached the daemon while it knew the
+/// board, across restarts: as `played::seen_per_ply`, but with the recording's
+/// clock aligned again after each gap (a restarted daemon's journal goes on a
+/// second after its last record, however long it was down).
+fn seen_across_restarts(g: &BoardGame, recording: &SensorLog) -> Vec<(usize, usize)> {
+    use eboard_bridge::board::BoardEvent;
+    use eboard_bridge::log::{Played, Player};
+    let plies = &g.plies;
+    let sent = &g.touches;
+    // Segments of touches read while the board was known, each from a gap on.
+    let mut segments: Vec<Vec<(u64, Touch)>> = vec![Vec::new()];
+    let mut known = true;
+    for s in Player::play_log(recording, "recording").unwrap_or_default() {
+        match s.what {
+            Played::Gap(_) => {
+                known = false;
+                segments.push(Vec::new());
+            }
+            Played::Skipped(_) => known = false,
+            Played::Board(BoardEvent::Dump(_)) => known = true,
+            Played::Board(BoardEvent::Lift { square, piece }) if known => {
+                segments
+                    .last_mut()
+                    .unwrap()
+                    .push((s.time.micros(), (false, square, piece.piece())));
+            }
+            Played::Board(BoardEvent::Place { square, piece, .. }) if known => {
+                if let Some(p) = piece.piece() {
+                    segments
+                        .last_mut()
+                        .unwrap()
+                        .push((s.time.micros(), (true, square, Some(p))));
+                }
+            }
+            _ => {}
+        }
+    }
+    // Each touch read, at the log time it stands for: its segment's first touch
+    // is the first touch sent after the last one aligned that matches it.
+    let mut got: Vec<(u64, Touch)> = Vec::new();
+    let mut from = 0usize;
+    for seg in segments {
+        let Some(&(r0, first)) = seg.first() else { continue };
+        let Some(k) = (from..sent.len()).find(|&k| sent[k].2 == first) else {
+            continue;
+        };
+        let l0 = sent[k].1;
+        from = k;
+        got.extend(
+            seg.iter()
+                .map(|(r, t)| (l0 + ((r.saturating_sub(r0)) as f64 * SPEED) as u64, *t)),
+        );
+    }
+    let window = 3.0e6 * SPEED;
+    let same = |s: &(Option<usize>, u64, Touch), g: &(u64, Touch)| {
+        s.2 == g.1 && (s.1 as f64 - g.0 as f64).abs() < window
+    };
+    let (n, m) = (sent.len(), got.len());
+    let mut lcs = vec![vec![0u32; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[i][j] = if same(&sent[i], &got[j]) {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let mut out: Vec<(usize, usize)> = plies.iter().map(|ts| (0, ts.len())).collect();
+    let (mut i, mut j) = (0, 0);
+    while i < n && j < m {
+        if same(&sent[i], &got[j]) && lcs[i][j] == lcs[i + 1][j + 1] + 1 {
+            if let Some(p) = sent[i].0 {
+                out[p].0 += 1;
+            }
+            i += 1;
+            j += 1;
+        } else if lcs[i + 1][j] >= lcs[i][j + 1] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    out
+}
+
+/// The daemon, started and waited for until it serves every board on the bus.
+async fn start(cfg: &Path, devices: &[PathBuf], address: &str) -> Running {
+    // The boards are the configuration's (by device), as at an event.
+    let daemon = Running::spawn(&mut run_command(cfg, &[], Some(address)));
+    for n in 1..=devices.len() {
+        let until = tokio::time::Instant::now() + Duration::from_secs(30);
+        while property(address, n, "Fen").await.is_none_or(|f| f.is_empty()) {
+            assert!(
+                tokio::time::Instant::now() < until,
+                "the daemon did not serve board {n} in 30 s"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    daemon
+}
+
+/// Plays `plan` and judges every board.
+pub async fn play(plan: &Plan) -> Outcome {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let address = private_bus(d).await;
+    let games: Vec<BoardGame> = (0..plan.boards).map(|b| board_game(plan, b)).collect();
+    let mut swapped = vec![false; plan.boards];
+    std::fs::write(d.join("pairings.csv"), pairings(&games, &swapped)).unwrap();
+    let cfg = d.join("config.toml");
+    std::fs::write(&cfg, config(d, plan.boards)).unwrap();
+    let mut emulators = Vec::new();
+    let mut relays = Vec::new();
+    for (i, g) in games.iter().enumerate() {
+        let emulator = Emulator::open().unwrap();
+        let board = emulator.path().to_path_buf();
+        let ecfg = EmulatorConfig {
+            speed: SPEED,
+            serial: format!("{}", 40000 + i),
+            ..EmulatorConfig::default()
+        };
+        let log = g.log.clone();
+        emulators.push(tokio::spawn(async move {
+            let _ = emulator.run(&log, "generated", &ecfg).await;
+        }));
+        let link = d.join(format!("line{i}"));
+        relays.push(relay::start(&board, &link, LineFaults::CLEAN).unwrap());
+    }
+    let devices: Vec<PathBuf> = (0..plan.boards).map(|i| d.join(format!("line{i}"))).collect();
+    let mut daemon = Some(start(&cfg, &devices, &address).await);
+    let started = tokio::time::Instant::now();
+    let mut decisions: Vec<BTreeMap<String, usize>> = vec![BTreeMap::new(); plan.boards];
+    let mut accept = |b: usize, method: &str, ok: bool| {
+        if ok {
+            *decisions[b].entry(method.to_string()).or_default() += 1;
+        }
+    };
+    for (at, action) in &plan.actions {
+        tokio::time::sleep_until(started + Duration::from_millis(*at)).await;
+        match action {
+            Action::Kill { ms } | Action::Term { ms } => {
+                if let Some(mut running) = daemon.take() {
+                    if matches!(action, Action::Kill { .. }) {
+                        running.kill();
+                    } else {
+                        send_signal(running.child.id(), libc::SIGTERM);
+                        wait_exit(&mut running.child, 30, "the daemon after SIGTERM").await;
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(*ms)).await;
+                daemon = Some(start(&cfg, &devices, &address).await);
+            }
+            Action::Cut { board, ms } => {
+                let _ = relays[*board].0.send(Duration::from_millis(*ms)).await;
+            }
+            Action::Reload { board } => {
+                swapped[*board] = !swapped[*board];
+                std::fs::write(d.join("pairings.csv"), pairings(&games, &swapped)).unwrap();
+                if let Some(running) = &daemon {
+                    send_signal(running.child.id(), libc::SIGHUP);
+                }
+            }
+            Action::Swap { board } | Action::Ratings { board } => {
+                let n = board + 1;
+                let (Some(w), Some(b)) = (
+                    property(&address, n, "White").await,
+                    property(&address, n, "Black").await,
+                ) else {
+                    continue;
+                };
+                let g = &games[*board];
+                if matches!(action, Action::Swap { .. }) {
+                    let ok = ctl(&address, &["players", &n.to_string(), &b, &w]).await;
+                    accept(*board, "SetPlayers", ok);
+                } else {
+                    let elo = |name: &str| {
+                        [&g.white, &g.black]
+                            .into_iter()
+                            .find(|p| p.name == name)
+                            .map(|p| p.elo.clone())
+                    };
+                    let (Some(we), Some(be)) = (elo(&w), elo(&b)) else {
+                        continue;
+                    };
+                    let ok = ctl(
+                        &address,
+                        &[
+                            "tags",
+                            &n.to_string(),
+                            &format!("WhiteElo={we}"),
+                            &format!("BlackElo={be}"),
+                        ],
+                    )
+                    .await;
+                    accept(*board, "SetTags", ok);
+                }
+            }
+        }
+    }
+    // Every game played out, the boards given time to settle.
+    let longest = games
+        .iter()
+        .map(|g| g.log.records.last().map_or(0, |r| r.time.micros()))
+        .max()
+        .unwrap_or(0);
+    tokio::time::sleep_until(started + Duration::from_secs_f64(longest as f64 / 1e6 / SPEED + 1.0)).await;
+    for (i, g) in games.iter().enumerate() {
+        let until = tokio::time::Instant::now() + Duration::from_secs(15);
+        while plies(&address, i + 1).await != Some(g.moves.len()) && tokio::time::Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+    // The arbiter's result on every game without a forced end; then a last
+    // SIGKILL and start: everything decided is still there.
+    let mut results = Vec::new();
+    for (i, g) in games.iter().enumerate() {
+        let forced = true_result(&g.start, &g.moves);
+        if forced == "*" {
+            let ok = ctl(&address, &["result", &(i + 1).to_string(), "1/2"]).await;
+            accept(i, "SetResult", ok);
+            results.push(if ok { "1/2-1/2" } else { "*" }.to_string());
+        } else {
+            results.push(forced.to_string());
+        }
+    }
+    if let Some(running) = daemon.take() {
+        running.kill();
+    }
+    let daemon = start(&cfg, &devices, &address).await;
+    for (i, want) in results.iter().enumerate() {
+        let until = tokio::time::Instant::now() + Duration::from_secs(15);
+        while property(&address, i + 1, "Result").await.as_deref() != Some(want.as_str())
+            && tokio::time::Instant::now() < until
+        {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+    let mut bus = Vec::new();
+    for n in 1..=plan.boards {
+        let mut props = BTreeMap::new();
+        for name in ["Status", "White", "Black", "Result"] {
+            props.insert(name, property(&address, n, name).await.unwrap_or_default());
+        }
+        bus.push(props);
+    }
+    daemon.stop().within(40, "the daemon to stop").await;
+    for e in emulators {
+        e.abort();
+    }
+    drop(relays);
+    let outcome = judge_all(plan, &games, &results, &decisions, bus, d);
+    if std::env::var_os("EVENT_KEEP").is_some() {
+        println!("round folder kept: {}", dir.keep().display());
+    }
+    outcome
+}
+
+fn judge_all(
+    plan: &Plan,
+    games: &[BoardGame],
+    results: &[String],
+    decisions: &[BTreeMap<String, usize>],
+    bus: Vec<BTreeMap<&'static str, String>>,
+    d: &Path,
+) -> Outcome {
+    let mut failures = Vec::new();
+    let round = d.join("live/round-1");
+    for (i, (g, bus)) in games.iter().zip(bus).enumerate() {
+        let n = i + 1;
+        let mut files: Vec<(String, String)> = std::fs::read_dir(&round)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|f| f.starts_with(&format!("game-{n}.")) || f.starts_with(&format!("game-{n}-")))
+            .map(|f| {
+                let text = std::fs::read_to_string(round.join(&f)).unwrap_or_default();
+                (f, text)
+            })
+            .collect();
+        files.sort();
+        let recording = d.join(format!("state/recordings/line{i}.esl"));
+        let text = std::fs::read_to_string(&recording).unwrap_or_default();
+        let mut journaled = BTreeMap::new();
+        for line in text.lines() {
+            let mut w = line.split(' ');
+            if w.nth(1) == Some("arbiter") {
+                if let Some(m) = w.next() {
+                    *journaled.entry(m.to_string()).or_default() += 1;
+                }
+            }
+        }
+        let replay = |format: &str| {
+            let out = std::process::Command::new(bin())
+                .args(["replay", "--format", format])
+                .arg(&recording)
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        let alarms = replay("jsonl")
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter_map(|e| e["type"].as_str().map(str::to_string))
+            .filter(|t| ["irregular", "resolved", "move", "game_end", "game_start"].contains(&t.as_str()))
+            .collect();
+        let touches = eboard_bridge::log::read_log(&recording)
+            .map(|log| seen_across_restarts(g, &log))
+            .unwrap_or_default();
+        let mut players = BTreeMap::new();
+        for p in [&g.white, &g.black] {
+            players.insert(
+                p.name.clone(),
+                [("Elo", p.elo.clone()), ("FideId", p.fide.clone())].into(),
+            );
+        }
+        let truth = Truth {
+            board: n as u32,
+            start: g.start.clone(),
+            moves: g.moves.clone(),
+            result: results[i].clone(),
+            players,
+            decisions: decisions[i].clone(),
+        };
+        let seen = Seen {
+            files,
+            touches,
+            journaled,
+            bus,
+            replayed: replay("pgn"),
+            alarms,
+        };
+        for f in judge(&truth, &seen) {
+            failures.push(format!("seed {} ({}): {f}", plan.seed, g.name));
+        }
+    }
+    Outcome {
+        failures,
+        games: games.len(),
+        plies: games.iter().map(|g| g.moves.len()).sum(),
+        decisions: decisions.iter().flat_map(|m| m.values()).sum(),
+    }
+}
