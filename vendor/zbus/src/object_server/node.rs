@@ -134,74 +134,30 @@ impl Node {
         self.add_arc_interface(I::name(), ArcInterface::new(iface))
     }
 
+    // PATCHED (eboard-bridge, vendor/zbus/PATCHED.md): a node's introspection
+    // data lists its own interfaces and its children by name only,
+    // `<node name="x"/>`, as sd-bus, GDBus and the D-Bus specification's
+    // example do. zbus 5.13.2 nested every descendant with all its interfaces,
+    // which busctl misreads ("Unexpected signal <arg> direction value 'in'.",
+    // one line per signal argument of every descendant).
     async fn introspect_to_writer<W: Write + Send>(&self, writer: &mut W) {
-        enum Fragment<'a> {
-            /// Represent an unclosed node tree, could be further splitted into sub-`Fragment`s.
-            Node {
-                name: &'a str,
-                node: &'a Node,
-                level: usize,
-            },
-            /// Represent a closing `</node>`.
-            End { level: usize },
-        }
-
-        let mut stack = Vec::new();
-        stack.push(Fragment::Node {
-            name: "",
-            node: self,
-            level: 0,
-        });
-
-        // This can be seen as traversing the fragment tree in pre-order DFS with formatted XML
-        // fragment, splitted `Fragment::Node`s and `Fragment::End` being current node, left
-        // subtree and right leaf respectively.
-        while let Some(fragment) = stack.pop() {
-            match fragment {
-                Fragment::Node { name, node, level } => {
-                    stack.push(Fragment::End { level });
-
-                    for (name, node) in &node.children {
-                        stack.push(Fragment::Node {
-                            name,
-                            node,
-                            level: level + 2,
-                        })
-                    }
-
-                    if level == 0 {
-                        writeln!(
-                            writer,
-                            r#"
+        writeln!(
+            writer,
+            r#"
 <!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">
 <node>"#
-                        )
-                        .unwrap();
-                    } else {
-                        writeln!(
-                            writer,
-                            "{:indent$}<node name=\"{}\">",
-                            "",
-                            name,
-                            indent = level
-                        )
-                        .unwrap();
-                    }
-
-                    for iface in node.interfaces.values() {
-                        iface
-                            .instance
-                            .read()
-                            .await
-                            .introspect_to_writer(writer, level + 2);
-                    }
-                }
-                Fragment::End { level } => {
-                    writeln!(writer, "{:indent$}</node>", "", indent = level).unwrap();
-                }
-            }
+        )
+        .unwrap();
+        for iface in self.interfaces.values() {
+            iface.instance.read().await.introspect_to_writer(writer, 2);
         }
+        let mut children: Vec<&String> = self.children.keys().collect();
+        children.sort();
+        for name in children {
+            writeln!(writer, "  <node name=\"{name}\"/>").unwrap();
+        }
+        writeln!(writer, "</node>").unwrap();
     }
 
     pub(crate) async fn introspect(&self) -> String {
