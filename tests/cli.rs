@@ -194,7 +194,11 @@ fn emulate_links_a_pty_that_answers_like_a_board() {
 fn emulate_removes_its_link_when_stopped_by_a_signal() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("game.esl");
-    std::fs::write(&log, "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n").unwrap();
+    std::fs::write(
+        &log,
+        "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n",
+    )
+    .unwrap();
     for (name, signal) in [("SIGTERM", libc::SIGTERM), ("SIGINT", libc::SIGINT)] {
         let link = dir.path().join(format!("board-{name}"));
         let mut child = bin()
@@ -212,7 +216,10 @@ fn emulate_removes_its_link_when_stopped_by_a_signal() {
             if std::time::Instant::now() >= until {
                 let _ = child.kill();
                 let _ = child.wait();
-                panic!("timed out after 10 s waiting for `emulate` to make {}", link.display());
+                panic!(
+                    "timed out after 10 s waiting for `emulate` to make {}",
+                    link.display()
+                );
             }
             std::thread::sleep(Duration::from_millis(20));
         }

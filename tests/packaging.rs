@@ -453,7 +453,10 @@ fn lintian_overrides_are_shipped_justified_and_hide_no_typo() {
             let p = e.path();
             if p.is_dir() {
                 sources(&p, out);
-            } else if p.extension().is_some_and(|x| x == "rs" || x == "html" || x == "js" || x == "css") {
+            } else if p
+                .extension()
+                .is_some_and(|x| x == "rs" || x == "html" || x == "js" || x == "css")
+            {
                 out.push(p);
             }
         }
@@ -475,5 +478,8 @@ fn lintian_overrides_are_shipped_justified_and_hide_no_typo() {
         .lines()
         .find(|l| l.contains("cargo build --release"))
         .unwrap();
-    assert!(build.contains("-D_FORTIFY_SOURCE=2") && build.starts_with("CFLAGS="), "{build}");
+    assert!(
+        build.contains("-D_FORTIFY_SOURCE=2") && build.starts_with("CFLAGS="),
+        "{build}"
+    );
 }

@@ -206,7 +206,11 @@ pub fn chromium_tmp_folders() -> std::collections::BTreeSet<std::path::PathBuf> 
         .into_iter()
         .flatten()
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("org.chromium.Chromium."))
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("org.chromium.Chromium.")
+        })
         .map(|e| e.path())
         .collect()
 }

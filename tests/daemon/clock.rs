@@ -377,7 +377,10 @@ async fn the_live_clocks_are_the_replay_s_for_80_moves() {
     };
     wait_for("160 plies", 180, || snap.borrow().moves.len() == 160).await;
     // The last move's `%clk` comes with the clock's report after the press.
-    wait_for("the last move's clock", 10, || clocks(&snap.borrow().pgn).len() == 160).await;
+    wait_for("the last move's clock", 10, || {
+        clocks(&snap.borrow().pgn).len() == 160
+    })
+    .await;
     let published = snap.borrow().pgn.clone();
     daemon.shutdown().within(30, "the daemon to stop").await;
     let game = replayed.core.game().unwrap();

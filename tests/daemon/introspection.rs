@@ -11,7 +11,9 @@ async fn tool(program: &str, args: Vec<String>) -> (std::process::ExitStatus, St
     let path = common::find_tool(program).unwrap_or_else(|| panic!("{program} (checked first)"));
     let out = tokio::task::spawn_blocking(move || {
         let mut cmd = std::process::Command::new(path);
-        cmd.args(&args).env("SYSTEMD_PAGER", "cat").env("SYSTEMD_COLORS", "0");
+        cmd.args(&args)
+            .env("SYSTEMD_PAGER", "cat")
+            .env("SYSTEMD_COLORS", "0");
         common::output_within(&mut cmd, 30, &what)
     })
     .within(40, program)
@@ -34,7 +36,12 @@ fn complaints(stderr: &str, stdout: &str) -> Vec<String> {
             l.contains("unexpected") || l.contains("warning") || l.contains("error") || l.contains("failed")
         })
         .map(str::to_string)
-        .chain(stderr.lines().filter(|l| !l.trim().is_empty()).map(str::to_string))
+        .chain(
+            stderr
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(str::to_string),
+        )
         .collect()
 }
 
@@ -75,7 +82,11 @@ async fn busctl_and_gdbus_read_every_object_without_a_warning() {
     )
     .await;
     assert!(status.success(), "busctl tree: {status:?} {err}");
-    assert_eq!(complaints(&err, &out), Vec::<String>::new(), "busctl tree:\n{err}{out}");
+    assert_eq!(
+        complaints(&err, &out),
+        Vec::<String>::new(),
+        "busctl tree:\n{err}{out}"
+    );
     let listed: Vec<&str> = out
         .lines()
         .filter_map(|l| l.find('/').map(|i| l[i..].trim()))
@@ -107,7 +118,11 @@ async fn busctl_and_gdbus_read_every_object_without_a_warning() {
         let board = boards.contains(&o);
         assert_eq!(out.contains(BOARD_INTERFACE), board, "{o}: {out}");
         assert_eq!(out.contains(".SetResult"), board, "{o}: {out}");
-        assert_eq!(out.contains("org.freedesktop.DBus.ObjectManager"), o == ROOT_PATH, "{o}: {out}");
+        assert_eq!(
+            out.contains("org.freedesktop.DBus.ObjectManager"),
+            o == ROOT_PATH,
+            "{o}: {out}"
+        );
     }
 
     // The data itself: a node's children by name only, each interface once.
@@ -129,11 +144,16 @@ async fn busctl_and_gdbus_read_every_object_without_a_warning() {
             .await
             .unwrap();
         let xml = proxy.introspect().within(10, "Introspect").await.unwrap();
-        let nodes: Vec<&str> = xml.lines().map(str::trim).filter(|l| l.starts_with("<node name=")).collect();
+        let nodes: Vec<&str> = xml
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with("<node name="))
+            .collect();
         let want: Vec<String> = children.iter().map(|c| format!("<node name=\"{c}\"/>")).collect();
         assert_eq!(nodes, want, "{o}: {xml}");
         assert_eq!(
-            xml.matches("<interface name=\"org.freedesktop.DBus.Introspectable\"").count(),
+            xml.matches("<interface name=\"org.freedesktop.DBus.Introspectable\"")
+                .count(),
             1,
             "{o}: {xml}"
         );
@@ -160,7 +180,11 @@ async fn busctl_and_gdbus_read_every_object_without_a_warning() {
         for o in &objects[1..] {
             assert!(out.contains(&format!("node {o} {{")), "gdbus lists {o}: {out}");
         }
-        assert_eq!(out.matches("interface org.eboardbridge.Board1 {").count(), 2, "{out}");
+        assert_eq!(
+            out.matches("interface org.eboardbridge.Board1 {").count(),
+            2,
+            "{out}"
+        );
     } else {
         eprintln!("gdbus not found (apt-get install libglib2.0-bin): busctl alone checked");
     }
