@@ -392,6 +392,17 @@ fn emulate(path: &Path, speed: f64, link: Option<&Path>, battery: Option<u8>) ->
         }
     };
     rt.block_on(async {
+        // SIGTERM (a service manager, `kill`) ends it as SIGINT does, the link
+        // removed; both are caught before the link is made.
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("eboard-bridge: cannot handle SIGTERM: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let interrupt = tokio::signal::ctrl_c();
+        tokio::pin!(interrupt);
         let emulator = match Emulator::open() {
             Ok(e) => e,
             Err(e) => {
@@ -414,7 +425,8 @@ fn emulate(path: &Path, speed: f64, link: Option<&Path>, battery: Option<u8>) ->
         let _ = std::io::stdout().flush();
         let result = tokio::select! {
             r = emulator.run(&log, &file, &cfg) => r,
-            _ = tokio::signal::ctrl_c() => Ok(()),
+            _ = &mut interrupt => Ok(()),
+            _ = term.recv() => Ok(()),
         };
         if let Some(link) = link {
             let _ = std::fs::remove_file(link);

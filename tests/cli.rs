@@ -176,8 +176,62 @@ fn emulate_links_a_pty_that_answers_like_a_board() {
     assert_eq!(&got[..5], &[0x93, 0x00, 0x05, 3, 1]);
     assert_eq!(&got[5..8], &[0x86, 0x00, 0x43]);
     assert_eq!(&got[72..], &[0x8e, 0x00, 0x05, 52, 0, 0x8e, 0x00, 0x05, 36, 1]);
-    child.kill().unwrap();
-    common::wait_exit_blocking(&mut child, 10, "`emulate` after SIGKILL");
+    drop(tty);
+    // Stopped as a service manager stops it: it ends cleanly, its link with it.
+    common::send_signal(child.id(), libc::SIGTERM);
+    let status = common::wait_exit_blocking(&mut child, 10, "`emulate` after SIGTERM");
+    assert!(status.success(), "{status:?}");
+    assert!(
+        std::fs::symlink_metadata(&link).is_err(),
+        "the link {} is left after SIGTERM",
+        link.display()
+    );
+}
+
+/// `emulate --link` interrupted (SIGINT) or terminated (SIGTERM) while it waits
+/// for a host exits cleanly and removes its link.
+#[test]
+fn emulate_removes_its_link_when_stopped_by_a_signal() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("game.esl");
+    std::fs::write(
+        &log,
+        "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n",
+    )
+    .unwrap();
+    for (name, signal) in [("SIGTERM", libc::SIGTERM), ("SIGINT", libc::SIGINT)] {
+        let link = dir.path().join(format!("board-{name}"));
+        let mut child = bin()
+            .args(["emulate", "--log"])
+            .arg(&log)
+            .arg("--link")
+            .arg(&link)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        while std::fs::symlink_metadata(&link).is_err() {
+            if std::time::Instant::now() >= until {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "timed out after 10 s waiting for `emulate` to make {}",
+                    link.display()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        common::send_signal(child.id(), signal);
+        let status = common::wait_exit_blocking(&mut child, 10, &format!("`emulate` after {name}"));
+        assert!(status.success(), "{name}: {status:?}");
+        assert!(
+            std::fs::symlink_metadata(&link).is_err(),
+            "{name}: the link {} is left",
+            link.display()
+        );
+    }
 }
 
 #[test]

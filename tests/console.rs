@@ -88,6 +88,7 @@ async fn the_console_in_chromium_signs_in_ranks_alerts_decides_and_survives_a_ki
         return;
     }
     let started = Instant::now();
+    let chromium_before = common::browser::chromium_tmp_folders();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     // Board 1: e2 to e5 after 96 s of log time (12 s at speed 8): an illegal
@@ -339,10 +340,48 @@ async fn the_console_in_chromium_signs_in_ranks_alerts_decides_and_survives_a_ki
         )
         .await;
     browser.close().await;
+    // Chromium wrote in its own temporary folder, now removed: no
+    // `/tmp/org.chromium.Chromium.*` is left (issue 49).
+    let left: Vec<_> = common::browser::chromium_tmp_folders()
+        .difference(&chromium_before)
+        .cloned()
+        .collect();
+    assert!(left.is_empty(), "Chromium left {left:?}");
     eprintln!(
         "console: the Chromium test took {} ms",
         started.elapsed().as_millis()
     );
+}
+
+/// Chromium is started with its profile, `HOME`, XDG folders and `TMPDIR` in
+/// the test's temporary folder, so it leaves nothing in `/tmp` (its
+/// `org.chromium.Chromium.*` folders go to `TMPDIR`) nor in a home. Checked on
+/// the command, so without Chromium too.
+#[test]
+fn chromium_writes_only_in_the_test_s_temporary_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let cmd = common::browser::command(std::path::Path::new("chromium"), dir.path());
+    let cmd = cmd.as_std();
+    let envs: std::collections::HashMap<_, _> = cmd
+        .get_envs()
+        .filter_map(|(k, v)| Some((k.to_str()?.to_string(), std::path::PathBuf::from(v?))))
+        .collect();
+    let args: Vec<String> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+    for (name, folder) in common::browser::FOLDERS {
+        let want = dir.path().join(folder);
+        assert!(want.is_dir(), "{} is made", want.display());
+        if let Some(flag) = name.strip_prefix("--") {
+            assert!(
+                args.contains(&format!("--{flag}={}", want.display())),
+                "{name} in {args:?}"
+            );
+        } else {
+            assert_eq!(envs.get(name), Some(&want), "{name}");
+        }
+    }
+    let path = dir.path().to_path_buf();
+    drop(dir);
+    assert!(!path.exists(), "the folder goes with the test");
 }
 
 /// Every file under `path`.

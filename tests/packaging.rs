@@ -406,3 +406,80 @@ fn the_upgrade_tests_game_is_whole_and_pauses_after_ply_ten() {
     let pause = records[tenth_press + 1].time.micros() - records[tenth_press].time.micros();
     assert!(pause > 30_000_000, "the think after ply 10 is {pause} µs");
 }
+
+/// lintian (issue 49): the package ships its overrides, each with the comment
+/// that justifies it; the words `spelling-error-in-binary` is told to pass are
+/// in no text of the program (they are machine-code bytes, see the file); the
+/// release build of `.ci/package` fortifies the C part (mimalloc), whatever
+/// `hardening-no-fortify-functions`, which counts Rust's calls, says.
+#[test]
+fn lintian_overrides_are_shipped_justified_and_hide_no_typo() {
+    let manifest = read("Cargo.toml");
+    assert!(
+        manifest.contains(
+            r#"["packaging/lintian-overrides", "usr/share/lintian/overrides/eboard-bridge", "644"]"#
+        ),
+        "the overrides are an asset of the package"
+    );
+    let overrides = read("packaging/lintian-overrides");
+    let (mut words, mut fortify) = (Vec::new(), false);
+    let mut justified = false;
+    for line in overrides.lines() {
+        if line.starts_with('#') {
+            justified = line.len() > 2;
+            continue;
+        }
+        if line.trim().is_empty() {
+            justified = false;
+            continue;
+        }
+        let rest = line
+            .strip_prefix("eboard-bridge: ")
+            .unwrap_or_else(|| panic!("`{line}` names the package"));
+        assert!(justified, "`{line}` follows its justification");
+        let parts: Vec<&str> = rest.split_whitespace().collect();
+        match parts[..] {
+            // One word each, whatever lintian's correction and pointer.
+            ["spelling-error-in-binary", word, "*"] => words.push(word.to_lowercase()),
+            ["hardening-no-fortify-functions", "[usr/bin/eboard-bridge]"] => fortify = true,
+            _ => panic!("{line}: not one of the overrides meant"),
+        }
+    }
+    assert_eq!(words, ["ment", "wth", "whith"]);
+    assert!(fortify);
+    // Every source file of the program: none has the words as a word.
+    fn sources(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                sources(&p, out);
+            } else if p
+                .extension()
+                .is_some_and(|x| x == "rs" || x == "html" || x == "js" || x == "css")
+            {
+                out.push(p);
+            }
+        }
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    sources(&root.join("src"), &mut files);
+    sources(&root.join("crates"), &mut files);
+    sources(&root.join("assets"), &mut files);
+    assert!(files.len() > 50, "{} files", files.len());
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap_or_default().to_lowercase();
+        for w in text.split(|c: char| !c.is_ascii_alphanumeric()) {
+            assert!(!words.iter().any(|x| x == w), "{}: `{w}`", f.display());
+        }
+    }
+    let package = read(".ci/package");
+    let build = package
+        .lines()
+        .find(|l| l.contains("cargo build --release"))
+        .unwrap();
+    assert!(
+        build.contains("-D_FORTIFY_SOURCE=2") && build.starts_with("CFLAGS="),
+        "{build}"
+    );
+}

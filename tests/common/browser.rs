@@ -36,21 +36,9 @@ impl Browser {
             .into_iter()
             .find_map(super::find_tool)
             .expect("headless Chromium (the test checks for it first)");
-        let mut child = tokio::process::Command::new(chromium)
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--remote-debugging-port=0",
-            ])
+        let mut child = command(&chromium, profile.path())
             .arg(format!("--window-size={width},{height}"))
             .arg("--hide-scrollbars")
-            .arg(format!("--user-data-dir={}", profile.path().display()))
             .arg(url)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
@@ -163,4 +151,66 @@ impl Browser {
     pub async fn close(mut self) {
         let _ = self.child.kill().within(10, "Chromium to end").await;
     }
+}
+
+/// The folders under `dir` that Chromium is given for everything it writes:
+/// its profile (`--user-data-dir`), and a `HOME`, XDG folders and `TMPDIR` of
+/// its own (it makes `org.chromium.Chromium.*` folders in `TMPDIR` and leaves
+/// them there). `dir` is a temporary folder the test removes, so nothing of
+/// Chromium's stays in `/tmp` or the user's home.
+pub const FOLDERS: [(&str, &str); 7] = [
+    ("--user-data-dir", "profile"),
+    ("HOME", "home"),
+    ("TMPDIR", "tmp"),
+    ("XDG_CONFIG_HOME", "config"),
+    ("XDG_CACHE_HOME", "cache"),
+    ("XDG_DATA_HOME", "data"),
+    ("XDG_RUNTIME_DIR", "runtime"),
+];
+
+/// `chromium` headless, with the DevTools protocol on a port of its choosing,
+/// writing only into `dir` (see [`FOLDERS`]), which must exist.
+pub fn command(chromium: &std::path::Path, dir: &std::path::Path) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(chromium);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-breakpad",
+        "--remote-debugging-port=0",
+    ]);
+    for (name, folder) in FOLDERS {
+        let path = dir.join(folder);
+        std::fs::create_dir_all(&path).unwrap();
+        if name.starts_with("--") {
+            cmd.arg(format!("{name}={}", path.display()));
+        } else {
+            if name == "XDG_RUNTIME_DIR" {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700)).unwrap();
+            }
+            cmd.env(name, &path);
+        }
+    }
+    cmd
+}
+
+/// The `org.chromium.Chromium.*` folders in `/tmp` now.
+pub fn chromium_tmp_folders() -> std::collections::BTreeSet<std::path::PathBuf> {
+    std::fs::read_dir("/tmp")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("org.chromium.Chromium.")
+        })
+        .map(|e| e.path())
+        .collect()
 }

@@ -6,6 +6,7 @@ mod boards;
 mod clock;
 #[path = "../common/mod.rs"]
 mod common;
+mod introspection;
 mod resume;
 mod sinks;
 
