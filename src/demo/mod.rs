@@ -218,12 +218,14 @@ async fn start_on_bus(device: &Path, cfg: &Config) -> Result<(Daemon, String), D
 /// daemon's errors advise `run` options, which the demo does not take).
 fn not_published(e: &DaemonError) -> String {
     let why = match e {
+        // One line: which bus did not answer, and how to get one (zbus's
+        // chained I/O error says nothing more to a newcomer).
         DaemonError::Bus { .. } => match std::env::var("DBUS_SESSION_BUS_ADDRESS") {
             Ok(a) if !a.is_empty() => format!(
-                "no session bus answers at DBUS_SESSION_BUS_ADDRESS ({})",
+                "no session bus to publish on (nothing answers at {})",
                 crate::log::clip_to(&a, 80)
             ),
-            _ => "no session bus (DBUS_SESSION_BUS_ADDRESS is not set; `dbus-run-session -- eboard-bridge demo` gives one)"
+            _ => "no session bus to publish on (DBUS_SESSION_BUS_ADDRESS is not set; `dbus-run-session -- eboard-bridge demo` gives one)"
                 .to_string(),
         },
         DaemonError::Name(zbus::Error::NameTaken) => {

@@ -205,6 +205,7 @@ fn not_published_says_why_without_run_options() {
         assert!(!line.contains("--bus"), "{line}");
     }
     assert!(not_published(&errors[0]).contains("no session bus to publish on"));
+    assert!(!not_published(&errors[0]).contains("connection refused"));
     assert!(not_published(&errors[1]).contains("is taken"));
     assert!(not_published(&errors[2]).contains("policy"));
 }

@@ -67,6 +67,15 @@ pub fn seen_per_ply(plies: &[Vec<(u64, Touch)>], recording: &SensorLog, speed: f
     // Real µs of the recording for a log time.
     let real = |log_us: u64| (log_us as f64 - s0 as f64) / speed + t0 as f64;
     let same = |s: &(usize, u64, Touch), g: &(u64, Touch)| s.2 == g.1 && (real(s.1) - g.0 as f64).abs() < 3e6;
+    for i in pair(&sent, &got, same) {
+        out[sent[i].0].0 += 1;
+    }
+    out
+}
+
+/// Which of `sent` (in order) reached the other side as `got` (in order): the
+/// indexes into `sent` of a longest common subsequence under `same`.
+pub fn pair<S, G>(sent: &[S], got: &[G], same: impl Fn(&S, &G) -> bool) -> Vec<usize> {
     let (n, m) = (sent.len(), got.len());
     let mut lcs = vec![vec![0u32; m + 1]; n + 1];
     for i in (0..n).rev() {
@@ -78,10 +87,11 @@ pub fn seen_per_ply(plies: &[Vec<(u64, Touch)>], recording: &SensorLog, speed: f
             };
         }
     }
+    let mut paired = Vec::new();
     let (mut i, mut j) = (0, 0);
     while i < n && j < m {
         if same(&sent[i], &got[j]) && lcs[i][j] == lcs[i + 1][j + 1] + 1 {
-            out[sent[i].0].0 += 1;
+            paired.push(i);
             i += 1;
             j += 1;
         } else if lcs[i + 1][j] >= lcs[i][j + 1] {
@@ -90,7 +100,18 @@ pub fn seen_per_ply(plies: &[Vec<(u64, Touch)>], recording: &SensorLog, speed: f
             j += 1;
         }
     }
-    out
+    paired
+}
+
+/// The `[rules]` section of a daemon run at `speed` times real time: the
+/// thresholds divided by it, as `demo --speed` does.
+pub fn scaled_rules(speed: f64) -> String {
+    format!(
+        "[rules]\nrelease_ms = {}\nflicker_ms = {}\nirregular_ms = {}\n",
+        (300.0 / speed) as u64,
+        (150.0 / speed) as u64,
+        (2000.0 / speed) as u64,
+    )
 }
 
 /// The result the board shows at the end: a forced end, else none.

@@ -12,7 +12,7 @@ use eboard_bridge::protocol::ClockTime;
 use eboard_bridge::sim::{Hands, Seeded, Style};
 use shakmaty::{Chess, Move, Position, Role, Square};
 
-use super::common::played::{Touch, all_games, touch_of, true_result};
+use super::common::played::{Touch, all_games, pair, scaled_rules, touch_of, true_result};
 use super::common::process::{Running, bin, board_property, run_command, value_text};
 use super::common::{Within, private_bus, send_signal, wait_exit};
 use super::judge::{Seen, Truth, judge};
@@ -215,12 +215,10 @@ fn pairings(games: &[BoardGame], swapped: &[bool]) -> String {
 
 fn config(dir: &Path, boards: usize) -> String {
     let mut text = format!(
-        "event = \"Event campaign\"\nround = 1\npairings = \"pairings.csv\"\noutput = \"{}\"\nstate = \"{}\"\n[rules]\nrelease_ms = {}\nflicker_ms = {}\nirregular_ms = {}\n[clock]\nwhite = \"left\"\n",
+        "event = \"Event campaign\"\nround = 1\npairings = \"pairings.csv\"\noutput = \"{}\"\nstate = \"{}\"\n{}[clock]\nwhite = \"left\"\n",
         dir.join("live").display(),
         dir.join("state").display(),
-        (300.0 / SPEED) as u64,
-        (150.0 / SPEED) as u64,
-        (2000.0 / SPEED) as u64,
+        scaled_rules(SPEED),
     );
     for i in 0..boards {
         text.push_str(&format!(
@@ -313,33 +311,11 @@ fn seen_across_restarts(g: &BoardGame, recording: &SensorLog) -> Vec<(usize, usi
         );
     }
     let window = 3.0e6 * SPEED;
-    let same = |s: &(Option<usize>, u64, Touch), g: &(u64, Touch)| {
-        s.2 == g.1 && (s.1 as f64 - g.0 as f64).abs() < window
-    };
-    let (n, m) = (sent.len(), got.len());
-    let mut lcs = vec![vec![0u32; m + 1]; n + 1];
-    for i in (0..n).rev() {
-        for j in (0..m).rev() {
-            lcs[i][j] = if same(&sent[i], &got[j]) {
-                lcs[i + 1][j + 1] + 1
-            } else {
-                lcs[i + 1][j].max(lcs[i][j + 1])
-            };
-        }
-    }
+    let same = |s: &(Option<usize>, u64, Touch), g: &(u64, Touch)| s.2 == g.1 && (s.1 as f64 - g.0 as f64).abs() < window;
     let mut out: Vec<(usize, usize)> = plies.iter().map(|ts| (0, ts.len())).collect();
-    let (mut i, mut j) = (0, 0);
-    while i < n && j < m {
-        if same(&sent[i], &got[j]) && lcs[i][j] == lcs[i + 1][j + 1] + 1 {
-            if let Some(p) = sent[i].0 {
-                out[p].0 += 1;
-            }
-            i += 1;
-            j += 1;
-        } else if lcs[i + 1][j] >= lcs[i][j + 1] {
-            i += 1;
-        } else {
-            j += 1;
+    for i in pair(sent, &got, same) {
+        if let Some(p) = sent[i].0 {
+            out[p].0 += 1;
         }
     }
     out

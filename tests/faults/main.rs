@@ -98,12 +98,10 @@ fn game_log(run: &Run) -> (SensorLog, Vec<Vec<(u64, Touch)>>) {
 
 fn config(dir: &Path, boards: usize) -> Config {
     let mut text = format!(
-        "event = \"Fault campaign\"\nround = 1\noutput = \"{}\"\nstate = \"{}\"\n[rules]\nrelease_ms = {}\nflicker_ms = {}\nirregular_ms = {}\n",
+        "event = \"Fault campaign\"\nround = 1\noutput = \"{}\"\nstate = \"{}\"\n{}",
         dir.join("live").display(),
         dir.join("state").display(),
-        (300.0 / SPEED) as u64,
-        (150.0 / SPEED) as u64,
-        (2000.0 / SPEED) as u64,
+        common::played::scaled_rules(SPEED),
     );
     for i in 0..boards {
         text.push_str(&format!(
