@@ -106,14 +106,20 @@ fn clock_seconds(text: &str) -> Option<i64> {
     Some(n.iter().fold(0, |acc, v| acc * 60 + v))
 }
 
-/// A clock time to set, `H:MM:SS` (or `M:SS`), in ms.
+/// A clock time to set, `H:MM:SS` (or `M:SS`), in ms. A bare number is
+/// refused: `10` could be seconds, minutes or hours (issue 48: `set-clock 4 10 9`
+/// set 0:00:10 and 0:00:09 without a word).
 pub fn clock_ms(text: &str) -> Result<i64, String> {
-    let secs = clock_seconds(text.trim()).ok_or_else(|| {
-        format!(
-            "`{}` is not a clock time: write H:MM:SS (1:30:00) or M:SS (5:00)",
-            crate::log::clip_to(text, 30)
-        )
-    })?;
+    let t = text.trim();
+    let secs = Some(t)
+        .filter(|t| t.contains(':'))
+        .and_then(clock_seconds)
+        .ok_or_else(|| {
+            format!(
+                "`{}` is not a clock time: write H:MM:SS or M:SS, as 1:30:00 or 5:00",
+                crate::log::clip_to(text, 30)
+            )
+        })?;
     if secs > MAX_SECONDS - 1 {
         return Err(format!("`{text}`: a clock shows at most 9:59:59"));
     }
@@ -421,6 +427,14 @@ mod tests {
         assert!(clock_ms("1:60:00").is_err());
         assert!(clock_ms("10:00:00").is_err());
         assert!(clock_ms("abc").is_err());
+        assert_eq!(clock_ms("0:09"), Ok(9_000));
+        for bare in ["10", "9", "90", " 5400 "] {
+            let e = clock_ms(bare).unwrap_err();
+            assert!(
+                e.contains("write H:MM:SS or M:SS, as 1:30:00 or 5:00"),
+                "{bare}: {e}"
+            );
+        }
     }
 
     #[test]

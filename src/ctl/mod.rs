@@ -145,7 +145,9 @@ pub enum CtlCommand {
         #[arg(allow_hyphen_values = true, value_parser = format::duration)]
         time: i32,
     },
-    /// Sets both clocks (H:MM:SS or M:SS); the side running goes on running.
+    /// Sets both clocks (H:MM:SS or M:SS: 1:30:00, 5:00; a bare number such as
+    /// 10 is refused, it could be seconds, minutes or hours); the side running
+    /// goes on running.
     SetClock {
         /// The board: number, id or serial number.
         board: String,
