@@ -178,6 +178,21 @@ impl Board1 {
         self.ask(Command::SetResult(result), caller(conn, &header).await)
             .await
     }
+    /// The result and the words of the game's PGN `Termination` tag (`time
+    /// forfeit`, `adjudication`); journaled as `SetResult` with a second argument.
+    async fn set_result_with(
+        &self,
+        result: String,
+        termination: String,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<(), BusError> {
+        self.ask(
+            Command::SetResultWith(result, termination),
+            caller(conn, &header).await,
+        )
+        .await
+    }
     /// Sets and starts the clock: `MINUTES[+INCREMENT]`, for example `90+30`.
     async fn set_time_control(
         &self,

@@ -91,13 +91,18 @@ pub enum CtlCommand {
         #[arg(required = true, value_parser = tag_arg, value_name = "NAME=VALUE")]
         tags: Vec<(String, String)>,
     },
-    /// Gives the game's result (the game ends, termination `arbiter`).
+    /// Gives the game's result (the game ends, termination `arbiter`; with
+    /// --termination, the PGN's Termination tag says how it ended).
     Result {
         /// The board: number, id or serial number.
         board: String,
         /// 1-0, 0-1, 1/2 (1/2-1/2) or * (quote it in the shell: '*').
         #[arg(value_parser = result_arg)]
         result: String,
+        /// How the game ended, for the PGN's Termination tag: "time forfeit",
+        /// "adjudication", "rules infraction", ... (one line, up to 60 characters).
+        #[arg(long, value_name = "TEXT", value_parser = termination_arg)]
+        termination: Option<String>,
     },
     /// Takes the game back to ply PLY (Art. 7.5.1: the position before the
     /// irregularity): 0 is the start, 1 after White's first move.
@@ -206,6 +211,10 @@ fn result_arg(s: &str) -> Result<String, String> {
     format::result(s)
 }
 
+fn termination_arg(s: &str) -> Result<String, String> {
+    crate::rules::termination_words(s)
+}
+
 fn time_control_arg(s: &str) -> Result<String, String> {
     crate::clock::control::TimeControl::parse(s).map(|_| s.to_string())
 }
@@ -290,10 +299,25 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
             let shown: Vec<String> = tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
             done(&b, format!("tags {}", shown.join(" ")));
         }
-        CtlCommand::Result { board, result } => {
+        CtlCommand::Result {
+            board,
+            result,
+            termination,
+        } => {
             let b = client.board(&board).await?;
-            client.board_call(&b, "SetResult", &(result.as_str(),)).await?;
-            done(&b, format!("result {result}"));
+            match &termination {
+                // The call of old (a daemon before issue 48 has no SetResultWith).
+                None => client.board_call(&b, "SetResult", &(result.as_str(),)).await?,
+                Some(t) => {
+                    client
+                        .board_call(&b, "SetResultWith", &(result.as_str(), t.as_str()))
+                        .await?
+                }
+            }
+            match termination {
+                None => done(&b, format!("result {result}")),
+                Some(t) => done(&b, format!("result {result} ({t})")),
+            }
         }
         CtlCommand::Reinstate { board, ply } => {
             let b = client.board(&board).await?;
