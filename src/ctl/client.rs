@@ -462,6 +462,7 @@ fn view(path: &str, p: &HashMap<String, OwnedValue>) -> BoardView {
         tags: tags.into_iter().collect::<BTreeMap<_, _>>(),
         fault: prop(p, "Fault"),
         needs: Vec::new(),
+        pgn: prop(p, "Pgn"),
     };
     b.needs = format::needs(&b);
     b

@@ -176,6 +176,100 @@ pub struct BoardView {
     pub fault: String,
     /// What needs the arbiter.
     pub needs: Vec<String>,
+    /// The game as PGN (`ctl results --format pgn`; not in `boards --json`).
+    #[serde(skip)]
+    pub pgn: String,
+}
+
+/// A CSV field: quoted when it holds a comma, a quote or a line break.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// The round's results as `ctl results` prints them: a table, CSV
+/// (`board,white,black,result`) or the games' PGN. A game not over is `*`.
+pub fn results(boards: &[BoardView], format: super::ResultsFormat) -> String {
+    // The `Result` property is empty while the game goes on.
+    let result = |b: &BoardView| {
+        if !b.result.is_empty() {
+            b.result.clone()
+        } else {
+            "*".to_string()
+        }
+    };
+    let mut s = String::new();
+    match format {
+        super::ResultsFormat::Csv => {
+            s.push_str("board,white,black,result\n");
+            for b in boards {
+                let _ = writeln!(
+                    s,
+                    "{},{},{},{}",
+                    b.number,
+                    csv_field(&b.white),
+                    csv_field(&b.black),
+                    result(b)
+                );
+            }
+        }
+        super::ResultsFormat::Pgn => {
+            for b in boards {
+                let pgn = b.pgn.trim_end();
+                if !pgn.is_empty() {
+                    let _ = write!(s, "{pgn}\n\n");
+                }
+            }
+        }
+        super::ResultsFormat::Text => {
+            let mut rounds: Vec<&str> = boards
+                .iter()
+                .map(|b| b.round.as_str())
+                .filter(|r| !r.is_empty())
+                .collect();
+            rounds.sort_unstable();
+            rounds.dedup();
+            if !rounds.is_empty() {
+                let _ = writeln!(s, "round {}", rounds.join(", "));
+            }
+            let rows: Vec<[String; 4]> = boards
+                .iter()
+                .map(|b| {
+                    let r = result(b);
+                    let r = if b.result.is_empty() {
+                        format!("* ({}, {} plies)", b.status, b.moves)
+                    } else {
+                        r
+                    };
+                    [b.number.to_string(), b.white.clone(), b.black.clone(), r]
+                })
+                .collect();
+            let head = ["BOARD", "WHITE", "BLACK", "RESULT"].map(String::from);
+            let mut width = head.clone().map(|h| h.chars().count());
+            for r in &rows {
+                for (w, c) in width.iter_mut().zip(r) {
+                    *w = (*w).max(c.chars().count());
+                }
+            }
+            for r in std::iter::once(&head).chain(&rows) {
+                let line = format!(
+                    "{:>w0$}  {:<w1$}  {:<w2$}  {}",
+                    r[0],
+                    r[1],
+                    r[2],
+                    r[3],
+                    w0 = width[0],
+                    w1 = width[1],
+                    w2 = width[2]
+                );
+                let _ = writeln!(s, "{}", line.trim_end());
+            }
+        }
+    }
+    s
 }
 
 /// The last move of `sans` with its move number (`12. e4`, `12... e5`), from the

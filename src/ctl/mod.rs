@@ -47,6 +47,17 @@ pub struct CtlArgs {
     pub command: CtlCommand,
 }
 
+/// How `ctl results` prints the round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ResultsFormat {
+    /// A table for people.
+    Text,
+    /// board,white,black,result with a header row, for the tournament program.
+    Csv,
+    /// The round's games, one after another.
+    Pgn,
+}
+
 /// A side of the board.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CtlSide {
@@ -174,6 +185,18 @@ pub enum CtlCommand {
         #[arg(default_value_t = 5)]
         seconds: u32,
     },
+    /// The round's results (board, white, black, result): to check against the
+    /// tournament program or import into it; `--format pgn`: the round's games.
+    /// A game not over shows `*`.
+    Results {
+        /// The round (default: every board's round under way); a round the
+        /// boards have left is in the broadcast folder (round-N/).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        round: Option<u32>,
+        /// text, csv or pgn.
+        #[arg(long, value_enum, default_value = "text")]
+        format: ResultsFormat,
+    },
     /// Prints a line for the arbiters' file of the console (`[http] arbiters`):
     /// USER:HASH, an Argon2id hash of the password read from the terminal (twice,
     /// not shown) or from standard input's first line. Needs no daemon: append
@@ -285,6 +308,40 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
             }
         }
         CtlCommand::Watch { json } => client.watch(json).await?,
+        CtlCommand::Results { round, format } => {
+            // From D-Bus, not the broadcast folder: `ctl` knows the daemon only
+            // by the bus (the folder's place is in the daemon's configuration,
+            // which ctl does not read, and may not be readable by the arbiter),
+            // and the bus shows each decision at once. It holds each board's game
+            // under way, that is the round being played; an earlier round is
+            // in the folder (round-N/), which this says when asked for one.
+            let boards = client.boards().await?;
+            let round_of =
+                |b: &format::BoardView| b.round.split('.').next().unwrap_or_default().trim().to_string();
+            let chosen: Vec<format::BoardView> = match round {
+                None => boards,
+                Some(n) => {
+                    let n = n.to_string();
+                    let (on, off): (Vec<_>, Vec<_>) = boards.into_iter().partition(|b| round_of(b) == n);
+                    if on.is_empty() {
+                        let mut rounds: Vec<String> =
+                            off.iter().map(round_of).filter(|r| !r.is_empty()).collect();
+                        rounds.sort();
+                        rounds.dedup();
+                        return Err(CtlError::Refused(format!(
+                            "no board plays round {n} now{}: an earlier round's games are in the broadcast folder (round-{n}/)",
+                            if rounds.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" (the boards are on round {})", rounds.join(", "))
+                            }
+                        )));
+                    }
+                    on
+                }
+            };
+            print!("{}", format::results(&chosen, format));
+        }
         CtlCommand::Players { board, white, black } => {
             let b = client.board(&board).await?;
             client
