@@ -13,6 +13,9 @@ pub enum Command {
     SetPosition(String),
     Reinstate(u32),
     SetResult(String),
+    /// The result and the words of the PGN `Termination` tag (`time forfeit`):
+    /// D-Bus `SetResultWith`, journaled as `SetResult` with a second argument.
+    SetResultWith(String, String),
     SetTimeControl(String),
     ShowText(String, u32),
     SetPlayers(String, String),
@@ -53,6 +56,7 @@ impl Command {
             Command::SetPosition(f) => Decision::SetPosition(f.clone()),
             Command::Reinstate(p) => Decision::Reinstate(*p),
             Command::SetResult(r) => Decision::SetResult(r.clone()),
+            Command::SetResultWith(r, t) => Decision::SetResultWith(r.clone(), t.clone()),
             Command::SetTimeControl(s) => Decision::SetTimeControl {
                 spec: s.clone(),
                 mode: crate::rules::ClockMode::Drive,
@@ -102,8 +106,10 @@ impl Command {
             None => Err(format!("{method}: argument {} is missing", i + 1)),
         };
         let arity = match method {
+            // The result, and optionally the termination's words.
+            "SetResult" if args.len() == 2 => 2,
             "NewGame" | "SetPosition" | "Reinstate" | "SetResult" | "SetTimeControl" | "SetTags" => 1,
-            "ShowText" | "SetPlayers" | "SetClock" | "AddTime" | "SetPairing" => 2,
+            "ShowText" | "SetPlayers" | "SetClock" | "AddTime" | "SetPairing" | "SetResultWith" => 2,
             _ => return Err(format!("no method {method}")),
         };
         if args.len() != arity {
@@ -117,7 +123,9 @@ impl Command {
                 let p = int(0)?;
                 Command::Reinstate(u32::try_from(p).map_err(|_| range(p, "a ply"))?)
             }
+            "SetResult" if arity == 2 => Command::SetResultWith(text(0)?, text(1)?),
             "SetResult" => Command::SetResult(text(0)?),
+            "SetResultWith" => Command::SetResultWith(text(0)?, text(1)?),
             "SetTimeControl" => Command::SetTimeControl(text(0)?),
             "ShowText" => {
                 let s = int(1)?;
@@ -165,6 +173,10 @@ impl Command {
             Command::NewGame(f) => Command::NewGame(bounded("the FEN", f, MAX_ARGUMENT)?),
             Command::SetPosition(f) => Command::SetPosition(bounded("the FEN", f, MAX_ARGUMENT)?),
             Command::SetResult(r) => Command::SetResult(bounded("the result", r, 8)?),
+            Command::SetResultWith(r, t) => Command::SetResultWith(
+                bounded("the result", r, 8)?,
+                crate::rules::termination_words(&t).map_err(Error::InvalidArgument)?,
+            ),
             Command::SetTimeControl(t) => {
                 Command::SetTimeControl(bounded("the time control", t, MAX_TIME_CONTROL)?)
             }
@@ -223,6 +235,7 @@ mod tests {
             Command::SetPlayers("A".into(), long(801)),
             Command::ShowText(long(101), 5),
             Command::SetResult(long(9)),
+            Command::SetResultWith("1-0".into(), long(61)),
             Command::AddTime(long(9), 1),
             Command::SetTimeControl("40/5400+30:".repeat(3000)),
         ] {

@@ -178,6 +178,21 @@ impl Board1 {
         self.ask(Command::SetResult(result), caller(conn, &header).await)
             .await
     }
+    /// The result and the words of the game's PGN `Termination` tag (`time
+    /// forfeit`, `adjudication`); journaled as `SetResult` with a second argument.
+    async fn set_result_with(
+        &self,
+        result: String,
+        termination: String,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<(), BusError> {
+        self.ask(
+            Command::SetResultWith(result, termination),
+            caller(conn, &header).await,
+        )
+        .await
+    }
     /// Sets and starts the clock: `MINUTES[+INCREMENT]`, for example `90+30`.
     async fn set_time_control(
         &self,
@@ -306,6 +321,19 @@ impl Board1 {
         completed: bool,
         count: u32,
     ) -> zbus::Result<()>;
+    /// A completed violation's penalty, just before the `Irregular` signal it
+    /// belongs to: the offender, their completed violations so far, the rules
+    /// profile, whether the extra time went on the clock, and the words the
+    /// journal and `/api/events` give it (`eboard_core::words`).
+    #[zbus(signal)]
+    async fn penalty(
+        e: &SignalEmitter<'_>,
+        side: &str,
+        count: u32,
+        profile: &str,
+        to_clock: bool,
+        words: &str,
+    ) -> zbus::Result<()>;
     #[zbus(signal)]
     async fn resolved(e: &SignalEmitter<'_>, fen: &str) -> zbus::Result<()>;
     #[zbus(signal)]
@@ -362,8 +390,23 @@ pub(super) async fn emit(e: &SignalEmitter<'_>, events: &[Event]) -> zbus::Resul
                 squares,
                 completed,
                 count,
+                penalty,
                 ..
-            } => Board1::irregular(e, kind.name(), side.name(), names(squares), *completed, *count).await?,
+            } => {
+                if let Some(p) = penalty {
+                    let words = p.to_string();
+                    Board1::penalty(
+                        e,
+                        p.offender.name(),
+                        p.count,
+                        p.profile.name(),
+                        p.to_clock,
+                        &words,
+                    )
+                    .await?;
+                }
+                Board1::irregular(e, kind.name(), side.name(), names(squares), *completed, *count).await?
+            }
             EventKind::Resolved { fen } => Board1::resolved(e, fen).await?,
             EventKind::DrawClaimable { reason } => Board1::draw_claimable(e, reason.name()).await?,
             EventKind::GameEnd { result, termination } => {

@@ -39,7 +39,7 @@ pub const BOARD_INTERFACE: &str = "org.eboardbridge.Board1";
 /// pairings).
 pub const MANAGER_INTERFACE: &str = "org.eboardbridge.Manager1";
 /// The methods that change a game (the policy lets only root and `eboard` call them).
-pub const CHANGING_METHODS: [&str; 11] = [
+pub const CHANGING_METHODS: [&str; 12] = [
     "SetPlayers",
     "SetTags",
     "SetPairing",
@@ -49,6 +49,7 @@ pub const CHANGING_METHODS: [&str; 11] = [
     "SetPosition",
     "Reinstate",
     "SetResult",
+    "SetResultWith",
     "SetTimeControl",
     "ShowText",
 ];

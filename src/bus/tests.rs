@@ -177,6 +177,7 @@ fn commands_from_json_are_what_record_gives() {
         Command::SetPosition("8/8/8/8/8/8/8/K6k w - - 0 1".into()),
         Command::Reinstate(12),
         Command::SetResult("1-0".into()),
+        Command::SetResultWith("1-0".into(), "time forfeit".into()),
         Command::SetTimeControl("40/5400+30:1800+30".into()),
         Command::ShowText("ARBITER".into(), 5),
         Command::SetPlayers("Carlsen, Magnus".into(), "Caruana, Fabiano".into()),

@@ -265,9 +265,18 @@ impl Client {
         };
         // Which board each object is (refreshed when an unknown one speaks).
         let mut known: HashMap<String, (u32, String)> = HashMap::new();
+        // The boards seen on their line before (a connection is then "again"):
+        // at the start, those connected or that reported a serial number.
+        let mut been_connected: std::collections::HashSet<String> = Default::default();
+        // A completed violation's penalty (the `Penalty` signal), until the
+        // `Irregular` signal it comes just before.
+        let mut penalties: HashMap<String, serde_json::Map<String, serde_json::Value>> = HashMap::new();
         match self.boards().await {
             Ok(boards) => {
                 for b in boards {
+                    if b.connected || !b.serial.is_empty() {
+                        been_connected.insert(b.path.clone());
+                    }
                     known.insert(b.path.clone(), (b.number, b.id.clone()));
                 }
             }
@@ -294,9 +303,13 @@ impl Client {
             };
             let path = path.to_string();
             let member = member.to_string();
-            let Some((kind, fields, about)) = watched(&msg, &member, &path) else {
+            let Some((kind, mut fields, about)) = watched(&msg, &member, &path) else {
                 continue;
             };
+            if kind == "penalty" {
+                penalties.insert(about, fields);
+                continue;
+            }
             if member == "InterfacesAdded" {
                 known.remove(&about);
             }
@@ -319,6 +332,20 @@ impl Client {
                         .to_string(),
                 )
             });
+            match kind.as_str() {
+                "irregular" => {
+                    self.irregular_words(&about, board, &mut fields, &mut penalties)
+                        .await
+                }
+                "connected" => {
+                    let again = !been_connected.insert(about.clone());
+                    fields.insert("again".into(), again.into());
+                }
+                "disconnected" => {
+                    been_connected.insert(about.clone());
+                }
+                _ => {}
+            }
             let w = Watched {
                 time: format::local_time(),
                 board,
@@ -336,6 +363,76 @@ impl Client {
                 // Whoever read the output (a pipe) has gone.
                 return Ok(());
             }
+        }
+    }
+}
+
+impl Client {
+    /// What an `Irregular` signal's fields lack for a person: the pieces the
+    /// record has on its squares (the side it names is the side to move) and,
+    /// for a completed violation, the penalty's words (the `Penalty` signal sent
+    /// just before) and what the arbiter may do.
+    async fn irregular_words(
+        &self,
+        path: &str,
+        board: u32,
+        fields: &mut serde_json::Map<String, serde_json::Value>,
+        penalties: &mut HashMap<String, serde_json::Map<String, serde_json::Value>>,
+    ) {
+        let side = fields
+            .get("side")
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_string();
+        let count = fields
+            .get("count")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0);
+        let completed = fields.get("completed").and_then(serde_json::Value::as_bool) == Some(true);
+        if let Some(p) = penalties.remove(path).filter(|_| completed) {
+            let offender = p.get("side").and_then(|v| v.as_str()).unwrap_or_default();
+            let p_count = p.get("count").and_then(serde_json::Value::as_u64).unwrap_or(0);
+            if offender == side && p_count == count {
+                if let Some(words) = p.get("words") {
+                    fields.insert("penalty".into(), words.clone());
+                }
+                let profile = p.get("profile").and_then(|v| v.as_str()).unwrap_or("standard");
+                let to_clock = p.get("to_clock").and_then(serde_json::Value::as_bool) == Some(true);
+                fields.insert(
+                    "action".into(),
+                    format::penalty_action(board, &side, count, profile, to_clock).into(),
+                );
+            }
+        }
+        let squares: Vec<String> = match fields.get("squares") {
+            Some(serde_json::Value::Array(a)) => {
+                a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect()
+            }
+            _ => Vec::new(),
+        };
+        if squares.is_empty() {
+            return;
+        }
+        let ask = self.conn.call_method(
+            Some(BUS_NAME),
+            path,
+            Some("org.freedesktop.DBus.Properties"),
+            "Get",
+            &(BOARD_INTERFACE, "Fen"),
+        );
+        // Without the position (no answer in time), the line goes without pieces.
+        let Ok(Ok(reply)) = tokio::time::timeout(CALL_TIMEOUT, ask).await else {
+            return;
+        };
+        let Ok(value) = reply.body().deserialize::<OwnedValue>() else {
+            return;
+        };
+        let Ok(fen) = String::try_from(value) else {
+            return;
+        };
+        let pieces = format::pieces_on(&fen, &squares);
+        if !pieces.is_empty() {
+            fields.insert("pieces".into(), serde_json::Value::Object(pieces));
         }
     }
 }
@@ -365,6 +462,7 @@ fn view(path: &str, p: &HashMap<String, OwnedValue>) -> BoardView {
         tags: tags.into_iter().collect::<BTreeMap<_, _>>(),
         fault: prop(p, "Fault"),
         needs: Vec::new(),
+        pgn: prop(p, "Pgn"),
     };
     b.needs = format::needs(&b);
     b
@@ -463,6 +561,16 @@ fn watched(
             put("ply", json!(ply));
             put("count_met", json!(count_met));
             "flag"
+        }
+        "Penalty" => {
+            let (side, count, profile, to_clock, words): (String, u32, String, bool, String) =
+                body.deserialize().ok()?;
+            put("side", json!(side));
+            put("count", json!(count));
+            put("profile", json!(profile));
+            put("to_clock", json!(to_clock));
+            put("words", json!(words));
+            "penalty"
         }
         "DrawClaimable" => {
             let (reason,): (String,) = body.deserialize().ok()?;

@@ -106,14 +106,20 @@ fn clock_seconds(text: &str) -> Option<i64> {
     Some(n.iter().fold(0, |acc, v| acc * 60 + v))
 }
 
-/// A clock time to set, `H:MM:SS` (or `M:SS`), in ms.
+/// A clock time to set, `H:MM:SS` (or `M:SS`), in ms. A bare number is
+/// refused: `10` could be seconds, minutes or hours (issue 48: `set-clock 4 10 9`
+/// set 0:00:10 and 0:00:09 without a word).
 pub fn clock_ms(text: &str) -> Result<i64, String> {
-    let secs = clock_seconds(text.trim()).ok_or_else(|| {
-        format!(
-            "`{}` is not a clock time: write H:MM:SS (1:30:00) or M:SS (5:00)",
-            crate::log::clip_to(text, 30)
-        )
-    })?;
+    let t = text.trim();
+    let secs = Some(t)
+        .filter(|t| t.contains(':'))
+        .and_then(clock_seconds)
+        .ok_or_else(|| {
+            format!(
+                "`{}` is not a clock time: write H:MM:SS or M:SS, as 1:30:00 or 5:00",
+                crate::log::clip_to(text, 30)
+            )
+        })?;
     if secs > MAX_SECONDS - 1 {
         return Err(format!("`{text}`: a clock shows at most 9:59:59"));
     }
@@ -170,6 +176,100 @@ pub struct BoardView {
     pub fault: String,
     /// What needs the arbiter.
     pub needs: Vec<String>,
+    /// The game as PGN (`ctl results --format pgn`; not in `boards --json`).
+    #[serde(skip)]
+    pub pgn: String,
+}
+
+/// A CSV field: quoted when it holds a comma, a quote or a line break.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// The round's results as `ctl results` prints them: a table, CSV
+/// (`board,white,black,result`) or the games' PGN. A game not over is `*`.
+pub fn results(boards: &[BoardView], format: super::ResultsFormat) -> String {
+    // The `Result` property is empty while the game goes on.
+    let result = |b: &BoardView| {
+        if !b.result.is_empty() {
+            b.result.clone()
+        } else {
+            "*".to_string()
+        }
+    };
+    let mut s = String::new();
+    match format {
+        super::ResultsFormat::Csv => {
+            s.push_str("board,white,black,result\n");
+            for b in boards {
+                let _ = writeln!(
+                    s,
+                    "{},{},{},{}",
+                    b.number,
+                    csv_field(&b.white),
+                    csv_field(&b.black),
+                    result(b)
+                );
+            }
+        }
+        super::ResultsFormat::Pgn => {
+            for b in boards {
+                let pgn = b.pgn.trim_end();
+                if !pgn.is_empty() {
+                    let _ = write!(s, "{pgn}\n\n");
+                }
+            }
+        }
+        super::ResultsFormat::Text => {
+            let mut rounds: Vec<&str> = boards
+                .iter()
+                .map(|b| b.round.as_str())
+                .filter(|r| !r.is_empty())
+                .collect();
+            rounds.sort_unstable();
+            rounds.dedup();
+            if !rounds.is_empty() {
+                let _ = writeln!(s, "round {}", rounds.join(", "));
+            }
+            let rows: Vec<[String; 4]> = boards
+                .iter()
+                .map(|b| {
+                    let r = result(b);
+                    let r = if b.result.is_empty() {
+                        format!("* ({}, {} plies)", b.status, b.moves)
+                    } else {
+                        r
+                    };
+                    [b.number.to_string(), b.white.clone(), b.black.clone(), r]
+                })
+                .collect();
+            let head = ["BOARD", "WHITE", "BLACK", "RESULT"].map(String::from);
+            let mut width = head.clone().map(|h| h.chars().count());
+            for r in &rows {
+                for (w, c) in width.iter_mut().zip(r) {
+                    *w = (*w).max(c.chars().count());
+                }
+            }
+            for r in std::iter::once(&head).chain(&rows) {
+                let line = format!(
+                    "{:>w0$}  {:<w1$}  {:<w2$}  {}",
+                    r[0],
+                    r[1],
+                    r[2],
+                    r[3],
+                    w0 = width[0],
+                    w1 = width[1],
+                    w2 = width[2]
+                );
+                let _ = writeln!(s, "{}", line.trim_end());
+            }
+        }
+    }
+    s
 }
 
 /// The last move of `sans` with its move number (`12. e4`, `12... e5`), from the
@@ -296,6 +396,68 @@ fn ordinal(n: u64) -> String {
     format!("{n}{suffix}")
 }
 
+/// What the arbiter may do about a completed violation (Art. 7.5.5; rapid and
+/// blitz A.4.2, B.3), with the `ctl` command that does it: `side` is the
+/// offender, `count` their completed violations so far, `profile` the rules
+/// profile (`standard`, `rapid`, `blitz`), `to_clock` whether the daemon already
+/// put the extra time on the opponent's clock.
+pub fn penalty_action(board: u32, side: &str, count: u64, profile: &str, to_clock: bool) -> String {
+    let opponent = if side == "white" { "black" } else { "white" };
+    let board = if board == 0 {
+        "BOARD".to_string()
+    } else {
+        board.to_string()
+    };
+    if count >= 2 {
+        let (lost, drawn) = if side == "white" {
+            ("0-1", "1/2")
+        } else {
+            ("1-0", "1/2")
+        };
+        return format!(
+            "declare the game lost for {side} (ctl result {board} {lost} --termination \"rules infraction\"), \
+             or drawn if {opponent} cannot checkmate (ctl result {board} {drawn} --termination \"rules infraction\")"
+        );
+    }
+    let minutes = if profile == "standard" { "2m" } else { "1m" };
+    if to_clock {
+        format!(
+            "nothing more: the extra time is on {opponent}'s clock (ctl add-time {board} {opponent} -{minutes} takes it back)"
+        )
+    } else {
+        format!("give {opponent} the extra time (ctl add-time {board} {opponent} +{minutes})")
+    }
+}
+
+/// The pieces the record has on `squares` in the position `fen` (the board's
+/// `Fen` property): `{"d8": "black queen"}`; a square the record has empty is
+/// left out, and so is everything when the FEN does not read.
+pub fn pieces_on(fen: &str, squares: &[String]) -> serde_json::Map<String, serde_json::Value> {
+    let mut out = serde_json::Map::new();
+    let placement = fen.split_whitespace().next().unwrap_or_default();
+    let Ok(board) = shakmaty::Board::from_ascii_board_fen(placement.as_bytes()) else {
+        return out;
+    };
+    for name in squares {
+        let Ok(sq) = name.parse::<shakmaty::Square>() else {
+            continue;
+        };
+        if let Some(p) = board.piece_at(sq) {
+            let colour = if p.color.is_white() { "white" } else { "black" };
+            let role = match p.role {
+                shakmaty::Role::Pawn => "pawn",
+                shakmaty::Role::Knight => "knight",
+                shakmaty::Role::Bishop => "bishop",
+                shakmaty::Role::Rook => "rook",
+                shakmaty::Role::Queen => "queen",
+                shakmaty::Role::King => "king",
+            };
+            out.insert(name.clone(), serde_json::Value::from(format!("{colour} {role}")));
+        }
+    }
+    out
+}
+
 /// One line for a person.
 pub fn watched_line(w: &Watched) -> String {
     let f = |k: &str| match w.fields.get(k) {
@@ -310,14 +472,23 @@ pub fn watched_line(w: &Watched) -> String {
     };
     let what = match w.kind.as_str() {
         "irregular" => {
-            let done = if f("completed") == "true" {
+            let penalty = f("penalty");
+            let done = if f("completed") != "true" {
+                String::new()
+            } else if penalty.is_empty() {
+                // A daemon that does not send the penalty's words.
                 format!(
                     ", completed: {}'s {} completed one",
                     f("side"),
                     ordinal(f("count").parse().unwrap_or(0))
                 )
             } else {
-                String::new()
+                let action = f("action");
+                if action.is_empty() {
+                    format!(": {penalty}")
+                } else {
+                    format!(": {penalty}; the arbiter may {action}")
+                }
             };
             let kind = f("kind");
             let help = match kind.as_str() {
@@ -328,7 +499,28 @@ pub fn watched_line(w: &Watched) -> String {
                 "displaced" => " (7.4)",
                 _ => "",
             };
-            format!("IRREGULAR {kind}: {} on {}{done}{help}", f("side"), f("squares"))
+            // Each square with the piece the record has on it (`d8 (black
+            // queen)`): the side named is the side to move, not the piece's.
+            let pieces = w.fields.get("pieces").and_then(|p| p.as_object());
+            let squares: Vec<String> = match w.fields.get("squares") {
+                Some(serde_json::Value::Array(a)) => a
+                    .iter()
+                    .filter_map(|v| v.as_str())
+                    .map(
+                        |sq| match pieces.and_then(|p| p.get(sq)).and_then(|p| p.as_str()) {
+                            Some(piece) => format!("{sq} ({piece})"),
+                            None => sq.to_string(),
+                        },
+                    )
+                    .collect(),
+                _ => Vec::new(),
+            };
+            let on = if squares.is_empty() {
+                String::new()
+            } else {
+                format!(" on {}", squares.join(" "))
+            };
+            format!("IRREGULAR {kind}{on}, {} to move{help}{done}", f("side"))
         }
         "touch_move" => format!(
             "TOUCH-MOVE {}: {} touched {} and played {}",
@@ -353,7 +545,8 @@ pub fn watched_line(w: &Watched) -> String {
             f("command")
         ),
         "disconnected" => "BOARD DISCONNECTED: check its cable and power; the game is kept".to_string(),
-        "connected" => "board connected again".to_string(),
+        "connected" if f("again") == "true" => "board connected again".to_string(),
+        "connected" => "board connected".to_string(),
         "board_gone" => "BOARD GONE from the daemon (stopped, or the daemon restarted)".to_string(),
         "game_end" => format!("game ends {} ({})", f("result"), f("termination")),
         "resolved" => "resolved: the board is in step again".to_string(),
@@ -421,6 +614,14 @@ mod tests {
         assert!(clock_ms("1:60:00").is_err());
         assert!(clock_ms("10:00:00").is_err());
         assert!(clock_ms("abc").is_err());
+        assert_eq!(clock_ms("0:09"), Ok(9_000));
+        for bare in ["10", "9", "90", " 5400 "] {
+            let e = clock_ms(bare).unwrap_err();
+            assert!(
+                e.contains("write H:MM:SS or M:SS, as 1:30:00 or 5:00"),
+                "{bare}: {e}"
+            );
+        }
     }
 
     #[test]
@@ -482,7 +683,7 @@ mod tests {
         let line = watched_line(&w);
         assert!(
             line.starts_with(
-                "14:02:11 board 2 (dgt_2): IRREGULAR lost_track: black on e7 e5 (the record lost track"
+                "14:02:11 board 2 (dgt_2): IRREGULAR lost_track on e7 e5, black to move (the record lost track"
             ),
             "{line}"
         );
@@ -490,6 +691,69 @@ mod tests {
         assert_eq!(json["type"], "irregular");
         assert_eq!(json["board"], 2);
         assert_eq!(json["squares"], serde_json::json!(["e7", "e5"]));
+        // No squares: no "on"; a completed one says its penalty and what to do.
+        let mut f = w.fields.clone();
+        f.insert("kind".into(), "clock_without_move".into());
+        f.insert("squares".into(), serde_json::json!([]));
+        f.insert("completed".into(), true.into());
+        f.insert("count".into(), 2.into());
+        f.insert(
+            "penalty".into(),
+            "completed violation number 2 by black: the game is lost".into(),
+        );
+        f.insert(
+            "action".into(),
+            penalty_action(2, "black", 2, "rapid", false).into(),
+        );
+        let line = watched_line(&Watched {
+            fields: f,
+            ..w.clone()
+        });
+        assert_eq!(
+            line,
+            "14:02:11 board 2 (dgt_2): IRREGULAR clock_without_move, black to move: completed violation \
+             number 2 by black: the game is lost; the arbiter may declare the game lost for black (ctl result 2 \
+             1-0 --termination \"rules infraction\"), or drawn if white cannot checkmate (ctl result 2 1/2 \
+             --termination \"rules infraction\")"
+        );
+        // The piece the record has on a square, whoever is to move.
+        let pieces = pieces_on(
+            "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
+            &["d8".into(), "e5".into()],
+        );
+        assert_eq!(
+            serde_json::Value::Object(pieces.clone()),
+            serde_json::json!({"d8": "black queen"})
+        );
+        let mut f = w.fields.clone();
+        f.insert("kind".into(), "displaced".into());
+        f.insert("side".into(), "white".into());
+        f.insert("squares".into(), serde_json::json!(["d8"]));
+        f.insert("pieces".into(), serde_json::Value::Object(pieces));
+        let line = watched_line(&Watched {
+            fields: f,
+            ..w.clone()
+        });
+        assert!(
+            line.ends_with("IRREGULAR displaced on d8 (black queen), white to move (7.4)"),
+            "{line}"
+        );
+        assert!(pieces_on("not a fen", &["d8".into()]).is_empty());
+        assert_eq!(
+            penalty_action(3, "white", 1, "standard", false),
+            "give black the extra time (ctl add-time 3 black +2m)"
+        );
+        assert!(penalty_action(3, "white", 1, "blitz", true).contains("-1m takes it back"));
+        // The first connection is not "again".
+        let c = Watched {
+            kind: "connected".into(),
+            fields: serde_json::Map::new(),
+            ..w.clone()
+        };
+        assert!(watched_line(&c).ends_with(": board connected"));
+        let mut again = c.clone();
+        again.fields.insert("again".into(), true.into());
+        assert!(watched_line(&again).ends_with(": board connected again"));
         assert_eq!(ordinal(2), "2nd");
         assert_eq!(ordinal(12), "12th");
     }

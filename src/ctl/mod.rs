@@ -47,6 +47,17 @@ pub struct CtlArgs {
     pub command: CtlCommand,
 }
 
+/// How `ctl results` prints the round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ResultsFormat {
+    /// A table for people.
+    Text,
+    /// board,white,black,result with a header row, for the tournament program.
+    Csv,
+    /// The round's games, one after another.
+    Pgn,
+}
+
 /// A side of the board.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CtlSide {
@@ -91,13 +102,18 @@ pub enum CtlCommand {
         #[arg(required = true, value_parser = tag_arg, value_name = "NAME=VALUE")]
         tags: Vec<(String, String)>,
     },
-    /// Gives the game's result (the game ends, termination `arbiter`).
+    /// Gives the game's result (the game ends, termination `arbiter`; with
+    /// --termination, the PGN's Termination tag says how it ended).
     Result {
         /// The board: number, id or serial number.
         board: String,
         /// 1-0, 0-1, 1/2 (1/2-1/2) or * (quote it in the shell: '*').
         #[arg(value_parser = result_arg)]
         result: String,
+        /// How the game ended, for the PGN's Termination tag: "time forfeit",
+        /// "adjudication", "rules infraction", ... (one line, up to 60 characters).
+        #[arg(long, value_name = "TEXT", value_parser = termination_arg)]
+        termination: Option<String>,
     },
     /// Takes the game back to ply PLY (Art. 7.5.1: the position before the
     /// irregularity): 0 is the start, 1 after White's first move.
@@ -145,7 +161,9 @@ pub enum CtlCommand {
         #[arg(allow_hyphen_values = true, value_parser = format::duration)]
         time: i32,
     },
-    /// Sets both clocks (H:MM:SS or M:SS); the side running goes on running.
+    /// Sets both clocks (H:MM:SS or M:SS: 1:30:00, 5:00; a bare number such as
+    /// 10 is refused, it could be seconds, minutes or hours); the side running
+    /// goes on running.
     SetClock {
         /// The board: number, id or serial number.
         board: String,
@@ -166,6 +184,18 @@ pub enum CtlCommand {
         /// For how long, in seconds.
         #[arg(default_value_t = 5)]
         seconds: u32,
+    },
+    /// The round's results (board, white, black, result): to check against the
+    /// tournament program or import into it; `--format pgn`: the round's games.
+    /// A game not over shows `*`.
+    Results {
+        /// The round (default: every board's round under way); a round the
+        /// boards have left is in the broadcast folder (round-N/).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        round: Option<u32>,
+        /// text, csv or pgn.
+        #[arg(long, value_enum, default_value = "text")]
+        format: ResultsFormat,
     },
     /// Prints a line for the arbiters' file of the console (`[http] arbiters`):
     /// USER:HASH, an Argon2id hash of the password read from the terminal (twice,
@@ -202,6 +232,10 @@ fn tag_arg(s: &str) -> Result<(String, String), String> {
 
 fn result_arg(s: &str) -> Result<String, String> {
     format::result(s)
+}
+
+fn termination_arg(s: &str) -> Result<String, String> {
+    crate::rules::termination_words(s)
 }
 
 fn time_control_arg(s: &str) -> Result<String, String> {
@@ -274,6 +308,40 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
             }
         }
         CtlCommand::Watch { json } => client.watch(json).await?,
+        CtlCommand::Results { round, format } => {
+            // From D-Bus, not the broadcast folder: `ctl` knows the daemon only
+            // by the bus (the folder's place is in the daemon's configuration,
+            // which ctl does not read, and may not be readable by the arbiter),
+            // and the bus shows each decision at once. It holds each board's game
+            // under way, that is the round being played; an earlier round is
+            // in the folder (round-N/), which this says when asked for one.
+            let boards = client.boards().await?;
+            let round_of =
+                |b: &format::BoardView| b.round.split('.').next().unwrap_or_default().trim().to_string();
+            let chosen: Vec<format::BoardView> = match round {
+                None => boards,
+                Some(n) => {
+                    let n = n.to_string();
+                    let (on, off): (Vec<_>, Vec<_>) = boards.into_iter().partition(|b| round_of(b) == n);
+                    if on.is_empty() {
+                        let mut rounds: Vec<String> =
+                            off.iter().map(round_of).filter(|r| !r.is_empty()).collect();
+                        rounds.sort();
+                        rounds.dedup();
+                        return Err(CtlError::Refused(format!(
+                            "no board plays round {n} now{}: an earlier round's games are in the broadcast folder (round-{n}/)",
+                            if rounds.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" (the boards are on round {})", rounds.join(", "))
+                            }
+                        )));
+                    }
+                    on
+                }
+            };
+            print!("{}", format::results(&chosen, format));
+        }
         CtlCommand::Players { board, white, black } => {
             let b = client.board(&board).await?;
             client
@@ -288,10 +356,25 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
             let shown: Vec<String> = tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
             done(&b, format!("tags {}", shown.join(" ")));
         }
-        CtlCommand::Result { board, result } => {
+        CtlCommand::Result {
+            board,
+            result,
+            termination,
+        } => {
             let b = client.board(&board).await?;
-            client.board_call(&b, "SetResult", &(result.as_str(),)).await?;
-            done(&b, format!("result {result}"));
+            match &termination {
+                // The call of old (a daemon before issue 48 has no SetResultWith).
+                None => client.board_call(&b, "SetResult", &(result.as_str(),)).await?,
+                Some(t) => {
+                    client
+                        .board_call(&b, "SetResultWith", &(result.as_str(), t.as_str()))
+                        .await?
+                }
+            }
+            match termination {
+                None => done(&b, format!("result {result}")),
+                Some(t) => done(&b, format!("result {result} ({t})")),
+            }
         }
         CtlCommand::Reinstate { board, ply } => {
             let b = client.board(&board).await?;

@@ -6,6 +6,8 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod pairings;
+mod results;
+mod watch;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

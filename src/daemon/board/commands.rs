@@ -87,6 +87,7 @@ impl BoardTask {
             | Command::SetPosition(_)
             | Command::Reinstate(_)
             | Command::SetResult(_)
+            | Command::SetResultWith(..)
             | Command::SetTimeControl(_)
             | Command::SetClock(..)
             | Command::AddTime(..) => Ok(()),

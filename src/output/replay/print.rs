@@ -145,6 +145,7 @@ pub fn game_pgn_digest(g: &Game, tags: &Tags) -> u64 {
     let mut h = fnv::FnvHasher::default();
     tags.hash(&mut h);
     g.result.hash(&mut h);
+    g.termination_words.hash(&mut h);
     matches!(g.mode, CastlingMode::Chess960).hash(&mut h);
     g.start_fen.hash(&mut h);
     g.time_control.hash(&mut h);
@@ -188,7 +189,14 @@ pub fn game_pgn(g: &Game, tags: &Tags) -> String {
             let _ = writeln!(s, "[SetUp \"1\"]\n[FEN \"{}\"]", g.start_fen);
         }
         if let Some((_, termination)) = g.result {
-            let _ = writeln!(s, "[Termination \"{termination}\"]");
+            match &g.termination_words {
+                Some(words) => {
+                    let _ = writeln!(s, "[Termination \"{}\"]", tag_value(words));
+                }
+                None => {
+                    let _ = writeln!(s, "[Termination \"{termination}\"]");
+                }
+            }
         }
         if let Some(tc) = &g.time_control {
             let _ = writeln!(s, "[TimeControl \"{}\"]", tag_value(tc));

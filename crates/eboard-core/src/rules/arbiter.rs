@@ -21,6 +21,10 @@ pub enum Decision {
     Reinstate(u32),
     /// The game's result (`1-0`, `0-1`, `1/2-1/2`, `*`).
     SetResult(String),
+    /// The game's result and the words of the PGN `Termination` tag (`time
+    /// forfeit`, `adjudication`): journaled as `SetResult` with a second argument
+    /// (a journal's `SetResult` with one argument is [`Decision::SetResult`]).
+    SetResultWith(String, String),
     /// The time control of the game about to start, and who keeps the time: an
     /// arbiter's `SetTimeControl` drives the clock; the configuration's time
     /// control in report mode only names the periods and the `TimeControl` tag.
@@ -50,7 +54,7 @@ impl Decision {
             Decision::NewGame(_) => "NewGame",
             Decision::SetPosition(_) => "SetPosition",
             Decision::Reinstate(_) => "Reinstate",
-            Decision::SetResult(_) => "SetResult",
+            Decision::SetResult(_) | Decision::SetResultWith(..) => "SetResult",
             Decision::SetTimeControl { .. } => "SetTimeControl",
             Decision::SetClock(..) => "SetClock",
             Decision::AddTime(..) => "AddTime",
@@ -65,6 +69,7 @@ impl Decision {
             Decision::NewGame(s) | Decision::SetPosition(s) | Decision::SetResult(s) => {
                 vec![Value::String(s.clone())]
             }
+            Decision::SetResultWith(r, t) => vec![Value::String(r.clone()), Value::String(t.clone())],
             Decision::SetTimeControl { spec, mode } => match mode {
                 ClockMode::Drive => vec![Value::String(spec.clone())],
                 ClockMode::Report => vec![Value::String(spec.clone()), Value::from(mode.name())],
@@ -86,7 +91,11 @@ impl Decision {
         Ok(Some(match method {
             "NewGame" => Decision::NewGame(one_string()?),
             "SetPosition" => Decision::SetPosition(one_string()?),
-            "SetResult" => Decision::SetResult(one_string()?),
+            "SetResult" => match args {
+                [Value::String(r)] => Decision::SetResult(r.clone()),
+                [Value::String(r), Value::String(t)] => Decision::SetResultWith(r.clone(), t.clone()),
+                _ => return Err("SetResult takes a result and, optionally, the termination's words".into()),
+            },
             "SetTimeControl" => match args {
                 [Value::String(spec)] => Decision::SetTimeControl {
                     spec: spec.clone(),
@@ -127,6 +136,27 @@ impl Decision {
             _ => return Ok(None),
         }))
     }
+}
+
+/// The most characters the words of a `Termination` tag an arbiter gives take.
+pub const MAX_TERMINATION_CHARS: usize = 60;
+
+/// The words of a `Termination` tag an arbiter gives (`time forfeit`,
+/// `adjudication`), trimmed: one line of at most [`MAX_TERMINATION_CHARS`]
+/// characters, not empty. They come from outside (a call, a journal): what is
+/// wrong is said, nothing panics.
+pub fn termination_words(text: &str) -> Result<String, String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err("the termination is empty: say how the game ended (time forfeit, adjudication)".into());
+    }
+    if t.chars().count() > MAX_TERMINATION_CHARS || t.chars().any(char::is_control) {
+        return Err(format!(
+            "the termination `{}` is not one line of at most {MAX_TERMINATION_CHARS} characters",
+            crate::text::clip_to(t, 40)
+        ));
+    }
+    Ok(t.to_string())
 }
 
 /// A start position from a FEN (standard castling, or Chess960 when the FEN says so).
@@ -207,13 +237,23 @@ impl Core {
             Decision::Reinstate(ply) => self
                 .arbiter_reinstate(*ply as usize, t_us)
                 .map_err(Refused::NoGame),
-            Decision::SetResult(r) => self.arbiter_result(r, t_us).map_err(|e| {
+            Decision::SetResult(r) => self.arbiter_result_with(r, None, t_us).map_err(|e| {
                 if e.contains("no game") {
                     Refused::NoGame(e)
                 } else {
                     Refused::InvalidArgument(e)
                 }
             }),
+            Decision::SetResultWith(r, words) => {
+                let words = termination_words(words).map_err(Refused::InvalidArgument)?;
+                self.arbiter_result_with(r, Some(words), t_us).map_err(|e| {
+                    if e.contains("no game") {
+                        Refused::NoGame(e)
+                    } else {
+                        Refused::InvalidArgument(e)
+                    }
+                })
+            }
             Decision::SetTimeControl { spec, mode } => {
                 let tc = crate::clock::control::TimeControl::parse(spec).map_err(Refused::InvalidArgument)?;
                 self.set_time_control(Some(tc), *mode == ClockMode::Drive, t_us)
@@ -235,6 +275,7 @@ mod tests {
             Decision::SetPosition("8/8/8/8/8/8/8/K1k5 w - - 0 1".into()),
             Decision::Reinstate(4),
             Decision::SetResult("1/2-1/2".into()),
+            Decision::SetResultWith("1-0".into(), "time forfeit".into()),
             Decision::SetTimeControl {
                 spec: "40/5400+30:1800+30".into(),
                 mode: ClockMode::Drive,
@@ -255,6 +296,19 @@ mod tests {
         assert!(Decision::from_record("SetClock", &[Value::from("x"), Value::from(2)]).is_err());
         assert!(Decision::from_record("Reinstate", &[Value::from("x")]).is_err());
         assert!(Decision::from_record("SetResult", &[]).is_err());
+        // A journal written before the termination's words: one argument.
+        assert_eq!(
+            Decision::from_record("SetResult", &[Value::from("1-0")]),
+            Ok(Some(Decision::SetResult("1-0".into())))
+        );
+        assert!(Decision::from_record("SetResult", &[Value::from("1-0"), Value::from(3)]).is_err());
+        assert_eq!(
+            termination_words("  time forfeit "),
+            Ok("time forfeit".to_string())
+        );
+        assert!(termination_words(" ").is_err());
+        assert!(termination_words("a\nb").is_err());
+        assert!(termination_words(&"x".repeat(61)).is_err());
         // The D-Bus call's form (and every recording before the mode was
         // written) drives the clock.
         assert_eq!(

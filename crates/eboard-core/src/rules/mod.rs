@@ -36,7 +36,7 @@ mod values;
 
 use shakmaty::{Bitboard, Board, CastlingMode, Chess, Color, Move, Piece, Position, Role, Square};
 
-pub use arbiter::{Decision, Refused, parse_start};
+pub use arbiter::{Decision, MAX_TERMINATION_CHARS, Refused, parse_start, termination_words};
 pub use event::{
     Config, Event, EventKind, FlagPolicy, IrregularKind, MAX_THRESHOLD_MS, Penalty, Profile, Side,
 };
@@ -210,6 +210,7 @@ impl Core {
             return Err(format!("ply {ply} is beyond the game's {} plies", g.ply()));
         }
         g.result = None;
+        g.termination_words = None;
         self.tentative = None;
         self.held = None;
         self.take_back(ply, t_us);
@@ -220,6 +221,17 @@ impl Core {
 
     /// Arbiter: the game's result (`1-0`, `0-1`, `1/2-1/2`, `*`).
     pub fn arbiter_result(&mut self, result: &str, t_us: u64) -> Result<(), String> {
+        self.arbiter_result_with(result, None, t_us)
+    }
+
+    /// Arbiter: the game's result, and the words of its PGN `Termination` tag
+    /// when given (else the tag says `arbiter`).
+    pub fn arbiter_result_with(
+        &mut self,
+        result: &str,
+        words: Option<String>,
+        t_us: u64,
+    ) -> Result<(), String> {
         self.advance(t_us);
         let Some(result) = GameResult::parse(result) else {
             return Err(format!("`{result}` is not a result (1-0, 0-1, 1/2-1/2 or *)"));
@@ -229,8 +241,12 @@ impl Core {
         }
         if let Some(g) = &mut self.game {
             g.result = None;
+            g.termination_words = None;
         }
         self.end_game(t_us, result, Termination::Arbiter);
+        if let Some(g) = &mut self.game {
+            g.termination_words = words;
+        }
         Ok(())
     }
 

@@ -48,6 +48,9 @@ pub struct Game {
     /// The placement hash of each position (`matching`).
     placements: Vec<u64>,
     pub result: Option<(GameResult, Termination)>,
+    /// The words of the PGN `Termination` tag an arbiter gave with the result
+    /// (`time forfeit`); none: the tag is the termination's name.
+    pub termination_words: Option<String>,
     /// Claims already reported, so each is said once per position.
     pub claimed: Vec<(usize, DrawReason)>,
     /// The time control the game is played at, in PGN syntax, when known.
@@ -74,6 +77,7 @@ impl Game {
             hashes: with_room(hash),
             placements: with_room(placement),
             result: None,
+            termination_words: None,
             claimed: Vec::new(),
             time_control: None,
             clocks: None,

@@ -1,0 +1,197 @@
+//! Issue 48 (part): `ctl set-clock` refuses a bare number, `ctl result
+//! --termination` reaches the PGN's Termination tag (and a journal of old, one
+//! argument, still reads), `ctl results` prints the round as text, CSV and PGN.
+
+use super::*;
+
+/// A configuration for boards 1-2 (`dir`/board1..2), white on the clock's left.
+fn two_boards(dir: &Path) -> PathBuf {
+    let cfg = dir.join("config.toml");
+    let mut text = format!(
+        "event = \"Desk Open\"\nround = 1\noutput = \"{}\"\nstate = \"{}\"\n[clock]\nwhite = \"left\"\n",
+        dir.join("live").display(),
+        dir.join("state").display()
+    );
+    for n in 1..=2 {
+        text.push_str(&format!(
+            "[[board]]\ndevice = \"{}\"\nnumber = {n}\nwhite = \"White, {n}\"\nblack = \"Black {n}\"\n",
+            dir.join(format!("board{n}")).display()
+        ));
+    }
+    std::fs::write(&cfg, text).unwrap();
+    cfg
+}
+
+fn start_two(cfg: &Path, dir: &Path, address: &str) -> Running {
+    let devices: Vec<PathBuf> = (1..=2).map(|n| dir.join(format!("board{n}"))).collect();
+    Running::spawn(&mut run_command(cfg, &devices, Some(address)))
+}
+
+/// Two boards, one result given with its termination: `set-clock 1 10 9` is
+/// refused with the forms it takes and changes nothing; `result --termination`
+/// is journaled (`SetResult` with two arguments) and is the PGN's Termination
+/// tag, also after a SIGKILL; `results` says the round in text, CSV and PGN, and
+/// a round no board plays is refused with where its games are.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_with_its_termination_and_the_rounds_results_in_text_csv_and_pgn() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let address = private_bus(d).await;
+    let cfg = two_boards(d);
+    let moves = long_game();
+    let _b1 = emulate(game_log(&moves[..6], 41), &d.join("board1"), "4801");
+    let _b2 = emulate(standing(""), &d.join("board2"), "4802");
+    let daemon = start_two(&cfg, d, &address);
+    let game1 = d.join("live/round-1/game-1.pgn");
+    wait_for("six plies on board 1", 30, || plies_in(&game1) == 6).await;
+    property_is(&address, 2, "Status", "playing").await;
+
+    // A bare number is no clock time: refused (usage), nothing changed.
+    let before = value_text(&property(&address, 2, "WhiteClockMs").await.unwrap());
+    let o = ctl(&address, &["set-clock", "2", "10", "9"]).await;
+    assert_eq!(o.code, 2, "{}{}", o.out, o.err);
+    assert!(
+        o.err
+            .contains("`10` is not a clock time: write H:MM:SS or M:SS, as 1:30:00 or 5:00"),
+        "{}",
+        o.err
+    );
+    let o = ctl(&address, &["set-clock", "2", "1:30:00", "9"]).await;
+    assert_eq!(o.code, 2, "{}", o.err);
+    assert!(o.err.contains("`9` is not a clock time"), "{}", o.err);
+    assert_eq!(
+        value_text(&property(&address, 2, "WhiteClockMs").await.unwrap()),
+        before
+    );
+    // The forms it takes (the journal has the decision; none of the refused).
+    ok(&address, &["set-clock", "2", "1:30:00", "5:00"]).await;
+    let journal = std::fs::read_to_string(d.join("state/recordings/board2.esl")).unwrap();
+    assert!(
+        journal.contains(" arbiter SetClock 5400000 300000\n"),
+        "{journal}"
+    );
+    assert_eq!(journal.matches(" arbiter SetClock ").count(), 1, "{journal}");
+
+    // A termination that is no line is a usage error.
+    let o = ctl(&address, &["result", "1", "1-0", "--termination", " "]).await;
+    assert_eq!(o.code, 2, "{}", o.err);
+    let said = ok(&address, &["result", "1", "1-0", "--termination", "time forfeit"]).await;
+    assert!(said.contains("result 1-0 (time forfeit)"), "{said}");
+    property_is(&address, 1, "Result", "1-0").await;
+    wait_for("board 1's PGN ends 1-0 on time", 20, || {
+        tag_in(&game1, "Result") == "1-0" && tag_in(&game1, "Termination") == "time forfeit"
+    })
+    .await;
+    let recording = d.join("state/recordings/board1.esl");
+    let text = std::fs::read_to_string(&recording).unwrap();
+    assert!(
+        text.contains(" arbiter SetResult \"1-0\" \"time forfeit\"\n"),
+        "{text}"
+    );
+
+    // The round's results.
+    let table = ok(&address, &["results"]).await;
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines[0], "round 1", "{table}");
+    assert!(lines[1].starts_with("BOARD  WHITE"), "{table}");
+    assert!(lines[2].starts_with("    1  White, 1  Black 1  1-0"), "{table}");
+    assert!(
+        lines[3].starts_with("    2  White, 2  Black 2  * (playing, 0 plies)"),
+        "{table}"
+    );
+    assert_eq!(lines.len(), 4, "{table}");
+    let csv = ok(&address, &["results", "--round", "1", "--format", "csv"]).await;
+    assert_eq!(
+        csv,
+        "board,white,black,result\n1,\"White, 1\",Black 1,1-0\n2,\"White, 2\",Black 2,*\n"
+    );
+    let pgn = ok(&address, &["results", "--format", "pgn"]).await;
+    let games: Vec<&str> = pgn.split("[Event ").filter(|g| !g.trim().is_empty()).collect();
+    assert_eq!(games.len(), 2, "{pgn}");
+    assert!(
+        games[0].contains("[Board \"1\"]") || games[0].contains("[White \"White, 1\"]"),
+        "{pgn}"
+    );
+    assert!(games[0].contains("[Termination \"time forfeit\"]"), "{pgn}");
+    assert!(games[0].contains("[Result \"1-0\"]"), "{pgn}");
+    assert!(games[1].contains("[White \"White, 2\"]"), "{pgn}");
+    assert!(games[1].contains("[Result \"*\"]"), "{pgn}");
+    let o = ctl(&address, &["results", "--round", "2"]).await;
+    assert_eq!(o.code, 1, "{}{}", o.out, o.err);
+    assert!(
+        o.err
+            .contains("no board plays round 2 now (the boards are on round 1)")
+            && o.err.contains("round-2/"),
+        "{}",
+        o.err
+    );
+    let o = ctl(&address, &["results", "--format", "xml"]).await;
+    assert_eq!(o.code, 2, "{}", o.err);
+
+    // The journal's two arguments are read back after a SIGKILL.
+    daemon.kill();
+    std::fs::remove_dir_all(d.join("live/round-1")).unwrap();
+    let _daemon = start_two(&cfg, d, &address);
+    wait_for("board 1's PGN again, ended on time", 30, || {
+        tag_in(&game1, "Result") == "1-0" && tag_in(&game1, "Termination") == "time forfeit"
+    })
+    .await;
+    property_is(&address, 1, "Result", "1-0").await;
+    let csv = ok(&address, &["results", "--format", "csv"]).await;
+    let boards = ok(&address, &["boards"]).await;
+    assert!(csv.contains("\n1,\"White, 1\",Black 1,1-0\n"), "{csv}{boards}");
+}
+
+/// A journal of old (`arbiter SetResult "1-0"`, one argument) still reads
+/// (Termination `arbiter`), and the new form's words are the Termination tag:
+/// `replay`, the real binary, on both.
+#[test]
+fn a_journal_with_one_or_two_arguments_to_set_result_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = |arbiter: &str| {
+        format!(
+            "# eboard-sensor-log 1\n0.000 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n\
+             1.000 lift e2 P\n1.400 place e4 P\n5.000 {arbiter}\n"
+        )
+    };
+    for (record, tag) in [
+        ("arbiter SetResult \"1-0\"", "arbiter"),
+        ("arbiter SetResult \"0-1\" \"time forfeit\"", "time forfeit"),
+    ] {
+        let path = dir.path().join("old.esl");
+        std::fs::write(&path, log(record)).unwrap();
+        let out = std::process::Command::new(bin())
+            .args(["replay", "--format", "pgn"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let pgn = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{record}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            pgn.contains(&format!("[Termination \"{tag}\"]")),
+            "{record}:\n{pgn}"
+        );
+    }
+    // A second argument that is not text: the decision does not read and is
+    // not applied (as any malformed `arbiter` record), nothing panics.
+    let path = dir.path().join("bad.esl");
+    std::fs::write(&path, log("arbiter SetResult \"1-0\" 3")).unwrap();
+    let out = std::process::Command::new(bin())
+        .args(["replay", "--format", "pgn"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let pgn = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(pgn.contains("[Result \"*\"]"), "{pgn}");
+}
