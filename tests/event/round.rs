@@ -311,7 +311,9 @@ fn seen_across_restarts(g: &BoardGame, recording: &SensorLog) -> Vec<(usize, usi
         );
     }
     let window = 3.0e6 * SPEED;
-    let same = |s: &(Option<usize>, u64, Touch), g: &(u64, Touch)| s.2 == g.1 && (s.1 as f64 - g.0 as f64).abs() < window;
+    let same = |s: &(Option<usize>, u64, Touch), g: &(u64, Touch)| {
+        s.2 == g.1 && (s.1 as f64 - g.0 as f64).abs() < window
+    };
     let mut out: Vec<(usize, usize)> = plies.iter().map(|ts| (0, ts.len())).collect();
     for i in pair(sent, &got, same) {
         if let Some(p) = sent[i].0 {
