@@ -40,7 +40,8 @@ pub struct Seen {
     /// `replay --format pgn` of the board's recording.
     pub replayed: String,
     /// The recording's events (`replay --format jsonl`) whose type is
-    /// `irregular`, `resolved`, `move`, `game_end` or `game_start`, in order.
+    /// `irregular`, `resolved`, `move` (`inferred_move` for one found across a
+    /// gap), `game_end` or `game_start`, in order.
     pub alarms: Vec<String>,
 }
 
@@ -140,10 +141,14 @@ pub fn judge(t: &Truth, s: &Seen) -> Vec<String> {
     }
     // Every alarm raised is cleared once its cause is gone: after each
     // irregularity, what comes first of its resolution, the game's end or a new
-    // game, and a move, is not the move (the alarm of issue 47, 4 stayed up over
-    // the moves that followed), and the last one is cleared.
+    // game, and a move seen, is not the move (the alarm of issue 47, 4 stayed up
+    // over the moves that followed), and the last one is cleared. Moves found
+    // across a gap (`inferred`) may come before the resolution: finding them is
+    // how a lost track is resolved.
     for (i, _) in s.alarms.iter().enumerate().filter(|(_, a)| *a == "irregular") {
-        let next = s.alarms[i + 1..].iter().find(|b| *b != "irregular");
+        let next = s.alarms[i + 1..]
+            .iter()
+            .find(|b| *b != "irregular" && *b != "inferred_move");
         match next.map(String::as_str) {
             Some("resolved" | "game_end" | "game_start") => {}
             other => {
@@ -222,6 +227,15 @@ mod tests {
     fn a_round_as_played_passes() {
         let (t, s) = good();
         assert_eq!(judge(&t, &s), Vec::<String>::new());
+        // A lost track resolved once the moves missed are found.
+        let (t, mut s) = good();
+        s.alarms = vec![
+            "irregular".into(),
+            "inferred_move".into(),
+            "resolved".into(),
+            "move".into(),
+        ];
+        assert_eq!(judge(&t, &s), Vec::<String>::new());
     }
 
     /// A phantom game after a restart (issue 47, 1).
@@ -293,6 +307,14 @@ mod tests {
             "irregular".into(),
             "move".into(),
             "move".into(),
+        ];
+        fails_with(&t, &s, "never cleared");
+        let (t, mut s) = good();
+        s.alarms = vec![
+            "irregular".into(),
+            "inferred_move".into(),
+            "move".into(),
+            "resolved".into(),
         ];
         fails_with(&t, &s, "never cleared");
         let (t, mut s) = good();

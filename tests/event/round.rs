@@ -294,23 +294,47 @@ fn seen_across_restarts(g: &BoardGame, recording: &SensorLog) -> Vec<(usize, usi
             _ => {}
         }
     }
-    // Each touch read, at the log time it stands for: its segment's first touch
-    // is the first touch sent after the last one aligned that matches it.
+    // Each touch read, at the log time it stands for: each segment is laid on
+    // the touches sent with the offset that pairs most of its touches (tried
+    // from its first touches, each against the first touches sent after the
+    // last segment that match it: a first touch may be a stale one, read from
+    // the line's buffer after a restart).
+    let window = 3.0e6 * SPEED;
+    // The recording's µs (the daemon's time runs as real time) in log µs.
+    let scaled = |r: u64| (r as f64 * SPEED) as i64;
     let mut got: Vec<(u64, Touch)> = Vec::new();
     let mut from = 0usize;
     for seg in segments {
-        let Some(&(r0, first)) = seg.first() else { continue };
-        let Some(k) = (from..sent.len()).find(|&k| sent[k].2 == first) else {
-            continue;
-        };
-        let l0 = sent[k].1;
-        from = k;
-        got.extend(
+        let fits = |offset: i64| {
             seg.iter()
-                .map(|(r, t)| (l0 + ((r.saturating_sub(r0)) as f64 * SPEED) as u64, *t)),
-        );
+                .filter(|(r, t)| {
+                    let at = scaled(*r) + offset;
+                    sent[from..]
+                        .iter()
+                        .any(|s| s.2 == *t && ((s.1 as i64 - at).abs() as f64) < window)
+                })
+                .count()
+        };
+        let mut best: Option<(usize, i64, usize)> = None;
+        for &(r, t) in seg.iter().take(8) {
+            for (k, s) in sent
+                .iter()
+                .enumerate()
+                .skip(from)
+                .filter(|(_, s)| s.2 == t)
+                .take(3)
+            {
+                let offset = s.1 as i64 - scaled(r);
+                let n = fits(offset);
+                if best.is_none_or(|(b, _, _)| n > b) {
+                    best = Some((n, offset, k));
+                }
+            }
+        }
+        let Some((_, offset, k)) = best else { continue };
+        from = k;
+        got.extend(seg.iter().map(|(r, t)| ((scaled(*r) + offset).max(0) as u64, *t)));
     }
-    let window = 3.0e6 * SPEED;
     let same = |s: &(Option<usize>, u64, Touch), g: &(u64, Touch)| {
         s.2 == g.1 && (s.1 as f64 - g.0 as f64).abs() < window
     };
@@ -542,7 +566,19 @@ fn judge_all(
         let alarms = replay("jsonl")
             .lines()
             .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .filter_map(|e| e["type"].as_str().map(str::to_string))
+            .filter_map(|e| {
+                let kind = e["type"].as_str()?;
+                // A move found across a gap is part of finding the game again
+                // (the way out of `lost_track`), not a move made over an alarm.
+                Some(
+                    if kind == "move" && e["inferred"] == true {
+                        "inferred_move"
+                    } else {
+                        kind
+                    }
+                    .to_string(),
+                )
+            })
             .filter(|t| ["irregular", "resolved", "move", "game_end", "game_start"].contains(&t.as_str()))
             .collect();
         let touches = eboard_bridge::log::read_log(&recording)

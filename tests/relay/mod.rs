@@ -66,7 +66,9 @@ impl HostSide {
         ] {
             close_on_exec(fd);
         }
-        Ok(HostSide { master, slave })
+        let host = HostSide { master, slave };
+        host.release_exclusive();
+        Ok(host)
     }
 
     /// A host that opened the line made it exclusive (as the daemon's serial
