@@ -23,6 +23,7 @@
 //! `EVENT=full cargo test --release --test event -- --nocapture`
 //! (`EVENT_SEEDS=N[,N...]` for given seeds).
 
+mod boards;
 #[path = "../common/mod.rs"]
 mod common;
 mod judge;
