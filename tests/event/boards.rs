@@ -18,8 +18,6 @@ pub struct BoardGame {
     pub start: Chess,
     pub moves: Vec<Move>,
     pub log: SensorLog,
-    /// Each ply's own lifts and placements (log µs).
-    pub plies: Vec<Vec<(u64, Touch)>>,
     /// Every lift and placement of the log in order (log µs), with the ply it
     /// belongs to (`None`: a slip's).
     pub touches: Vec<(Option<usize>, u64, Touch)>,
@@ -101,7 +99,6 @@ pub fn board_game(plan: &Plan, b: usize) -> BoardGame {
     hands.set_clock(ClockTime::from_hms(1, 30, 0).unwrap());
     hands.wait(8000);
     let mut pos = start.clone();
-    let mut plies = Vec::new();
     let mut owner: Vec<(usize, usize)> = Vec::new();
     for mv in &moves {
         // Slips at a human pace: an illegal move held past the threshold, the
@@ -130,12 +127,6 @@ pub fn board_game(plan: &Plan, b: usize) -> BoardGame {
         hands.play(&pos, mv);
         owner.push((from, hands.records.len()));
         pos.play_unchecked(*mv);
-        plies.push(
-            hands.records[from..]
-                .iter()
-                .filter_map(|r| touch_of(&r.kind).map(|t| (r.time.micros(), t)))
-                .collect(),
-        );
     }
     hands.flush();
     let touches = hands
@@ -154,7 +145,6 @@ pub fn board_game(plan: &Plan, b: usize) -> BoardGame {
         start,
         moves,
         log,
-        plies,
         touches,
         white: Player {
             name: format!("White{n}, Ann"),

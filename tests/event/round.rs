@@ -80,7 +80,6 @@ async fn plies(address: &str, n: usize) -> Option<usize> {
 fn seen_across_restarts(g: &BoardGame, recording: &SensorLog) -> Vec<(usize, usize)> {
     use eboard_bridge::board::BoardEvent;
     use eboard_bridge::log::{Played, Player};
-    let plies = &g.plies;
     let sent = &g.touches;
     // Segments of touches read while the board was known, each from a gap on.
     let mut segments: Vec<Vec<(u64, Touch)>> = vec![Vec::new()];
@@ -154,7 +153,13 @@ fn seen_across_restarts(g: &BoardGame, recording: &SensorLog) -> Vec<(usize, usi
     let same = |s: &(Option<usize>, u64, Touch), g: &(u64, Touch)| {
         s.2 == g.1 && (s.1 as f64 - g.0 as f64).abs() < window
     };
-    let mut out: Vec<(usize, usize)> = plies.iter().map(|ts| (0, ts.len())).collect();
+    // Per ply: its touches paired, of all its touches.
+    let mut out: Vec<(usize, usize)> = vec![(0, 0); g.moves.len()];
+    for (p, _, _) in sent {
+        if let Some(p) = p {
+            out[*p].1 += 1;
+        }
+    }
     for i in pair(sent, &got, same) {
         if let Some(p) = sent[i].0 {
             out[p].0 += 1;
