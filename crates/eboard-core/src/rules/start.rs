@@ -224,7 +224,10 @@ impl Core {
         self.tentative = None;
         self.held = None;
         self.takeback = None;
-        self.irregular = None;
+        // A board reported irregular (the last game's, or this one's before it
+        // started) is explained by the new game: `resolved`, so that no
+        // alarm raised stands for ever.
+        self.resolve(t);
         self.violations = [0, 0];
         self.line.new_game();
         self.pending_end = None;
