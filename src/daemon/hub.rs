@@ -22,6 +22,7 @@ use super::board::{BoardSetup, BoardUpdate};
 use super::config::{self, Config};
 pub use super::dir::entries;
 use super::dir::watch_dir;
+use super::round::{AtReload, SetByCtl, pairings_of};
 use super::supervise::Supervisor;
 use super::{DaemonError, Input, device};
 use crate::api::{BoardRef, Command, Error, Request, Sink, Snapshot};
@@ -55,8 +56,9 @@ pub(crate) struct Hub {
     /// file, replaced (board by board) by `SetPairings`; a board added later
     /// takes its own.
     pairings: std::collections::BTreeMap<u32, std::collections::BTreeMap<String, String>>,
-    /// The round `SetPairings` gave (until the configuration is read again).
-    round: Option<u32>,
+    /// What `SetPairings` set over the configuration (`daemon::round`: it
+    /// stands until the file's round or pairings change).
+    ctl: Option<SetByCtl>,
     date: String,
     slots: Vec<Slot>,
     tasks: Vec<JoinHandle<()>>,
@@ -75,9 +77,23 @@ impl Hub {
         reload: mpsc::Receiver<Config>,
         list: watch::Sender<Vec<BoardRef>>,
     ) -> Hub {
+        let state = config.state_dir();
+        let ctl = SetByCtl::load(&state).and_then(|set| match set.at_reload(&config) {
+            AtReload::Kept(words) => {
+                tracing::info!("as before the restart, {words}");
+                Some(set)
+            }
+            AtReload::Replaced(words) => {
+                tracing::warn!("since the restart, {words}");
+                SetByCtl::forget(&state);
+                None
+            }
+        });
         Hub {
-            pairings: pairings_of(&config),
-            round: None,
+            pairings: ctl
+                .as_ref()
+                .map_or_else(|| pairings_of(&config), |c| c.pairings.clone()),
+            ctl,
             pairings_calls: None,
             config,
             connection,
@@ -244,7 +260,10 @@ impl Hub {
     fn board_update(&self, serial: Option<&str>, device: &Path, fallback: u32) -> BoardUpdate {
         let entry = self.config.board(serial, device);
         let number = entry.map_or(fallback, |b| b.number);
-        let round = self.round.unwrap_or_else(|| self.config.round());
+        let round = self
+            .ctl
+            .as_ref()
+            .map_or_else(|| self.config.round(), |c| c.round_or(&self.config));
         let mut tags = Tags {
             event: self.config.event.clone().unwrap_or_else(|| "?".into()),
             site: self.config.site.clone().unwrap_or_else(|| "?".into()),
@@ -278,8 +297,17 @@ impl Hub {
     /// are bridged. (The folders, the rules and the bus stay as they started.)
     async fn reconfigure(&mut self, config: Config) {
         let devices = super::devices(&[], &config);
-        self.pairings = pairings_of(&config);
-        self.round = None;
+        let mut said = None;
+        match self.ctl.as_ref().map(|c| c.at_reload(&config)) {
+            Some(AtReload::Kept(words)) => said = Some(words),
+            Some(AtReload::Replaced(words)) => {
+                tracing::warn!("configuration read again: {words}");
+                SetByCtl::forget(&self.config.state_dir());
+                self.ctl = None;
+                self.pairings = pairings_of(&config);
+            }
+            None => self.pairings = pairings_of(&config),
+        }
         self.config = config;
         self.date = super::board::pgn_date();
         for i in 0..self.slots.len() {
@@ -302,7 +330,10 @@ impl Hub {
                 }
             }
         }
-        tracing::info!("configuration read again: round {}", self.config.round());
+        match said {
+            Some(words) => tracing::info!("configuration read again: {words}"),
+            None => tracing::info!("configuration read again: round {}", self.config.round()),
+        }
     }
 
     /// The number each board's next games take (as `reconfigure` finds it).
@@ -368,9 +399,21 @@ impl Hub {
         for (n, tags) in boards {
             self.pairings.insert(n, tags);
         }
+        let mut set = self
+            .ctl
+            .take()
+            .unwrap_or_else(|| SetByCtl::over(&self.config, Default::default()));
         if round != 0 {
-            self.round = Some(round);
+            set.round = Some(round);
         }
+        set.pairings = self.pairings.clone();
+        if let Err(e) = set.save(&self.config.state_dir()) {
+            tracing::warn!(
+                "cannot keep the pairings `ctl pairings` set in {} ({e}): after a restart the configuration's stand",
+                self.config.state_dir().display()
+            );
+        }
+        self.ctl = Some(set);
         let mut result = Ok(());
         for (id, rx) in answers {
             let r = match tokio::time::timeout(Duration::from_secs(10), rx).await {
@@ -491,16 +534,4 @@ impl Hub {
             let _ = t.await;
         }
     }
-}
-
-/// The configuration's pairings by board number.
-fn pairings_of(
-    config: &Config,
-) -> std::collections::BTreeMap<u32, std::collections::BTreeMap<String, String>> {
-    config
-        .pairing_list
-        .iter()
-        .flat_map(|p| &p.boards)
-        .map(|p| (p.board, p.tags.clone()))
-        .collect()
 }

@@ -16,6 +16,7 @@ pub mod hub;
 pub mod notify;
 mod resume;
 pub mod roster;
+pub mod round;
 pub mod supervise;
 
 use std::path::PathBuf;

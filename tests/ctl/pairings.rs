@@ -158,10 +158,53 @@ async fn pairings_from_pgn_and_csv_tag_the_next_games_and_bad_files_change_nothi
     // Journaled: after SIGKILL the boards still have round 4's pairing.
     daemon.kill();
     std::fs::remove_dir_all(d.join("live")).unwrap();
-    let _daemon = start(&cfg, d, &address);
+    let daemon = start(&cfg, d, &address);
     expect_round4("after SIGKILL").await;
     let text = std::fs::read_to_string(d.join("state/recordings/board2.esl")).unwrap();
     assert!(text.contains(" arbiter SetPairing 4 {"), "no SetPairing record");
+    assert_eq!(
+        daemon.logged("as before the restart, round 4 and the pairings set by `ctl pairings` stand"),
+        1,
+        "{}",
+        daemon.log()
+    );
+
+    // A reload with the file as it was keeps what `ctl` set (it undid it before:
+    // board 2's next game went back to round 1), and says so.
+    common::send_signal(daemon.child.id(), libc::SIGHUP);
+    wait_for("the reload said", 20, || {
+        daemon.logged("configuration read again: round 4 and the pairings set by `ctl pairings` stand") == 1
+    })
+    .await;
+    ok(&address, &["new-game", "2"]).await;
+    // Answered once the new game is published.
+    property_is(&address, 2, "Round", "4").await;
+    property_is(&address, 2, "White", "Ding, Liren").await;
+    for old in ["game-2.pgn", "game-2-2.pgn"] {
+        assert!(
+            !d.join("live/round-1").join(old).exists(),
+            "board 2 went back to round 1"
+        );
+    }
+    // A file that moved on to round 5 wins, and says what it replaced.
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("round = 1\n", "round = 5\n");
+    std::fs::write(&cfg, text).unwrap();
+    common::send_signal(daemon.child.id(), libc::SIGHUP);
+    wait_for("the file's round said", 20, || {
+        daemon.logged("configuration read again: the file's round 5 and its pairings replace round 4 and the pairings set by `ctl pairings`") == 1
+    })
+    .await;
+    ok(&address, &["new-game", "2"]).await;
+    property_is(&address, 2, "Round", "5").await;
+    let next = d.join("live/round-5/game-2.pgn");
+    wait_for("board 2's next game in round 5", 20, || {
+        tag_in(&next, "White") == "White 2"
+    })
+    .await;
+    assert_eq!(tag_in(&next, "Round"), "5.2");
+    assert!(!d.join("state/ctl-round.json").exists(), "ctl's round still kept");
 }
 
 /// `pairings = "FILE"` in the configuration: read at start (the round from the
