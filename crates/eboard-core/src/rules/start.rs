@@ -249,6 +249,17 @@ impl Core {
                 self.clk.unconfirmed_press = None;
                 self.emit(t, EventKind::GameEnd { result, termination });
                 self.stop_host(t);
+                // The record is final: an irregularity of the game (an arbiter's
+                // result given over an illegal position, a lost track) no
+                // longer stands. The board as it is now is the end's; a change
+                // from it is reported as after the end.
+                if self.irregular.as_ref().is_some_and(|i| i.kind.is_some()) {
+                    self.resolve(t);
+                    self.irregular = Some(super::irregular::Irregular {
+                        board: self.real_board(),
+                        kind: None,
+                    });
+                }
             }
         }
     }
