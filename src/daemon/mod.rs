@@ -9,17 +9,18 @@
 
 pub mod board;
 pub mod config;
+mod dates;
 pub mod device;
 mod dir;
 pub mod fault;
 pub mod hub;
 pub mod notify;
+mod record;
 mod resume;
 pub mod roster;
 pub mod supervise;
 
 use std::path::PathBuf;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
@@ -28,6 +29,8 @@ use crate::api::{BoardRef, Detached, Request, Sink, Snapshot};
 use crate::bus;
 pub use board::Tapped;
 pub use config::Config;
+pub use dates::{civil_date, rfc3339_now};
+pub use record::record;
 use device::DeviceEvent;
 use hub::Hub;
 
@@ -470,99 +473,4 @@ pub async fn run(
     tracing::info!("stopping: flushing recordings and broadcast files");
     daemon.shutdown().await;
     Ok(())
-}
-
-/// `record`: one board bridged, every byte both ways appended to `out` (a sensor
-/// log), until SIGINT or SIGTERM.
-pub async fn record(device: &std::path::Path, out: &std::path::Path) -> std::io::Result<()> {
-    use crate::log::{Header, LogTime, LogWriter, Record, RecordKind};
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut line = crate::device::serial::open(device)?;
-    let mut header = Header::default();
-    header.set("device", &device.display().to_string());
-    header.set("started", &rfc3339_now());
-    header.set("source", "eboard-bridge record");
-    let file =
-        std::fs::File::create(out).map_err(|e| std::io::Error::other(format!("{}: {e}", out.display())))?;
-    let mut w = LogWriter::new(std::io::BufWriter::new(file), &header)?;
-    let start = std::time::Instant::now();
-    let at = |start: std::time::Instant| LogTime::from_micros(start.elapsed().as_micros() as u64);
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    for cmd in crate::device::serial::start_up_commands() {
-        let bytes = cmd.encode();
-        line.write_all(&bytes).await?;
-        w.write(&Record {
-            time: at(start),
-            kind: RecordKind::Tx(bytes),
-        })?;
-    }
-    w.flush()?;
-    eprintln!(
-        "eboard-bridge: recording {} to {} (Ctrl-C to stop)",
-        device.display(),
-        out.display()
-    );
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    let mut buf = vec![0u8; 4096];
-    loop {
-        tokio::select! {
-            r = line.read(&mut buf) => match r? {
-                0 => break,
-                n => {
-                    w.write(&Record { time: at(start), kind: RecordKind::Rx(buf[..n].to_vec()) })?;
-                    w.flush()?;
-                }
-            },
-            _ = term.recv() => break,
-            _ = tokio::signal::ctrl_c() => break,
-        }
-    }
-    w.flush()
-}
-
-/// The current UTC time, RFC 3339.
-pub fn rfc3339_now() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
-    let s = secs % 86_400;
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        s / 3600,
-        (s / 60) % 60,
-        s % 60
-    )
-}
-
-/// Today's UTC date.
-pub fn civil_date() -> (i64, u32, u32) {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    civil_from_days((secs / 86_400) as i64)
-}
-
-/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn civil_dates() {
-        assert_eq!(super::civil_from_days(0), (1970, 1, 1));
-        assert_eq!(super::civil_from_days(20_779), (2026, 11, 22));
-        assert_eq!(super::civil_from_days(11_016), (2000, 2, 29));
-    }
 }
