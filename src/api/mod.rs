@@ -11,6 +11,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 mod command;
 mod error;
+pub mod lichess;
 mod publication;
 mod tags;
 pub mod throttle;

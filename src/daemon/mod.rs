@@ -30,9 +30,9 @@ use crate::bus;
 pub use board::Tapped;
 pub use config::Config;
 pub use dates::{civil_date, rfc3339_now};
-pub use record::record;
 use device::DeviceEvent;
 use hub::Hub;
+pub use record::record;
 
 /// Where the udev rules put a symlink per board (`udev/`).
 pub const DEVICE_DIR: &str = "/dev/eboard";
@@ -136,6 +136,8 @@ pub enum DaemonError {
     Mqtt(#[from] crate::mqtt::MqttError),
     #[error("cannot start a thread for a sink: {0}")]
     Sink(std::io::Error),
+    #[error(transparent)]
+    Lichess(#[from] crate::lichess::LichessError),
 }
 
 /// Publications that may wait for a sink given to [`Daemon::start_with`]
@@ -178,6 +180,23 @@ pub struct Daemon {
     reload: mpsc::Sender<Config>,
     http: Option<crate::net::Server>,
     mqtt: Option<crate::mqtt::Mqtt>,
+    lichess: Option<crate::lichess::Lichess>,
+    lichess_reload: Option<mpsc::Sender<crate::lichess::LichessConfig>>,
+    doors: Option<crate::lichess::Doors>,
+}
+
+/// The board numbers the configuration knows (`[[board]]`, the pairings).
+fn known_boards(config: &Config) -> Vec<u32> {
+    let mut n: Vec<u32> = config.boards.iter().map(|b| b.number).collect();
+    n.extend(
+        config
+            .pairing_list
+            .iter()
+            .flat_map(|p| p.boards.iter().map(|b| b.board)),
+    );
+    n.sort_unstable();
+    n.dedup();
+    n
 }
 
 /// The devices named on the command line and in the configuration (`devices`, and
@@ -221,20 +240,50 @@ impl Daemon {
                 return Err(DaemonError::NoDevices(dir.clone()));
             }
         }
+        // The pushes to lichess: what the doors show of them exists before
+        // the bus serves it.
+        let lichess_config = config.lichess.clone();
+        let (doors, lichess_inputs) = lichess_config.is_some().then(crate::lichess::doors).unzip();
         let (calls_tx, calls_rx) = mpsc::channel(4);
-        let connection =
-            match &bus {
-                BusChoice::None => None,
-                b => Some(connect(b, bus::Manager1::new(calls_tx)).await.map_err(|source| {
-                    DaemonError::Bus {
-                        bus: b.describe(),
-                        source,
-                    }
-                })?),
-            };
+        let mut manager = bus::Manager1::new(calls_tx);
+        if let Some(d) = &doors {
+            manager = manager.with_lichess(d.status.clone(), d.calls.clone());
+        }
+        let connection = match &bus {
+            BusChoice::None => None,
+            b => Some(connect(b, manager).await.map_err(|source| DaemonError::Bus {
+                bus: b.describe(),
+                source,
+            })?),
+        };
+        // Its token is checked before any board starts (refused when others
+        // may read it).
+        let (rounds_out, rounds_in) = lichess_config
+            .is_some()
+            .then(crate::api::lichess::rounds_link)
+            .unzip();
+        let (lichess_reload, lichess_reload_rx) = mpsc::channel(4);
+        let lichess = match (lichess_config, rounds_in, lichess_inputs) {
+            (Some(c), Some(link), Some(inputs)) => Some(crate::lichess::Lichess::start(
+                c,
+                &config.state_dir(),
+                link,
+                inputs,
+                lichess_reload_rx,
+                &known_boards(&config),
+            )?),
+            _ => None,
+        };
+        if let (Some(conn), Some(d)) = (&connection, &doors) {
+            tokio::spawn(bus::lichess::follow(
+                conn.clone(),
+                d.status.clone(),
+                d.reports.subscribe(),
+            ));
+        }
         let (stop, stop_rx) = watch::channel(false);
         let (live_tx, live_rx) = crate::output::live::mailbox();
-        let live = tokio::spawn(crate::output::live::run(config.output_dir(), live_rx));
+        let live = tokio::spawn(crate::output::live::run(config.output_dir(), live_rx, rounds_out));
         let (reload, reload_rx) = mpsc::channel(4);
         let (tap, first) = broadcast::channel(1024);
         let (list_tx, boards) = watch::channel(Vec::new());
@@ -296,6 +345,7 @@ impl Daemon {
                 idle_timeout_ms: h.idle_timeout_ms,
                 state: state_dir.clone(),
                 relays: Default::default(),
+                lichess: doors.as_ref().map(|d| d.status.clone()),
             };
             match crate::net::Server::start(h, ctx).await {
                 Ok(s) => http = Some(s),
@@ -334,6 +384,9 @@ impl Daemon {
             let _ = stop.send(true);
             hub.abandon().await;
             let _ = live.await;
+            if let Some(l) = lichess {
+                l.stopped().await;
+            }
             if let Some(s) = http {
                 s.stopped().await;
             }
@@ -353,7 +406,16 @@ impl Daemon {
             reload,
             http,
             mqtt,
+            lichess,
+            lichess_reload: doors.is_some().then_some(lichess_reload),
+            doors,
         })
+    }
+
+    /// The pushes to lichess, when `[lichess]` is configured: each round's
+    /// state, the reports, and where a round's id is set.
+    pub fn lichess(&self) -> Option<&crate::lichess::Doors> {
+        self.doors.as_ref()
     }
 
     /// Where the HTTP server listens (none when it is off).
@@ -367,6 +429,22 @@ impl Daemon {
     /// The configuration read again (SIGHUP): each board's round, number and
     /// players for the games that start from now on; devices newly listed.
     pub async fn reload(&self, config: Config) {
+        match (&self.lichess_reload, &config.lichess) {
+            (Some(tx), Some(l)) => {
+                let _ = tx.send(l.clone()).await;
+            }
+            (Some(_), None) => {
+                tracing::warn!(
+                    "[lichess] is gone from the configuration: the pushes stop when the daemon restarts"
+                )
+            }
+            (None, Some(_)) => {
+                tracing::warn!(
+                    "[lichess] is new in the configuration: the pushes start when the daemon restarts"
+                )
+            }
+            (None, None) => {}
+        }
         let _ = self.reload.send(config).await;
     }
 
@@ -406,6 +484,10 @@ impl Daemon {
         }
         if let Some(l) = self.live.take() {
             let _ = l.await;
+        }
+        // After the folder: its last `games.pgn` is what it pushes last.
+        if let Some(l) = self.lichess.take() {
+            l.stopped().await;
         }
         if let Some(h) = self.http.take() {
             h.stopped().await;
