@@ -48,9 +48,7 @@ async fn a_wrong_token_an_unknown_round_and_a_source_url_are_each_reported_once_
     let said = |what: &str| daemon.logged(what);
     assert_eq!(said("refused the token (401)"), 1, "{}", daemon.log());
     assert!(
-        daemon
-            .log()
-            .contains(&format!("study:write scope (http://127.0.0.1"))
+        daemon.log().contains("study:write scope (http://127.0.0.1")
             && daemon
                 .log()
                 .contains(&format!("put it in {} and reload the daemon", token.display())),
