@@ -8,8 +8,8 @@ use tokio::io::AsyncBufReadExt;
 /// Rita" (`error`, as lichess answers a game it cannot read). The refusal is
 /// reported once, with the game and lichess's words, although every push
 /// carries the game again: in the daemon's log, as a `LichessReport` signal,
-/// by `ctl watch`, and in `Manager1.Lichess`; board 1's game reaches lichess
-/// whole.
+/// by `ctl watch`, in `Manager1.Lichess` and the arbiters' console's state;
+/// board 1's game reaches lichess whole.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_game_lichess_refuses_is_reported_once_and_the_others_are_accepted() {
     let dir = tempfile::tempdir().unwrap();
@@ -40,6 +40,14 @@ async fn a_game_lichess_refuses_is_reported_once_and_the_others_are_accepted() {
         .spawn()
         .unwrap();
     let mut watched = tokio::io::BufReader::new(watch.stdout.take().unwrap()).lines();
+    // The arbiters' console too.
+    use common::hall::{PASSWORD, USER};
+    let line = common::hall::passwd(USER, PASSWORD).await;
+    std::fs::write(d.join("arbiters"), &line.stdout).unwrap();
+    let console: std::net::SocketAddr = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
     let cfg = config_file(
         d,
         &[
@@ -47,8 +55,9 @@ async fn a_game_lichess_refuses_is_reported_once_and_the_others_are_accepted() {
             (2, "Refused, Rita", "Black, Bo"),
         ],
         &format!(
-            "url = \"{}\"\nrounds = {{ 1 = \"Round001\" }}\nmax_per_second = 4",
-            lichess.url
+            "url = \"{}\"\nrounds = {{ 1 = \"Round001\" }}\nmax_per_second = 4\n[http]\nlisten = \"{console}\"\narbiters = \"{}\"",
+            lichess.url,
+            d.join("arbiters").display()
         ),
     );
     let daemon = Running::spawn(&mut run_command(&cfg, &devices(d, &[1, 2]), Some(&address)));
@@ -111,5 +120,17 @@ async fn a_game_lichess_refuses_is_reported_once_and_the_others_are_accepted() {
     );
     assert_eq!(r.games[0].moves, 16);
     assert_eq!(r.games[1].error, "No move found: Pawn a8");
+    // The console's state has the round, never the token.
+    let origin = format!("http://{console}");
+    let login = serde_json::json!({"user": USER, "password": PASSWORD}).to_string();
+    let headers = [("Origin", origin.as_str()), ("Content-Type", "application/json")];
+    let a = common::web::request(console, "POST", "/arbiter/login", &headers, login.as_bytes()).await;
+    assert_eq!(a.status, 200, "{}", a.text());
+    let cookie = format!("eb_arbiter={}", a.cookie("eb_arbiter").unwrap());
+    let state = common::web::request(console, "GET", "/arbiter/api/state", &[("Cookie", &cookie)], b"").await;
+    let rounds = &state.json()["lichess"];
+    assert_eq!(rounds[0]["id"], "Round001", "{}", state.text());
+    assert_eq!(rounds[0]["games"][1]["error"], "No move found: Pawn a8");
+    assert!(!state.text().contains(TOKEN));
     daemon.stop().await;
 }
