@@ -82,6 +82,8 @@ impl Service {
 
     fn refused(&mut self, round: u32, r: Refusal) {
         self.schedule.blocked(round);
+        // lichess answers again (its answer is the round's trouble now).
+        self.trouble = None;
         let id = self.id_of(round);
         let (what, remedy) = r.words(
             &id,

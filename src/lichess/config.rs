@@ -222,6 +222,11 @@ impl std::fmt::Debug for Token {
 }
 
 impl Token {
+    #[cfg(test)]
+    pub fn for_tests(token: &str) -> Token {
+        Token(token.into())
+    }
+
     /// The `Authorization` header's value.
     pub fn bearer(&self) -> String {
         format!("Bearer {}", self.0)

@@ -53,6 +53,10 @@ fn tls_connector() -> Result<tokio_rustls::TlsConnector, String> {
             "[lichess] no CA certificates on this system to check lichess's (install ca-certificates)".into(),
         );
     }
+    connector_with(roots)
+}
+
+fn connector_with(roots: rustls::RootCertStore) -> Result<tokio_rustls::TlsConnector, String> {
     let mut cfg =
         rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
             .with_safe_default_protocol_versions()
@@ -162,5 +166,101 @@ impl Client {
         // Kept for the next push (hyper says when it cannot be).
         self.conn = Some(sender);
         Ok(answer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A TLS server on 127.0.0.1 with a certificate for `localhost` that no
+    /// system root signed, answering every request `200 {"games":[]}` and
+    /// handing over what it got: its address, the certificate, the requests.
+    async fn tls_server() -> (
+        std::net::SocketAddr,
+        rcgen::Certificate,
+        tokio::sync::mpsc::UnboundedReceiver<(hyper::http::request::Parts, Bytes)>,
+    ) {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let params = rcgen::CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+        let cert = params.self_signed(&key).unwrap();
+        let der = rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der()).unwrap();
+        let cfg =
+            rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+                .with_safe_default_protocol_versions()
+                .unwrap()
+                .with_no_client_auth()
+                .with_single_cert(vec![cert.der().clone()], der)
+                .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(cfg));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                let (acceptor, tx) = (acceptor.clone(), tx.clone());
+                tokio::spawn(async move {
+                    let Ok(tls) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let svc =
+                        hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                            let tx = tx.clone();
+                            async move {
+                                let (parts, body) = req.into_parts();
+                                let body = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+                                let _ = tx.send((parts, body));
+                                Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(
+                                    Bytes::from(r#"{"games":[]}"#),
+                                )))
+                            }
+                        });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(tls), svc)
+                        .await;
+                });
+            }
+        });
+        (addr, cert, rx)
+    }
+
+    fn server(port: u16) -> Server {
+        Server::try_from(format!("https://localhost:{port}")).unwrap()
+    }
+
+    /// Over TLS, a server whose certificate the roots vouch for gets the push
+    /// as lichess documents it; the system's roots refuse one they do not
+    /// vouch for (no push is made).
+    #[tokio::test]
+    async fn the_push_over_tls_and_a_certificate_no_root_signed() {
+        let (addr, cert, mut got) = tls_server().await;
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(cert.der().clone()).unwrap();
+        let mut client = Client::new(server(addr.port())).unwrap();
+        client.tls = Some(connector_with(roots).unwrap());
+        let token = super::super::config::Token::for_tests("lip_tlsToken");
+        let id = RoundId::parse("AbCd1234").unwrap();
+        let body = Bytes::from_static(b"[Event \"x\"]\n\n1. e4 *\n\n");
+        let a = client.push(&id, &token, body.clone()).await.unwrap();
+        assert_eq!((a.status, a.body.as_slice()), (200, &br#"{"games":[]}"#[..]));
+        let (parts, sent) = got.recv().await.unwrap();
+        assert_eq!(parts.method, hyper::Method::POST);
+        assert_eq!(parts.uri.path(), "/api/broadcast/round/AbCd1234/push");
+        let h = |n: &str| parts.headers.get(n).unwrap().to_str().unwrap().to_string();
+        assert_eq!(h("authorization"), "Bearer lip_tlsToken");
+        assert_eq!(h("content-type"), "text/plain; charset=utf-8");
+        assert_eq!(h("host"), format!("localhost:{}", addr.port()));
+        assert_eq!(sent, body);
+        // The connection is kept for the next push.
+        client.push(&id, &token, body.clone()).await.unwrap();
+        assert!(got.recv().await.is_some());
+
+        // The system's roots do not vouch for it.
+        let Ok(mut system) = Client::new(server(addr.port())) else {
+            return; // no CA certificates on this machine
+        };
+        let e = system.push(&id, &token, body).await.unwrap_err();
+        assert!(e.contains("TLS with localhost"), "{e}");
+        assert!(got.try_recv().is_err(), "nothing reached the server");
     }
 }

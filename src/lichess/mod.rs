@@ -281,11 +281,14 @@ impl Service {
 
     /// A round's id set or changed: the round is pushed whole to it.
     fn set_id(&mut self, round: u32, id: Option<RoundId>) {
+        // What lichess said of the old id is not the new one's.
         if let Some(info) = self.info.get_mut(&round) {
             info.error.clear();
             info.games.clear();
             info.reported.clear();
             info.said_left_out.clear();
+            info.pushes = 0;
+            info.last_push_ms = 0;
         }
         let has = id.is_some();
         self.schedule.set_id(round, id, Instant::now());

@@ -204,7 +204,10 @@ impl<B: Clone + PartialEq> Schedule<B> {
     /// lichess refuses the round: not tried again until its id is set again or
     /// the configuration changes.
     pub fn blocked(&mut self, round: u32) {
+        // The server answered: whatever kept it away is over.
         self.in_flight = None;
+        self.wait_until = None;
+        self.backoff = FIRST_BACKOFF;
         if let Some(r) = self.rounds.get_mut(&round) {
             r.blocked = true;
         }
