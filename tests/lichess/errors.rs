@@ -2,15 +2,13 @@
 
 use super::*;
 
-/// Waits until the stand-in has `n` requests to `id`, then until `games.pgn`
-/// has three more plies (three more changes the daemon could have pushed),
-/// and checks that it still has `n`.
+/// Waits until the stand-in has a request to `id`, then until `games.pgn` has
+/// three more plies (three more texts of the round the daemon was handed and
+/// could have pushed), and checks that it still has that one.
 async fn once(lichess: &StandIn, d: &Path, id: &str, status: u16) {
     wait_for(&format!("a push to {id}"), 30, || !lichess.to(id).is_empty()).await;
     let now = plies(&games_pgn(d));
     wait_for("three more plies", 30, || plies(&games_pgn(d)) >= now + 3).await;
-    // The folder writes games.pgn at most once a second: time for a push of it.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
     let seen = lichess.to(id);
     assert_eq!(seen.len(), 1, "one try of {id}, not one per change: {seen:?}");
     assert_eq!(seen[0].status, status, "{seen:?}");
@@ -78,7 +76,6 @@ async fn a_wrong_token_an_unknown_round_and_a_source_url_are_each_reported_once_
     assert_eq!(seen[1].status, 404);
     let now = plies(&games_pgn(d));
     wait_for("three more plies", 30, || plies(&games_pgn(d)) >= now + 3).await;
-    tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(lichess.to("Missing1").len(), 2, "404: not tried again");
     assert_eq!(
         said("has no broadcast round Missing1 (404)"),

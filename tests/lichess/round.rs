@@ -3,7 +3,7 @@
 
 use super::*;
 
-/// Two boards, the second starting its game four seconds after the first, at
+/// Two boards, the second starting its game six seconds after the first, at
 /// a real board's pace; five pushes a second at most. Every push carries the
 /// round as the folder wrote it (the stand-in reads each game's moves from
 /// it): each game's moves only grow, most plies are seen one by one, the
@@ -22,7 +22,7 @@ async fn a_round_reaches_lichess_game_by_game_and_move_by_move() {
         real_game("games/kasparov-deep-blue-1997.pgn", 16),
     );
     let _b1 = emulate(game_log(&a, 1, 0), &d.join("board1"), "5101", 1.0);
-    let _b2 = emulate(game_log(&b, 2, 4000), &d.join("board2"), "5102", 1.0);
+    let _b2 = emulate(game_log(&b, 2, 6000), &d.join("board2"), "5102", 1.0);
     let boards = [
         (1, "Anderssen, Adolf", "Kieseritzky, Lionel"),
         (2, "Kasparov, Garry", "Deep Blue"),
@@ -83,7 +83,7 @@ async fn a_round_reaches_lichess_game_by_game_and_move_by_move() {
         .iter()
         .position(|p| plies_by_round_tag(&p.body).get("1.2").is_some_and(|n| *n > 0))
         .unwrap();
-    assert!(plies_by_round_tag(&pushes[first_of_two].body)["1.1"] >= 4);
+    assert!(plies_by_round_tag(&pushes[first_of_two].body)["1.1"] >= 3);
     let gap = shortest_gap(&pushes);
     assert!(
         gap >= Duration::from_millis(190),
