@@ -135,10 +135,29 @@ function card(b) {
 
 const views = new Map();
 
+// The rounds pushed to lichess: one line each, what lichess refused in red.
+function lichessHtml(rounds) {
+  return rounds.map(r => {
+    const when = r.last_push_ms ? `, last pushed ${new Date(r.last_push_ms).toLocaleTimeString()}` : '';
+    const moves = r.games.reduce((n, g) => n + g.moves, 0);
+    const games = r.last_push_ms ? `, ${r.games_accepted} game(s) accepted, ${moves} move(s)` : '';
+    const refused = r.games.filter(g => g.error).map(g =>
+      `<br><span class="bad">board ${esc(g.board)} (${esc(g.name)}) refused: ${esc(g.error)}</span>`).join('');
+    const left = r.not_pushed.length ? `<br><span class="bad">not pushed: boards ${esc(r.not_pushed.join(', '))}</span>` : '';
+    const error = r.error ? `<br><span class="bad">${esc(r.error)}</span>` : '';
+    return `<p>lichess round ${esc(r.round)} (${esc(r.id)}): <span class="state ${esc(r.state)}">${esc(r.state)}</span>${esc(when)}${esc(games)}${refused}${left}${error}</p>`;
+  }).join('');
+}
+
 function render(state) {
   last = state;
   csrf = state.csrf;
   document.getElementById('who').textContent = state.user;
+  const lichess = document.getElementById('lichess');
+  const rounds = state.lichess || [];
+  lichess.hidden = !rounds.length;
+  const lhtml = lichessHtml(rounds);
+  if (lichess.dataset.shown !== lhtml) { lichess.innerHTML = lhtml; lichess.dataset.shown = lhtml; }
   const main = document.getElementById('boards');
   if (!state.boards.length) { main.innerHTML = '<p class="empty">No boards yet.</p>'; return; }
   main.querySelector('.empty')?.remove();

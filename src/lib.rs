@@ -15,6 +15,7 @@ pub mod ctl;
 pub mod daemon;
 pub mod demo;
 pub mod device;
+pub mod lichess;
 pub mod memory;
 pub mod mqtt;
 pub mod net;

@@ -301,12 +301,14 @@ fn the_packaged_config_names_every_option_and_parses() {
         ("clock", serde_fields::<Clock>()),
         ("http", serde_fields::<eboard_bridge::net::HttpConfig>()),
         ("mqtt", serde_fields::<eboard_bridge::mqtt::MqttConfig>()),
+        ("lichess", serde_fields::<eboard_bridge::lichess::LichessConfig>()),
         ("board", serde_fields::<Board>()),
     ] {
         let have = keys.get(table).cloned().unwrap_or_default();
         for field in fields {
             // Top-level fields that are tables have their own section.
-            let is_table = table.is_empty() && ["rules", "clock", "http", "mqtt", "board"].contains(&field);
+            let is_table =
+                table.is_empty() && ["rules", "clock", "http", "mqtt", "lichess", "board"].contains(&field);
             assert!(
                 is_table || have.iter().any(|k| k == field),
                 "packaging/config.toml has no `{field}` in [{table}]"
@@ -356,6 +358,15 @@ fn the_packaged_config_names_every_option_and_parses() {
     assert_eq!(
         (mqtt.qos, mqtt.commands, mqtt.queue_limit),
         (1, false, eboard_bridge::mqtt::config::DEFAULT_QUEUE_LIMIT)
+    );
+    let lichess = full.lichess.expect("[lichess]");
+    assert_eq!(
+        (lichess.url.to_string(), lichess.max_per_second, lichess.max_games),
+        (
+            eboard_bridge::lichess::config::DEFAULT_URL.to_string(),
+            eboard_bridge::lichess::config::DEFAULT_MAX_PER_SECOND,
+            eboard_bridge::lichess::config::DEFAULT_MAX_GAMES
+        )
     );
     assert_eq!(full.boards.len(), 1);
 }

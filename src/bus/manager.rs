@@ -1,11 +1,15 @@
 //! `org.eboardbridge.Manager1` at the root path: what concerns every board at
-//! once (a round's pairings).
+//! once (a round's pairings) and the pushes to lichess (the rounds' broadcast
+//! ids, their state, what goes wrong).
 
 use std::collections::{BTreeMap, HashMap};
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
+use zbus::object_server::SignalEmitter;
+use zbus::zvariant::OwnedValue;
 
 use super::{BusError, caller};
+use crate::api::lichess::{Call, Decision, RoundId, RoundStatus};
 use crate::api::{MAX_PAIRINGS, check_pairing};
 
 /// A round's pairings for the boards (`Manager1.SetPairings`), as the daemon's
@@ -24,11 +28,24 @@ pub struct PairingsCall {
 /// board at once.
 pub struct Manager1 {
     calls: mpsc::Sender<PairingsCall>,
+    /// The pushes to lichess, when `[lichess]` is configured: each round's
+    /// state, and where `SetLichessRound` goes.
+    lichess: Option<(watch::Receiver<Vec<RoundStatus>>, mpsc::Sender<Call>)>,
 }
 
 impl Manager1 {
     pub fn new(calls: mpsc::Sender<PairingsCall>) -> Manager1 {
-        Manager1 { calls }
+        Manager1 { calls, lichess: None }
+    }
+
+    /// Serves the pushes to lichess too.
+    pub fn with_lichess(
+        mut self,
+        status: watch::Receiver<Vec<RoundStatus>>,
+        calls: mpsc::Sender<Call>,
+    ) -> Manager1 {
+        self.lichess = Some((status, calls));
+        self
     }
 }
 
@@ -83,4 +100,71 @@ impl Manager1 {
             .map_err(|_| gone())?;
         Ok(answer.await.map_err(|_| gone())??)
     }
+
+    /// Round `round` of the event is pushed to the lichess broadcast round
+    /// `id` from now on (its 8 characters, or its address); empty: no longer
+    /// pushed. Journaled by the daemon (it survives restarts); the round is
+    /// pushed whole to the new id at once. `Unavailable` without `[lichess]`.
+    async fn set_lichess_round(
+        &self,
+        round: u32,
+        id: &str,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<(), BusError> {
+        let Some((_, calls)) = &self.lichess else {
+            return Err(crate::api::lichess::not_configured().into());
+        };
+        if round == 0 {
+            return Err(BusError::InvalidArgument(
+                "round 0: rounds are numbered from 1".into(),
+            ));
+        }
+        let id = match id.trim() {
+            "" => None,
+            t => Some(RoundId::parse(t).map_err(BusError::InvalidArgument)?),
+        };
+        let by = caller(conn, &header).await;
+        let (reply, answer) = oneshot::channel();
+        let gone = || BusError::Unavailable("the daemon is stopping".into());
+        calls
+            .send(Call {
+                decision: Decision::SetRound { round, id },
+                by,
+                reply,
+            })
+            .await
+            .map_err(|_| gone())?;
+        Ok(answer.await.map_err(|_| gone())??)
+    }
+
+    /// Each round pushed to lichess, by round: `Id` (s), `State` (s:
+    /// `waiting`, `pushing`, `pushed`, `retrying`, `refused`), `LastPushMs`
+    /// (x, 0: never), `Pushes` (t), `GamesAccepted` (u), `GamesRefused` (u),
+    /// `Games` (a(uusus): board, game of the board, `White - Black`, moves,
+    /// error), `NotPushed` (au: boards past the games a round takes), `Error`
+    /// (s: what is wrong and what to do), `NextTryMs` (x). Never the token.
+    #[zbus(property)]
+    async fn lichess(&self) -> HashMap<u32, HashMap<String, OwnedValue>> {
+        match &self.lichess {
+            Some((status, _)) => super::lichess::property(&status.borrow()),
+            None => HashMap::new(),
+        }
+    }
+
+    /// Something about the pushes to lichess that an arbiter or organiser must
+    /// know: `kind` `game_refused` (with the game), `refused` (the token, the
+    /// id, a round with a source URL: not tried again until the configuration
+    /// changes), `rejected`, `unreachable`, `back`, `not_pushed`; what
+    /// happened, and what to do.
+    #[zbus(signal)]
+    pub async fn lichess_report(
+        e: &SignalEmitter<'_>,
+        round: u32,
+        id: &str,
+        kind: &str,
+        game: &str,
+        text: &str,
+        remedy: &str,
+    ) -> zbus::Result<()>;
 }

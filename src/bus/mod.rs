@@ -13,9 +13,11 @@
 //!
 //! The board's calls, snapshot and errors are [`crate::api`]'s; this module
 //! serves them on the bus: [`Board1`] (`board`), [`Manager1`] (`manager`),
-//! [`Publisher`] (`publish`: signals and properties).
+//! [`Publisher`] (`publish`: signals and properties), and the pushes to lichess
+//! on `Manager1` (`lichess`).
 
 mod board;
+pub mod lichess;
 mod manager;
 mod publish;
 #[cfg(test)]
@@ -36,7 +38,7 @@ pub const BOARD_PATH_PREFIX: &str = "/org/eboardbridge/board/";
 /// The board interface.
 pub const BOARD_INTERFACE: &str = "org.eboardbridge.Board1";
 /// The interface at [`ROOT_PATH`] for what concerns every board (a round's
-/// pairings).
+/// pairings, the pushes to lichess).
 pub const MANAGER_INTERFACE: &str = "org.eboardbridge.Manager1";
 /// The methods that change a game (the policy lets only root and `eboard` call them).
 pub const CHANGING_METHODS: [&str; 12] = [

@@ -233,6 +233,33 @@ impl Client {
             .map(|_| ())
     }
 
+    /// `Manager1.SetLichessRound`: `id` empty for no longer pushed.
+    pub async fn set_lichess_round(&self, round: u32, id: &str) -> Result<(), CtlError> {
+        self.check_running().await?;
+        self.call(ROOT_PATH, MANAGER_INTERFACE, "SetLichessRound", &(round, id))
+            .await
+            .map(|_| ())
+    }
+
+    /// `Manager1.Lichess`: each round pushed to lichess (none from a daemon
+    /// without `[lichess]`, or one older than the property).
+    pub async fn lichess(&self) -> Result<Vec<crate::api::lichess::RoundStatus>, CtlError> {
+        let reply = self
+            .call(
+                ROOT_PATH,
+                "org.freedesktop.DBus.Properties",
+                "Get",
+                &(MANAGER_INTERFACE, "Lichess"),
+            )
+            .await;
+        let Ok(reply) = reply else { return Ok(Vec::new()) };
+        let value: OwnedValue = reply
+            .body()
+            .deserialize()
+            .map_err(|e| CtlError::Refused(format!("Lichess: an answer that does not read: {e}")))?;
+        Ok(super::lichess::statuses(value))
+    }
+
     /// `Manager1.SetPairings`.
     pub async fn set_pairings(
         &self,
@@ -272,6 +299,7 @@ fn view(path: &str, p: &HashMap<String, OwnedValue>) -> BoardView {
         fault: prop(p, "Fault"),
         needs: Vec::new(),
         pgn: prop(p, "Pgn"),
+        lichess: None,
     };
     b.needs = format::needs(&b);
     b

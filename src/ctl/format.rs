@@ -180,6 +180,9 @@ pub struct BoardView {
     /// The game as PGN (`ctl results --format pgn`; not in `boards --json`).
     #[serde(skip)]
     pub pgn: String,
+    /// The game on lichess, when its round is pushed there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lichess: Option<super::lichess::OnLichess>,
 }
 
 /// A CSV field: quoted when it holds a comma, a quote or a line break.
@@ -376,7 +379,13 @@ pub fn table(boards: &[BoardView]) -> String {
 pub fn local_time() -> String {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs()) as libc::time_t;
+        .map_or(0, |d| d.as_secs());
+    local_time_of(now)
+}
+
+/// The local time of day of `secs` since the epoch, `HH:MM:SS`.
+pub fn local_time_of(secs: u64) -> String {
+    let now = secs as libc::time_t;
     // SAFETY: localtime_r writes only into `tm`.
     let tm = unsafe {
         let mut tm: libc::tm = std::mem::zeroed();

@@ -6,12 +6,14 @@
 //!
 //! - [`client`]: the bus, the boards, the calls and what a refusal means;
 //! - [`format`]: times, results, the boards' table, the events watched;
-//! - [`pairings`]: a round's pairings as tournament programs export them.
+//! - [`pairings`]: a round's pairings as tournament programs export them;
+//! - [`lichess`]: the rounds pushed to lichess, as `ctl boards` shows them.
 //!
 //! Exit status: 0 done, 1 refused by the daemon (or no daemon), 2 a usage error.
 
 pub mod client;
 pub mod format;
+pub mod lichess;
 pub mod pairings;
 pub mod passwd;
 
@@ -205,6 +207,19 @@ pub enum CtlCommand {
         /// The arbiter's user name: letters, digits, `.`, `_` or `-` (up to 32).
         user: String,
     },
+    /// Pushes round ROUND of the event to a lichess broadcast round from now on
+    /// (the round is pushed whole to it at once); `off`: no longer pushed.
+    /// The daemon journals it: it holds across restarts, until the
+    /// configuration's [lichess] rounds change that round.
+    Lichess {
+        /// The event's round (1, 2, ...).
+        #[arg(value_parser = clap::value_parser!(u32).range(1..))]
+        round: u32,
+        /// The broadcast round's id, the 8 letters and digits at the end of its
+        /// address on lichess (or the address itself), or `off`.
+        #[arg(value_parser = lichess_id_arg)]
+        id: String,
+    },
     /// Loads a round's pairings from the tournament program's export: a PGN with
     /// headers only (the board from a Board tag or Round "R.B") or a CSV with the
     /// header row board,white,black and any of white_elo, black_elo, white_fide_id,
@@ -228,6 +243,14 @@ fn tag_arg(s: &str) -> Result<(String, String), String> {
         .ok_or_else(|| format!("`{}` is not NAME=VALUE", crate::log::clip_to(s, 40)))?;
     crate::api::check_tag(name, value, false)?;
     Ok((name.to_string(), value.to_string()))
+}
+
+/// A broadcast round's id (or its address), or `off` (as an empty id).
+fn lichess_id_arg(s: &str) -> Result<String, String> {
+    if s.trim().eq_ignore_ascii_case("off") {
+        return Ok(String::new());
+    }
+    crate::api::lichess::RoundId::parse(s).map(String::from)
 }
 
 fn result_arg(s: &str) -> Result<String, String> {
@@ -296,7 +319,9 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
     };
     match args.command {
         CtlCommand::Boards { json } => {
-            let boards = client.boards().await?;
+            let mut boards = client.boards().await?;
+            let rounds = client.lichess().await?;
+            lichess::attach(&mut boards, &rounds);
             if json {
                 println!("{}", serde_json::to_string_pretty(&boards).unwrap_or_default());
             } else if boards.is_empty() {
@@ -305,6 +330,19 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
                 );
             } else {
                 print!("{}", format::table(&boards));
+            }
+            if !json {
+                print!("{}", lichess::lines(&rounds));
+            }
+        }
+        CtlCommand::Lichess { round, id } => {
+            client.set_lichess_round(round, &id).await?;
+            if id.is_empty() {
+                println!("round {round}: no longer pushed to lichess");
+            } else {
+                println!(
+                    "round {round}: pushed to the lichess broadcast round {id} from now on, whole at once (ctl boards shows how it goes)"
+                );
             }
         }
         CtlCommand::Watch { json } => client.watch(json).await?,

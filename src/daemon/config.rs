@@ -65,6 +65,9 @@ pub struct Config {
     /// The MQTT broker every board is published to (off unless configured).
     #[serde(default)]
     pub mqtt: Option<crate::mqtt::MqttConfig>,
+    /// The lichess broadcast every round is pushed to (off unless configured).
+    #[serde(default)]
+    pub lichess: Option<crate::lichess::LichessConfig>,
     /// How much faster than the wall clock the boards' time runs (`demo --speed`,
     /// whose emulated board and clock play that much faster): the rules core, the
     /// recordings and the timers of the board tasks count game time, so thresholds,
@@ -470,5 +473,32 @@ black = "Nepomniachtchi, Ian"
             assert!(msg.starts_with("c.toml: line 2: "), "{msg}");
             assert!(msg.contains("more than an hour"), "{msg}");
         }
+    }
+
+    #[test]
+    fn lichess_is_off_unless_given_and_its_mistakes_have_their_line() {
+        assert_eq!(Config::parse("round = 2\n", "c.toml").unwrap().lichess, None);
+        let c = Config::parse(
+            "[lichess]\ntoken_file = \"/etc/eboard-bridge/lichess-token\"\nrounds = { 1 = \"AbCd1234\", 2 = \"EfGh5678\" }\n",
+            "c.toml",
+        )
+        .unwrap();
+        let l = c.lichess.unwrap();
+        assert_eq!(l.rounds.0.len(), 2);
+        assert_eq!(l.url.to_string(), "https://lichess.org");
+        let e = Config::parse(
+            "[lichess]\ntoken_file = \"t\"\nround = 3\nmax_rate = 2\n",
+            "c.toml",
+        )
+        .unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("line 3: unknown field `round`"), "{msg}");
+        assert!(msg.contains("line 4: unknown field `max_rate`"), "{msg}");
+        let e = Config::parse(
+            "[lichess]\ntoken_file = \"t\"\nrounds = { 1 = \"short\" }\n",
+            "c.toml",
+        )
+        .unwrap_err();
+        assert!(e.to_string().starts_with("c.toml: line 3: "), "{e}");
     }
 }

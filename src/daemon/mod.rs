@@ -9,18 +9,19 @@
 
 pub mod board;
 pub mod config;
+mod dates;
 pub mod device;
 mod dir;
 pub mod fault;
 pub mod hub;
 pub mod notify;
+mod record;
 mod resume;
 pub mod roster;
 pub mod round;
 pub mod supervise;
 
 use std::path::PathBuf;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
@@ -29,8 +30,10 @@ use crate::api::{BoardRef, Detached, Request, Sink, Snapshot};
 use crate::bus;
 pub use board::Tapped;
 pub use config::Config;
+pub use dates::{civil_date, rfc3339_now};
 use device::DeviceEvent;
 use hub::Hub;
+pub use record::record;
 
 /// Where the udev rules put a symlink per board (`udev/`).
 pub const DEVICE_DIR: &str = "/dev/eboard";
@@ -134,6 +137,8 @@ pub enum DaemonError {
     Mqtt(#[from] crate::mqtt::MqttError),
     #[error("cannot start a thread for a sink: {0}")]
     Sink(std::io::Error),
+    #[error(transparent)]
+    Lichess(#[from] crate::lichess::LichessError),
 }
 
 /// Publications that may wait for a sink given to [`Daemon::start_with`]
@@ -176,6 +181,23 @@ pub struct Daemon {
     reload: mpsc::Sender<Config>,
     http: Option<crate::net::Server>,
     mqtt: Option<crate::mqtt::Mqtt>,
+    lichess: Option<crate::lichess::Lichess>,
+    lichess_reload: Option<mpsc::Sender<crate::lichess::LichessConfig>>,
+    doors: Option<crate::lichess::Doors>,
+}
+
+/// The board numbers the configuration knows (`[[board]]`, the pairings).
+fn known_boards(config: &Config) -> Vec<u32> {
+    let mut n: Vec<u32> = config.boards.iter().map(|b| b.number).collect();
+    n.extend(
+        config
+            .pairing_list
+            .iter()
+            .flat_map(|p| p.boards.iter().map(|b| b.board)),
+    );
+    n.sort_unstable();
+    n.dedup();
+    n
 }
 
 /// The devices named on the command line and in the configuration (`devices`, and
@@ -219,20 +241,50 @@ impl Daemon {
                 return Err(DaemonError::NoDevices(dir.clone()));
             }
         }
+        // The pushes to lichess: what the doors show of them exists before
+        // the bus serves it.
+        let lichess_config = config.lichess.clone();
+        let (doors, lichess_inputs) = lichess_config.is_some().then(crate::lichess::doors).unzip();
         let (calls_tx, calls_rx) = mpsc::channel(4);
-        let connection =
-            match &bus {
-                BusChoice::None => None,
-                b => Some(connect(b, bus::Manager1::new(calls_tx)).await.map_err(|source| {
-                    DaemonError::Bus {
-                        bus: b.describe(),
-                        source,
-                    }
-                })?),
-            };
+        let mut manager = bus::Manager1::new(calls_tx);
+        if let Some(d) = &doors {
+            manager = manager.with_lichess(d.status.clone(), d.calls.clone());
+        }
+        let connection = match &bus {
+            BusChoice::None => None,
+            b => Some(connect(b, manager).await.map_err(|source| DaemonError::Bus {
+                bus: b.describe(),
+                source,
+            })?),
+        };
+        // Its token is checked before any board starts (refused when others
+        // may read it).
+        let (rounds_out, rounds_in) = lichess_config
+            .is_some()
+            .then(crate::api::lichess::rounds_link)
+            .unzip();
+        let (lichess_reload, lichess_reload_rx) = mpsc::channel(4);
+        let lichess = match (lichess_config, rounds_in, lichess_inputs) {
+            (Some(c), Some(link), Some(inputs)) => Some(crate::lichess::Lichess::start(
+                c,
+                &config.state_dir(),
+                link,
+                inputs,
+                lichess_reload_rx,
+                &known_boards(&config),
+            )?),
+            _ => None,
+        };
+        if let (Some(conn), Some(d)) = (&connection, &doors) {
+            tokio::spawn(bus::lichess::follow(
+                conn.clone(),
+                d.status.clone(),
+                d.reports.subscribe(),
+            ));
+        }
         let (stop, stop_rx) = watch::channel(false);
         let (live_tx, live_rx) = crate::output::live::mailbox();
-        let live = tokio::spawn(crate::output::live::run(config.output_dir(), live_rx));
+        let live = tokio::spawn(crate::output::live::run(config.output_dir(), live_rx, rounds_out));
         let (reload, reload_rx) = mpsc::channel(4);
         let (tap, first) = broadcast::channel(1024);
         let (list_tx, boards) = watch::channel(Vec::new());
@@ -294,6 +346,7 @@ impl Daemon {
                 idle_timeout_ms: h.idle_timeout_ms,
                 state: state_dir.clone(),
                 relays: Default::default(),
+                lichess: doors.as_ref().map(|d| d.status.clone()),
             };
             match crate::net::Server::start(h, ctx).await {
                 Ok(s) => http = Some(s),
@@ -332,6 +385,9 @@ impl Daemon {
             let _ = stop.send(true);
             hub.abandon().await;
             let _ = live.await;
+            if let Some(l) = lichess {
+                l.stopped().await;
+            }
             if let Some(s) = http {
                 s.stopped().await;
             }
@@ -351,7 +407,16 @@ impl Daemon {
             reload,
             http,
             mqtt,
+            lichess,
+            lichess_reload: doors.is_some().then_some(lichess_reload),
+            doors,
         })
+    }
+
+    /// The pushes to lichess, when `[lichess]` is configured: each round's
+    /// state, the reports, and where a round's id is set.
+    pub fn lichess(&self) -> Option<&crate::lichess::Doors> {
+        self.doors.as_ref()
     }
 
     /// Where the HTTP server listens (none when it is off).
@@ -365,6 +430,22 @@ impl Daemon {
     /// The configuration read again (SIGHUP): each board's round, number and
     /// players for the games that start from now on; devices newly listed.
     pub async fn reload(&self, config: Config) {
+        match (&self.lichess_reload, &config.lichess) {
+            (Some(tx), Some(l)) => {
+                let _ = tx.send(l.clone()).await;
+            }
+            (Some(_), None) => {
+                tracing::warn!(
+                    "[lichess] is gone from the configuration: the pushes stop when the daemon restarts"
+                )
+            }
+            (None, Some(_)) => {
+                tracing::warn!(
+                    "[lichess] is new in the configuration: the pushes start when the daemon restarts"
+                )
+            }
+            (None, None) => {}
+        }
         let _ = self.reload.send(config).await;
     }
 
@@ -404,6 +485,10 @@ impl Daemon {
         }
         if let Some(l) = self.live.take() {
             let _ = l.await;
+        }
+        // After the folder: its last `games.pgn` is what it pushes last.
+        if let Some(l) = self.lichess.take() {
+            l.stopped().await;
         }
         if let Some(h) = self.http.take() {
             h.stopped().await;
@@ -471,99 +556,4 @@ pub async fn run(
     tracing::info!("stopping: flushing recordings and broadcast files");
     daemon.shutdown().await;
     Ok(())
-}
-
-/// `record`: one board bridged, every byte both ways appended to `out` (a sensor
-/// log), until SIGINT or SIGTERM.
-pub async fn record(device: &std::path::Path, out: &std::path::Path) -> std::io::Result<()> {
-    use crate::log::{Header, LogTime, LogWriter, Record, RecordKind};
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut line = crate::device::serial::open(device)?;
-    let mut header = Header::default();
-    header.set("device", &device.display().to_string());
-    header.set("started", &rfc3339_now());
-    header.set("source", "eboard-bridge record");
-    let file =
-        std::fs::File::create(out).map_err(|e| std::io::Error::other(format!("{}: {e}", out.display())))?;
-    let mut w = LogWriter::new(std::io::BufWriter::new(file), &header)?;
-    let start = std::time::Instant::now();
-    let at = |start: std::time::Instant| LogTime::from_micros(start.elapsed().as_micros() as u64);
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    for cmd in crate::device::serial::start_up_commands() {
-        let bytes = cmd.encode();
-        line.write_all(&bytes).await?;
-        w.write(&Record {
-            time: at(start),
-            kind: RecordKind::Tx(bytes),
-        })?;
-    }
-    w.flush()?;
-    eprintln!(
-        "eboard-bridge: recording {} to {} (Ctrl-C to stop)",
-        device.display(),
-        out.display()
-    );
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    let mut buf = vec![0u8; 4096];
-    loop {
-        tokio::select! {
-            r = line.read(&mut buf) => match r? {
-                0 => break,
-                n => {
-                    w.write(&Record { time: at(start), kind: RecordKind::Rx(buf[..n].to_vec()) })?;
-                    w.flush()?;
-                }
-            },
-            _ = term.recv() => break,
-            _ = tokio::signal::ctrl_c() => break,
-        }
-    }
-    w.flush()
-}
-
-/// The current UTC time, RFC 3339.
-pub fn rfc3339_now() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
-    let s = secs % 86_400;
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        s / 3600,
-        (s / 60) % 60,
-        s % 60
-    )
-}
-
-/// Today's UTC date.
-pub fn civil_date() -> (i64, u32, u32) {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    civil_from_days((secs / 86_400) as i64)
-}
-
-/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn civil_dates() {
-        assert_eq!(super::civil_from_days(0), (1970, 1, 1));
-        assert_eq!(super::civil_from_days(20_779), (2026, 11, 22));
-        assert_eq!(super::civil_from_days(11_016), (2000, 2, 29));
-    }
 }

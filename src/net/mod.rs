@@ -86,6 +86,8 @@ pub struct Context {
     pub state: PathBuf,
     /// The wake-ups of the boards' threads, carried onto the server's.
     pub relays: Arc<relay::Relays>,
+    /// The rounds pushed to lichess (the console shows them), with `[lichess]`.
+    pub lichess: Option<tokio::sync::watch::Receiver<Vec<crate::api::lichess::RoundStatus>>>,
 }
 
 impl Context {
@@ -174,8 +176,14 @@ impl Server {
         };
         let console = match &config.arbiters {
             Some(file) => Some(
-                arbiter::Console::open(file, &ctx.state, tls.is_some(), ctx.boards.clone())
-                    .map_err(NetError::Arbiters)?,
+                arbiter::Console::open(
+                    file,
+                    &ctx.state,
+                    tls.is_some(),
+                    ctx.boards.clone(),
+                    ctx.lichess.clone(),
+                )
+                .map_err(NetError::Arbiters)?,
             ),
             None => None,
         };

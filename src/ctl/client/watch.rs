@@ -10,7 +10,10 @@ use zbus::zvariant::{OwnedObjectPath, OwnedValue};
 
 use super::super::format;
 use super::{CALL_TIMEOUT, Client, CtlError};
+
+mod words;
 use crate::bus::{BOARD_INTERFACE, BOARD_PATH_PREFIX, BUS_NAME, ROOT_PATH};
+use words::{Watched, penalty_action, pieces_on, watched_line};
 
 impl Client {
     /// Prints the events that need the arbiter as they happen, until Ctrl-C (or
@@ -92,15 +95,23 @@ impl Client {
             if kind.is_empty() {
                 continue;
             }
-            let (board, id) = known.get(&about).cloned().unwrap_or_else(|| {
-                (
-                    0,
-                    about
-                        .strip_prefix(BOARD_PATH_PREFIX)
-                        .unwrap_or(&about)
-                        .to_string(),
-                )
-            });
+            let lichess_id = fields
+                .get("lichess_id")
+                .and_then(|v| v.as_str())
+                .map(str::to_string);
+            let (board, id) = match lichess_id.filter(|_| kind.starts_with("lichess_")) {
+                // The pushes to lichess are the round's, not a board's.
+                Some(id) => (0, id),
+                None => known.get(&about).cloned().unwrap_or_else(|| {
+                    (
+                        0,
+                        about
+                            .strip_prefix(BOARD_PATH_PREFIX)
+                            .unwrap_or(&about)
+                            .to_string(),
+                    )
+                }),
+            };
             match kind.as_str() {
                 "irregular" => {
                     self.irregular_words(&about, board, &mut fields, &mut penalties)
@@ -291,6 +302,16 @@ fn watched(
                 "disconnected"
             }
         }
+        "LichessReport" => {
+            type Report = (u32, String, String, String, String, String);
+            let (round, id, kind, game, text, remedy): Report = body.deserialize().ok()?;
+            put("round", json!(round));
+            put("lichess_id", json!(id));
+            put("game", json!(game));
+            put("text", json!(text));
+            put("remedy", json!(remedy));
+            return Some((format!("lichess_{kind}"), f, path.to_string()));
+        }
         "InterfacesRemoved" => {
             let (object, ifaces): (OwnedObjectPath, Vec<String>) = body.deserialize().ok()?;
             if !ifaces.iter().any(|i| i == BOARD_INTERFACE) {
@@ -306,291 +327,4 @@ fn watched(
         _ => return None,
     };
     Some((kind.to_string(), f, path.to_string()))
-}
-
-/// An event that needs the arbiter, as `ctl watch` prints it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Watched {
-    /// Local time, `HH:MM:SS`.
-    pub time: String,
-    pub board: u32,
-    pub id: String,
-    #[serde(rename = "type")]
-    pub kind: String,
-    #[serde(flatten)]
-    pub fields: serde_json::Map<String, serde_json::Value>,
-}
-
-/// The ordinal of a count (`1st`, `2nd`, ...).
-fn ordinal(n: u64) -> String {
-    let suffix = match (n % 10, n % 100) {
-        (_, 11..=13) => "th",
-        (1, _) => "st",
-        (2, _) => "nd",
-        (3, _) => "rd",
-        _ => "th",
-    };
-    format!("{n}{suffix}")
-}
-
-/// What the arbiter may do about a completed violation (Art. 7.5.5; rapid and
-/// blitz A.4.2, B.3), with the `ctl` command that does it: `side` is the
-/// offender, `count` their completed violations so far, `profile` the rules
-/// profile (`standard`, `rapid`, `blitz`), `to_clock` whether the daemon already
-/// put the extra time on the opponent's clock.
-pub fn penalty_action(board: u32, side: &str, count: u64, profile: &str, to_clock: bool) -> String {
-    let opponent = if side == "white" { "black" } else { "white" };
-    let board = if board == 0 {
-        "BOARD".to_string()
-    } else {
-        board.to_string()
-    };
-    if count >= 2 {
-        let (lost, drawn) = if side == "white" {
-            ("0-1", "1/2")
-        } else {
-            ("1-0", "1/2")
-        };
-        return format!(
-            "declare the game lost for {side} (ctl result {board} {lost} --termination \"rules infraction\"), \
-             or drawn if {opponent} cannot checkmate (ctl result {board} {drawn} --termination \"rules infraction\")"
-        );
-    }
-    let minutes = if profile == "standard" { "2m" } else { "1m" };
-    if to_clock {
-        format!(
-            "nothing more: the extra time is on {opponent}'s clock (ctl add-time {board} {opponent} -{minutes} takes it back)"
-        )
-    } else {
-        format!("give {opponent} the extra time (ctl add-time {board} {opponent} +{minutes})")
-    }
-}
-
-/// The pieces the record has on `squares` in the position `fen` (the board's
-/// `Fen` property): `{"d8": "black queen"}`; a square the record has empty is
-/// left out, and so is everything when the FEN does not read.
-pub fn pieces_on(fen: &str, squares: &[String]) -> serde_json::Map<String, serde_json::Value> {
-    let mut out = serde_json::Map::new();
-    let placement = fen.split_whitespace().next().unwrap_or_default();
-    let Ok(board) = shakmaty::Board::from_ascii_board_fen(placement.as_bytes()) else {
-        return out;
-    };
-    for name in squares {
-        let Ok(sq) = name.parse::<shakmaty::Square>() else {
-            continue;
-        };
-        if let Some(p) = board.piece_at(sq) {
-            let colour = if p.color.is_white() { "white" } else { "black" };
-            let role = match p.role {
-                shakmaty::Role::Pawn => "pawn",
-                shakmaty::Role::Knight => "knight",
-                shakmaty::Role::Bishop => "bishop",
-                shakmaty::Role::Rook => "rook",
-                shakmaty::Role::Queen => "queen",
-                shakmaty::Role::King => "king",
-            };
-            out.insert(name.clone(), serde_json::Value::from(format!("{colour} {role}")));
-        }
-    }
-    out
-}
-
-/// One line for a person.
-pub fn watched_line(w: &Watched) -> String {
-    let f = |k: &str| match w.fields.get(k) {
-        Some(serde_json::Value::String(s)) => s.clone(),
-        Some(serde_json::Value::Array(a)) => a
-            .iter()
-            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
-            .collect::<Vec<_>>()
-            .join(" "),
-        Some(v) => v.to_string(),
-        None => String::new(),
-    };
-    let what = match w.kind.as_str() {
-        "irregular" => {
-            let penalty = f("penalty");
-            let done = if f("completed") != "true" {
-                String::new()
-            } else if penalty.is_empty() {
-                // A daemon that does not send the penalty's words.
-                format!(
-                    ", completed: {}'s {} completed one",
-                    f("side"),
-                    ordinal(f("count").parse().unwrap_or(0))
-                )
-            } else {
-                let action = f("action");
-                if action.is_empty() {
-                    format!(": {penalty}")
-                } else {
-                    format!(": {penalty}; the arbiter may {action}")
-                }
-            };
-            let kind = f("kind");
-            let help = match kind.as_str() {
-                "lost_track" => {
-                    " (the record lost track: set the position with ctl position, or have the players set up the last recorded one)"
-                }
-                "illegal_move" => " (7.5)",
-                "displaced" => " (7.4)",
-                _ => "",
-            };
-            // Each square with the piece the record has on it (`d8 (black
-            // queen)`): the side named is the side to move, not the piece's.
-            let pieces = w.fields.get("pieces").and_then(|p| p.as_object());
-            let squares: Vec<String> = match w.fields.get("squares") {
-                Some(serde_json::Value::Array(a)) => a
-                    .iter()
-                    .filter_map(|v| v.as_str())
-                    .map(
-                        |sq| match pieces.and_then(|p| p.get(sq)).and_then(|p| p.as_str()) {
-                            Some(piece) => format!("{sq} ({piece})"),
-                            None => sq.to_string(),
-                        },
-                    )
-                    .collect(),
-                _ => Vec::new(),
-            };
-            let on = if squares.is_empty() {
-                String::new()
-            } else {
-                format!(" on {}", squares.join(" "))
-            };
-            format!("IRREGULAR {kind}{on}, {} to move{help}{done}", f("side"))
-        }
-        "touch_move" => format!(
-            "TOUCH-MOVE {}: {} touched {} and played {}",
-            f("article"),
-            f("side"),
-            f("touched"),
-            f("played")
-        ),
-        "flag" => format!(
-            "FLAG: {}'s flag has fallen after ply {}{}",
-            f("side"),
-            f("ply"),
-            if f("count_met") == "true" {
-                " (move count met)"
-            } else {
-                ""
-            }
-        ),
-        "draw_claimable" => format!("DRAW CLAIMABLE: {}", f("reason")),
-        "clock_unresponsive" => format!(
-            "CLOCK NOT ANSWERING (command {}): check the clock's power and cable",
-            f("command")
-        ),
-        "disconnected" => "BOARD DISCONNECTED: check its cable and power; the game is kept".to_string(),
-        "connected" if f("again") == "true" => "board connected again".to_string(),
-        "connected" => "board connected".to_string(),
-        "board_gone" => "BOARD GONE from the daemon (stopped, or the daemon restarted)".to_string(),
-        "game_end" => format!("game ends {} ({})", f("result"), f("termination")),
-        "resolved" => "resolved: the board is in step again".to_string(),
-        other => other.to_string(),
-    };
-    let board = if w.board == 0 {
-        "board ?".to_string()
-    } else {
-        format!("board {}", w.board)
-    };
-    format!("{} {board} ({}): {what}", w.time, w.id)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_watched_event_in_one_line_with_the_board() {
-        let mut fields = serde_json::Map::new();
-        fields.insert("kind".into(), "lost_track".into());
-        fields.insert("side".into(), "black".into());
-        fields.insert("squares".into(), serde_json::json!(["e7", "e5"]));
-        fields.insert("completed".into(), false.into());
-        fields.insert("count".into(), 0.into());
-        let w = Watched {
-            time: "14:02:11".into(),
-            board: 2,
-            id: "dgt_2".into(),
-            kind: "irregular".into(),
-            fields,
-        };
-        let line = watched_line(&w);
-        assert!(
-            line.starts_with(
-                "14:02:11 board 2 (dgt_2): IRREGULAR lost_track on e7 e5, black to move (the record lost track"
-            ),
-            "{line}"
-        );
-        let json = serde_json::to_value(&w).unwrap();
-        assert_eq!(json["type"], "irregular");
-        assert_eq!(json["board"], 2);
-        assert_eq!(json["squares"], serde_json::json!(["e7", "e5"]));
-        // No squares: no "on"; a completed one says its penalty and what to do.
-        let mut f = w.fields.clone();
-        f.insert("kind".into(), "clock_without_move".into());
-        f.insert("squares".into(), serde_json::json!([]));
-        f.insert("completed".into(), true.into());
-        f.insert("count".into(), 2.into());
-        f.insert(
-            "penalty".into(),
-            "completed violation number 2 by black: the game is lost".into(),
-        );
-        f.insert(
-            "action".into(),
-            penalty_action(2, "black", 2, "rapid", false).into(),
-        );
-        let line = watched_line(&Watched {
-            fields: f,
-            ..w.clone()
-        });
-        assert_eq!(
-            line,
-            "14:02:11 board 2 (dgt_2): IRREGULAR clock_without_move, black to move: completed violation \
-             number 2 by black: the game is lost; the arbiter may declare the game lost for black (ctl result 2 \
-             1-0 --termination \"rules infraction\"), or drawn if white cannot checkmate (ctl result 2 1/2 \
-             --termination \"rules infraction\")"
-        );
-        // The piece the record has on a square, whoever is to move.
-        let pieces = pieces_on(
-            "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
-            &["d8".into(), "e5".into()],
-        );
-        assert_eq!(
-            serde_json::Value::Object(pieces.clone()),
-            serde_json::json!({"d8": "black queen"})
-        );
-        let mut f = w.fields.clone();
-        f.insert("kind".into(), "displaced".into());
-        f.insert("side".into(), "white".into());
-        f.insert("squares".into(), serde_json::json!(["d8"]));
-        f.insert("pieces".into(), serde_json::Value::Object(pieces));
-        let line = watched_line(&Watched {
-            fields: f,
-            ..w.clone()
-        });
-        assert!(
-            line.ends_with("IRREGULAR displaced on d8 (black queen), white to move (7.4)"),
-            "{line}"
-        );
-        assert!(pieces_on("not a fen", &["d8".into()]).is_empty());
-        assert_eq!(
-            penalty_action(3, "white", 1, "standard", false),
-            "give black the extra time (ctl add-time 3 black +2m)"
-        );
-        assert!(penalty_action(3, "white", 1, "blitz", true).contains("-1m takes it back"));
-        // The first connection is not "again".
-        let c = Watched {
-            kind: "connected".into(),
-            fields: serde_json::Map::new(),
-            ..w.clone()
-        };
-        assert!(watched_line(&c).ends_with(": board connected"));
-        let mut again = c.clone();
-        again.fields.insert("again".into(), true.into());
-        assert!(watched_line(&again).ends_with(": board connected again"));
-        assert_eq!(ordinal(2), "2nd");
-        assert_eq!(ordinal(12), "12th");
-    }
 }

@@ -281,9 +281,11 @@ pub async fn state(State(c): Shared, headers: HeaderMap) -> Response {
     drop(st);
     list.sort_by_key(|a| (a.0, a.1, a.2));
     let boards: Vec<Value> = list.into_iter().map(|(.., v)| v).collect();
+    // The rounds pushed to lichess: their state and what is wrong (never the token).
+    let lichess = c.lichess.as_ref().map(|l| l.borrow().clone()).unwrap_or_default();
     answer(
         StatusCode::OK,
-        json!({ "user": s.user, "csrf": s.csrf, "now_ms": now_ms(), "boards": boards }),
+        json!({ "user": s.user, "csrf": s.csrf, "now_ms": now_ms(), "boards": boards, "lichess": lichess }),
     )
 }
 

@@ -29,6 +29,7 @@ use serde_json::Value;
 use tokio::sync::{Semaphore, watch};
 
 use crate::api::BoardRef;
+use crate::api::lichess::RoundStatus;
 use store::{Decision, Store};
 
 /// The session cookie's name.
@@ -55,6 +56,8 @@ pub struct Console {
     /// Served over HTTPS: the cookie is `Secure` and origins are `https://`.
     secure: bool,
     boards: watch::Receiver<Vec<BoardRef>>,
+    /// The rounds pushed to lichess, with `[lichess]`.
+    lichess: Option<watch::Receiver<Vec<RoundStatus>>>,
 }
 
 impl Console {
@@ -64,6 +67,7 @@ impl Console {
         state: &Path,
         secure: bool,
         boards: watch::Receiver<Vec<BoardRef>>,
+        lichess: Option<watch::Receiver<Vec<RoundStatus>>>,
     ) -> Result<Arc<Console>, String> {
         let users = auth::read_users(users)?;
         let store = Store::open(&state.join("arbiter")).map_err(|e| format!("arbiter console: {e}"))?;
@@ -76,6 +80,7 @@ impl Console {
             pending: Mutex::default(),
             secure,
             boards,
+            lichess,
         }))
     }
 

@@ -21,19 +21,28 @@
 //! A resume never publishes fewer moves than were published: a game file found on
 //! disk at start is kept until the game sent for it has at least as many moves
 //! (say, a recording that lost writes resumed fewer); the daemon says so.
+//!
+//! Each `games.pgn` written is also handed, as the very text written, to the
+//! task that pushes rounds to lichess when there is one ([`RoundsOut`]); a
+//! round it asks for is written again as it stands (and handed over), so that
+//! after a restart lichess gets the round whole even when no move comes.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+mod mailbox;
+#[cfg(test)]
+mod writer_tests;
+
+use crate::api::lichess::{GameSpan, RoundPgn, RoundsOut};
 use crate::api::throttle::{Throttle, more};
 pub use crate::api::{GameKey, LiveMsg};
-use crate::api::{Publication, Sink};
+pub use mailbox::{Games, Inbox, mailbox};
 
 /// The shortest time between two writes of the folder's game files (a batch
 /// holds the latest state of every game that changed meanwhile).
@@ -41,74 +50,6 @@ pub const FILE_EVERY: Duration = Duration::from_secs(1);
 
 /// The shortest time between two writes of a round's `games.pgn`.
 pub const COMBINED_EVERY: Duration = Duration::from_secs(1);
-
-/// The boards' side of the folder's mailbox (a sink): each game's latest change
-/// waits there, a newer one replacing it, until the folder's task takes them all.
-#[derive(Clone)]
-pub struct Games {
-    pending: Arc<Mutex<BTreeMap<GameKey, LiveMsg>>>,
-    /// One wake-up at most waits: the task takes everything at once.
-    wake: mpsc::Sender<()>,
-}
-
-/// The folder's task's side of the mailbox.
-pub struct Inbox {
-    pending: Arc<Mutex<BTreeMap<GameKey, LiveMsg>>>,
-    wake: mpsc::Receiver<()>,
-}
-
-/// A mailbox for the folder's task: [`Games`] for the boards (cloned, one each),
-/// [`Inbox`] for [`run`], which ends once every `Games` is gone.
-pub fn mailbox() -> (Games, Inbox) {
-    let pending = Arc::new(Mutex::new(BTreeMap::new()));
-    let (tx, rx) = mpsc::channel(1);
-    (
-        Games {
-            pending: pending.clone(),
-            wake: tx,
-        },
-        Inbox { pending, wake: rx },
-    )
-}
-
-fn take(pending: &Mutex<BTreeMap<GameKey, LiveMsg>>) -> Vec<LiveMsg> {
-    // A map is whole between two statements: a panic elsewhere cannot leave it
-    // half-changed.
-    let mut p = pending.lock().unwrap_or_else(|e| e.into_inner());
-    std::mem::take(&mut *p).into_values().collect()
-}
-
-impl Games {
-    /// Hands a game's change over; never waits.
-    pub fn send(&self, m: LiveMsg) {
-        self.pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(m.key(), m);
-        // Full: a wake-up is already waiting, and takes this change too.
-        let _ = self.wake.try_send(());
-    }
-}
-
-impl Sink for Games {
-    /// The files of the games that changed (a copy of each PGN) into the mailbox.
-    fn offer(&self, publication: &Arc<Publication>) {
-        for m in &publication.files {
-            self.send(m.clone());
-        }
-    }
-}
-
-impl Inbox {
-    /// Every change waiting (the latest of each game), once there is one; `None`
-    /// once every `Games` is gone and nothing waits.
-    pub async fn recv(&mut self) -> Option<Vec<LiveMsg>> {
-        match self.wake.recv().await {
-            Some(()) => Some(take(&self.pending)),
-            None => Some(take(&self.pending)).filter(|b| !b.is_empty()),
-        }
-    }
-}
 
 /// Writes `text` to `path` atomically; the folder is made when it is missing.
 pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
@@ -163,7 +104,7 @@ pub fn count_plies(pgn: &str) -> usize {
 /// first written.
 struct Folder {
     out: PathBuf,
-    rounds: BTreeMap<u32, BTreeMap<(u32, u32), String>>,
+    games: BTreeMap<u32, BTreeMap<(u32, u32), String>>,
     /// Plies of the files found on disk, not yet matched by the game sent for them.
     floors: HashMap<GameKey, usize>,
     errors: Throttle,
@@ -171,6 +112,8 @@ struct Folder {
     /// Rounds whose `games.pgn` is behind their game files.
     stale: BTreeSet<u32>,
     written: Written,
+    /// Where each `games.pgn` written goes besides the disk (the pushes to lichess).
+    rounds: Option<mpsc::UnboundedSender<RoundPgn>>,
 }
 
 /// What the writer wrote, for the record (and the tests).
@@ -187,19 +130,20 @@ impl Folder {
     fn new(out: PathBuf) -> Folder {
         Folder {
             out,
-            rounds: BTreeMap::new(),
+            games: BTreeMap::new(),
             floors: HashMap::new(),
             errors: Throttle::default(),
             held: Throttle::default(),
             stale: BTreeSet::new(),
             written: Written::default(),
+            rounds: None,
         }
     }
 
     fn round(&mut self, round: u32) -> &mut BTreeMap<(u32, u32), String> {
         let out = &self.out;
         let floors = &mut self.floors;
-        self.rounds.entry(round).or_insert_with(|| {
+        self.games.entry(round).or_insert_with(|| {
             let mut games = BTreeMap::new();
             let dir = round_dir(out, round);
             for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
@@ -276,14 +220,41 @@ impl Folder {
         }
     }
 
-    /// Rewrites the `games.pgn` of every round changed since the last time.
+    /// Round `round` asked for again (by the pushes to lichess): its
+    /// `games.pgn` is written with the next ones, when it has a game.
+    fn ask(&mut self, round: u32) {
+        if !self.round(round).is_empty() {
+            self.stale.insert(round);
+        }
+    }
+
+    /// Rewrites the `games.pgn` of every round changed since the last time, and
+    /// hands each text written to the pushes to lichess.
     fn write_combined(&mut self) {
         for round in std::mem::take(&mut self.stale) {
-            let combined: String = self.round(round).values().map(String::as_str).collect();
+            let mut combined = String::new();
+            let mut games = Vec::new();
+            for (&(board, index), text) in self.round(round).iter() {
+                let start = combined.len();
+                combined.push_str(text);
+                games.push(GameSpan {
+                    board,
+                    index,
+                    start,
+                    end: combined.len(),
+                });
+            }
             let path = round_dir(&self.out, round).join("games.pgn");
             self.written.combined += 1;
             if let Err(e) = write_atomic(&path, &combined) {
                 self.error(&path, e);
+            }
+            if let Some(tx) = &self.rounds {
+                let _ = tx.send(RoundPgn {
+                    round,
+                    text: combined.into(),
+                    games,
+                });
             }
         }
     }
@@ -294,9 +265,18 @@ impl Folder {
 /// The channel is drained all the time, into one pending state per game (the
 /// latest wins), also while a batch is being written: a board never waits for
 /// the disk. The pending games are written at most every [`FILE_EVERY`], the
-/// rounds' `games.pgn` at most every [`COMBINED_EVERY`].
-pub async fn run(out: PathBuf, mut games: Inbox) -> Written {
-    let mut folder = Some(Folder::new(out));
+/// rounds' `games.pgn` at most every [`COMBINED_EVERY`]. With `rounds`, each
+/// `games.pgn` written goes there too, and a round asked for there is written
+/// again with the next ones.
+pub async fn run(out: PathBuf, mut games: Inbox, rounds: Option<RoundsOut>) -> Written {
+    let mut folder = Folder::new(out);
+    let mut asks = rounds.map(|r| {
+        folder.rounds = Some(r.pgn);
+        r.asked
+    });
+    // Rounds asked for, not yet handed to the folder.
+    let mut asked: BTreeSet<u32> = BTreeSet::new();
+    let mut folder = Some(folder);
     // The batch being written, on the blocking pool; it gives the folder back.
     let mut job: Option<tokio::task::JoinHandle<Folder>> = None;
     let mut pending: BTreeMap<GameKey, LiveMsg> = BTreeMap::new();
@@ -305,7 +285,7 @@ pub async fn run(out: PathBuf, mut games: Inbox) -> Written {
     let mut combined_at: Option<Instant> = None;
     let mut open = true;
     loop {
-        let stale = folder.as_ref().is_some_and(|f| !f.stale.is_empty());
+        let stale = folder.as_ref().is_some_and(|f| !f.stale.is_empty()) || !asked.is_empty();
         if !open && job.is_none() && pending.is_empty() && !stale {
             break;
         }
@@ -321,6 +301,17 @@ pub async fn run(out: PathBuf, mut games: Inbox) -> Written {
             (a, b) => a.or(b),
         };
         tokio::select! {
+            r = async {
+                match asks.as_mut() {
+                    Some(a) => a.recv().await,
+                    None => std::future::pending().await,
+                }
+            }, if open => match r {
+                Some(round) => {
+                    asked.insert(round);
+                }
+                None => asks = None,
+            },
             m = games.recv(), if open => match m {
                 Some(batch) => {
                     for m in batch {
@@ -360,9 +351,13 @@ pub async fn run(out: PathBuf, mut games: Inbox) -> Written {
                     combined_at = Some(now);
                 }
                 let Some(mut f) = folder.take() else { continue };
+                let asked = if combine { std::mem::take(&mut asked) } else { BTreeSet::new() };
                 // The writing blocks: on the blocking pool, one batch at a time.
                 job = Some(tokio::task::spawn_blocking(move || {
                     f.apply(batch);
+                    for round in asked {
+                        f.ask(round);
+                    }
                     if combine {
                         f.write_combined();
                     }
@@ -474,98 +469,44 @@ mod tests {
             1
         );
     }
-}
 
-#[cfg(test)]
-mod writer_tests {
-    use super::*;
-
-    /// Sends `steps` versions of the games of boards `1..=boards` (version `k`
-    /// has `k` plies), all boards' version before the next, pausing `pause`
-    /// after each round of boards; returns the count sent.
-    async fn send_versions(tx: &Games, steps: usize, boards: u32, pause: Option<Duration>) -> u64 {
-        let mut sent = 0;
-        for step in 1..=steps {
-            for board in 1..=boards {
-                let key = GameKey {
-                    round: 1,
-                    board,
-                    index: 1,
-                };
-                let pgn = format!("[Round \"1.{board}\"]\n\n{}*\n\n", "e4 ".repeat(step));
-                tx.send(LiveMsg::Game {
-                    key,
-                    plies: step,
-                    pgn,
-                });
-                sent += 1;
-            }
-            if let Some(p) = pause {
-                tokio::time::sleep(p).await;
-            }
-        }
-        sent
-    }
-
-    /// Four boards changing their games every 5 ms for about a second: each file
-    /// is written a few times a second at most, `games.pgn` about once a second,
-    /// and what is on disk at the end is the last state sent for every game.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn changes_are_coalesced_and_the_last_state_is_written() {
+    #[test]
+    fn each_games_pgn_written_goes_to_the_pushes_as_written_and_a_round_asked_for_again() {
         let dir = tempfile::tempdir().unwrap();
-        let (tx, rx) = mailbox();
-        let writer = tokio::spawn(run(dir.path().to_path_buf(), rx));
-        let started = std::time::Instant::now();
-        let sent = send_versions(&tx, 200, 4, Some(Duration::from_millis(5))).await;
-        drop(tx);
-        let written = writer.await.unwrap();
-        let secs = started.elapsed().as_secs_f64();
-        // At most one batch per FILE_EVERY (plus the first and the last), each
-        // writing the four files once.
-        let batches = (secs / FILE_EVERY.as_secs_f64()).ceil() as u64 + 2;
-        assert!(
-            written.files <= 4 * batches,
-            "{written:?} in {secs:.2} s from {sent} changes"
-        );
-        assert!(written.files >= 4, "{written:?}");
-        let combined = (secs / COMBINED_EVERY.as_secs_f64()).ceil() as u64 + 2;
-        assert!(
-            written.combined <= combined && written.combined >= 1,
-            "{written:?} in {secs:.2} s"
-        );
-        let round = dir.path().join("round-1");
-        for board in 1..=4 {
-            let text = std::fs::read_to_string(round.join(format!("game-{board}.pgn"))).unwrap();
-            assert_eq!(count_plies(&text), 200, "board {board}");
+        let out = dir.path().to_path_buf();
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let mut f = Folder::new(out.clone());
+        f.rounds = Some(tx);
+        f.apply(vec![game(1, 2, 1, 3), game(1, 1, 1, 2), game(1, 1, 2, 1)]);
+        f.write_combined();
+        let sent = rx.try_recv().unwrap();
+        let on_disk = std::fs::read_to_string(out.join("round-1/games.pgn")).unwrap();
+        assert_eq!(&*sent.text, on_disk.as_str(), "the very text written");
+        let order: Vec<(u32, u32)> = sent.games.iter().map(|g| (g.board, g.index)).collect();
+        assert_eq!(order, [(1, 1), (1, 2), (2, 1)]);
+        for g in &sent.games {
+            let file = GameKey {
+                round: 1,
+                board: g.board,
+                index: g.index,
+            }
+            .file_name();
+            let text = std::fs::read_to_string(out.join("round-1").join(file)).unwrap();
+            assert_eq!(&sent.text[g.start..g.end], text);
         }
-        let all = std::fs::read_to_string(round.join("games.pgn")).unwrap();
-        assert_eq!(
-            count_plies(&all),
-            800,
-            "games.pgn holds the last state of all four"
-        );
-    }
-
-    /// Sixteen boards sending 800 changes at once: the mailbox keeps each game's
-    /// latest, so no board waits for the disk; each file is written a couple of
-    /// times, with the last state.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_board_never_waits_for_the_writer() {
-        let dir = tempfile::tempdir().unwrap();
-        let (tx, rx) = mailbox();
-        let writer = tokio::spawn(run(dir.path().to_path_buf(), rx));
-        let started = std::time::Instant::now();
-        send_versions(&tx, 50, 16, None).await;
-        let sending = started.elapsed();
-        drop(tx);
-        let written = writer.await.unwrap();
-        // Held back for a batch's interval, the senders would have taken twelve.
-        assert!(sending < FILE_EVERY, "800 changes sent in {sending:?}");
-        assert!(written.files <= 3 * 16, "{written:?}");
-        let round = dir.path().join("round-1");
-        for board in 1..=16 {
-            let text = std::fs::read_to_string(round.join(format!("game-{board}.pgn"))).unwrap();
-            assert_eq!(count_plies(&text), 50, "board {board}");
-        }
+        assert!(rx.try_recv().is_err());
+        // Restarted: a round asked for is sent whole from what is on disk; a
+        // round without a game is not.
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let mut f = Folder::new(out.clone());
+        f.rounds = Some(tx);
+        f.ask(1);
+        f.ask(9);
+        f.write_combined();
+        let again = rx.try_recv().unwrap();
+        assert_eq!(again.round, 1);
+        assert_eq!(again.text, sent.text);
+        assert!(rx.try_recv().is_err());
+        assert!(!out.join("round-9").exists());
     }
 }

@@ -1,0 +1,160 @@
+//! What the task does with lichess's answer to a push: the schedule told
+//! (accepted, refused, try again), each round's state kept for the doors, and
+//! the reports made (a game refused, a round refused, lichess away and back),
+//! each once.
+
+use std::time::{Duration, Instant, SystemTime};
+
+use super::answer::{self, Outcome, Refusal};
+use super::body::{Body, game_words};
+use super::{Service, epoch_ms, http};
+use crate::api::lichess::GameStatus;
+
+impl Service {
+    /// Lichess is away or busy: every round waits.
+    fn retry(&mut self, round: u32, after: Option<Duration>, why: String) {
+        let wait = self.schedule.failed(after, Instant::now());
+        if self.trouble.is_none() {
+            let text = format!("{why}; the rounds are kept and pushed when lichess answers");
+            let remedy = if after.is_some() {
+                String::new()
+            } else {
+                "check the hall's connection to the internet; under systemd the daemon needs the network \
+                 drop-in (/usr/share/doc/eboard-bridge/examples/network.conf, docs/BROADCAST.md)"
+                    .to_string()
+            };
+            tracing::warn!(
+                "lichess: round {round}: {text} (next try in {} s){}",
+                wait.as_secs_f64().ceil(),
+                if remedy.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {remedy}")
+                }
+            );
+            self.report(round, "unreachable", String::new(), text, remedy);
+            self.trouble = Some((Instant::now(), why));
+        } else {
+            tracing::debug!("lichess: {why}; next try in {:.1} s", wait.as_secs_f64());
+        }
+    }
+
+    /// Lichess answered a push (or did not).
+    pub(super) fn answered(&mut self, round: u32, body: Body, result: Result<http::Answer, String>) {
+        let answer = match result {
+            Ok(a) => a,
+            Err(why) => return self.retry(round, None, why),
+        };
+        match answer::outcome(
+            answer.status,
+            answer.retry_after.as_deref(),
+            &answer.body,
+            SystemTime::now(),
+        ) {
+            Outcome::Accepted(games) => self.accepted(round, &body, games),
+            Outcome::Retry { after, why } => self.retry(round, after, why),
+            Outcome::Refused(r) => self.refused(round, r),
+            Outcome::Rejected(text) => {
+                self.schedule.rejected(round, &body);
+                self.back(round);
+                let info = self.info.entry(round).or_default();
+                if info.error != text {
+                    info.error = text.clone();
+                    tracing::warn!("lichess: round {round}: {text}; the round's next change is pushed again");
+                    let remedy = "the next change of the round is pushed again".to_string();
+                    self.report(round, "rejected", String::new(), text, remedy);
+                }
+            }
+        }
+    }
+
+    /// A push went through after lichess was away.
+    fn back(&mut self, round: u32) {
+        if let Some((since, why)) = self.trouble.take() {
+            let text = format!(
+                "lichess takes the pushes again, after {} s ({why})",
+                since.elapsed().as_secs()
+            );
+            tracing::info!("lichess: round {round}: {text}");
+            self.report(round, "back", String::new(), text, String::new());
+        }
+    }
+
+    fn refused(&mut self, round: u32, r: Refusal) {
+        self.schedule.blocked(round);
+        // lichess answers again (its answer is the round's trouble now).
+        self.trouble = None;
+        let id = self.id_of(round);
+        let (what, remedy) = r.words(
+            &id,
+            &self.cfg.url.to_string(),
+            &self.cfg.token_file.display().to_string(),
+        );
+        tracing::error!("lichess: round {round}: {what}: {remedy}");
+        self.info.entry(round).or_default().error = format!("{what}: {remedy}");
+        self.report(round, "refused", String::new(), what, remedy);
+    }
+
+    fn accepted(&mut self, round: u32, body: &Body, games: Vec<answer::GameAnswer>) {
+        self.schedule.accepted(round, body);
+        self.back(round);
+        let first = self.info.get(&round).is_none_or(|i| i.pushes == 0);
+        let mut reports = Vec::new();
+        let info = self.info.entry(round).or_default();
+        info.pushes += 1;
+        info.last_push_ms = epoch_ms(SystemTime::now());
+        info.error.clear();
+        info.games = body
+            .games
+            .iter()
+            .enumerate()
+            .map(|(i, (span, name))| {
+                let a = games.get(i);
+                GameStatus {
+                    board: span.board,
+                    index: span.index,
+                    name: name.clone(),
+                    moves: a.and_then(|a| a.moves).unwrap_or(0),
+                    error: a.and_then(|a| a.error.clone()).unwrap_or_default(),
+                }
+            })
+            .collect();
+        for ((span, name), g) in body.games.iter().zip(&info.games) {
+            let key = (span.board, span.index);
+            let before = info.reported.get(&key).cloned().unwrap_or_default();
+            if g.error != before {
+                if g.error.is_empty() {
+                    info.reported.remove(&key);
+                    tracing::info!("lichess: round {round}: {}: accepted now", game_words(span, name));
+                } else {
+                    info.reported.insert(key, g.error.clone());
+                    reports.push((game_words(span, name), g.error.clone()));
+                }
+            }
+        }
+        let (accepted, moves) = info
+            .games
+            .iter()
+            .filter(|g| g.error.is_empty())
+            .fold((0, 0u64), |(n, m), g| (n + 1, m + u64::from(g.moves)));
+        let refused = info.games.len() - accepted;
+        if first {
+            tracing::info!(
+                "lichess: round {round}: pushed to {}: {accepted} game(s), {moves} move(s){}",
+                self.id_of(round),
+                if refused > 0 {
+                    format!(", {refused} refused")
+                } else {
+                    String::new()
+                }
+            );
+        } else {
+            tracing::debug!("lichess: round {round}: pushed: {accepted} game(s), {moves} move(s)");
+        }
+        for (game, error) in reports {
+            tracing::warn!("lichess: round {round}: {game}: refused: {error}; the other games go on");
+            let remedy = "the game stays in the broadcast folder; correct it (ctl position, ctl reinstate) or enter it on lichess by hand".to_string();
+            self.report(round, "game_refused", game, error, remedy);
+        }
+    }
+}

@@ -1,0 +1,287 @@
+//! The rounds' broadcast ids across restarts: `<state>/lichess/rounds.esl`, a
+//! journal in the sensor-log format that the boards' recordings use (the same
+//! writer: whole lines, a torn last line cut off at start), holding the
+//! decisions that concern no board.
+//!
+//! - `arbiter SetLichessRound 3 "AbCd1234"` (after `note decided by alice`
+//!   when the caller is known): `ctl lichess 3 AbCd1234`, or the D-Bus call.
+//! - `note configured {"1":"AbCd1234",...}`: the configuration's `rounds`
+//!   when the daemon started or read it again, written when they differ from
+//!   the last written.
+//!
+//! The latest word wins: replaying the journal, a decision sets a round's id,
+//! and a `configured` line sets the ids of the rounds whose configured id it
+//! changes. At start the configuration is such a line: a `ctl lichess` made
+//! at run time survives a restart, unless the configuration's id of that
+//! round was changed since.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::api::lichess::{Decision, RoundId};
+use crate::log::{DECIDED_BY, Header, Journal, LogTime, Record, RecordKind};
+
+/// The note of the configuration's rounds.
+const CONFIGURED: &str = "configured ";
+
+/// The ids in effect, by round.
+pub type Ids = BTreeMap<u32, RoundId>;
+
+/// The journal open for writing, and the ids it gives.
+pub struct RoundsJournal {
+    path: PathBuf,
+    journal: Journal,
+    /// Log time at `started`.
+    offset_us: u64,
+    started: Instant,
+    /// The configuration's rounds last written.
+    configured: Ids,
+}
+
+/// What replaying a journal gives: the ids in effect, and the configuration's
+/// rounds it last noted.
+#[derive(Debug, Default, PartialEq)]
+pub struct Replayed {
+    pub ids: Ids,
+    pub configured: Ids,
+}
+
+impl Replayed {
+    /// One record of the journal.
+    fn step(&mut self, kind: &RecordKind) {
+        match kind {
+            RecordKind::Note(text) => {
+                if let Some(json) = text.strip_prefix(CONFIGURED) {
+                    self.configure(&parse_ids(json));
+                }
+            }
+            RecordKind::Arbiter { method, args } => {
+                let values: Option<Vec<serde_json::Value>> =
+                    args.iter().map(|a| serde_json::from_str(a).ok()).collect();
+                if let Some(Ok(d)) = values.map(|v| Decision::from_record(method, &v)) {
+                    self.decide(&d);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A decision: the round's id is the one decided.
+    pub fn decide(&mut self, d: &Decision) {
+        let Decision::SetRound { round, id } = d;
+        match id {
+            Some(id) => self.ids.insert(*round, id.clone()),
+            None => self.ids.remove(round),
+        };
+    }
+
+    /// The configuration's rounds: each round whose configured id changed
+    /// takes it. Whether anything changed.
+    pub fn configure(&mut self, now: &Ids) -> bool {
+        let rounds: Vec<u32> = self.configured.keys().chain(now.keys()).copied().collect();
+        let mut changed = false;
+        for r in rounds {
+            if self.configured.get(&r) == now.get(&r) {
+                continue;
+            }
+            changed = true;
+            match now.get(&r) {
+                Some(id) => self.ids.insert(r, id.clone()),
+                None => self.ids.remove(&r),
+            };
+        }
+        self.configured = now.clone();
+        changed
+    }
+}
+
+fn parse_ids(json: &str) -> Ids {
+    let map: BTreeMap<String, String> = serde_json::from_str(json).unwrap_or_default();
+    map.into_iter()
+        .filter_map(|(k, v)| Some((k.parse().ok()?, RoundId::parse(&v).ok()?)))
+        .collect()
+}
+
+fn ids_json(ids: &Ids) -> String {
+    let map: BTreeMap<String, &str> = ids.iter().map(|(k, v)| (k.to_string(), v.as_str())).collect();
+    serde_json::to_string(&map).unwrap_or_else(|_| "{}".into())
+}
+
+impl RoundsJournal {
+    /// Opens (or makes) the journal in `dir`, replays it, and notes the
+    /// configuration's `rounds`: the journal and the ids in effect.
+    pub fn open(dir: &Path, configured: &Ids) -> Result<(RoundsJournal, Ids), String> {
+        let path = dir.join("rounds.esl");
+        let shown = path.display().to_string();
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let mut replayed = Replayed::default();
+        let (journal, last) = if path.exists() {
+            let bytes = std::fs::read(&path).map_err(|e| format!("{shown}: {e}"))?;
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let whole = text.rfind('\n').map_or(0, |i| i + 1);
+            if whole < text.len() {
+                tracing::warn!("{shown}: cutting off a torn last line");
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&path)
+                    .and_then(|f| f.set_len(whole as u64))
+                    .map_err(|e| format!("{shown}: {e}"))?;
+            }
+            let mut skipped = Vec::new();
+            let log = crate::log::parse_log_lenient(&text[..whole], &shown, &mut skipped)
+                .map_err(|e| e.to_string())?;
+            for e in skipped {
+                tracing::warn!("{e}: line skipped");
+            }
+            let mut last = LogTime::default();
+            for r in &log.records {
+                last = r.time;
+                replayed.step(&r.kind);
+            }
+            let j = Journal::append(&path, last).map_err(|e| format!("{shown}: {e}"))?;
+            (j, last.micros() + 1_000_000)
+        } else {
+            let mut header = Header::default();
+            header.set("source", "eboard-bridge lichess: the rounds' broadcast ids");
+            header.set("started", &httpdate::fmt_http_date(std::time::SystemTime::now()));
+            (
+                Journal::create(&path, &header).map_err(|e| format!("{shown}: {e}"))?,
+                0,
+            )
+        };
+        let mut j = RoundsJournal {
+            path,
+            journal,
+            offset_us: last,
+            started: Instant::now(),
+            configured: replayed.configured.clone(),
+        };
+        j.configure(configured, &mut replayed);
+        Ok((j, replayed.ids))
+    }
+
+    fn now(&self) -> LogTime {
+        let us = self.offset_us + self.started.elapsed().as_micros() as u64;
+        LogTime::from_micros(us.min(LogTime::MAX.micros()))
+    }
+
+    fn write(&mut self, kind: RecordKind) {
+        let time = self.now();
+        self.journal.write(&Record { time, kind });
+    }
+
+    fn flush(&mut self) {
+        if let crate::log::Flushed::Failing(e) = self.journal.flush() {
+            tracing::error!(
+                "{}: cannot write: {e}; the rounds' ids are held until it works again",
+                self.path.display()
+            );
+        }
+    }
+
+    /// The configuration's rounds (at start, or read again): noted when they
+    /// changed, and applied to `replayed` by the same rule as a replay.
+    pub fn configure(&mut self, now: &Ids, replayed: &mut Replayed) {
+        let changed = replayed.configure(now);
+        if changed || self.configured != *now {
+            self.write(RecordKind::Note(format!("{CONFIGURED}{}", ids_json(now))));
+            self.flush();
+        }
+        self.configured = now.clone();
+    }
+
+    /// A decision, journaled before it is applied (who made it first, when known).
+    pub fn decided(&mut self, d: &Decision, by: Option<&str>) {
+        if let Some(by) = by {
+            self.write(RecordKind::Note(format!("{DECIDED_BY}{by}")));
+        }
+        let (method, args) = d.record();
+        self.write(RecordKind::Arbiter {
+            method: method.to_string(),
+            args: args.iter().map(ToString::to_string).collect(),
+        });
+        self.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(pairs: &[(u32, &str)]) -> Ids {
+        pairs
+            .iter()
+            .map(|(r, i)| (*r, RoundId::parse(i).unwrap()))
+            .collect()
+    }
+
+    #[test]
+    fn a_decision_survives_a_restart_until_the_configuration_changes_that_round() {
+        let dir = tempfile::tempdir().unwrap();
+        let conf = ids(&[(1, "Conf0001"), (2, "Conf0002")]);
+        let (mut j, got) = RoundsJournal::open(dir.path(), &conf).unwrap();
+        assert_eq!(got, conf);
+        let mut r = Replayed {
+            ids: got,
+            configured: conf.clone(),
+        };
+        let d = Decision::SetRound {
+            round: 1,
+            id: Some(RoundId::parse("Ctl00001").unwrap()),
+        };
+        j.decided(&d, Some("alice"));
+        r.decide(&d);
+        let off = Decision::SetRound { round: 2, id: None };
+        j.decided(&off, None);
+        drop(j);
+        let text = std::fs::read_to_string(dir.path().join("rounds.esl")).unwrap();
+        assert!(text.contains("note decided by alice\n"), "{text}");
+        assert!(
+            text.contains("arbiter SetLichessRound 1 \"Ctl00001\"\n"),
+            "{text}"
+        );
+        assert!(text.contains("arbiter SetLichessRound 2 \"\"\n"), "{text}");
+        // Restarted with the same configuration: the decisions stand.
+        let (_, got) = RoundsJournal::open(dir.path(), &conf).unwrap();
+        assert_eq!(got, ids(&[(1, "Ctl00001")]));
+        // The configuration changed round 2 only: round 2 takes it, round 1's
+        // decision stands; and a round added.
+        let conf2 = ids(&[(1, "Conf0001"), (2, "Conf0022"), (3, "Conf0003")]);
+        let (_, got) = RoundsJournal::open(dir.path(), &conf2).unwrap();
+        assert_eq!(got, ids(&[(1, "Ctl00001"), (2, "Conf0022"), (3, "Conf0003")]));
+        // Once more with the same: nothing new noted, the same ids.
+        let before = std::fs::read_to_string(dir.path().join("rounds.esl")).unwrap();
+        let (_, again) = RoundsJournal::open(dir.path(), &conf2).unwrap();
+        assert_eq!(again, got);
+        let after = std::fs::read_to_string(dir.path().join("rounds.esl")).unwrap();
+        assert_eq!(
+            before.lines().filter(|l| l.contains("configured")).count(),
+            after.lines().filter(|l| l.contains("configured")).count()
+        );
+    }
+
+    #[test]
+    fn a_torn_last_line_is_cut_off() {
+        let dir = tempfile::tempdir().unwrap();
+        let conf = ids(&[(1, "Conf0001")]);
+        let (mut j, _) = RoundsJournal::open(dir.path(), &conf).unwrap();
+        j.decided(
+            &Decision::SetRound {
+                round: 1,
+                id: Some(RoundId::parse("Ctl00001").unwrap()),
+            },
+            None,
+        );
+        drop(j);
+        let path = dir.path().join("rounds.esl");
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str("9.000000 arbiter SetLichessRound 1 \"Torn");
+        std::fs::write(&path, &text).unwrap();
+        let (_, got) = RoundsJournal::open(dir.path(), &conf).unwrap();
+        assert_eq!(got, ids(&[(1, "Ctl00001")]));
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("Torn"), "{text}");
+        assert!(text.ends_with('\n'));
+    }
+}

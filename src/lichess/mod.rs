@@ -1,0 +1,476 @@
+//! Every round pushed to a lichess broadcast (`[lichess]`, off by default):
+//! `POST {url}/api/broadcast/round/{id}/push`, the bearer token, the round's
+//! `games.pgn` as the body (`docs/BROADCAST.md`). A hall behind NAT cannot be
+//! polled by lichess; the daemon pushes instead.
+//!
+//! One task owns the pushes. The broadcast folder hands it each `games.pgn`
+//! it writes, the very text (`api::lichess::RoundsOut`), and never waits for
+//! it; the task keeps each round's newest and pushes it when the schedule
+//! (`schedule`) lets it: one request at a time, at most `max_per_second`,
+//! backing off when lichess is away or busy, not again when lichess refuses
+//! the round until the configuration changes. Every push is the round whole,
+//! so after a restart or an outage of any length lichess ends with what the
+//! folder holds; at start the task asks the folder for each round it pushes.
+//!
+//! - `config`: `[lichess]`, the server, the token file;
+//! - `body`: what a push carries (cut after the games a round takes);
+//! - `answer`: what lichess's answer means and what to do; `answered`: what
+//!   the task does with it (the schedule told, the state kept, the reports);
+//! - `http`: the request (hyper over rustls);
+//! - `journal`: the rounds' ids across restarts (`ctl lichess ROUND ID`).
+//!
+//! What the doors show (D-Bus, `ctl`, the console) is a `watch` of each
+//! round's [`RoundStatus`] and a broadcast of [`Report`]s; never the token.
+
+mod answer;
+mod answered;
+mod body;
+pub mod config;
+mod http;
+mod journal;
+mod schedule;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::time::{Duration, Instant, SystemTime};
+
+use tokio::sync::{broadcast, mpsc, watch};
+use tokio::task::JoinHandle;
+
+use crate::api::lichess::{Call, Decision, GameStatus, Report, RoundId, RoundPgn, RoundStatus, RoundsIn};
+use body::Body;
+pub use config::LichessConfig;
+use config::Token;
+use journal::{Ids, Replayed, RoundsJournal};
+use schedule::{Next, Schedule};
+
+/// On shutdown, how long the last changes may take to reach lichess.
+const CLOSE_GRACE: Duration = Duration::from_secs(5);
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct LichessError(String);
+
+/// What the doors hold of the pushes, made before the task (the bus serves
+/// them from the start): the rounds' state, the reports, and where calls go.
+#[derive(Clone)]
+pub struct Doors {
+    pub status: watch::Receiver<Vec<RoundStatus>>,
+    pub reports: broadcast::Sender<Report>,
+    pub calls: mpsc::Sender<Call>,
+}
+
+/// The task's side of the [`Doors`].
+pub struct Inputs {
+    status: watch::Sender<Vec<RoundStatus>>,
+    reports: broadcast::Sender<Report>,
+    calls: mpsc::Receiver<Call>,
+}
+
+/// The doors and the task's side of them.
+pub fn doors() -> (Doors, Inputs) {
+    let (status_tx, status) = watch::channel(Vec::new());
+    let (reports, _) = broadcast::channel(256);
+    let (calls_tx, calls) = mpsc::channel(8);
+    (
+        Doors {
+            status,
+            reports: reports.clone(),
+            calls: calls_tx,
+        },
+        Inputs {
+            status: status_tx,
+            reports,
+            calls,
+        },
+    )
+}
+
+/// What the task knows of a round besides when to push it.
+#[derive(Default)]
+struct RoundInfo {
+    /// The newest push made of the folder's text.
+    latest: Option<Body>,
+    last_push_ms: i64,
+    pushes: u64,
+    /// Each game of the last answer.
+    games: Vec<GameStatus>,
+    /// The round's trouble and what to do (a refusal, a PGN refused).
+    error: String,
+    /// The boards said to be left out.
+    said_left_out: Vec<u32>,
+    /// Each game's error last reported, by (board, index).
+    reported: HashMap<(u32, u32), String>,
+}
+
+struct Service {
+    cfg: LichessConfig,
+    token: Token,
+    client: Option<http::Client>,
+    /// A client of a new server, taken up when no push is out.
+    replacement: Option<http::Client>,
+    journal: RoundsJournal,
+    replayed: Replayed,
+    schedule: Schedule<Body>,
+    info: BTreeMap<u32, RoundInfo>,
+    status: watch::Sender<Vec<RoundStatus>>,
+    reports: broadcast::Sender<Report>,
+    ask: mpsc::UnboundedSender<u32>,
+    /// Since when lichess has not taken a push, and why (said once).
+    trouble: Option<(Instant, String)>,
+}
+
+/// The running task.
+pub struct Lichess {
+    task: JoinHandle<()>,
+}
+
+/// Milliseconds since the epoch.
+fn epoch_ms(t: SystemTime) -> i64 {
+    t.duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+impl Lichess {
+    /// Checks `[lichess]` (the token file above all: refused when others may
+    /// read it) and starts the task. `boards`: the event's board numbers known
+    /// at start (a round with more than a lichess round takes is said now).
+    /// It ends once the folder's side of `link` is gone, after a last try of
+    /// what waits.
+    pub fn start(
+        cfg: LichessConfig,
+        state_dir: &Path,
+        link: RoundsIn,
+        inputs: Inputs,
+        reload: mpsc::Receiver<LichessConfig>,
+        boards: &[u32],
+    ) -> Result<Lichess, LichessError> {
+        let token = config::read_token(&cfg.token_file).map_err(LichessError)?;
+        let client = http::Client::new(cfg.url.clone()).map_err(LichessError)?;
+        let (journal, ids) = RoundsJournal::open(&state_dir.join("lichess"), &cfg.rounds.0)
+            .map_err(|e| LichessError(format!("[lichess] the rounds' journal: {e}")))?;
+        if !cfg.url.tls && !cfg.url.is_loopback() {
+            tracing::warn!(
+                "lichess: {} is not https: the token crosses the network in the clear",
+                cfg.url
+            );
+        }
+        let mut sorted = boards.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        if sorted.len() > cfg.max_games {
+            tracing::warn!(
+                "lichess: {} boards, and a lichess round takes {} games: boards {} are not pushed",
+                sorted.len(),
+                cfg.max_games,
+                crate::ctl::format::numbers(&sorted[cfg.max_games..])
+            );
+        }
+        let now = Instant::now();
+        let mut schedule = Schedule::new(cfg.max_per_second);
+        for (round, id) in &ids {
+            schedule.set_id(*round, Some(id.clone()), now);
+            let _ = link.ask.send(*round);
+        }
+        let said: Vec<String> = ids.iter().map(|(r, i)| format!("round {r} to {i}")).collect();
+        tracing::info!(
+            "lichess: pushing to {} at most {}/s{}",
+            cfg.url,
+            cfg.max_per_second,
+            if said.is_empty() {
+                " (no round has a broadcast id yet: ctl lichess ROUND ID)".to_string()
+            } else {
+                format!(": {}", said.join(", "))
+            }
+        );
+        let svc = Service {
+            token,
+            client: Some(client),
+            replacement: None,
+            journal,
+            replayed: Replayed {
+                ids,
+                configured: cfg.rounds.0.clone(),
+            },
+            schedule,
+            info: BTreeMap::new(),
+            status: inputs.status,
+            reports: inputs.reports,
+            ask: link.ask,
+            trouble: None,
+            cfg,
+        };
+        Ok(Lichess {
+            task: tokio::spawn(svc.run(link.pgn, inputs.calls, reload)),
+        })
+    }
+
+    /// Waits for the task to end.
+    pub async fn stopped(self) {
+        let _ = self.task.await;
+    }
+}
+
+/// A push out on the runtime: it gives the client back with the answer.
+type Job = JoinHandle<(http::Client, u32, Body, Result<http::Answer, String>)>;
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await,
+        None => std::future::pending().await,
+    }
+}
+
+impl Service {
+    fn id_of(&self, round: u32) -> String {
+        self.replayed
+            .ids
+            .get(&round)
+            .map(|i| i.to_string())
+            .unwrap_or_default()
+    }
+
+    fn report(&self, round: u32, kind: &str, game: String, text: String, remedy: String) {
+        let _ = self.reports.send(Report {
+            round,
+            id: self.id_of(round),
+            kind: kind.into(),
+            game,
+            text,
+            remedy,
+        });
+    }
+
+    /// A `games.pgn` the folder wrote.
+    fn offer(&mut self, pgn: RoundPgn) {
+        let round = pgn.round;
+        let body = Body::new(&pgn, self.cfg.max_games);
+        let pushed = self.replayed.ids.contains_key(&round);
+        let info = self.info.entry(round).or_default();
+        if pushed && body.left_out != info.said_left_out {
+            info.said_left_out = body.left_out.clone();
+            if !body.left_out.is_empty() {
+                let text = format!(
+                    "a lichess round takes {} games: boards {} are not pushed",
+                    self.cfg.max_games,
+                    crate::ctl::format::numbers(&body.left_out)
+                );
+                tracing::warn!("lichess: round {round}: {text}");
+                let remedy = "split the round in two broadcast rounds on lichess".to_string();
+                self.report(round, "not_pushed", String::new(), text, remedy);
+            }
+        }
+        self.info.entry(round).or_default().latest = Some(body.clone());
+        self.schedule.offer(round, body, Instant::now());
+    }
+
+    /// A decision from a door: journaled, then applied.
+    fn call(&mut self, call: Call) {
+        let Call { decision, by, reply } = call;
+        self.journal.decided(&decision, by.as_deref());
+        self.replayed.decide(&decision);
+        let Decision::SetRound { round, id } = &decision;
+        let by = by.map(|b| format!(" (by {b})")).unwrap_or_default();
+        match id {
+            Some(id) => tracing::info!("lichess: round {round} is pushed to {id} from now on{by}"),
+            None => tracing::info!("lichess: round {round} is no longer pushed{by}"),
+        }
+        self.set_id(*round, id.clone());
+        let _ = reply.send(Ok(()));
+    }
+
+    /// A round's id set or changed: the round is pushed whole to it.
+    fn set_id(&mut self, round: u32, id: Option<RoundId>) {
+        // What lichess said of the old id is not the new one's.
+        if let Some(info) = self.info.get_mut(&round) {
+            info.error.clear();
+            info.games.clear();
+            info.reported.clear();
+            info.said_left_out.clear();
+            info.pushes = 0;
+            info.last_push_ms = 0;
+        }
+        let has = id.is_some();
+        self.schedule.set_id(round, id, Instant::now());
+        if has {
+            let _ = self.ask.send(round);
+        }
+    }
+
+    /// `[lichess]` read again: a change of the token, the server or a round's
+    /// id lets a refused round be tried again.
+    fn reload(&mut self, mut cfg: LichessConfig) {
+        let mut changed = false;
+        match config::read_token(&cfg.token_file) {
+            Ok(t) if t != self.token => {
+                self.token = t;
+                changed = true;
+                tracing::info!("lichess: a new token was read");
+            }
+            Ok(_) => {}
+            Err(e) => tracing::error!("lichess: {e}; the token read before stays"),
+        }
+        if cfg.url != self.cfg.url {
+            match http::Client::new(cfg.url.clone()) {
+                Ok(c) => {
+                    tracing::info!("lichess: pushing to {} from now on", cfg.url);
+                    self.replacement = Some(c);
+                    changed = true;
+                }
+                Err(e) => {
+                    tracing::error!("lichess: {e}; still pushing to {}", self.cfg.url);
+                    cfg.url = self.cfg.url.clone();
+                }
+            }
+        }
+        self.schedule.set_rate(cfg.max_per_second);
+        let before: Ids = self.replayed.ids.clone();
+        self.journal.configure(&cfg.rounds.0, &mut self.replayed);
+        let after = self.replayed.ids.clone();
+        let rounds: Vec<u32> = before.keys().chain(after.keys()).copied().collect();
+        for r in rounds {
+            if before.get(&r) != after.get(&r) {
+                self.set_id(r, after.get(&r).cloned());
+            }
+        }
+        if cfg.max_games != self.cfg.max_games {
+            for r in after.keys() {
+                let _ = self.ask.send(*r);
+            }
+        }
+        self.cfg = cfg;
+        if changed {
+            self.schedule.unblock_all(Instant::now());
+            for info in self.info.values_mut() {
+                info.error.clear();
+            }
+        }
+    }
+
+    /// Each round with an id, as the doors show it.
+    fn status(&self) -> Vec<RoundStatus> {
+        let now = Instant::now();
+        let retrying = self.schedule.waiting_until().filter(|w| *w > now);
+        self.replayed
+            .ids
+            .iter()
+            .map(|(&round, id)| {
+                let info = self.info.get(&round);
+                let state = if self.schedule.is_blocked(round) {
+                    "refused"
+                } else if self.schedule.is_pending(round) || self.schedule.in_flight() == Some(round) {
+                    if retrying.is_some() { "retrying" } else { "pushing" }
+                } else if self.schedule.is_done(round) {
+                    "pushed"
+                } else {
+                    "waiting"
+                };
+                let games = info.map(|i| i.games.clone()).unwrap_or_default();
+                let refused = games.iter().filter(|g| !g.error.is_empty()).count() as u32;
+                RoundStatus {
+                    round,
+                    id: id.to_string(),
+                    state: state.into(),
+                    last_push_ms: info.map_or(0, |i| i.last_push_ms),
+                    pushes: info.map_or(0, |i| i.pushes),
+                    games_accepted: games.len() as u32 - refused,
+                    games_refused: refused,
+                    not_pushed: info
+                        .and_then(|i| i.latest.as_ref())
+                        .map(|b| b.left_out.clone())
+                        .unwrap_or_default(),
+                    error: info.map(|i| i.error.clone()).unwrap_or_default(),
+                    next_try_ms: match (state, retrying) {
+                        ("retrying", Some(w)) => epoch_ms(SystemTime::now() + (w - now)),
+                        _ => 0,
+                    },
+                    games,
+                }
+            })
+            .collect()
+    }
+
+    async fn run(
+        mut self,
+        mut pgn: mpsc::UnboundedReceiver<RoundPgn>,
+        calls: mpsc::Receiver<Call>,
+        reload: mpsc::Receiver<LichessConfig>,
+    ) {
+        let mut calls = Some(calls);
+        let mut reload = Some(reload);
+        let mut job: Option<Job> = None;
+        let mut closing: Option<Instant> = None;
+        loop {
+            let now = Instant::now();
+            let mut wake = None;
+            if job.is_none() {
+                if let Some(c) = self.replacement.take() {
+                    self.client = Some(c);
+                }
+                match self.schedule.next(now) {
+                    Next::Push { round, id, body } => {
+                        let mut client = self
+                            .client
+                            .take()
+                            .expect("the client is home while no push is out");
+                        let token = self.token.clone();
+                        job = Some(tokio::spawn(async move {
+                            let r = client.push(&id, &token, body.bytes.clone()).await;
+                            (client, round, body, r)
+                        }));
+                    }
+                    Next::At(t) => wake = Some(t),
+                    Next::Idle => {}
+                }
+            }
+            let status = self.status();
+            self.status.send_if_modified(|s| {
+                let changed = *s != status;
+                if changed {
+                    *s = status;
+                }
+                changed
+            });
+            if closing.is_some() && job.is_none() && wake.is_none() {
+                break;
+            }
+            tokio::select! {
+                p = pgn.recv(), if closing.is_none() => match p {
+                    Some(p) => self.offer(p),
+                    None => closing = Some(now + CLOSE_GRACE),
+                },
+                c = async { match calls.as_mut() { Some(c) => c.recv().await, None => std::future::pending().await } } => match c {
+                    Some(c) => self.call(c),
+                    None => calls = None,
+                },
+                c = async { match reload.as_mut() { Some(r) => r.recv().await, None => std::future::pending().await } } => match c {
+                    Some(c) => self.reload(c),
+                    None => reload = None,
+                },
+                done = async { match job.as_mut() { Some(j) => j.await, None => std::future::pending().await } } => {
+                    job = None;
+                    match done {
+                        Ok((client, round, body, r)) => {
+                            self.client = Some(client);
+                            self.answered(round, body, r);
+                        }
+                        Err(e) => {
+                            tracing::error!("lichess: the push failed: {e}");
+                            return;
+                        }
+                    }
+                },
+                _ = sleep_until(wake) => {},
+                _ = sleep_until(closing) => {
+                    if self.schedule.anything_pending() {
+                        tracing::warn!("lichess: stopping with changes lichess does not have yet; they are pushed after the next start");
+                    }
+                    break;
+                }
+            }
+        }
+        if let Some(j) = job {
+            j.abort();
+        }
+    }
+}

@@ -1,0 +1,185 @@
+//! Issue 51, every round pushed to a lichess broadcast, end to end against a
+//! stand-in lichess written from the API documentation (`standin`, in this
+//! process, plain HTTP on 127.0.0.1): emulated boards on real
+//! pseudo-terminals, the daemon in this process or as the real binary, a
+//! private D-Bus broker (busd) for `ctl` and the signals. No network.
+//!
+//! - `round`: a round reaches lichess game by game and move by move, the last
+//!   push equal to `games.pgn`, at the configured rate; D-Bus and `ctl boards`
+//!   show it.
+//! - `outage`: lichess away 30 s (connections cut, 503, 429 with
+//!   `Retry-After`), then back: nothing lost, the back-off and `Retry-After`
+//!   obeyed, the rate kept.
+//! - `refused`: a game lichess refuses is reported (log, D-Bus, `ctl watch`)
+//!   and the others go on.
+//! - `errors`: a wrong token, a round id lichess does not have, a round with a
+//!   source URL: each reported once with its remedy, tried again only after a
+//!   change of configuration; a token file others may read, more boards than a
+//!   round takes.
+//! - `restart`: `ctl lichess` mid-round, SIGKILL and restart: the decision
+//!   holds and the round is pushed whole again.
+
+#[path = "../common/mod.rs"]
+mod common;
+mod errors;
+mod outage;
+mod refused;
+mod restart;
+mod round;
+mod standin;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use common::process::{Running, bin, run_command};
+use common::{Within, private_bus, quick, wait_for};
+use eboard_bridge::board::Orientation;
+use eboard_bridge::device::{Emulator, EmulatorConfig};
+use eboard_bridge::log::SensorLog;
+use eboard_bridge::protocol::ClockTime;
+use eboard_bridge::sim::Hands;
+use shakmaty::{Chess, Move, Position};
+use standin::{Mode, StandIn, TOKEN};
+
+/// A sensor log of `moves` from the start played by simulated hands, the first
+/// after `delay_ms`, the clock at 1:30:00.
+fn game_log(moves: &[Move], seed: u64, delay_ms: u64) -> SensorLog {
+    let mut hands = Hands::new(seed, quick(), Orientation::Normal);
+    hands.board(Chess::default().board());
+    hands.set_clock(ClockTime::from_hms(1, 30, 0).unwrap());
+    hands.wait(delay_ms);
+    common::played_log(hands, &Chess::default(), moves, 1500)
+}
+
+/// An emulated board (serial `serial`) playing `log` at `speed`, `link` to it.
+fn emulate(log: SensorLog, link: &Path, serial: &str, speed: f64) -> tokio::task::JoinHandle<()> {
+    let cfg = EmulatorConfig {
+        speed,
+        serial: serial.into(),
+        ..EmulatorConfig::default()
+    };
+    let emulator = Emulator::open().unwrap();
+    let _ = std::fs::remove_file(link);
+    std::os::unix::fs::symlink(emulator.path(), link).unwrap();
+    tokio::spawn(async move {
+        let _ = emulator.run(&log, "generated", &cfg).await;
+    })
+}
+
+/// The first `plies` plies of a real game from the start.
+fn real_game(file: &str, plies: usize) -> Vec<Move> {
+    let g = common::pgn_games(file)
+        .into_iter()
+        .find(|g| g.moves.len() >= plies && g.start == Chess::default())
+        .expect("a game long enough");
+    g.moves[..plies].to_vec()
+}
+
+/// The token file in `dir`, for its owner only.
+fn token_file(dir: &Path, token: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join("lichess-token");
+    std::fs::write(&p, format!("{token}\n")).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+    p
+}
+
+/// The configuration's text: round 1, boards `(number, white, black)` on
+/// `dir/boardN`, and `[lichess]` with `lichess` after its token file.
+fn config_text(dir: &Path, boards: &[(u32, &str, &str)], lichess: &str) -> String {
+    let mut text = format!(
+        "event = \"Lichess Open\"\nround = 1\noutput = \"{}\"\nstate = \"{}\"\n",
+        dir.join("live").display(),
+        dir.join("state").display()
+    );
+    for (n, white, black) in boards {
+        text += &format!(
+            "[[board]]\ndevice = \"{}\"\nnumber = {n}\nwhite = \"{white}\"\nblack = \"{black}\"\n",
+            dir.join(format!("board{n}")).display()
+        );
+    }
+    text += &format!(
+        "[lichess]\ntoken_file = \"{}\"\n{lichess}\n",
+        dir.join("lichess-token").display()
+    );
+    text
+}
+
+/// `config_text` written to `dir/config.toml`; its path.
+fn config_file(dir: &Path, boards: &[(u32, &str, &str)], lichess: &str) -> PathBuf {
+    let p = dir.join("config.toml");
+    std::fs::write(&p, config_text(dir, boards, lichess)).unwrap();
+    p
+}
+
+/// The devices of boards `numbers`.
+fn devices(dir: &Path, numbers: &[u32]) -> Vec<PathBuf> {
+    numbers.iter().map(|n| dir.join(format!("board{n}"))).collect()
+}
+
+/// Round 1's `games.pgn` ("" until it exists).
+fn games_pgn(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("live/round-1/games.pgn")).unwrap_or_default()
+}
+
+/// The plies of each game of a PGN text, by its `Round` tag.
+fn plies_by_round_tag(text: &str) -> std::collections::BTreeMap<String, usize> {
+    standin::read_games(text)
+        .into_iter()
+        .map(|g| (g.tags.get("Round").cloned().unwrap_or_default(), g.moves.len()))
+        .collect()
+}
+
+/// All plies of a PGN text.
+fn plies(text: &str) -> usize {
+    plies_by_round_tag(text).values().sum()
+}
+
+/// `eboard-bridge ctl --bus session ARGS` on the bus at `address`, within 20 s:
+/// exit status, stdout, stderr.
+async fn ctl(address: &str, args: &[&str]) -> (i32, String, String) {
+    let run = tokio::process::Command::new(bin())
+        .args(["ctl", "--bus", "session"])
+        .args(args)
+        .env("DBUS_SESSION_BUS_ADDRESS", address)
+        .kill_on_drop(true)
+        .output();
+    let out = run.within(20, &format!("ctl {args:?}")).await.unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The `Manager1.Lichess` property on the bus at `address`, read afresh.
+async fn lichess_property(address: &str) -> Vec<eboard_bridge::api::lichess::RoundStatus> {
+    use eboard_bridge::bus::{BUS_NAME, MANAGER_INTERFACE, ROOT_PATH};
+    let client = common::bus_client(address).await;
+    let proxy = zbus::proxy::Builder::<zbus::Proxy>::new(&client)
+        .destination(BUS_NAME)
+        .unwrap()
+        .path(ROOT_PATH)
+        .unwrap()
+        .interface(MANAGER_INTERFACE)
+        .unwrap()
+        .cache_properties(zbus::proxy::CacheProperties::No)
+        .build()
+        .within(10, "a proxy of Manager1")
+        .await
+        .unwrap();
+    let v: zbus::zvariant::OwnedValue = proxy
+        .get_property("Lichess")
+        .within(10, "the Lichess property")
+        .await
+        .unwrap();
+    eboard_bridge::ctl::lichess::statuses(v)
+}
+
+/// The shortest time between two requests of `seen` (none: a day).
+fn shortest_gap(seen: &[standin::Seen]) -> Duration {
+    seen.windows(2)
+        .map(|w| w[1].at.duration_since(w[0].at))
+        .min()
+        .unwrap_or(Duration::from_secs(86_400))
+}
