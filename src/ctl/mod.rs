@@ -12,6 +12,7 @@
 //! Exit status: 0 done, 1 refused by the daemon (or no daemon), 2 a usage error.
 
 pub mod client;
+pub mod force;
 pub mod format;
 pub mod lichess;
 pub mod pairings;
@@ -24,6 +25,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand, ValueEnum};
 
 use client::{Client, CtlError, Which};
+use force::Change;
 
 /// Which bus the daemon is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -116,6 +118,9 @@ pub enum CtlCommand {
         /// "adjudication", "rules infraction", ... (one line, up to 60 characters).
         #[arg(long, value_name = "TEXT", value_parser = termination_arg)]
         termination: Option<String>,
+        /// Change a finished game anyway (without it, `ctl` says what would change).
+        #[arg(long)]
+        force: bool,
     },
     /// Takes the game back to ply PLY (Art. 7.5.1: the position before the
     /// irregularity): 0 is the start, 1 after White's first move.
@@ -124,6 +129,9 @@ pub enum CtlCommand {
         board: String,
         /// The ply to go back to.
         ply: u32,
+        /// Change a finished game anyway (without it, `ctl` says what would change).
+        #[arg(long)]
+        force: bool,
     },
     /// Sets the position (FEN): a position of the game takes it back there;
     /// another ends the game under way `*` and play goes on from it in a new game.
@@ -133,6 +141,9 @@ pub enum CtlCommand {
         /// The FEN (quoted, or its six fields as they come).
         #[arg(required = true, num_args = 1.., allow_hyphen_values = true)]
         fen: Vec<String>,
+        /// Change a finished game anyway (without it, `ctl` says what would change).
+        #[arg(long)]
+        force: bool,
     },
     /// Starts a new game (the game under way, if it has moves, ends `*` abandoned and is kept).
     NewGame {
@@ -141,6 +152,9 @@ pub enum CtlCommand {
         /// A start position (FEN); none: the standard start.
         #[arg(num_args = 0.., allow_hyphen_values = true)]
         fen: Vec<String>,
+        /// End a game under way (without it, `ctl` says what would end).
+        #[arg(long)]
+        force: bool,
     },
     /// Sets the time control the daemon drives the board's clock with (before the
     /// game's first move): 90+30, 40/90+30,30+30, G/90;d5, or PGN seconds 5400+30.
@@ -398,8 +412,10 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
             board,
             result,
             termination,
+            force,
         } => {
             let b = client.board(&board).await?;
+            confirm(&b, Change::Result(&result), force)?;
             match &termination {
                 // The call of old (a daemon before issue 48 has no SetResultWith).
                 None => client.board_call(&b, "SetResult", &(result.as_str(),)).await?,
@@ -414,20 +430,23 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
                 Some(t) => done(&b, format!("result {result} ({t})")),
             }
         }
-        CtlCommand::Reinstate { board, ply } => {
+        CtlCommand::Reinstate { board, ply, force } => {
             let b = client.board(&board).await?;
+            confirm(&b, Change::Reinstate(ply), force)?;
             client.board_call(&b, "Reinstate", &(ply,)).await?;
             done(&b, format!("back to ply {ply}"));
         }
-        CtlCommand::Position { board, fen } => {
-            let fen = fen.join(" ");
+        CtlCommand::Position { board, fen, force } => {
+            let (fen, force) = fen_and_force(fen, force);
             let b = client.board(&board).await?;
+            confirm(&b, Change::Position, force)?;
             client.board_call(&b, "SetPosition", &(fen.as_str(),)).await?;
             done(&b, format!("position {fen}"));
         }
-        CtlCommand::NewGame { board, fen } => {
-            let fen = fen.join(" ");
+        CtlCommand::NewGame { board, fen, force } => {
+            let (fen, force) = fen_and_force(fen, force);
             let b = client.board(&board).await?;
+            confirm(&b, Change::NewGame, force)?;
             client.board_call(&b, "NewGame", &(fen.as_str(),)).await?;
             done(
                 &b,
@@ -516,4 +535,21 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
         }
     }
     Ok(())
+}
+
+/// Refuses a decision that changes a finished game (or ends one under way)
+/// unless `force`, saying what it would change.
+fn confirm(b: &format::BoardView, change: Change, force: bool) -> Result<(), CtlError> {
+    match force::what_it_changes(b, change) {
+        Some(what) if !force => Err(CtlError::Refused(force::refusal(&what))),
+        _ => Ok(()),
+    }
+}
+
+/// A FEN's words, and `--force` given among them (a FEN takes any words after
+/// the board, so the flag may land there).
+fn fen_and_force(words: Vec<String>, force: bool) -> (String, bool) {
+    let given = words.iter().any(|w| w == "--force");
+    let fen: Vec<String> = words.into_iter().filter(|w| w != "--force").collect();
+    (fen.join(" "), force || given)
 }

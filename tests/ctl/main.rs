@@ -227,7 +227,15 @@ async fn every_decision_through_ctl_shows_on_dbus_and_in_the_pgn_and_survives_si
     )
     .await;
     ok(&address, &["reinstate", "board1", "8"]).await;
-    ok(&address, &["new-game", "11001"]).await;
+    // Board 1's game is under way: a new game ends it only with --force.
+    let o = ctl(&address, &["new-game", "11001"]).await;
+    assert_eq!(o.code, 1, "{}{}", o.out, o.err);
+    assert!(
+        o.err.contains("board 1's game is under way (8 plies, Anand, Viswanathan - Carlsen, Magnus): a new game ends it `*` (abandoned); nothing was changed (run it again with --force to do it)"),
+        "{}",
+        o.err
+    );
+    ok(&address, &["new-game", "11001", "--force"]).await;
     ok(&address, &["result", "1", "1/2"]).await;
     ok(&address, &["add-time", "2", "white", "-30s"]).await;
     // Board 3: the daemon drives its clock, whose times the PGN shows at once.

@@ -70,7 +70,7 @@ async fn pairings_from_pgn_and_csv_tag_the_next_games_and_bad_files_change_nothi
     property_is(&address, 1, "Round", "1").await;
     assert!(!round3.join("game-1.pgn").exists());
     // Its next game takes the pairing.
-    ok(&address, &["new-game", "1"]).await;
+    ok(&address, &["new-game", "1", "--force"]).await;
     let next = round3.join("game-1.pgn");
     wait_for("board 1's next game in round 3", 10, || {
         tag_in(&next, "WhiteFideId") == "1001"

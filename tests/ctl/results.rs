@@ -140,6 +140,47 @@ async fn a_result_with_its_termination_and_the_rounds_results_in_text_csv_and_pg
     let csv = ok(&address, &["results", "--format", "csv"]).await;
     let boards = ok(&address, &["boards"]).await;
     assert!(csv.contains("\n1,\"White, 1\",Black 1,1-0\n"), "{csv}{boards}");
+
+    // A finished game is changed only with --force: without it nothing is
+    // called, and the refusal says what would change (issue 48, item 2).
+    for (args, says) in [
+        (
+            &["reinstate", "1", "2"][..],
+            "board 1's game is over, 1-0 (6 plies, White, 1 - Black 1): taking it back to ply 2 clears its result and drops plies 3-6; nothing was changed (run it again with --force to do it)",
+        ),
+        (
+            &["result", "1", "0-1"][..],
+            "board 1's game is over already, 1-0 (6 plies, White, 1 - Black 1): this changes its result to 0-1",
+        ),
+        (
+            &[
+                "position",
+                "1",
+                "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR",
+                "w",
+                "KQkq",
+                "-",
+                "0",
+                "1",
+            ][..],
+            "a position of that game reopens it there and clears its result",
+        ),
+    ] {
+        let o = ctl(&address, args).await;
+        assert_eq!(o.code, 1, "{args:?}: {}{}", o.out, o.err);
+        assert!(o.err.contains(says), "{args:?}: {}", o.err);
+    }
+    property_is(&address, 1, "Result", "1-0").await;
+    let journal = std::fs::read_to_string(&recording).unwrap();
+    assert!(
+        !journal.contains(" arbiter Reinstate "),
+        "a refused call was made"
+    );
+    // With --force (after the words, as arbiters type it) it is done.
+    let said = ok(&address, &["reinstate", "1", "2", "--force"]).await;
+    assert!(said.contains("back to ply 2"), "{said}");
+    property_is(&address, 1, "Result", "").await;
+    property_is(&address, 1, "Status", "playing").await;
 }
 
 /// A journal of old (`arbiter SetResult "1-0"`, one argument) still reads
