@@ -7,6 +7,7 @@
 //! `EB_SCREENSHOT=docs/arbiter-console.png cargo test --test console` also
 //! writes the screenshot of the console with its alerts that docs/ shows.
 
+#[path = "../common/mod.rs"]
 mod common;
 
 use std::time::{Duration, Instant};
