@@ -191,6 +191,7 @@ pub async fn state(State(c): Shared, headers: HeaderMap) -> Response {
                 "id": b.id, "number": snap.board_number, "white": snap.white, "black": snap.black,
                 "event": snap.event, "round": snap.round, "status": snap.status, "fen": snap.fen,
                 "placement": snap.placement, "start_fen": snap.start_fen, "moves": snap.moves,
+                "inferred": snap.inferred,
                 "last_move": snap.last_move, "white_ms": snap.white_clock_ms, "black_ms": snap.black_clock_ms,
                 "running": snap.clock_running, "has_clock": snap.has_clock, "result": snap.result,
                 "termination": snap.termination, "irregularity": snap.irregularity,
