@@ -75,7 +75,7 @@ fn rx_game(seed: u64, style: Style, plies: usize, flip: f64) -> Vec<Record> {
 /// the daemon's timer does: each time a deadline falls at or before the next
 /// read, to a moment between that deadline and the read.
 fn events(records: &[Record], cfg: &Config, mut asked: Option<&mut Seeded>) -> Vec<String> {
-    let mut session = Session::new(Core::new(cfg.clone()), "hands");
+    let mut session = Session::new(Core::new(*cfg), "hands");
     session.core_mut().set_events(true);
     let mut out = Vec::new();
     for (i, r) in records.iter().enumerate() {
