@@ -351,7 +351,10 @@ fn the_packaged_config_names_every_option_and_parses() {
         )
     );
     assert_eq!(
-        (std::mem::take(&mut http.server_names), http.redirect_listen.take()),
+        (
+            std::mem::take(&mut http.server_names),
+            http.redirect_listen.take()
+        ),
         (
             vec!["hall-laptop.local".to_string(), "192.168.1.20".to_string()],
             Some(eboard_bridge::net::Listen::One("0.0.0.0:80".into()))
