@@ -9,9 +9,13 @@
 //! | `/round-N/games.pgn`, `/round-N/game-M.pgn` | the broadcast folder's files, with `ETag` and `Last-Modified` |
 //! | `/api/v1.0` | the DGT LiveChess WebSocket API (`livechess`) |
 //! | `/api/v1.0/eboards` | the LiveChess board list as plain JSON |
+//! | `/arbiter`, `/arbiter/...` | the arbiters' console (`arbiter`), with `[http] arbiters`, under the server's names only (`names`) |
 //!
-//! Everything served is read-only: arbiters' calls stay on D-Bus, where the policy
-//! says who may make them. No client can slow a board: the boards' tasks only
+//! Everything served to spectators is read-only: arbiters' calls go over D-Bus,
+//! where the policy says who may make them, or through the console after a
+//! login. Over HTTPS every answer carries `Strict-Transport-Security`;
+//! `redirect_listen` serves plain HTTP that only redirects to it (`redirect`).
+//! No client can slow a board: the boards' tasks only
 //! append to the event history (`events`) and replace their snapshots (`watch`),
 //! and every connection reads them at its own pace. At most `max_connections`
 //! connections are served at once; one more is answered `503` and closed.
@@ -70,6 +74,10 @@ pub enum NetError {
     Tls(String),
     #[error("{0}")]
     Arbiters(String),
+    /// Keys that go together (`HttpConfig::check`; the daemon's configuration
+    /// checks them when it is read, an embedder's is checked here).
+    #[error("[http] {0}")]
+    Config(String),
 }
 
 /// What the handlers read: the boards, their events, the broadcast folder.
@@ -143,7 +151,7 @@ impl Server {
     /// Binds every configured address (all before serving any: a port taken is
     /// an error at start, not a surprise later) and serves them.
     pub async fn start(config: &HttpConfig, ctx: Context) -> Result<Server, NetError> {
-        config.check().map_err(|e| NetError::Tls(format!("[http] {e}")))?;
+        config.check().map_err(NetError::Config)?;
         let listeners = bind(&config.listen.addresses()).await?;
         if listeners.is_empty() {
             return Err(NetError::Nothing);
