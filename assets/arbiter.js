@@ -2,7 +2,8 @@
 // sorted by what needs an arbiter first, read again twice a second. Alerts are
 // acknowledged for all arbiters; decisions go through a confirmation, then to
 // the board as the same journaled call as `ctl` and D-Bus. No library, no
-// network beyond the daemon.
+// network beyond the daemon. Signed out (401), it goes to the sign-in page,
+// which says when the daemon restarted.
 'use strict';
 
 const GLYPHS = { k: '\u265A', q: '\u265B', r: '\u265C', b: '\u265D', n: '\u265E', p: '\u265F' };
@@ -54,6 +55,8 @@ function diagram(b) {
   return html + '</div>';
 }
 
+// A square; those of the a-file carry their rank, those of the first rank
+// their file (the diagram has white at the bottom, as the sensors show it).
 function square(r, f, piece, lastSq) {
   const name = 'abcdefgh'[f] + (8 - r);
   const dark = (r + f) % 2 === 1 ? ' dark' : '';
@@ -61,21 +64,33 @@ function square(r, f, piece, lastSq) {
   const pc = piece
     ? `<span class="pc ${piece === piece.toUpperCase() ? 'w' : 'b'}">${GLYPHS[piece.toLowerCase()] || '?'}${TEXT}</span>`
     : '';
-  return `<span class="sq${dark}${hl}">${pc}</span>`;
+  const rank = f === 0 ? `<span class="coord rank">${8 - r}</span>` : '';
+  const file = r === 7 ? `<span class="coord file">${name[0]}</span>` : '';
+  return `<span class="sq${dark}${hl}" data-square="${name}">${rank}${file}${pc}</span>`;
 }
 
+// The last `n` moves, numbered; a move found across a gap in the line (not
+// seen, `inferred`) in italics with a mark, and a note saying what the mark is.
 function movesText(b, n) {
   const start = b.moves.length > n ? b.moves.length - n : 0;
   const blackFirst = (b.start_fen || '').split(' ')[1] === 'b';
+  const inferred = new Set(b.inferred || []);
   const parts = [];
+  let marked = false;
   for (let i = start; i < b.moves.length; i++) {
     const ply = i + (blackFirst ? 1 : 0);
     const no = Math.floor(ply / 2) + 1;
     if (ply % 2 === 0) parts.push(`<span class="no">${no}.</span>`);
     else if (i === start) parts.push(`<span class="no">${no}\u2026</span>`);
-    parts.push(`<span class="mv">${esc(b.moves[i])}</span>`);
+    if (inferred.has(i)) {
+      marked = true;
+      parts.push(`<span class="mv inferred" title="inferred: found across a gap in the line, not seen">${esc(b.moves[i])}<sup>?</sup></span>`);
+    } else {
+      parts.push(`<span class="mv">${esc(b.moves[i])}</span>`);
+    }
   }
-  return parts.join(' ');
+  const note = marked ? ' <span class="inferred-note">(<i>x</i><sup>?</sup>: inferred across a gap in the line)</span>' : '';
+  return parts.join(' ') + note;
 }
 
 function alertsHtml(b) {
@@ -102,8 +117,8 @@ function decisionsHtml(b) {
 function viewHtml(b) {
   const running = b.running;
   const clocks = b.has_clock
-    ? `<div class="clocks"><span class="clock white${running === 'white' ? ' running' : ''}">${clock(b.white_ms)}</span>`
-      + `<span class="clock black${running === 'black' ? ' running' : ''}">${clock(b.black_ms)}</span></div>`
+    ? `<div class="clocks"><span class="clock white${running === 'white' ? ' running' : ''}"><span class="side-name">White</span> ${clock(b.white_ms)}</span>`
+      + `<span class="clock black${running === 'black' ? ' running' : ''}"><span class="side-name">Black</span> ${clock(b.black_ms)}</span></div>`
     : '<div class="clocks none">no clock</div>';
   const result = b.result ? `<span class="result">${esc(b.result)}</span>` : '';
   return `<div class="head"><span class="no">Board ${esc(b.number)}</span>`
@@ -203,13 +218,19 @@ function beep() {
   } catch (e) { /* no sound here */ }
 }
 
+// Signed out: to the sign-in page, saying whether the daemon restarted.
+async function signedOut(r) {
+  const body = await r.json().catch(() => ({}));
+  location.href = body.restarted ? '/arbiter/login?restarted' : '/arbiter/login?ended';
+}
+
 async function post(path, body) {
   const r = await fetch(path, {
     method: 'POST', credentials: 'same-origin',
     headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
     body: JSON.stringify(body),
   });
-  if (r.status === 401) { location.href = '/arbiter/login'; throw new Error('signed out'); }
+  if (r.status === 401) { await signedOut(r); throw new Error('signed out'); }
   const answer = await r.json().catch(() => ({}));
   if (!r.ok) throw new Error(answer.error || `refused (${r.status})`);
   return answer;
@@ -218,7 +239,7 @@ async function post(path, body) {
 async function poll() {
   try {
     const r = await fetch('/arbiter/api/state', { cache: 'no-store', credentials: 'same-origin' });
-    if (r.status === 401) { location.href = '/arbiter/login'; return; }
+    if (r.status === 401) { await signedOut(r); return; }
     render(await r.json());
     setLink('live', 'live');
   } catch (e) {

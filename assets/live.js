@@ -11,7 +11,7 @@ function fromApi(b) {
   return {
     id: b.Id, number: b.BoardNumber, white: b.White, black: b.Black,
     event: b.Event, round: b.Round, status: b.Status, fen: b.Fen, placement: b.Placement,
-    moves: (b.Moves || []).map(san => ({ san, inferred: false })), last: b.LastMove,
+    moves: (b.Moves || []).map((san, i) => ({ san, inferred: (b.Inferred || []).includes(i) })), last: b.LastMove,
     clock: b.HasClock ? { white: b.WhiteClockMs, black: b.BlackClockMs, running: b.ClockRunning, at: performance.now() } : null,
     result: b.Result, termination: b.Termination, irregularity: b.Irregularity, flags: [],
   };

@@ -352,6 +352,16 @@ fn the_packaged_config_names_every_option_and_parses() {
             Some("/etc/eboard-bridge/console.key".into())
         )
     );
+    assert_eq!(
+        (
+            std::mem::take(&mut http.server_names),
+            http.redirect_listen.take()
+        ),
+        (
+            vec!["hall-laptop.local".to_string(), "192.168.1.20".to_string()],
+            Some(eboard_bridge::net::Listen::One("0.0.0.0:80".into()))
+        )
+    );
     let http_default = eboard_bridge::net::HttpConfig::on("127.0.0.1:1982");
     assert_eq!(http, http_default);
     let mqtt = full.mqtt.expect("[mqtt]");

@@ -64,6 +64,10 @@ pub struct Snapshot {
     pub status: String,
     pub fen: String,
     pub moves: Vec<String>,
+    /// Not a D-Bus property: the moves of `moves` found across a gap in the
+    /// line, not seen (`{inferred}` in PGN), by their place in it (0 = the
+    /// first).
+    pub inferred: Vec<usize>,
     pub pgn: String,
     pub last_move: String,
     pub white_clock_ms: i64,

@@ -232,6 +232,12 @@ impl Config {
             file: file.to_string(),
             message: every_unknown_key(text, e),
         })?;
+        if let Some(h) = &config.http {
+            h.check().map_err(|e| ConfigError::Parse {
+                file: file.to_string(),
+                message: format!("[http] {e}"),
+            })?;
+        }
         if let Some(m) = &config.mqtt {
             m.check().map_err(|e| ConfigError::Parse {
                 file: file.to_string(),
@@ -451,6 +457,38 @@ black = "Nepomniachtchi, Ian"
             "{e}"
         );
         assert!(Config::parse("[http]\nmax_connections = 3\n", "c.toml").is_err());
+    }
+
+    #[test]
+    fn the_console_s_names_and_the_redirect_are_checked_with_their_line() {
+        let http = "[http]\nlisten = \"0.0.0.0:1982\"\n";
+        let c = Config::parse(
+            &format!("{http}server_names = [\"hall.example\", \"192.168.1.10\"]\n"),
+            "c.toml",
+        )
+        .unwrap();
+        assert_eq!(c.http.unwrap().names().list(), "hall.example, 192.168.1.10");
+        let e = Config::parse(
+            &format!("{http}\nserver_names = [\"hall.example:1982\"]\n"),
+            "c.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("c.toml: line 4: ") && e.contains("without the port (`hall.example`)"),
+            "{e}"
+        );
+        let e = Config::parse(&format!("{http}server_names = []\n"), "c.toml").unwrap_err();
+        assert!(e.to_string().contains("server_names is empty"), "{e}");
+        let e = Config::parse(&format!("{http}redirect_listen = \"0.0.0.0:80\"\n"), "c.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("[http] redirect_listen") && e.contains("tls_cert"),
+            "{e}"
+        );
+        let e = Config::parse(&format!("{http}server_name = [\"x\"]\n"), "c.toml").unwrap_err();
+        assert!(e.to_string().contains("line 3"), "{e}");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use super::names::ServerNames;
 use super::{events, livechess};
 use serde::Deserialize;
 
@@ -44,6 +45,16 @@ pub struct HttpConfig {
     pub tls_cert: Option<PathBuf>,
     #[serde(default)]
     pub tls_key: Option<PathBuf>,
+    /// The names and addresses the console is reached by (`hall.example`,
+    /// `192.168.1.10`): any other `Host` is refused on `/arbiter`, and changes
+    /// must come from a page of one of them. Empty (not given): `localhost`,
+    /// `127.0.0.1`, `::1` and the hosts of `listen` that are not wildcards.
+    #[serde(default, deserialize_with = "super::names::deserialize")]
+    pub server_names: Vec<String>,
+    /// Plain HTTP on these addresses (`"0.0.0.0:80"`, or a list), answered
+    /// only with a redirect to the same path over HTTPS; needs `tls_cert`.
+    #[serde(default)]
+    pub redirect_listen: Option<Listen>,
     /// How the server's thread shares the cores with the boards' threads.
     #[serde(default)]
     pub priority: Priority,
@@ -130,7 +141,28 @@ impl HttpConfig {
             arbiters: None,
             tls_cert: None,
             tls_key: None,
+            server_names: Vec::new(),
+            redirect_listen: None,
             priority: Priority::default(),
         }
+    }
+
+    /// The names the console answers to (`server_names`, or the defaults).
+    pub fn names(&self) -> ServerNames {
+        ServerNames::new(&self.server_names, &self.listen.addresses())
+    }
+
+    /// What the parser alone cannot see: keys that go together.
+    pub fn check(&self) -> Result<(), String> {
+        if self.tls_cert.is_some() != self.tls_key.is_some() {
+            return Err("tls_cert and tls_key go together: give both (or neither)".into());
+        }
+        if self.redirect_listen.is_some() && self.tls_cert.is_none() {
+            return Err(
+                "redirect_listen sends plain HTTP to HTTPS, which needs tls_cert and tls_key: give them, or leave redirect_listen out"
+                    .into(),
+            );
+        }
+        Ok(())
     }
 }

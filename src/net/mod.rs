@@ -9,9 +9,13 @@
 //! | `/round-N/games.pgn`, `/round-N/game-M.pgn` | the broadcast folder's files, with `ETag` and `Last-Modified` |
 //! | `/api/v1.0` | the DGT LiveChess WebSocket API (`livechess`) |
 //! | `/api/v1.0/eboards` | the LiveChess board list as plain JSON |
+//! | `/arbiter`, `/arbiter/...` | the arbiters' console (`arbiter`), with `[http] arbiters`, under the server's names only (`names`) |
 //!
-//! Everything served is read-only: arbiters' calls stay on D-Bus, where the policy
-//! says who may make them. No client can slow a board: the boards' tasks only
+//! Everything served to spectators is read-only: arbiters' calls go over D-Bus,
+//! where the policy says who may make them, or through the console after a
+//! login. Over HTTPS every answer carries `Strict-Transport-Security`;
+//! `redirect_listen` serves plain HTTP that only redirects to it (`redirect`).
+//! No client can slow a board: the boards' tasks only
 //! append to the event history (`events`) and replace their snapshots (`watch`),
 //! and every connection reads them at its own pace. At most `max_connections`
 //! connections are served at once; one more is answered `503` and closed.
@@ -21,9 +25,11 @@ mod config;
 pub mod events;
 mod guard;
 pub mod livechess;
+pub mod names;
 pub mod pgn;
 mod priority;
 pub use priority::board_bytes_arrived;
+mod redirect;
 pub mod relay;
 mod socket;
 mod tls;
@@ -68,6 +74,10 @@ pub enum NetError {
     Tls(String),
     #[error("{0}")]
     Arbiters(String),
+    /// Keys that go together (`HttpConfig::check`; the daemon's configuration
+    /// checks them when it is read, an embedder's is checked here).
+    #[error("[http] {0}")]
+    Config(String),
 }
 
 /// What the handlers read: the boards, their events, the broadcast folder.
@@ -143,43 +153,27 @@ impl Server {
     /// Binds every configured address (all before serving any: a port taken is
     /// an error at start, not a surprise later) and serves them.
     pub async fn start(config: &HttpConfig, ctx: Context) -> Result<Server, NetError> {
-        let mut listeners = Vec::new();
-        for text in config.listen.addresses() {
-            let addrs: Vec<SocketAddr> = tokio::net::lookup_host(text.as_str())
-                .await
-                .map_err(|e| NetError::Address(text.clone(), e))?
-                .collect();
-            let named = text.parse::<SocketAddr>().is_err();
-            for addr in addrs {
-                match listen(addr) {
-                    Ok(l) => listeners.push(l),
-                    // A name may have an address family this machine lacks
-                    // (`localhost` and ::1 without IPv6): the others serve.
-                    Err(e) if named && e.kind() == std::io::ErrorKind::AddrNotAvailable => {
-                        tracing::info!("HTTP: {text}: {addr} not available here: {e}")
-                    }
-                    Err(e) => return Err(NetError::Bind(addr, e)),
-                }
-            }
-        }
+        config.check().map_err(NetError::Config)?;
+        let listeners = bind(&config.listen.addresses()).await?;
         if listeners.is_empty() {
             return Err(NetError::Nothing);
         }
+        let redirecting = match &config.redirect_listen {
+            Some(l) => bind(&l.addresses()).await?,
+            None => Vec::new(),
+        };
         let tls = match (&config.tls_cert, &config.tls_key) {
             (Some(cert), Some(key)) => Some(tls::acceptor(cert, key).map_err(NetError::Tls)?),
-            (None, None) => None,
-            _ => {
-                return Err(NetError::Tls(
-                    "[http] tls_cert and tls_key go together: give both (or neither)".into(),
-                ));
-            }
+            _ => None,
         };
+        let names = config.names();
         let console = match &config.arbiters {
             Some(file) => Some(
                 arbiter::Console::open(
                     file,
                     &ctx.state,
                     tls.is_some(),
+                    names.clone(),
                     ctx.boards.clone(),
                     ctx.lichess.clone(),
                 )
@@ -187,6 +181,12 @@ impl Server {
             ),
             None => None,
         };
+        if console.is_some() && !names.is_configured() {
+            tracing::info!(
+                "HTTP: the arbiters' console answers to {} only; set [http] server_names to the names and addresses the arbiters reach it by",
+                names.list()
+            );
+        }
         let scheme = if tls.is_some() { "https" } else { "http" };
         let slots = Arc::new(Semaphore::new(config.max_connections.max(1)));
         let priority = config.priority;
@@ -197,6 +197,13 @@ impl Server {
         };
         let counts = Arc::default();
         let addresses: Vec<SocketAddr> = listeners.iter().filter_map(|l| l.local_addr().ok()).collect();
+        let redirect_addresses: Vec<SocketAddr> =
+            redirecting.iter().filter_map(|l| l.local_addr().ok()).collect();
+        let target = Arc::new(redirect::Target {
+            names,
+            port: addresses.first().map_or(443, SocketAddr::port),
+        });
+        let secure = tls.is_some();
         // A runtime of its own, on a thread of its own: however many clients
         // there are, their tasks never queue before a board's.
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -212,7 +219,15 @@ impl Server {
                     ctx.stop.clone(),
                 )));
             }
-            for listener in listeners {
+            let served = listeners
+                .into_iter()
+                .map(|l| (l, router(ctx.clone(), console.clone(), secure), tls.clone()))
+                .chain(
+                    redirecting
+                        .into_iter()
+                        .map(|l| (l, redirect::router(target.clone()), None)),
+                );
+            for (listener, app, tls) in served {
                 let listener = match TcpListener::from_std(listener) {
                     Ok(l) => l,
                     Err(e) => {
@@ -220,14 +235,13 @@ impl Server {
                         continue;
                     }
                 };
-                let app = router(ctx.clone(), console.clone());
                 let mut stop = ctx.stop.clone();
                 let limited = guard::Limited {
                     listener,
                     slots: slots.clone(),
                     limits,
                     counts: Arc::clone(&counts),
-                    tls: tls.clone(),
+                    tls,
                 };
                 tasks.push(tokio::spawn(async move {
                     let shutdown = async move {
@@ -261,6 +275,16 @@ impl Server {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
+        if !redirect_addresses.is_empty() {
+            tracing::info!(
+                "HTTP: redirecting plain HTTP on {} to HTTPS",
+                redirect_addresses
+                    .iter()
+                    .map(SocketAddr::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
         Ok(Server {
             addresses,
             thread: Some(thread),
@@ -281,7 +305,35 @@ impl Server {
     }
 }
 
-fn router(ctx: Context, console: Option<Arc<arbiter::Console>>) -> Router {
+/// Every listening socket of `addresses` (a name listens on each of its
+/// addresses), all bound before any is served: a port taken is an error at
+/// start, not a surprise later.
+async fn bind(addresses: &[String]) -> Result<Vec<std::net::TcpListener>, NetError> {
+    let mut listeners = Vec::new();
+    for text in addresses {
+        let addrs: Vec<SocketAddr> = tokio::net::lookup_host(text.as_str())
+            .await
+            .map_err(|e| NetError::Address(text.clone(), e))?
+            .collect();
+        let named = text.parse::<SocketAddr>().is_err();
+        for addr in addrs {
+            match listen(addr) {
+                Ok(l) => listeners.push(l),
+                // A name may have an address family this machine lacks
+                // (`localhost` and ::1 without IPv6): the others serve.
+                Err(e) if named && e.kind() == std::io::ErrorKind::AddrNotAvailable => {
+                    tracing::info!("HTTP: {text}: {addr} not available here: {e}")
+                }
+                Err(e) => return Err(NetError::Bind(addr, e)),
+            }
+        }
+    }
+    Ok(listeners)
+}
+
+/// The server's routes; over HTTPS every answer says to keep to HTTPS
+/// (`Strict-Transport-Security`).
+fn router(ctx: Context, console: Option<Arc<arbiter::Console>>, secure: bool) -> Router {
     let app = Router::new()
         .route("/", get(page))
         .route("/live.js", get(script))
@@ -292,9 +344,14 @@ fn router(ctx: Context, console: Option<Arc<arbiter::Console>>) -> Router {
         .route("/api/v1.0/eboards", get(livechess_list))
         .route("/{round}/{file}", get(pgn_file))
         .with_state(ctx);
-    match console {
+    let app = match console {
         Some(c) => app.merge(arbiter::routes(c)),
         None => app,
+    };
+    if secure {
+        app.layer(axum::middleware::map_response(arbiter::origin::strict_transport))
+    } else {
+        app
     }
 }
 

@@ -2,7 +2,8 @@
 //! be killed with SIGKILL and started again), a private D-Bus broker, emulated
 //! boards on real pseudo-terminals (`dir/boardN`, numbers 1..), the HTTP server
 //! on a free port of 127.0.0.1 with the arbiters' console, and the arbiters'
-//! file made by `eboard-bridge ctl passwd`.
+//! file made by `eboard-bridge ctl passwd` (mode 0640: the daemon refuses one
+//! that every user may read).
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -76,6 +77,8 @@ impl Hall {
         assert!(line.status.success(), "{}", String::from_utf8_lossy(&line.stderr));
         let arbiters = dir.join("arbiters");
         std::fs::write(&arbiters, &line.stdout).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&arbiters, std::fs::Permissions::from_mode(0o640)).unwrap();
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -154,6 +157,11 @@ impl Hall {
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+
+    /// What the daemon has logged since it was last started.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("daemon.log")).unwrap_or_default()
     }
 
     /// SIGKILL.

@@ -38,6 +38,16 @@ impl BoardTask {
             moves: game
                 .map(|g| g.moves.iter().map(|m| m.san.clone()).collect())
                 .unwrap_or_default(),
+            inferred: game
+                .map(|g| {
+                    g.moves
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, m)| m.inferred)
+                        .map(|(i, _)| i)
+                        .collect()
+                })
+                .unwrap_or_default(),
             pgn: game
                 .map(|g| match self.roster.pgn_of(g.number) {
                     Some(p) if !p.is_empty() => p.to_string(),

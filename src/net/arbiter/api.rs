@@ -1,20 +1,20 @@
-//! The console's handlers: its pages, the login and logout, the boards' state
-//! for the page, acknowledgements and decisions.
+//! The console's handlers: its pages, the logout, the boards' state for the
+//! page, acknowledgements and decisions (the login is `login`).
 
-use std::sync::{Arc, OnceLock};
-use std::time::Instant;
+use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{ConnectInfo, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::origin::{guarded, same_origin};
+use super::sessions::{Gone, Session};
 use super::store::{Alert, Decision};
-use super::{COOKIE, Console, auth, guarded, same_origin};
+use super::{COOKIE, Console};
 use crate::api::{Command, ask_as};
-use crate::net::guard::Peer;
 use crate::net::now_ms;
 
 /// The calls the console makes (the board's, as `ctl` and D-Bus make them).
@@ -44,29 +44,44 @@ fn asset(body: &'static str, kind: &'static str) -> Response {
     guarded(r)
 }
 
-fn answer(status: StatusCode, value: Value) -> Response {
+pub(super) fn answer(status: StatusCode, value: Value) -> Response {
     let mut r = (status, value.to_string()).into_response();
     r.headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     guarded(r)
 }
 
-fn refused(status: StatusCode, why: &str) -> Response {
+pub(super) fn refused(status: StatusCode, why: &str) -> Response {
     answer(status, json!({ "error": why }))
 }
 
-fn signed_out() -> Response {
-    refused(
+/// 401: no session. `restarted` when the cookie is a session of an earlier
+/// run of the daemon (sessions live in its memory only), so that the page can
+/// say so.
+fn signed_out(c: &Console, headers: &HeaderMap) -> Response {
+    let (why, restarted) = match c.gone(headers) {
+        Gone::Restarted => (
+            "the daemon restarted, which ends every session: please sign in again",
+            true,
+        ),
+        _ => ("not signed in (or the session has ended): sign in again", false),
+    };
+    answer(
         StatusCode::UNAUTHORIZED,
-        "not signed in (or the session has ended): sign in again",
+        json!({ "error": why, "restarted": restarted }),
     )
 }
 
 pub async fn page(State(c): Shared, headers: HeaderMap) -> Response {
     if c.session(&headers).is_none() {
+        let to = match c.gone(&headers) {
+            Gone::Restarted => "/arbiter/login?restarted",
+            Gone::Ended => "/arbiter/login?ended",
+            Gone::None => "/arbiter/login",
+        };
         let mut r = StatusCode::SEE_OTHER.into_response();
         r.headers_mut()
-            .insert(header::LOCATION, HeaderValue::from_static("/arbiter/login"));
+            .insert(header::LOCATION, HeaderValue::from_static(to));
         return guarded(r);
     }
     asset(
@@ -98,7 +113,7 @@ pub async fn style() -> Response {
 
 pub async fn script(State(c): Shared, headers: HeaderMap) -> Response {
     if c.session(&headers).is_none() {
-        return signed_out();
+        return signed_out(&c, &headers);
     }
     asset(
         include_str!("../../../assets/arbiter.js"),
@@ -108,108 +123,17 @@ pub async fn script(State(c): Shared, headers: HeaderMap) -> Response {
 
 pub async fn unknown(State(c): Shared, headers: HeaderMap) -> Response {
     if c.session(&headers).is_none() {
-        return signed_out();
+        return signed_out(&c, &headers);
     }
     refused(StatusCode::NOT_FOUND, "no such page")
 }
 
-#[derive(Deserialize)]
-struct Login {
-    user: String,
-    password: String,
-}
-
-/// A hash to check unknown users' passwords against, so that a wrong user name
-/// takes as long as a wrong password.
-fn decoy() -> &'static str {
-    static DECOY: OnceLock<String> = OnceLock::new();
-    DECOY.get_or_init(|| {
-        auth::passwd_line("decoy", &auth::hex(&auth::random_bytes::<16>()))
-            .map(|l| l["decoy:".len()..].to_string())
-            .unwrap_or_default()
-    })
-}
-
-pub async fn login(
-    State(c): Shared,
-    ConnectInfo(Peer(peer)): ConnectInfo<Peer>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    if !same_origin(&headers, c.secure) {
-        return refused(
-            StatusCode::FORBIDDEN,
-            "a login from another site's page is refused",
-        );
-    }
-    let Ok(form) = serde_json::from_slice::<Login>(&body) else {
-        return refused(
-            StatusCode::BAD_REQUEST,
-            "expected {\"user\": ..., \"password\": ...}",
-        );
-    };
-    if form.user.len() > auth::MAX_USER || form.password.len() > auth::MAX_PASSWORD {
-        return refused(
-            StatusCode::BAD_REQUEST,
-            "the user name or the password is too long",
-        );
-    }
-    let ip = peer.ip();
-    let now = Instant::now();
-    let wait = c.throttle().wait(ip, now);
-    if !wait.is_zero() {
-        let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
-        let mut r = refused(
-            StatusCode::TOO_MANY_REQUESTS,
-            &format!("too many failed logins from your address: try again in {secs} s"),
-        );
-        r.headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from(secs));
-        return r;
-    }
-    // Counted as failed until it succeeds: attempts sent together are each
-    // counted before any is checked.
-    c.throttle().failed(ip, now);
-    let Ok(_permit) = c.checks.acquire().await else {
-        return refused(StatusCode::SERVICE_UNAVAILABLE, "stopping");
-    };
-    let hash = c.users.get(&form.user).cloned();
-    let known = hash.is_some();
-    let password = form.password;
-    let ok = tokio::task::spawn_blocking(move || {
-        auth::verify(hash.as_deref().unwrap_or_else(|| decoy()), &password)
-    })
-    .await
-    .unwrap_or(false);
-    if !(ok && known) {
-        c.throttle().confirmed(ip, Instant::now());
-        tracing::info!(
-            "arbiter console: failed login as {:?} from {ip}",
-            crate::log::clip_to(&form.user, 40)
-        );
-        return refused(StatusCode::UNAUTHORIZED, "wrong user name or password");
-    }
-    c.throttle().succeeded(ip);
-    let id = c.sessions().open(&form.user, Instant::now());
-    tracing::info!("arbiter console: {} signed in from {ip}", form.user);
-    let secure = if c.secure { "; Secure" } else { "" };
-    let cookie = format!(
-        "{COOKIE}={id}; Path=/arbiter; HttpOnly; SameSite=Strict; Max-Age={}{secure}",
-        auth::SESSION_MAX.as_secs()
-    );
-    let mut r = answer(StatusCode::OK, json!({ "user": form.user }));
-    if let Ok(v) = HeaderValue::from_str(&cookie) {
-        r.headers_mut().insert(header::SET_COOKIE, v);
-    }
-    r
-}
-
 /// A change: the session, a same-origin request and the session's CSRF token.
-fn change(c: &Console, headers: &HeaderMap) -> Result<(String, auth::Session), Box<Response>> {
+fn change(c: &Console, headers: &HeaderMap) -> Result<(String, Session), Box<Response>> {
     let Some((id, s)) = c.session(headers) else {
-        return Err(Box::new(signed_out()));
+        return Err(Box::new(signed_out(c, headers)));
     };
-    if !same_origin(headers, c.secure) {
+    if !same_origin(headers, c.secure, &c.names) {
         return Err(Box::new(refused(
             StatusCode::FORBIDDEN,
             "a change from another site's page is refused",
@@ -242,7 +166,7 @@ pub async fn logout(State(c): Shared, headers: HeaderMap) -> Response {
 
 pub async fn state(State(c): Shared, headers: HeaderMap) -> Response {
     let Some((_, s)) = c.session(&headers) else {
-        return signed_out();
+        return signed_out(&c, &headers);
     };
     let boards = c.boards.borrow().clone();
     let st = c.store.state();
@@ -267,6 +191,7 @@ pub async fn state(State(c): Shared, headers: HeaderMap) -> Response {
                 "id": b.id, "number": snap.board_number, "white": snap.white, "black": snap.black,
                 "event": snap.event, "round": snap.round, "status": snap.status, "fen": snap.fen,
                 "placement": snap.placement, "start_fen": snap.start_fen, "moves": snap.moves,
+                "inferred": snap.inferred,
                 "last_move": snap.last_move, "white_ms": snap.white_clock_ms, "black_ms": snap.black_clock_ms,
                 "running": snap.clock_running, "has_clock": snap.has_clock, "result": snap.result,
                 "termination": snap.termination, "irregularity": snap.irregularity,

@@ -1,34 +1,18 @@
 //! Who may use the console: the arbiters' file (`USER:HASH` lines, Argon2id
-//! hashes made by `eboard-bridge ctl passwd`), the sessions (in memory only: a
-//! restart signs everyone out), and the throttle that slows failed logins down
-//! per address. Pure but for the random bytes: time is passed in.
+//! hashes made by `eboard-bridge ctl passwd`), which must not be readable by
+//! every user of the machine, and the passwords checked against it. The
+//! sessions are `sessions`, the throttle of failed logins `throttle`.
 
 use std::collections::HashMap;
-use std::net::IpAddr;
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use argon2::password_hash::{PasswordHasher, PasswordVerifier};
 
 /// The longest user name and password taken.
 pub const MAX_USER: usize = 32;
 pub const MAX_PASSWORD: usize = 256;
-/// Sessions at once (the oldest goes when one more signs in), and per user.
-pub const MAX_SESSIONS: usize = 64;
-pub const MAX_SESSIONS_PER_USER: usize = 8;
-/// A session ends this long after its last request, and at the latest this long
-/// after the login (an event's day).
-pub const SESSION_IDLE: Duration = Duration::from_secs(4 * 3600);
-pub const SESSION_MAX: Duration = Duration::from_secs(14 * 3600);
-/// Failed logins from one address that are answered at once; after them, each
-/// further attempt must wait 1 s, 2 s, 4 s ... (at most a minute) after the last
-/// failure, and one that comes earlier is refused (429) without being checked.
-pub const FREE_FAILURES: u32 = 5;
-pub const MAX_WAIT: Duration = Duration::from_secs(60);
-/// Addresses the throttle remembers (the oldest forgotten first).
-const MAX_ADDRESSES: usize = 4096;
-/// Failures are forgotten this long after the last one.
-const FORGET: Duration = Duration::from_secs(15 * 60);
 
 /// A user name as the file and the journal take it: letters, digits, `.`, `_`, `-`.
 pub fn valid_user(name: &str) -> bool {
@@ -81,13 +65,22 @@ pub fn passwd_line(user: &str, password: &str) -> Result<String, String> {
 
 /// The arbiters' file: user → PHC hash. Blank lines and `#` comments are skipped;
 /// anything else wrong is said with the file and line.
+/// The file must not be open to every user of the machine (`o+r` or `o+w`):
+/// the hashes would be theirs to guess at, offline and without a throttle.
 pub fn read_users(path: &Path) -> Result<HashMap<String, String>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let cannot = |e: std::io::Error| {
         format!(
             "[http] arbiters: {}: {e} (make it with `eboard-bridge ctl passwd USER >> FILE`)",
             path.display()
         )
-    })?;
+    };
+    let mut file = std::fs::File::open(path).map_err(cannot)?;
+    let mode = file.metadata().map_err(cannot)?.permissions().mode();
+    if let Some(e) = open_to_all(path, mode) {
+        return Err(e);
+    }
+    let mut text = String::new();
+    file.read_to_string(&mut text).map_err(cannot)?;
     let mut users = HashMap::new();
     for (n, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -127,143 +120,47 @@ pub fn read_users(path: &Path) -> Result<HashMap<String, String>, String> {
     Ok(users)
 }
 
+/// What is wrong with a file of mode `mode` that every user may read or
+/// change, and the command that mends it; `None` when it is closed to them.
+pub fn open_to_all(path: &Path, mode: u32) -> Option<String> {
+    let others = mode & 0o007;
+    if others & 0o006 == 0 {
+        return None;
+    }
+    let how = match (others & 0o004 != 0, others & 0o002 != 0) {
+        (true, true) => "read and changed",
+        (true, false) => "read",
+        _ => "changed",
+    };
+    let file = shell_word(&path.display().to_string());
+    Some(format!(
+        "[http] arbiters: {} can be {how} by every user of this machine (mode {:04o}); the daemon does not \
+         start with the arbiters' password hashes open to all. Run `sudo chmod 640 {file}` (and, for the \
+         service, `sudo chown root:eboard-bridge {file}`), then start it again",
+        path.display(),
+        mode & 0o7777
+    ))
+}
+
+/// `text` as one word for a shell (quoted when it needs to be).
+fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+,:@%".contains(&b));
+    if plain {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
 /// Whether `password` is the one `hash` was made from (slow by design: run it
 /// off the server's thread).
 pub fn verify(hash: &str, password: &str) -> bool {
     argon2::Argon2::default()
         .verify_password(password.as_bytes(), hash)
         .is_ok()
-}
-
-/// A signed-in arbiter.
-#[derive(Debug, Clone)]
-pub struct Session {
-    pub user: String,
-    /// Sent back in `X-CSRF-Token` with every change.
-    pub csrf: String,
-    since: Instant,
-    seen: Instant,
-}
-
-/// The sessions, by their secret id (the cookie's value).
-#[derive(Default)]
-pub struct Sessions {
-    map: HashMap<String, Session>,
-}
-
-impl Sessions {
-    /// A new session for `user`: its id. The oldest goes when there are too many.
-    pub fn open(&mut self, user: &str, now: Instant) -> String {
-        self.expire(now);
-        let oldest = |map: &HashMap<String, Session>, only: Option<&str>| {
-            map.iter()
-                .filter(|(_, s)| only.is_none_or(|u| s.user == u))
-                .min_by_key(|(_, s)| s.seen)
-                .map(|(k, _)| k.clone())
-        };
-        if self.map.values().filter(|s| s.user == user).count() >= MAX_SESSIONS_PER_USER {
-            if let Some(k) = oldest(&self.map, Some(user)) {
-                self.map.remove(&k);
-            }
-        }
-        if self.map.len() >= MAX_SESSIONS {
-            if let Some(k) = oldest(&self.map, None) {
-                self.map.remove(&k);
-            }
-        }
-        let id = hex(&random_bytes::<32>());
-        self.map.insert(
-            id.clone(),
-            Session {
-                user: user.to_string(),
-                csrf: hex(&random_bytes::<16>()),
-                since: now,
-                seen: now,
-            },
-        );
-        id
-    }
-
-    /// The session of `id`, if it is one and has not expired (it is then seen now).
-    pub fn get(&mut self, id: &str, now: Instant) -> Option<Session> {
-        self.expire(now);
-        let s = self.map.get_mut(id)?;
-        s.seen = now;
-        Some(s.clone())
-    }
-
-    pub fn close(&mut self, id: &str) {
-        self.map.remove(id);
-    }
-
-    pub fn len(&self) -> usize {
-        self.map.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
-    }
-
-    fn expire(&mut self, now: Instant) {
-        self.map.retain(|_, s| {
-            now.duration_since(s.seen) < SESSION_IDLE && now.duration_since(s.since) < SESSION_MAX
-        });
-    }
-}
-
-struct Failures {
-    count: u32,
-    last: Instant,
-}
-
-/// Failed logins per address.
-#[derive(Default)]
-pub struct Throttle {
-    map: HashMap<IpAddr, Failures>,
-}
-
-impl Throttle {
-    /// How long `ip` must still wait before its next attempt is checked (zero: now).
-    pub fn wait(&mut self, ip: IpAddr, now: Instant) -> Duration {
-        self.map.retain(|_, f| now.duration_since(f.last) < FORGET);
-        let Some(f) = self.map.get(&ip) else {
-            return Duration::ZERO;
-        };
-        let wait = Self::delay(f.count);
-        wait.saturating_sub(now.duration_since(f.last))
-    }
-
-    /// The wait after `count` failures.
-    pub fn delay(count: u32) -> Duration {
-        if count < FREE_FAILURES {
-            return Duration::ZERO;
-        }
-        let doubling = (count - FREE_FAILURES).min(10);
-        Duration::from_secs(1 << doubling).min(MAX_WAIT)
-    }
-
-    pub fn failed(&mut self, ip: IpAddr, now: Instant) {
-        if !self.map.contains_key(&ip) && self.map.len() >= MAX_ADDRESSES {
-            if let Some(k) = self.map.iter().min_by_key(|(_, f)| f.last).map(|(k, _)| *k) {
-                self.map.remove(&k);
-            }
-        }
-        let f = self.map.entry(ip).or_insert(Failures { count: 0, last: now });
-        f.count = f.count.saturating_add(1);
-        f.last = now;
-    }
-
-    /// The failure counted when the attempt came is confirmed now: the wait
-    /// runs from the answer, however long the check took.
-    pub fn confirmed(&mut self, ip: IpAddr, now: Instant) {
-        if let Some(f) = self.map.get_mut(&ip) {
-            f.last = now;
-        }
-    }
-
-    pub fn succeeded(&mut self, ip: IpAddr) {
-        self.map.remove(&ip);
-    }
 }
 
 #[cfg(test)]
@@ -290,6 +187,7 @@ mod tests {
         let path = dir.path().join("arbiters");
         let line = passwd_line("bob", "pw").unwrap();
         std::fs::write(&path, format!("# arbiters\n\n{line}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
         assert_eq!(read_users(&path).unwrap().len(), 1);
         std::fs::write(&path, format!("{line}\n{line}\n")).unwrap();
         assert!(
@@ -308,43 +206,25 @@ mod tests {
     }
 
     #[test]
-    fn failures_past_the_free_ones_wait_longer_each_time() {
-        let mut t = Throttle::default();
-        let ip: IpAddr = "192.0.2.7".parse().unwrap();
-        let other: IpAddr = "192.0.2.8".parse().unwrap();
-        let t0 = Instant::now();
-        for _ in 0..FREE_FAILURES {
-            assert_eq!(t.wait(ip, t0), Duration::ZERO);
-            t.failed(ip, t0);
+    fn a_file_every_user_may_read_is_refused_with_the_chmod_that_mends_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("arbiters");
+        std::fs::write(&path, passwd_line("bob", "pw").unwrap() + "\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let e = read_users(&path).unwrap_err();
+        assert!(
+            e.contains("can be read by every user") && e.contains("(mode 0644)"),
+            "{e}"
+        );
+        assert!(e.contains(&format!("`sudo chmod 640 {}`", path.display())), "{e}");
+        assert!(open_to_all(&path, 0o100602).unwrap().contains("can be changed"));
+        for closed in [0o600, 0o640, 0o660, 0o400, 0o100640] {
+            assert_eq!(open_to_all(&path, closed), None, "{closed:o}");
         }
-        assert_eq!(t.wait(ip, t0), Duration::from_secs(1));
-        assert_eq!(t.wait(other, t0), Duration::ZERO);
-        let t1 = t0 + Duration::from_secs(1);
-        assert_eq!(t.wait(ip, t1), Duration::ZERO);
-        t.failed(ip, t1);
-        assert_eq!(t.wait(ip, t1), Duration::from_secs(2));
-        assert_eq!(Throttle::delay(40), MAX_WAIT);
-        t.succeeded(ip);
-        assert_eq!(t.wait(ip, t1), Duration::ZERO);
-    }
-
-    #[test]
-    fn sessions_expire_and_are_bounded() {
-        let mut s = Sessions::default();
-        let t0 = Instant::now();
-        let id = s.open("alice", t0);
-        assert_eq!(s.get(&id, t0).unwrap().user, "alice");
-        assert!(s.get(&id, t0 + SESSION_IDLE).is_none());
-        for _ in 0..MAX_SESSIONS_PER_USER + 3 {
-            s.open("bob", t0);
-        }
-        assert_eq!(s.len(), MAX_SESSIONS_PER_USER);
-        for i in 0..MAX_SESSIONS * 2 {
-            s.open(&format!("u{}", i % 30), t0);
-        }
-        assert!(s.len() <= MAX_SESSIONS);
-        let id = s.open("carol", t0);
-        s.close(&id);
-        assert!(s.get(&id, t0).is_none());
+        assert_eq!(
+            shell_word("/etc/eboard-bridge/arbiters"),
+            "/etc/eboard-bridge/arbiters"
+        );
+        assert_eq!(shell_word("/tmp/it's here"), "'/tmp/it'\\''s here'");
     }
 }

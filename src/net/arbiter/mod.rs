@@ -3,18 +3,27 @@
 //! acknowledged once for all, and the arbiter's decisions, each the same
 //! journaled call as over D-Bus (`api::ask_as`, named with the arbiter's user).
 //!
-//! - [`auth`]: the logins file, sessions, the failed-login throttle;
+//! - [`auth`]: the logins file (closed to other users) and its passwords;
+//! - [`sessions`]: who is signed in, in memory;
+//! - [`throttle`]: failed logins slowed down per address and per account;
+//! - [`origin`]: the server's names (`Host`), same-origin changes, the
+//!   headers every answer carries;
 //! - [`store`]: alerts, acknowledgements and decisions, kept on disk;
 //! - [`alerts`]: events to alerts, each board's urgency;
-//! - [`api`]: the handlers.
+//! - [`login`] and [`api`]: the handlers.
 //!
-//! Sessions live in memory only: a restart signs every arbiter out. Every change
-//! needs a session, its `X-CSRF-Token` and a same-origin request.
+//! Sessions live in memory only: a restart signs every arbiter out. Every
+//! request needs a `Host` among the server's names; every change a session, its
+//! `X-CSRF-Token` and a same-origin request.
 
 pub mod alerts;
 mod api;
 pub mod auth;
+mod login;
+pub mod origin;
+pub mod sessions;
 pub mod store;
+pub mod throttle;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -22,14 +31,15 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::http::{HeaderMap, HeaderValue, header};
-use axum::response::Response;
+use axum::http::HeaderMap;
 use axum::routing::{get, post};
 use serde_json::Value;
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::{Notify, Semaphore, watch};
 
 use crate::api::BoardRef;
 use crate::api::lichess::RoundStatus;
+use crate::net::names::ServerNames;
+pub use origin::{cookie, guarded, same_origin};
 use store::{Decision, Store};
 
 /// The session cookie's name.
@@ -47,14 +57,21 @@ type Pending = Vec<(String, String, Vec<Value>, String)>;
 
 pub struct Console {
     users: HashMap<String, String>,
-    sessions: Mutex<auth::Sessions>,
-    throttle: Mutex<auth::Throttle>,
+    sessions: Mutex<sessions::Sessions>,
+    throttle: Mutex<throttle::Throttle>,
+    /// Woken when an account's line changes (an attempt takes its turn or
+    /// leaves), for the attempts held in it.
+    turns: Notify,
     /// Password checks at once (each takes 19 MiB and tens of ms).
     checks: Semaphore,
     store: Store,
     pending: Mutex<Pending>,
     /// Served over HTTPS: the cookie is `Secure` and origins are `https://`.
     secure: bool,
+    /// The names it answers to (`[http] server_names`).
+    names: ServerNames,
+    /// Requests under other names, said once a minute.
+    misdirected: Mutex<crate::api::throttle::Throttle>,
     boards: watch::Receiver<Vec<BoardRef>>,
     /// The rounds pushed to lichess, with `[lichess]`.
     lichess: Option<watch::Receiver<Vec<RoundStatus>>>,
@@ -66,29 +83,33 @@ impl Console {
         users: &Path,
         state: &Path,
         secure: bool,
+        names: ServerNames,
         boards: watch::Receiver<Vec<BoardRef>>,
         lichess: Option<watch::Receiver<Vec<RoundStatus>>>,
     ) -> Result<Arc<Console>, String> {
         let users = auth::read_users(users)?;
         let store = Store::open(&state.join("arbiter")).map_err(|e| format!("arbiter console: {e}"))?;
         Ok(Arc::new(Console {
+            throttle: Mutex::new(throttle::Throttle::new(users.keys())),
             users,
-            sessions: Mutex::default(),
-            throttle: Mutex::default(),
+            sessions: Mutex::new(sessions::Sessions::new(super::now_ms())),
+            turns: Notify::new(),
             checks: Semaphore::new(2),
             store,
             pending: Mutex::default(),
             secure,
+            names,
+            misdirected: Mutex::default(),
             boards,
             lichess,
         }))
     }
 
-    fn sessions(&self) -> std::sync::MutexGuard<'_, auth::Sessions> {
+    fn sessions(&self) -> std::sync::MutexGuard<'_, sessions::Sessions> {
         self.sessions.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn throttle(&self) -> std::sync::MutexGuard<'_, auth::Throttle> {
+    fn throttle(&self) -> std::sync::MutexGuard<'_, throttle::Throttle> {
         self.throttle.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -97,10 +118,15 @@ impl Console {
     }
 
     /// The session the request's cookie names: (its id, the session).
-    fn session(&self, headers: &HeaderMap) -> Option<(String, auth::Session)> {
+    fn session(&self, headers: &HeaderMap) -> Option<(String, sessions::Session)> {
         let id = cookie(headers, COOKIE)?;
         let s = self.sessions().get(&id, Instant::now())?;
         Some((id, s))
+    }
+
+    /// Why the request's cookie names no session.
+    fn gone(&self, headers: &HeaderMap) -> sessions::Gone {
+        self.sessions().gone(cookie(headers, COOKIE).as_deref())
     }
 
     /// Writes the store off the server's thread; false (logged) if it failed.
@@ -219,63 +245,12 @@ impl Console {
     }
 }
 
-/// The value of cookie `name`, if the request has it (and it is of a sane size).
-pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|kv| kv.trim().split_once('='))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v.to_string())
-        .filter(|v| v.len() <= 128)
-}
-
-/// Whether the request comes from a page of this server: `Sec-Fetch-Site`, when
-/// the browser sends it, must say `same-origin`, and `Origin`, when sent, must be
-/// this server (scheme, host and port as the request's `Host`).
-pub fn same_origin(headers: &HeaderMap, secure: bool) -> bool {
-    let text = |name: &str| headers.get(name).map(|v| v.to_str().unwrap_or("\u{0}"));
-    if let Some(site) = text("sec-fetch-site") {
-        if site != "same-origin" {
-            return false;
-        }
-    }
-    if let Some(origin) = text("origin") {
-        let Some(host) = text("host") else { return false };
-        let scheme = if secure { "https" } else { "http" };
-        return origin == format!("{scheme}://{host}");
-    }
-    true
-}
-
-/// Headers every console answer carries: never cached, never framed, no
-/// script but its own.
-pub fn guarded(mut r: Response) -> Response {
-    let h = r.headers_mut();
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(
-            "default-src 'self'; img-src 'self' data:; media-src 'self' data:; frame-ancestors 'none'; form-action 'self'",
-        ),
-    );
-    r
-}
-
 /// The console's routes (merged into the server's).
 pub fn routes(console: Arc<Console>) -> Router {
     Router::new()
         .route("/arbiter", get(api::page))
         .route("/arbiter/", get(api::page))
-        .route("/arbiter/login", get(api::login_page).post(api::login))
+        .route("/arbiter/login", get(api::login_page).post(login::login))
         .route("/arbiter/login.js", get(api::login_script))
         .route("/arbiter/console.css", get(api::style))
         // Any other method than the route's: 401 without a session, as any path.
@@ -286,59 +261,9 @@ pub fn routes(console: Arc<Console>) -> Router {
         .route("/arbiter/api/decide", post(api::decide).get(api::unknown))
         .route("/arbiter/{*rest}", get(api::unknown).post(api::unknown))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
+        .layer(axum::middleware::from_fn_with_state(
+            console.clone(),
+            origin::host_check,
+        ))
         .with_state(console)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn headers(list: &[(&'static str, &str)]) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        for (k, v) in list {
-            h.append(*k, HeaderValue::from_str(v).unwrap());
-        }
-        h
-    }
-
-    #[test]
-    fn only_this_server_s_pages_are_same_origin() {
-        let host = ("host", "hall.local:1982");
-        assert!(same_origin(&headers(&[host]), false));
-        assert!(same_origin(
-            &headers(&[
-                host,
-                ("origin", "http://hall.local:1982"),
-                ("sec-fetch-site", "same-origin")
-            ]),
-            false
-        ));
-        assert!(!same_origin(
-            &headers(&[host, ("origin", "http://hall.local:1982")]),
-            true
-        ));
-        assert!(!same_origin(
-            &headers(&[host, ("origin", "http://evil.example")]),
-            false
-        ));
-        assert!(!same_origin(
-            &headers(&[host, ("sec-fetch-site", "cross-site")]),
-            false
-        ));
-        assert!(!same_origin(
-            &headers(&[host, ("sec-fetch-site", "same-site")]),
-            false
-        ));
-        assert!(!same_origin(
-            &headers(&[("origin", "http://hall.local:1982")]),
-            false
-        ));
-    }
-
-    #[test]
-    fn the_cookie_is_found_among_others() {
-        let h = headers(&[("cookie", "a=1; eb_arbiter=abc; b=2")]);
-        assert_eq!(cookie(&h, COOKIE).as_deref(), Some("abc"));
-        assert_eq!(cookie(&headers(&[("cookie", "x=y")]), COOKIE), None);
-    }
 }

@@ -1,16 +1,21 @@
 //! The arbiters' console's defences, with a plain HTTP client against the real
 //! binary: nothing without a session, no change from another site's page, no
 //! session across a logout or a restart, failed logins slowed down per address,
-//! nothing of the console on the spectators' side; and signing in over HTTPS.
+//! nothing of the console on the spectators' side. And in parts: guesses from
+//! many addresses at one account (`throttle`), the server's names (`names`),
+//! the arbiters' secrets kept out of other users' reach and of the log
+//! (`secrets`), HTTPS, HSTS and the redirect from plain HTTP (`tls`).
 
+#[path = "../common/mod.rs"]
 mod common;
+mod names;
+mod secrets;
+mod throttle;
+mod tls;
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::Within;
 use common::hall::{Hall, PASSWORD, USER, standing};
-use common::web::exchange;
 use serde_json::json;
 
 /// Every console route but the sign-in page and its two static files.
@@ -91,6 +96,8 @@ async fn the_console_refuses_what_it_must_and_slows_failed_logins() {
     assert_eq!(state.json()["boards"][0]["id"], "board1");
     assert_eq!(state.header("cache-control"), Some("no-store"));
     assert!(state.header("access-control-allow-origin").is_none());
+    // No HSTS over plain HTTP (it means something only over HTTPS).
+    assert!(state.header("strict-transport-security").is_none());
 
     // A cross-site POST with the valid cookie (and even the token) is refused,
     // and so is one without the token; the board is unchanged.
@@ -230,104 +237,4 @@ async fn the_console_refuses_what_it_must_and_slows_failed_logins() {
         401
     );
     assert_eq!(hall.get("/arbiter", &[("Cookie", &cookie)]).await.status, 303);
-}
-
-/// A client that trusts only `cert`.
-fn client_config(cert: &rcgen::Certificate) -> rustls::ClientConfig {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(cert.der().clone()).unwrap();
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth()
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn arbiters_sign_in_over_https_with_a_secure_cookie() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    // A self-signed certificate for the hall laptop's name and address.
-    let key = rcgen::KeyPair::generate().unwrap();
-    let params =
-        rcgen::CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()]).unwrap();
-    let cert = params.self_signed(&key).unwrap();
-    std::fs::write(d.join("cert.pem"), cert.pem()).unwrap();
-    std::fs::write(d.join("key.pem"), key.serialize_pem()).unwrap();
-    let http = format!(
-        "tls_cert = \"{}\"\ntls_key = \"{}\"",
-        d.join("cert.pem").display(),
-        d.join("key.pem").display()
-    );
-    let mut hall = Hall::open(d, vec![standing("")], &http).await;
-    let connector = tokio_rustls::TlsConnector::from(Arc::new(client_config(&cert)));
-    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
-    let host = format!("localhost:{}", hall.addr.port());
-    let origin = format!("https://{host}");
-    let tls = || async {
-        let tcp = tokio::net::TcpStream::connect(hall.addr).await.unwrap();
-        connector
-            .connect(name.clone(), tcp)
-            .within(10, "the TLS handshake")
-            .await
-            .unwrap()
-    };
-    let body = json!({"user": USER, "password": PASSWORD}).to_string();
-    let headers = [("Origin", origin.as_str()), ("Content-Type", "application/json")];
-    let a = exchange(
-        tls().await,
-        &host,
-        "POST",
-        "/arbiter/login",
-        &headers,
-        body.as_bytes(),
-    )
-    .within(30, "the login over HTTPS")
-    .await;
-    assert_eq!(a.status, 200, "{}", a.text());
-    let set = a.header("set-cookie").unwrap().to_string();
-    assert!(set.contains("Secure") && set.contains("HttpOnly"), "{set}");
-    let cookie = format!("eb_arbiter={}", a.cookie("eb_arbiter").unwrap());
-    let state = exchange(
-        tls().await,
-        &host,
-        "GET",
-        "/arbiter/api/state",
-        &[("Cookie", &cookie)],
-        b"",
-    )
-    .within(30, "the state over HTTPS")
-    .await;
-    assert_eq!(state.status, 200);
-    assert_eq!(state.json()["user"], USER);
-    // An http:// origin is another origin than the https:// console.
-    let plain_origin = format!("http://{host}");
-    let a = exchange(
-        tls().await,
-        &host,
-        "POST",
-        "/arbiter/login",
-        &[("Origin", plain_origin.as_str())],
-        body.as_bytes(),
-    )
-    .within(30, "a login from the http:// origin")
-    .await;
-    assert_eq!(a.status, 403);
-    // Plain HTTP on the HTTPS port gets no HTTP answer.
-    let plain = async {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let mut tcp = tokio::net::TcpStream::connect(hall.addr).await.unwrap();
-        tcp.write_all(b"GET /api/boards HTTP/1.1\r\nHost: x\r\n\r\n")
-            .await
-            .unwrap();
-        let mut got = Vec::new();
-        let _ = tcp.read_to_end(&mut got).await;
-        got
-    };
-    let got = plain
-        .within(15, "the server to close a plain HTTP connection")
-        .await;
-    assert!(!got.starts_with(b"HTTP/"), "{}", String::from_utf8_lossy(&got));
-    hall.kill();
 }

@@ -6,8 +6,12 @@
 //!
 //! `EB_SCREENSHOT=docs/arbiter-console.png cargo test --test console` also
 //! writes the screenshot of the console with its alerts that docs/ shows.
+//!
+//! The console on a phone (375 px) is `phone`.
 
+#[path = "../common/mod.rs"]
 mod common;
+mod phone;
 
 use std::time::{Duration, Instant};
 
@@ -15,6 +19,10 @@ use common::browser::{Browser, CHROMIUM};
 use common::hall::{Hall, PASSWORD, USER, standing};
 use common::{Need, Within, need};
 use serde_json::Value;
+
+/// One Chromium at a time: the tests of this binary each run a daemon and a
+/// browser, and one of them times the page.
+static ONE_CHROMIUM: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// The first board's card on the page: its id, urgency and alerts.
 const TOP: &str = r#"(() => {
@@ -25,7 +33,7 @@ const TOP: &str = r#"(() => {
 })()"#;
 
 /// Fills the sign-in form and sends it.
-fn sign_in(user: &str, password: &str) -> String {
+pub fn sign_in(user: &str, password: &str) -> String {
     format!(
         r#"(() => {{ document.getElementById('user').value = {user:?};
   document.getElementById('password').value = {password:?};
@@ -34,7 +42,7 @@ fn sign_in(user: &str, password: &str) -> String {
 }
 
 /// Chooses `action` on the card of `board` and opens its dialog.
-fn open_action(board: &str, action: &str) -> String {
+pub fn open_action(board: &str, action: &str) -> String {
     format!(
         r#"(() => {{ const c = document.querySelector('section.board[data-board="{board}"]');
   c.querySelector('select.action').value = {action:?}; c.querySelector('button.act').click();
@@ -56,7 +64,7 @@ const PRESS_OK: &str = "(() => { document.getElementById('confirm-ok').click(); 
 /// What the dialog asks to confirm (after the first press).
 const WHAT: &str = "document.getElementById('confirm-what')?.textContent ?? ''";
 
-fn card_text(board: &str) -> String {
+pub fn card_text(board: &str) -> String {
     format!(r#"document.querySelector('section.board[data-board="{board}"]')?.textContent ?? ''"#)
 }
 
@@ -87,6 +95,7 @@ async fn the_console_in_chromium_signs_in_ranks_alerts_decides_and_survives_a_ki
     if !need(&[Need::AnyTool(&CHROMIUM, "chromium")]) {
         return;
     }
+    let _one = ONE_CHROMIUM.lock().await;
     let started = Instant::now();
     let chromium_before = common::browser::chromium_tmp_folders();
     let dir = tempfile::tempdir().unwrap();
@@ -300,17 +309,22 @@ async fn the_console_in_chromium_signs_in_ranks_alerts_decides_and_survives_a_ki
         )
         .await;
 
-    // SIGKILL and a restart: the session is gone (back to the sign-in), the
-    // decisions and the acknowledgement are not.
+    // SIGKILL and a restart: the session is gone (back to the sign-in, which
+    // says the daemon restarted), the decisions and the acknowledgement are not.
     hall.kill();
     hall.start().await;
     browser
         .wait_true(
-            "the sign-in page after the restart",
+            "the sign-in page after the restart, saying so",
             20,
-            "location.pathname === '/arbiter/login' && document.body.dataset.ready === 'yes'",
+            "location.pathname === '/arbiter/login' && document.body.dataset.ready === 'yes' \
+             && document.getElementById('message').textContent.includes('The daemon restarted')",
         )
         .await;
+    let said = browser
+        .eval("document.getElementById('message').textContent")
+        .await;
+    eprintln!("console: after the restart the sign-in page says {said}");
     browser.eval(&sign_in(USER, PASSWORD)).await;
     browser
         .wait_true(
