@@ -511,6 +511,25 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
                 })
                 .collect();
             let round = p.round.unwrap_or(0);
+            // A file of an earlier round (an old export picked by mistake), or
+            // one that skips rounds, is loaded, and said.
+            let on: Option<u32> = client
+                .boards()
+                .await?
+                .iter()
+                .filter_map(|b| b.round.split('.').next()?.parse().ok())
+                .max();
+            if let (Some(r), Some(on)) = (p.round, on) {
+                if r < on || r > on + 1 {
+                    eprintln!(
+                        "eboard-bridge ctl: note: {}: the file is round {r}'s pairings, the boards are on round {on}: is it the right export? (loaded: load the right file to put it right)",
+                        p.file
+                    );
+                }
+            }
+            for note in &p.notes {
+                eprintln!("eboard-bridge ctl: note: {}: {note}", p.file);
+            }
             if let Err(e) = client.set_pairings(round, &list).await {
                 // The daemon names the board it does not have: the file's line too.
                 let CtlError::Refused(m) = &e else { return Err(e) };

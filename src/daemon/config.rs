@@ -281,6 +281,9 @@ impl Config {
         if self.round.is_none() {
             self.round = p.round;
         }
+        for note in &p.notes {
+            tracing::warn!("pairings = {:?}: {note}", given.display().to_string());
+        }
         self.pairing_list = Some(p);
         Ok(())
     }

@@ -205,6 +205,22 @@ async fn pairings_from_pgn_and_csv_tag_the_next_games_and_bad_files_change_nothi
     .await;
     assert_eq!(tag_in(&next, "Round"), "5.2");
     assert!(!d.join("state/ctl-round.json").exists(), "ctl's round still kept");
+
+    // An earlier round's export is loaded, and said (issue 48, item 6).
+    let old = d.join("old.pgn");
+    std::fs::write(
+        &old,
+        "[Round \"2.2\"]\n[White \"Old, A\"]\n[Black \"Old, B\"]\n[BlackElo \"-\"]\n",
+    )
+    .unwrap();
+    let o = ctl(&address, &["pairings", old.to_str().unwrap()]).await;
+    assert_eq!(o.code, 0, "{}{}", o.out, o.err);
+    for says in [
+        "the file is round 2's pairings, the boards are on round 5: is it the right export?",
+        "no rating or FIDE id given (0, - or ?), so no tag is written: board 2 (BlackElo)",
+    ] {
+        assert!(o.err.contains(says), "{}", o.err);
+    }
 }
 
 /// `pairings = "FILE"` in the configuration: read at start (the round from the
