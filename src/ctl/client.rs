@@ -300,6 +300,7 @@ fn view(path: &str, p: &HashMap<String, OwnedValue>) -> BoardView {
         needs: Vec::new(),
         pgn: prop(p, "Pgn"),
         lichess: None,
+        sans: moves.clone(),
     };
     b.needs = format::needs(&b);
     b

@@ -180,6 +180,9 @@ pub struct BoardView {
     /// The game as PGN (`ctl results --format pgn`; not in `boards --json`).
     #[serde(skip)]
     pub pgn: String,
+    /// The moves in SAN (`ctl boards N`; not in `boards --json`).
+    #[serde(skip)]
+    pub sans: Vec<String>,
     /// The game on lichess, when its round is pushed there.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lichess: Option<super::lichess::OnLichess>,
@@ -316,7 +319,7 @@ pub fn needs(b: &BoardView) -> Vec<String> {
 
 /// The boards as a table, one line a board.
 pub fn table(boards: &[BoardView]) -> String {
-    let rows: Vec<[String; 7]> = boards
+    let rows: Vec<[String; 8]> = boards
         .iter()
         .map(|b| {
             let status = if b.result.is_empty() || b.status != "finished" {
@@ -336,6 +339,11 @@ pub fn table(boards: &[BoardView]) -> String {
             };
             [
                 b.number.to_string(),
+                if b.round.is_empty() {
+                    "-".into()
+                } else {
+                    b.round.clone()
+                },
                 b.id.clone(),
                 format!("{} - {}", b.white, b.black),
                 status,
@@ -349,7 +357,9 @@ pub fn table(boards: &[BoardView]) -> String {
             ]
         })
         .collect();
-    let head = ["BOARD", "ID", "PLAYERS", "STATUS", "PLIES", "LAST", "CLOCKS"];
+    let head = [
+        "BOARD", "ROUND", "ID", "PLAYERS", "STATUS", "PLIES", "LAST", "CLOCKS",
+    ];
     let mut width = head.map(|h| h.chars().count());
     for r in &rows {
         for (w, c) in width.iter_mut().zip(r) {
@@ -373,6 +383,86 @@ pub fn table(boards: &[BoardView]) -> String {
     }
     // No padding after the last column.
     s.lines().map(|l| l.trim_end().to_string() + "\n").collect()
+}
+
+/// One board in detail (`ctl boards N`): where it is, the players with their
+/// tags, the game, the clocks, the moves and what needs the arbiter.
+pub fn detail(b: &BoardView) -> String {
+    let mut s = String::new();
+    let line = if b.connected { "connected" } else { "disconnected" };
+    let serial = if b.serial.is_empty() {
+        String::new()
+    } else {
+        format!(", serial number {}", b.serial)
+    };
+    let round = if b.round.is_empty() { "?" } else { &b.round };
+    let _ = writeln!(s, "board {} ({}), round {round}: {line}{serial}", b.number, b.id);
+    for (side, name) in [("White", &b.white), ("Black", &b.black)] {
+        let tag = |t: &str| b.tags.get(&format!("{side}{t}")).filter(|v| !v.is_empty());
+        let mut about = Vec::new();
+        if let Some(t) = tag("Title") {
+            about.push(t.clone());
+        }
+        if let Some(e) = tag("Elo") {
+            about.push(e.clone());
+        }
+        if let Some(f) = tag("FideId") {
+            about.push(format!("FIDE {f}"));
+        }
+        if let Some(t) = tag("Team") {
+            about.push(t.clone());
+        }
+        let about = if about.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", about.join(", "))
+        };
+        let _ = writeln!(s, "{side}: {name}{about}");
+    }
+    let result = if b.result.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", b.result)
+    };
+    let _ = writeln!(s, "game: {}{result}, {} plies", b.status, b.moves);
+    if b.white_clock_ms == 0 && b.black_clock_ms == 0 && b.clock_running == "none" {
+        let _ = writeln!(s, "clocks: none reported");
+    } else {
+        let running = match b.clock_running.as_str() {
+            "white" | "black" => format!(" ({}'s running)", b.clock_running),
+            _ => " (stopped)".into(),
+        };
+        let _ = writeln!(
+            s,
+            "clocks: white {}, black {}{running}",
+            clock(b.white_clock_ms),
+            clock(b.black_clock_ms)
+        );
+    }
+    if !b.time_control.is_empty() {
+        let _ = writeln!(s, "time control: {}", b.time_control);
+    }
+    if !b.sans.is_empty() {
+        let moves: Vec<String> = b
+            .sans
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                if i % 2 == 0 {
+                    format!("{}. {m}", i / 2 + 1)
+                } else {
+                    m.clone()
+                }
+            })
+            .collect();
+        let _ = writeln!(s, "moves: {}", moves.join(" "));
+    }
+    if b.needs.is_empty() {
+        let _ = writeln!(s, "needs the arbiter: nothing");
+    } else {
+        let _ = writeln!(s, "needs the arbiter: {}", b.needs.join("; "));
+    }
+    s
 }
 
 /// The local time of day, `HH:MM:SS`.
@@ -407,6 +497,42 @@ pub fn local_time_of(secs: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_board_in_detail() {
+        let b = BoardView {
+            number: 3,
+            id: "board3".into(),
+            connected: true,
+            serial: "11003".into(),
+            round: "2".into(),
+            white: "Carlsen, Magnus".into(),
+            black: "Gukesh, D".into(),
+            status: "playing".into(),
+            moves: 3,
+            sans: vec!["e4".into(), "e5".into(), "Nf3".into()],
+            white_clock_ms: 5_000_000,
+            black_clock_ms: 5_390_000,
+            clock_running: "black".into(),
+            tags: [
+                ("WhiteElo".to_string(), "2830".to_string()),
+                ("WhiteTitle".into(), "GM".into()),
+                ("WhiteFideId".into(), "1503014".into()),
+            ]
+            .into(),
+            ..BoardView::default()
+        };
+        assert_eq!(
+            detail(&b),
+            "board 3 (board3), round 2: connected, serial number 11003\n\
+             White: Carlsen, Magnus (GM, 2830, FIDE 1503014)\n\
+             Black: Gukesh, D\n\
+             game: playing, 3 plies\n\
+             clocks: white 1:23:20, black 1:29:50 (black's running)\n\
+             moves: 1. e4 e5 2. Nf3\n\
+             needs the arbiter: nothing\n"
+        );
+    }
 
     #[test]
     fn board_numbers_in_ranges() {
@@ -468,6 +594,7 @@ mod tests {
             black_clock_ms: 5_000_000,
             clock_running: "white".into(),
             irregularity: "displaced".into(),
+            round: "3".into(),
             ..BoardView::default()
         };
         b.needs = needs(&b);
@@ -475,7 +602,7 @@ mod tests {
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(lines.len(), 2);
         assert!(
-            lines[1].starts_with("   12  dgt_12345  Carlsen, Magnus - Ding, Liren  playing"),
+            lines[1].starts_with("   12  3      dgt_12345  Carlsen, Magnus - Ding, Liren  playing"),
             "{t}"
         );
         assert!(lines[1].contains("2. Nf3"), "{t}");

@@ -74,6 +74,9 @@ pub enum CtlCommand {
     /// One line a board: number, id, players, status, plies, last move, both clocks
     /// (`<` white's running, `>` black's) and what needs the arbiter.
     Boards {
+        /// One board in detail (number, id or serial number): the players with
+        /// their ratings, the clocks, the moves, what needs the arbiter.
+        board: Option<String>,
         /// One JSON array of the boards, for scripts.
         #[arg(long)]
         json: bool,
@@ -332,7 +335,20 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
         println!("board {} ({}): {what}", b.number, b.id);
     };
     match args.command {
-        CtlCommand::Boards { json } => {
+        CtlCommand::Boards {
+            board: Some(name),
+            json,
+        } => {
+            let mut boards = vec![client.board(&name).await?];
+            let rounds = client.lichess().await?;
+            lichess::attach(&mut boards, &rounds);
+            if json {
+                println!("{}", serde_json::to_string_pretty(&boards[0]).unwrap_or_default());
+            } else {
+                print!("{}", format::detail(&boards[0]));
+            }
+        }
+        CtlCommand::Boards { board: None, json } => {
             let mut boards = client.boards().await?;
             let rounds = client.lichess().await?;
             lichess::attach(&mut boards, &rounds);

@@ -194,7 +194,7 @@ async fn every_decision_through_ctl_shows_on_dbus_and_in_the_pgn_and_survives_si
     for (n, line) in lines.iter().enumerate().skip(1) {
         assert!(
             line.trim_start()
-                .starts_with(&format!("{n}  board{n}  White {n} - Black {n}")),
+                .starts_with(&format!("{n}  1      board{n}  White {n} - Black {n}")),
             "{table}"
         );
     }
@@ -206,6 +206,22 @@ async fn every_decision_through_ctl_shows_on_dbus_and_in_the_pgn_and_survives_si
     assert_eq!(boards[1]["white"], "White 2");
     assert_eq!(boards[1]["serial"], "11002");
     assert_eq!(boards[0]["moves"], 12);
+    // One board in detail: where, who, the game, the clocks and the moves.
+    let one = ok(&address, &["boards", "1"]).await;
+    for says in [
+        "board 1 (board1), round 1: connected, serial number 11001\n",
+        "\nWhite: White 1\n",
+        "\ngame: playing, 12 plies\n",
+        "\nclocks: white ",
+        "\nmoves: 1. ",
+        " 6. ",
+    ] {
+        assert!(one.contains(says), "{says:?} in {one}");
+    }
+    assert!(
+        table.lines().next().unwrap_or("").starts_with("BOARD  ROUND  ID"),
+        "{table}"
+    );
 
     // Refusals say what to do.
     let o = ctl(&address, &["result", "17", "1-0"]).await;
