@@ -25,10 +25,17 @@ pub async fn connect_from(from: Ipv4Addr, to: SocketAddr) -> std::io::Result<Tcp
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "connect"))?
 }
 
+/// How long the well-behaved client may wait while the attacks go on: a bound
+/// against starvation, not a speed target. On this 2-core machine a build
+/// beside the test once held an answer 5 s (a fresh clone's second `cargo
+/// test`); the speed under attack is the latency benchmark's
+/// (`docs/PERFORMANCE.md`).
+pub const SERVED_WITHIN: Duration = Duration::from_secs(15);
+
 /// The first board of `/api/boards`, from 127.0.0.2 (the well-behaved client's
-/// address), within 5 s.
+/// address), within [`SERVED_WITHIN`].
 pub async fn boards(addr: SocketAddr) -> Option<serde_json::Value> {
-    timeout(Duration::from_secs(5), async {
+    timeout(SERVED_WITHIN, async {
         let mut s = connect_from(Ipv4Addr::new(127, 0, 0, 2), addr).await.ok()?;
         s.write_all(b"GET /api/boards HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             .await

@@ -44,6 +44,12 @@ async fn a_game_lichess_refuses_is_reported_once_and_the_others_are_accepted() {
     use common::hall::{PASSWORD, USER};
     let line = common::hall::passwd(USER, PASSWORD).await;
     std::fs::write(d.join("arbiters"), &line.stdout).unwrap();
+    // Readable by its owner only: the daemon refuses an arbiters' file others may read.
+    std::fs::set_permissions(
+        d.join("arbiters"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .unwrap();
     let console: std::net::SocketAddr = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
