@@ -160,46 +160,33 @@ fn seeds() -> u64 {
         .unwrap_or(40)
 }
 
-#[test]
-fn a_clean_line_decides_the_same_whenever_the_core_is_asked() {
-    let failures = campaign(0..seeds(), Style::default(), 0.0, &Config::default());
+/// Every game of `seeds` decides the same whenever the core is asked.
+fn all_equal(seeds: std::ops::Range<u64>, style: Style, flip: f64, cfg: &Config) {
+    let failures = campaign(seeds, style, flip, cfg);
     assert!(
         failures.is_empty(),
         "{} differ:\n{}",
         failures.len(),
         failures.join("\n")
     );
+}
+
+#[test]
+fn a_clean_line_decides_the_same_whenever_the_core_is_asked() {
+    all_equal(0..seeds(), Style::default(), 0.0, &Config::default());
 }
 
 #[test]
 fn a_noisy_line_decides_the_same_whenever_the_core_is_asked() {
-    let failures = campaign(0..seeds(), Style::default(), 0.01, &Config::default());
-    assert!(
-        failures.is_empty(),
-        "{} differ:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    all_equal(0..seeds(), Style::default(), 0.01, &Config::default());
 }
 
 #[test]
 fn blitz_decides_the_same_whenever_the_core_is_asked() {
-    let failures = campaign(0..seeds(), Style::blitz(), 0.005, &Config::default());
-    assert!(
-        failures.is_empty(),
-        "{} differ:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    all_equal(0..seeds(), Style::blitz(), 0.005, &Config::default());
 }
 
 #[test]
 fn a_noisy_line_at_the_campaign_s_pace_decides_the_same_whenever_the_core_is_asked() {
-    let failures = campaign(100..100 + seeds(), Style::default(), 0.01, &quick());
-    assert!(
-        failures.is_empty(),
-        "{} differ:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    all_equal(100..100 + seeds(), Style::default(), 0.01, &quick());
 }

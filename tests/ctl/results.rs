@@ -199,20 +199,8 @@ fn a_journal_with_one_or_two_arguments_to_set_result_reads() {
         ("arbiter SetResult \"1-0\"", "arbiter"),
         ("arbiter SetResult \"0-1\" \"time forfeit\"", "time forfeit"),
     ] {
-        let path = dir.path().join("old.esl");
-        std::fs::write(&path, log(record)).unwrap();
-        let out = std::process::Command::new(bin())
-            .args(["replay", "--format", "pgn"])
-            .arg(&path)
-            .output()
-            .unwrap();
-        let pgn = String::from_utf8_lossy(&out.stdout);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{record}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let (code, pgn, err) = replay_pgn(&dir.path().join("old.esl"), &log(record));
+        assert_eq!(code, Some(0), "{record}: {err}");
         assert!(
             pgn.contains(&format!("[Termination \"{tag}\"]")),
             "{record}:\n{pgn}"
@@ -220,19 +208,23 @@ fn a_journal_with_one_or_two_arguments_to_set_result_reads() {
     }
     // A second argument that is not text: the decision does not read and is
     // not applied (as any malformed `arbiter` record), nothing panics.
-    let path = dir.path().join("bad.esl");
-    std::fs::write(&path, log("arbiter SetResult \"1-0\" 3")).unwrap();
+    let (code, pgn, err) = replay_pgn(&dir.path().join("bad.esl"), &log("arbiter SetResult \"1-0\" 3"));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(pgn.contains("[Result \"*\"]"), "{pgn}");
+}
+
+/// `replay --format pgn` of a log written to `path` with `text`: its exit
+/// status, standard output and standard error.
+fn replay_pgn(path: &Path, text: &str) -> (Option<i32>, String, String) {
+    std::fs::write(path, text).unwrap();
     let out = std::process::Command::new(bin())
         .args(["replay", "--format", "pgn"])
-        .arg(&path)
+        .arg(path)
         .output()
         .unwrap();
-    let pgn = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
+    (
         out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(pgn.contains("[Result \"*\"]"), "{pgn}");
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
