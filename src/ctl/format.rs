@@ -465,6 +465,16 @@ pub fn detail(b: &BoardView) -> String {
     s
 }
 
+/// What `ctl text` did: a board whose clock never reported may have none to
+/// show the text.
+pub fn text_shown(b: &BoardView, text: &str, seconds: u32) -> String {
+    if b.white_clock_ms == 0 && b.black_clock_ms == 0 && b.clock_running == "none" {
+        format!("{text:?} sent for {seconds} s; no clock has reported on this board, so none may show it")
+    } else {
+        format!("the clock shows {text:?} for {seconds} s")
+    }
+}
+
 /// The local time of day, `HH:MM:SS`.
 pub fn local_time() -> String {
     let now = std::time::SystemTime::now()
@@ -531,6 +541,23 @@ mod tests {
              clocks: white 1:23:20, black 1:29:50 (black's running)\n\
              moves: 1. e4 e5 2. Nf3\n\
              needs the arbiter: nothing\n"
+        );
+    }
+
+    #[test]
+    fn a_text_is_said_shown_only_where_a_clock_reported() {
+        let mut b = BoardView {
+            clock_running: "none".into(),
+            ..BoardView::default()
+        };
+        assert_eq!(
+            text_shown(&b, "ARBITER", 10),
+            "\"ARBITER\" sent for 10 s; no clock has reported on this board, so none may show it"
+        );
+        b.white_clock_ms = 5_400_000;
+        assert_eq!(
+            text_shown(&b, "ARBITER", 10),
+            "the clock shows \"ARBITER\" for 10 s"
         );
     }
 

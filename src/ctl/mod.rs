@@ -509,7 +509,7 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
             client
                 .board_call(&b, "ShowText", &(text.as_str(), seconds))
                 .await?;
-            done(&b, format!("the clock shows {text:?} for {seconds} s"));
+            done(&b, format::text_shown(&b, &text, seconds));
         }
         CtlCommand::Passwd { .. } => {}
         CtlCommand::Pairings { .. } => {
