@@ -12,6 +12,7 @@
 //! Exit status: 0 done, 1 refused by the daemon (or no daemon), 2 a usage error.
 
 pub mod client;
+pub mod detail;
 pub mod force;
 pub mod format;
 pub mod lichess;
@@ -345,7 +346,7 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&boards[0]).unwrap_or_default());
             } else {
-                print!("{}", format::detail(&boards[0]));
+                print!("{}", detail::detail(&boards[0]));
             }
         }
         CtlCommand::Boards { board: None, json } => {
@@ -509,7 +510,7 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
             client
                 .board_call(&b, "ShowText", &(text.as_str(), seconds))
                 .await?;
-            done(&b, format::text_shown(&b, &text, seconds));
+            done(&b, detail::text_shown(&b, &text, seconds));
         }
         CtlCommand::Passwd { .. } => {}
         CtlCommand::Pairings { .. } => {
