@@ -20,3 +20,4 @@ pub mod memory;
 pub mod mqtt;
 pub mod net;
 pub mod output;
+pub mod pairings;

@@ -1,5 +1,7 @@
-//! The shape of the code (`docs/DEVELOPING.md`, "Layers"): the top-level
-//! modules' import graph has no cycle, and no source file is over 600 lines.
+//! The shape of the code (`docs/ARCHITECTURE.md`): the top-level modules'
+//! import graph has no cycle, no module refers to one above it (the daemon to
+//! the arbiter's command, a sink to another sink), and no source file is over
+//! 600 lines.
 //!
 //! `cargo test --test layers` reads every `.rs` file under `src/` and
 //! `crates/*/src/`, maps each file to its top-level module (a workspace crate's
@@ -414,6 +416,68 @@ fn the_modules_import_graph_has_no_cycle() {
         found.is_empty(),
         "the import graph has cycles:\n{}",
         found.join("\n")
+    );
+}
+
+/// Where a module must not refer to another: the daemon to the arbiter's
+/// command (`ctl` is a client of the daemon: what both need lives below them,
+/// as `pairings` and `api`), and a sink to another sink (each takes the
+/// publications on its own, and one down never holds up another).
+const SINKS: [&str; 5] = ["bus", "lichess", "mqtt", "net", "output"];
+
+fn crossings(g: &Graph) -> Vec<String> {
+    let mut rules: Vec<(&str, &str)> = vec![("daemon", "ctl")];
+    for a in SINKS {
+        for b in SINKS {
+            if a != b {
+                rules.push((a, b));
+            }
+        }
+    }
+    rules
+        .into_iter()
+        .filter_map(|(from, to)| {
+            let u = g.get(from)?.get(to)?;
+            Some(format!("{from} -> {to} ({}:{} uses {})", u.file, u.line, u.path))
+        })
+        .collect()
+}
+
+#[test]
+fn no_module_refers_to_one_above_it_or_beside_it() {
+    let files = sources();
+    let g = graph(&files, &["eboard_bridge", "eboard_core"]);
+    assert!(g.contains_key("daemon") && g.contains_key("mqtt"), "{g:?}");
+    let found = crossings(&g);
+    assert!(
+        found.is_empty(),
+        "modules that refer where they must not:\n{}",
+        found.join("\n")
+    );
+}
+
+/// The check can fail: the daemon using `ctl`, and a sink another sink.
+#[test]
+fn a_crossing_is_found_and_shown() {
+    let file = |p: &str, t: &str| (p.to_string(), t.to_string());
+    let files = [
+        file(
+            "src/lib.rs",
+            "pub mod daemon;\npub mod ctl;\npub mod mqtt;\npub mod lichess;\n",
+        ),
+        file("src/daemon/config.rs", "use crate::ctl::pairings::read;\n"),
+        file("src/mqtt/mod.rs", "fn f() { crate::lichess::push(); }\n"),
+        file("src/lichess/mod.rs", "use crate::api::Sink;\n"),
+        file("src/ctl/mod.rs", "use crate::api::Sink;\n"),
+        file("src/api/mod.rs", "pub trait Sink {}\n"),
+    ];
+    let found = crossings(&graph(&files, &["eboard_bridge"]));
+    assert_eq!(
+        found,
+        [
+            "daemon -> ctl (src/daemon/config.rs:1 uses crate::ctl::pairings)",
+            "mqtt -> lichess (src/mqtt/mod.rs:1 uses crate::lichess::push)",
+        ]
     );
 }
 

@@ -107,3 +107,37 @@ pub struct Snapshot {
     /// while nothing has (`docs/RELIABILITY.md`, "A board that fails").
     pub fault: String,
 }
+
+/// Board numbers as a person lists them: `1-16`, `1-3, 7, 9-10`.
+pub fn board_numbers(sorted: &[u32]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let start = sorted[i];
+        let mut end = start;
+        while i + 1 < sorted.len() && sorted[i + 1] == end + 1 {
+            i += 1;
+            end = sorted[i];
+        }
+        out.push(if end > start {
+            format!("{start}-{end}")
+        } else {
+            start.to_string()
+        });
+        i += 1;
+    }
+    out.join(", ")
+}
+
+#[cfg(test)]
+mod numbers_tests {
+    use super::*;
+
+    #[test]
+    fn board_numbers_in_ranges() {
+        assert_eq!(board_numbers(&[1, 2, 3, 4]), "1-4");
+        assert_eq!(board_numbers(&[1, 2, 3, 7, 9, 10]), "1-3, 7, 9-10");
+        assert_eq!(board_numbers(&[5]), "5");
+        assert_eq!(board_numbers(&[]), "");
+    }
+}

@@ -347,7 +347,7 @@ pub fn resolve(boards: &[BoardView], name: &str) -> Result<BoardView, CtlError> 
     let all = if boards.is_empty() {
         "the daemon has no boards (ctl boards)".to_string()
     } else {
-        format!("boards are {}", format::numbers(&numbers))
+        format!("boards are {}", crate::api::board_numbers(&numbers))
     };
     Err(CtlError::Refused(if name.parse::<u32>().is_ok() {
         format!("no board {name}: {all}")

@@ -5,27 +5,6 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-/// Board numbers as a person lists them: `1-16`, `1-3, 7, 9-10`.
-pub fn numbers(sorted: &[u32]) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < sorted.len() {
-        let start = sorted[i];
-        let mut end = start;
-        while i + 1 < sorted.len() && sorted[i + 1] == end + 1 {
-            i += 1;
-            end = sorted[i];
-        }
-        out.push(if end > start {
-            format!("{start}-{end}")
-        } else {
-            start.to_string()
-        });
-        i += 1;
-    }
-    out.join(", ")
-}
-
 /// The most time one call adds or takes: 10 hours (a clock shows at most 9:59:59).
 pub const MAX_SECONDS: i64 = 36_000;
 
@@ -417,14 +396,6 @@ pub fn local_time_of(secs: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn board_numbers_in_ranges() {
-        assert_eq!(numbers(&[1, 2, 3, 4]), "1-4");
-        assert_eq!(numbers(&[1, 2, 3, 7, 9, 10]), "1-3, 7, 9-10");
-        assert_eq!(numbers(&[5]), "5");
-        assert_eq!(numbers(&[]), "");
-    }
 
     #[test]
     fn times_as_people_write_them() {

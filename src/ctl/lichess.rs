@@ -90,7 +90,10 @@ pub fn lines(rounds: &[RoundStatus]) -> String {
             line += &format!("; board {} ({}) refused: {}", g.board, g.name, g.error);
         }
         if !r.not_pushed.is_empty() {
-            line += &format!("; not pushed: boards {}", super::format::numbers(&r.not_pushed));
+            line += &format!(
+                "; not pushed: boards {}",
+                crate::api::board_numbers(&r.not_pushed)
+            );
         }
         if !r.error.is_empty() {
             line += &format!("; {}", r.error);

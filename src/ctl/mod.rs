@@ -1,5 +1,5 @@
-//! `eboard-bridge ctl`, the arbiter's command (`shared/spec/interfaces.md`,
-//! "Arbiter's command"): every call on the daemon as a plain sub-command, boards
+//! `eboard-bridge ctl`, the arbiter's command (`docs/INTERFACES.md`, "Command line";
+//! `docs/EVENT.md`): every call on the daemon as a plain sub-command, boards
 //! named by their number (or id, or serial number), times and results as people
 //! write them. It talks to a running daemon over D-Bus: every decision is the same
 //! journaled `arbiter` decision as a D-Bus call, with the caller's user name.
@@ -16,7 +16,6 @@ pub mod detail;
 pub mod force;
 pub mod format;
 pub mod lichess;
-pub mod pairings;
 pub mod passwd;
 
 use std::collections::HashMap;
@@ -25,6 +24,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand, ValueEnum};
 
+use crate::pairings;
 use client::{Client, CtlError, Which};
 use force::Change;
 
@@ -565,7 +565,7 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
             println!(
                 "{round}{} board(s) ({}) from {}: each board's next game (or its game not begun) takes its pairing",
                 numbers.len(),
-                format::numbers(&numbers),
+                crate::api::board_numbers(&numbers),
                 p.file
             );
         }

@@ -35,7 +35,7 @@ pub struct Config {
     pub pairings: Option<PathBuf>,
     /// The pairings read from `pairings`.
     #[serde(skip)]
-    pub pairing_list: Option<crate::ctl::pairings::Pairings>,
+    pub pairing_list: Option<crate::pairings::Pairings>,
     /// The broadcast folder (default: `<state>/live`).
     #[serde(default)]
     pub output: Option<PathBuf>,
@@ -274,7 +274,7 @@ impl Config {
             Some(d) if given.is_relative() => d.join(given),
             _ => given.clone(),
         };
-        let p = crate::ctl::pairings::read(&path, self.round).map_err(|e| ConfigError::Parse {
+        let p = crate::pairings::read(&path, self.round).map_err(|e| ConfigError::Parse {
             file: format!("pairings = {:?}", given.display().to_string()),
             message: e.to_string(),
         })?;

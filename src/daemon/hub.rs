@@ -373,7 +373,7 @@ impl Hub {
             let all = if known.is_empty() {
                 "the daemon has no boards yet".to_string()
             } else {
-                format!("boards are {}", crate::ctl::format::numbers(&known))
+                format!("boards are {}", crate::api::board_numbers(&known))
             };
             let _ = reply.send(Err(Error::NoBoard(format!("no board {n}: {all}"))));
             return;

@@ -163,7 +163,7 @@ impl Lichess {
                 "lichess: {} boards, and a lichess round takes {} games: boards {} are not pushed",
                 sorted.len(),
                 cfg.max_games,
-                crate::ctl::format::numbers(&sorted[cfg.max_games..])
+                crate::api::board_numbers(&sorted[cfg.max_games..])
             );
         }
         let now = Instant::now();
@@ -253,7 +253,7 @@ impl Service {
                 let text = format!(
                     "a lichess round takes {} games: boards {} are not pushed",
                     self.cfg.max_games,
-                    crate::ctl::format::numbers(&body.left_out)
+                    crate::api::board_numbers(&body.left_out)
                 );
                 tracing::warn!("lichess: round {round}: {text}");
                 let remedy = "split the round in two broadcast rounds on lichess".to_string();
