@@ -83,7 +83,12 @@ fn events(records: &[Record], cfg: &Config, mut asked: Option<&mut Seeded>) -> V
         session.step(r, None).expect("rx records always fit");
         if let Some(rng) = asked.as_deref_mut() {
             let next = records.get(i + 1).map_or(u64::MAX, |n| n.time.micros());
-            while let Some(d) = session.core().next_deadline().filter(|d| *d <= next) {
+            // Each advance moves the next deadline past `to`; bounded all the
+            // same, so that a deadline that kept coming back could not hang.
+            for _ in 0..10_000 {
+                let Some(d) = session.core().next_deadline().filter(|d| *d <= next) else {
+                    break;
+                };
                 let to = if next == u64::MAX { d } else { rng.range(d, next) };
                 session.core_mut().advance(to);
             }
