@@ -1,0 +1,274 @@
+//! What `ctl` takes: its sub-commands, their arguments and how each argument
+//! is checked before the daemon is asked anything (a usage error exits 2).
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand, ValueEnum};
+
+use super::format;
+
+/// Which bus the daemon is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CtlBus {
+    /// The system bus (the service, as systemd runs it).
+    System,
+    /// The session bus (`eboard-bridge demo`, or `run --bus session`).
+    Session,
+}
+
+/// The arbiter's command: `ctl [--bus system|session] COMMAND`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "BOARD is a board number (12), a board id (dgt_12345) or a serial number.\n\
+Exit status: 0 done; 1 refused by the daemon (the message says why and what to do) or no daemon; 2 a usage error.\n\
+Every call is journaled in the board's recording as the arbiter's decision, with your user name."
+)]
+pub struct CtlArgs {
+    /// Where the daemon is: the system bus (the service) or the session bus (the demo).
+    #[arg(long, value_enum, default_value = "system", global = true)]
+    pub bus: CtlBus,
+    #[command(subcommand)]
+    pub command: CtlCommand,
+}
+
+/// How `ctl results` prints the round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ResultsFormat {
+    /// A table for people.
+    Text,
+    /// board,white,black,result with a header row, for the tournament program.
+    Csv,
+    /// The round's games, one after another.
+    Pgn,
+}
+
+/// A side of the board.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CtlSide {
+    White,
+    Black,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CtlCommand {
+    /// One line a board: number, id, players, status, plies, last move, both clocks
+    /// (`<` white's running, `>` black's) and what needs the arbiter.
+    Boards {
+        /// One board in detail (number, id or serial number): the players with
+        /// their ratings, the clocks, the moves, what needs the arbiter.
+        board: Option<String>,
+        /// One JSON array of the boards, for scripts.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Prints the events that need the arbiter as they happen (irregular moves and
+    /// positions, touch-move, flags, lost track, draws claimable, a clock not
+    /// answering, a board disconnected or gone, game ends), with the board number,
+    /// until Ctrl-C.
+    Watch {
+        /// One JSON object a line (`time`, `board`, `id`, `type` and the event's fields).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Names the players of the game under way (if not over) and of the board's next games.
+    Players {
+        /// The board: number, id or serial number.
+        board: String,
+        /// White's name, as the PGN writes it ("Carlsen, Magnus").
+        white: String,
+        /// Black's name.
+        black: String,
+    },
+    /// Sets the pairing's PGN tags of the game under way (if not over) and of the
+    /// next games: WhiteElo, BlackElo, WhiteFideId, BlackFideId, WhiteTitle,
+    /// BlackTitle, WhiteTeam, BlackTeam (an empty value removes one).
+    Tags {
+        /// The board: number, id or serial number.
+        board: String,
+        /// NAME=VALUE, for example WhiteElo=2830 BlackFideId=8603677.
+        #[arg(required = true, value_parser = tag_arg, value_name = "NAME=VALUE")]
+        tags: Vec<(String, String)>,
+    },
+    /// Gives the game's result (the game ends, termination `arbiter`; with
+    /// --termination, the PGN's Termination tag says how it ended).
+    Result {
+        /// The board: number, id or serial number.
+        board: String,
+        /// 1-0, 0-1, 1/2 (1/2-1/2) or * (quote it in the shell: '*').
+        #[arg(value_parser = result_arg)]
+        result: String,
+        /// How the game ended, for the PGN's Termination tag: "time forfeit",
+        /// "adjudication", "rules infraction", ... (one line, up to 60 characters).
+        #[arg(long, value_name = "TEXT", value_parser = termination_arg)]
+        termination: Option<String>,
+        /// Change a finished game anyway (without it, `ctl` says what would change).
+        #[arg(long)]
+        force: bool,
+    },
+    /// Takes the game back to ply PLY (Art. 7.5.1: the position before the
+    /// irregularity): 0 is the start, 1 after White's first move.
+    Reinstate {
+        /// The board: number, id or serial number.
+        board: String,
+        /// The ply to go back to.
+        ply: u32,
+        /// Change a finished game anyway (without it, `ctl` says what would change).
+        #[arg(long)]
+        force: bool,
+    },
+    /// Sets the position (FEN): a position of the game takes it back there;
+    /// another ends the game under way `*` and play goes on from it in a new game.
+    Position {
+        /// The board: number, id or serial number.
+        board: String,
+        /// The FEN (quoted, or its six fields as they come).
+        #[arg(required = true, num_args = 1.., allow_hyphen_values = true)]
+        fen: Vec<String>,
+        /// Change a finished game anyway (without it, `ctl` says what would change).
+        #[arg(long)]
+        force: bool,
+    },
+    /// Starts a new game (the game under way, if it has moves, ends `*` abandoned and is kept).
+    NewGame {
+        /// The board: number, id or serial number.
+        board: String,
+        /// A start position (FEN); none: the standard start.
+        #[arg(num_args = 0.., allow_hyphen_values = true)]
+        fen: Vec<String>,
+        /// End a game under way (without it, `ctl` says what would end).
+        #[arg(long)]
+        force: bool,
+    },
+    /// Sets the time control the daemon drives the board's clock with (before the
+    /// game's first move): 90+30, 40/90+30,30+30, G/90;d5, or PGN seconds 5400+30.
+    TimeControl {
+        /// The board: number, id or serial number.
+        board: String,
+        /// The time control.
+        #[arg(value_parser = time_control_arg)]
+        spec: String,
+    },
+    /// Adds time to a side's clock (Art. 7.5.5, 6.11), or takes it with a minus:
+    /// 120 (seconds), +2m, -30s, 1m30s, +1:30.
+    AddTime {
+        /// The board: number, id or serial number.
+        board: String,
+        /// Whose clock (white or black, in any case).
+        #[arg(value_enum, ignore_case = true)]
+        side: CtlSide,
+        /// How much.
+        #[arg(allow_hyphen_values = true, value_parser = format::duration)]
+        time: i32,
+    },
+    /// Sets both clocks (H:MM:SS or M:SS: 1:30:00, 5:00; a bare number such as
+    /// 10 is refused, it could be seconds, minutes or hours); the side running
+    /// goes on running.
+    SetClock {
+        /// The board: number, id or serial number.
+        board: String,
+        /// White's time.
+        #[arg(value_parser = format::clock_ms)]
+        white: i64,
+        /// Black's time.
+        #[arg(value_parser = format::clock_ms)]
+        black: i64,
+    },
+    /// Shows a text on the board's clock (up to 8 ASCII characters).
+    Text {
+        /// The board: number, id or serial number.
+        board: String,
+        /// The text ("ARBITER").
+        #[arg(value_parser = text_arg)]
+        text: String,
+        /// For how long, in seconds.
+        #[arg(default_value_t = 5)]
+        seconds: u32,
+    },
+    /// The round's results (board, white, black, result): to check against the
+    /// tournament program or import into it; `--format pgn`: the round's games.
+    /// A game not over shows `*`.
+    Results {
+        /// The round (default: every board's round under way); a round the
+        /// boards have left is in the broadcast folder (round-N/).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        round: Option<u32>,
+        /// text, csv or pgn.
+        #[arg(long, value_enum, default_value = "text")]
+        format: ResultsFormat,
+    },
+    /// Prints a line for the arbiters' file of the console (`[http] arbiters`):
+    /// USER:HASH, an Argon2id hash of the password read from the terminal (twice,
+    /// not shown) or from standard input's first line. Needs no daemon: append
+    /// it to the file (`ctl passwd alice >> /etc/eboard-bridge/arbiters`).
+    Passwd {
+        /// The arbiter's user name: letters, digits, `.`, `_` or `-` (up to 32).
+        user: String,
+    },
+    /// Pushes round ROUND of the event to a lichess broadcast round from now on
+    /// (the round is pushed whole to it at once); `off`: no longer pushed.
+    /// The daemon journals it: it holds across restarts, until the
+    /// configuration's [lichess] rounds change that round.
+    Lichess {
+        /// The event's round (1, 2, ...).
+        #[arg(value_parser = clap::value_parser!(u32).range(1..))]
+        round: u32,
+        /// The broadcast round's id, the 8 letters and digits at the end of its
+        /// address on lichess (or the address itself), or `off`.
+        #[arg(value_parser = lichess_id_arg)]
+        id: String,
+    },
+    /// Loads a round's pairings from the tournament program's export: a PGN with
+    /// headers only (the board from a Board tag or Round "R.B") or a CSV with the
+    /// header row board,white,black and any of white_elo, black_elo, white_fide_id,
+    /// black_fide_id, white_title, black_title, white_team, black_team. Each
+    /// board's next game (or its game not begun) takes its pairing; a game under
+    /// way keeps its players. A file with an unknown board, a board twice or a
+    /// malformed line is refused whole (with the file and line).
+    Pairings {
+        /// The PGN or CSV file.
+        file: PathBuf,
+        /// The round (a PGN's games of other rounds are left out); default: the
+        /// round the PGN names, else each board's round stays.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        round: Option<u32>,
+    },
+}
+
+fn tag_arg(s: &str) -> Result<(String, String), String> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{}` is not NAME=VALUE", crate::log::clip_to(s, 40)))?;
+    crate::api::check_tag(name, value, false)?;
+    Ok((name.to_string(), value.to_string()))
+}
+
+/// A broadcast round's id (or its address), or `off` (as an empty id).
+fn lichess_id_arg(s: &str) -> Result<String, String> {
+    if s.trim().eq_ignore_ascii_case("off") {
+        return Ok(String::new());
+    }
+    crate::api::lichess::RoundId::parse(s).map(String::from)
+}
+
+fn result_arg(s: &str) -> Result<String, String> {
+    format::result(s)
+}
+
+fn termination_arg(s: &str) -> Result<String, String> {
+    crate::rules::termination_words(s)
+}
+
+fn time_control_arg(s: &str) -> Result<String, String> {
+    crate::clock::control::TimeControl::parse(s).map(|_| s.to_string())
+}
+
+fn text_arg(s: &str) -> Result<String, String> {
+    if s.is_ascii() && s.len() <= 8 && !s.chars().any(|c| c.is_ascii_control()) {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "`{}`: the clock shows up to 8 ASCII characters",
+            crate::log::clip_to(s, 20)
+        ))
+    }
+}
