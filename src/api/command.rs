@@ -27,6 +27,9 @@ pub enum Command {
     /// A round's pairing for the board's next game (or the one not begun): the
     /// round (0: the board's own), the players and tags.
     SetPairing(u32, BTreeMap<String, String>),
+    /// The board's last decision taken back; `true`: even when plies recorded
+    /// since are dropped by it.
+    Undo(bool),
 }
 
 impl Command {
@@ -63,6 +66,7 @@ impl Command {
             },
             Command::SetClock(w, b) => Decision::SetClock(*w, *b),
             Command::AddTime(side, s) => Decision::AddTime(side.clone(), *s),
+            Command::Undo(force) => Decision::Undo { force: *force },
             Command::ShowText(t, s) => {
                 return Err(("ShowText", vec![Value::from(t.as_str()), Value::from(*s)]));
             }
@@ -108,6 +112,8 @@ impl Command {
         let arity = match method {
             // The result, and optionally the termination's words.
             "SetResult" if args.len() == 2 => 2,
+            "Undo" if args.len() == 1 => 1,
+            "Undo" => 0,
             "NewGame" | "SetPosition" | "Reinstate" | "SetResult" | "SetTimeControl" | "SetTags" => 1,
             "ShowText" | "SetPlayers" | "SetClock" | "AddTime" | "SetPairing" | "SetResultWith" => 2,
             _ => return Err(format!("no method {method}")),
@@ -117,6 +123,11 @@ impl Command {
         }
         let range = |v: i64, what: &str| format!("{method}: {v} is out of range for {what}");
         Ok(match method {
+            "Undo" => Command::Undo(match args.first() {
+                None => false,
+                Some(serde_json::Value::Bool(force)) => *force,
+                Some(v) => return Err(format!("Undo: argument 1 (force) must be true or false, not {v}")),
+            }),
             "NewGame" => Command::NewGame(text(0)?),
             "SetPosition" => Command::SetPosition(text(0)?),
             "Reinstate" => {
@@ -189,6 +200,7 @@ impl Command {
             Command::AddTime(side, secs) => Command::AddTime(bounded("the side", side, 8)?, secs),
             // Tags are checked, names and values bounded, by `check_tags`.
             other @ (Command::Reinstate(_)
+            | Command::Undo(_)
             | Command::SetClock(..)
             | Command::SetTags(_)
             | Command::SetPairing(..)) => other,

@@ -28,6 +28,9 @@ pub enum Error {
     /// No board has the number a call names (`SetPairings`).
     #[error("org.eboardbridge.Error.NoBoard: {0}")]
     NoBoard(String),
+    /// An undo with nothing it may take back (the message says what to do).
+    #[error("org.eboardbridge.Error.NotUndone: {0}")]
+    NotUndone(String),
 }
 
 impl Error {
@@ -40,6 +43,7 @@ impl Error {
             Error::Unavailable(_) => "Unavailable",
             Error::GameUnderWay(_) => "GameUnderWay",
             Error::NoBoard(_) => "NoBoard",
+            Error::NotUndone(_) => "NotUndone",
         }
     }
 
@@ -56,7 +60,8 @@ impl Error {
             | Error::NotConnected(m)
             | Error::Unavailable(m)
             | Error::GameUnderWay(m)
-            | Error::NoBoard(m) => m,
+            | Error::NoBoard(m)
+            | Error::NotUndone(m) => m,
         }
     }
 }

@@ -193,6 +193,16 @@ impl Board1 {
         )
         .await
     }
+    /// Takes back the board's last decision (an undo undone gives it back);
+    /// `force`: even when plies recorded since are dropped by it.
+    async fn undo(
+        &self,
+        force: bool,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<(), BusError> {
+        self.ask(Command::Undo(force), caller(conn, &header).await).await
+    }
     /// Sets and starts the clock: `MINUTES[+INCREMENT]`, for example `90+30`.
     async fn set_time_control(
         &self,

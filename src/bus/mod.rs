@@ -88,6 +88,8 @@ pub enum BusError {
     GameUnderWay(String),
     /// No board has the number a call names (`SetPairings`).
     NoBoard(String),
+    /// An undo with nothing it may take back (the message says what to do).
+    NotUndone(String),
 }
 
 impl From<crate::api::Error> for BusError {
@@ -100,6 +102,7 @@ impl From<crate::api::Error> for BusError {
             Error::Unavailable(m) => BusError::Unavailable(m),
             Error::GameUnderWay(m) => BusError::GameUnderWay(m),
             Error::NoBoard(m) => BusError::NoBoard(m),
+            Error::NotUndone(m) => BusError::NotUndone(m),
         }
     }
 }

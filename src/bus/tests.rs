@@ -205,6 +205,7 @@ fn a_board_error_is_the_same_error_on_the_bus() {
         Error::Unavailable("d".into()),
         Error::GameUnderWay("e".into()),
         Error::NoBoard("f".into()),
+        Error::NotUndone("g".into()),
     ] {
         let on_bus = BusError::from(e.clone());
         assert_eq!(on_bus.name().as_str(), e.name());

@@ -68,6 +68,7 @@ impl BoardTask {
                 Refused::InvalidArgument(m) => Error::InvalidArgument(m),
                 Refused::NoGame(m) => Error::NoGame(m),
                 Refused::GameUnderWay(m) => Error::GameUnderWay(m),
+                Refused::NotUndone(m) => Error::NotUndone(m),
             });
         }
         self.apply_call(cmd).await?;
@@ -90,7 +91,8 @@ impl BoardTask {
             | Command::SetResultWith(..)
             | Command::SetTimeControl(_)
             | Command::SetClock(..)
-            | Command::AddTime(..) => Ok(()),
+            | Command::AddTime(..)
+            | Command::Undo(_) => Ok(()),
             Command::SetPlayers(white, black) => {
                 for name in [&white, &black] {
                     if name.chars().count() > 200 || name.chars().any(char::is_control) {

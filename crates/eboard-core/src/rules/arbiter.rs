@@ -33,6 +33,10 @@ pub enum Decision {
     SetClock(i64, i64),
     /// Seconds added to a side's clock (`white` or `black`).
     AddTime(String, i32),
+    /// The board's last accepted decision taken back (an undo undone gives it
+    /// back); `force`: even when plies recorded since are dropped by it.
+    /// Journaled as `Undo` (`Undo true` with force).
+    Undo { force: bool },
 }
 
 /// Why a decision was refused.
@@ -45,6 +49,9 @@ pub enum Refused {
     /// A change that needs a game without moves (a time control).
     #[error("{0}")]
     GameUnderWay(String),
+    /// An undo with nothing it may take back (what to do instead is said).
+    #[error("{0}")]
+    NotUndone(String),
 }
 
 impl Decision {
@@ -58,6 +65,7 @@ impl Decision {
             Decision::SetTimeControl { .. } => "SetTimeControl",
             Decision::SetClock(..) => "SetClock",
             Decision::AddTime(..) => "AddTime",
+            Decision::Undo { .. } => "Undo",
         }
     }
 
@@ -77,6 +85,8 @@ impl Decision {
             Decision::Reinstate(p) => vec![Value::from(*p)],
             Decision::SetClock(w, b) => vec![Value::from(*w), Value::from(*b)],
             Decision::AddTime(side, s) => vec![Value::String(side.clone()), Value::from(*s)],
+            Decision::Undo { force: false } => Vec::new(),
+            Decision::Undo { force: true } => vec![Value::Bool(true)],
         }
     }
 
@@ -132,6 +142,11 @@ impl Decision {
                         .ok_or_else(|| format!("Reinstate takes a ply number, not {v}"))?,
                 ),
                 _ => return Err("Reinstate takes one ply number".into()),
+            },
+            "Undo" => match args {
+                [] => Decision::Undo { force: false },
+                [Value::Bool(force)] => Decision::Undo { force: *force },
+                _ => return Err("Undo takes nothing, or true to drop the plies recorded since".into()),
             },
             _ => return Ok(None),
         }))
@@ -201,6 +216,17 @@ impl Core {
     ///   and is kept, and a game starts from the position. An empty FEN is refused
     ///   (it would be `NewGame`).
     pub fn arbiter(&mut self, decision: &Decision, t_us: u64) -> Result<(), Refused> {
+        if let Decision::Undo { force } = decision {
+            return self.undo(*force, t_us);
+        }
+        let taken = self.before_decision(decision, t_us);
+        self.decide(decision, t_us)?;
+        self.after_decision(decision, taken, t_us);
+        Ok(())
+    }
+
+    /// A decision other than an undo, applied.
+    fn decide(&mut self, decision: &Decision, t_us: u64) -> Result<(), Refused> {
         match decision {
             Decision::NewGame(fen) => {
                 let (pos, mode) = if fen.trim().is_empty() {
@@ -260,6 +286,7 @@ impl Core {
             }
             Decision::SetClock(w, b) => self.arbiter_set_clock(*w, *b, t_us),
             Decision::AddTime(side, s) => self.arbiter_add_time(side, *s, t_us),
+            Decision::Undo { force } => self.undo(*force, t_us),
         }
     }
 }
@@ -286,6 +313,8 @@ mod tests {
             },
             Decision::SetClock(5_400_000, 0),
             Decision::AddTime("black".into(), -30),
+            Decision::Undo { force: false },
+            Decision::Undo { force: true },
         ] {
             assert_eq!(Decision::from_record(d.method(), &d.args()), Ok(Some(d.clone())));
         }

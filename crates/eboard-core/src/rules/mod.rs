@@ -32,6 +32,7 @@ mod resync;
 mod settings;
 mod start;
 mod touch;
+mod undo;
 mod values;
 
 use shakmaty::{Bitboard, Board, CastlingMode, Chess, Color, Move, Piece, Position, Role, Square};
@@ -94,6 +95,8 @@ pub struct Core {
     shown: u64,
     /// The time of the last event: events never go back in time.
     last_emit: u64,
+    /// What undoing the last accepted decision puts back ([`Decision::Undo`]).
+    undo: Option<undo::UndoPoint>,
     /// Whether events are kept for [`Core::take_events`] (the default); a
     /// caller that wants only the record (`replay --format uci|pgn`) turns them
     /// off, and neither they nor their strings are made.
@@ -130,6 +133,7 @@ impl Core {
             clk: clock::Timing::default(),
             shown: 0,
             last_emit: 0,
+            undo: None,
             events: true,
             san: true,
             out: Vec::new(),

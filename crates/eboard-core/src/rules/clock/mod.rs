@@ -208,7 +208,7 @@ impl Core {
     }
 
     /// Both sides' times now (ms): the host's clock, or the last report taken.
-    fn times_now(&self, t: u64) -> Option<(i64, i64)> {
+    pub(super) fn times_now(&self, t: u64) -> Option<(i64, i64)> {
         if let Some(h) = &self.clk.host {
             return Some((h.left_ms(0, t) as i64, h.left_ms(1, t) as i64));
         }
@@ -226,7 +226,7 @@ impl Core {
         Some((now(white), now(white.other())))
     }
 
-    fn set_times(&mut self, white_ms: i64, black_ms: i64, t: u64) -> Result<(), Refused> {
+    pub(super) fn set_times(&mut self, white_ms: i64, black_ms: i64, t: u64) -> Result<(), Refused> {
         if self.white_side.is_none() {
             return Err(Refused::InvalidArgument(
                 "which clock side is white's is not known yet: set `[clock] white` or wait for the first press".into(),

@@ -1,0 +1,377 @@
+//! An arbiter's last decision on a board, taken back ([`Decision::Undo`]).
+//!
+//! Before each decision the core keeps what the decision changes: the game as it
+//! was (a take-back, a result, a position of the game), or both clocks (time
+//! added, clocks set). Undo puts it back, and is itself a decision, journaled
+//! like the others: resume and `replay` apply the same records and so keep the
+//! same point to go back to, and an undo undone gives the decision back.
+//!
+//! What is not taken back is said, with what to do instead: a new game (the
+//! game before it is kept as it ended), a time control (set the one wanted).
+//! Plies recorded since the decision are dropped by its undo only when the
+//! arbiter says so (`force`): nothing recorded is lost without a word.
+
+use shakmaty::Position;
+
+use super::{Core, Decision, EventKind, Game, Refused};
+use crate::clock::control::MAX_SHOWN_MS;
+
+/// What undoing the last accepted decision would put back.
+#[derive(Debug, Clone)]
+pub(super) struct UndoPoint {
+    /// The number of the game the decision was taken on.
+    game: u32,
+    /// The moves (UCI) the game had right after the decision: a ply beyond
+    /// them was recorded since.
+    after: Vec<String>,
+    before: Before,
+}
+
+#[derive(Debug, Clone)]
+enum Before {
+    /// The game as it was before the decision, restored whole.
+    Record(Box<Game>),
+    /// Both clocks (white's, black's ms) before the decision and as it set
+    /// them: undone, the difference is given back to each side.
+    Clocks { before: (i64, i64), after: (i64, i64) },
+    /// A decision that is not taken back: why, and what to do instead.
+    Not(&'static str),
+}
+
+const NEW_GAME: &str = "a new game is not taken back: the game before it is kept as it ended \
+(its record is in the broadcast folder); to play on from its position, set it with `ctl position`";
+const TIME_CONTROL: &str =
+    "a time control is not taken back: set the one wanted with `ctl time-control`";
+
+/// What a decision is about to change, taken before it is applied.
+pub(super) struct Taken {
+    game: Option<Game>,
+    clocks: Option<(i64, i64)>,
+}
+
+impl Core {
+    /// What `decision` may change, before it is applied at `t`.
+    pub(super) fn before_decision(&mut self, decision: &Decision, t: u64) -> Taken {
+        self.advance(t);
+        let clocks = matches!(decision, Decision::SetClock(..) | Decision::AddTime(..))
+            .then(|| self.times_now(t))
+            .flatten();
+        Taken {
+            game: self.game.clone(),
+            clocks,
+        }
+    }
+
+    /// Keeps what undoing `decision`, just accepted at `t`, puts back.
+    pub(super) fn after_decision(&mut self, decision: &Decision, taken: Taken, t: u64) {
+        let Some(now) = &self.game else {
+            self.undo = None;
+            return;
+        };
+        let same = taken.game.as_ref().is_some_and(|g| g.number == now.number);
+        let before = match decision {
+            Decision::Undo { .. } => return,
+            Decision::NewGame(_) => Before::Not(NEW_GAME),
+            Decision::SetPosition(_) if !same => Before::Not(NEW_GAME),
+            Decision::SetTimeControl { .. } => Before::Not(TIME_CONTROL),
+            Decision::SetClock(..) | Decision::AddTime(..) => match (taken.clocks, self.times_now(t)) {
+                (Some(before), Some(after)) => Before::Clocks { before, after },
+                // Refused before it came here: no clock, no times.
+                _ => Before::Not("the clocks were not known: set them with `ctl set-clock`"),
+            },
+            Decision::SetPosition(_)
+            | Decision::Reinstate(_)
+            | Decision::SetResult(_)
+            | Decision::SetResultWith(..) => match taken.game {
+                Some(g) if same => Before::Record(Box::new(g)),
+                _ => Before::Not(NEW_GAME),
+            },
+        };
+        self.undo = Some(UndoPoint {
+            game: now.number,
+            after: ucis(now),
+            before,
+        });
+    }
+
+    /// Takes back the last decision accepted on the board (see the module).
+    pub(super) fn undo(&mut self, force: bool, t: u64) -> Result<(), Refused> {
+        self.advance(t);
+        let Some(point) = self.undo.clone() else {
+            return Err(Refused::NotUndone(
+                "no decision of the arbiter's on this board's recording to take back".into(),
+            ));
+        };
+        let Some(now) = &self.game else {
+            return Err(Refused::NoGame("no game under way".into()));
+        };
+        if now.number != point.game {
+            return Err(Refused::NotUndone(format!(
+                "the last decision was on game {}, and game {} has started since: it is not taken back",
+                point.game, now.number
+            )));
+        }
+        match point.before {
+            Before::Not(why) => Err(Refused::NotUndone(why.into())),
+            Before::Clocks { before, after } => {
+                let (w, b) = self.times_now(t).ok_or_else(|| {
+                    Refused::NoGame("no clock report yet: the times to give back to are not known".into())
+                })?;
+                let max = MAX_SHOWN_MS as i64;
+                let back = (
+                    (w + before.0 - after.0).clamp(0, max),
+                    (b + before.1 - after.1).clamp(0, max),
+                );
+                self.set_times(back.0, back.1, t)?;
+                self.undo = Some(UndoPoint {
+                    game: point.game,
+                    after: point.after,
+                    before: Before::Clocks {
+                        before: (w, b),
+                        after: back,
+                    },
+                });
+                Ok(())
+            }
+            Before::Record(was) => {
+                // Plies recorded since the decision that the game put back
+                // does not have (the same moves shown again are not lost).
+                let n = now.ply();
+                let since = now.moves.iter().zip(&point.after).take_while(|(m, u)| m.uci == **u).count();
+                let kept = since.max(common_plies(now, &was));
+                if n > kept && !force {
+                    let plies = if n == kept + 1 {
+                        format!("ply {n} was")
+                    } else {
+                        format!("plies {}-{n} were", kept + 1)
+                    };
+                    return Err(Refused::GameUnderWay(format!(
+                        "{plies} recorded since the decision: taking it back drops them (undo with force to do it)"
+                    )));
+                }
+                let Some(current) = self.game.take() else {
+                    return Err(Refused::NoGame("no game under way".into()));
+                };
+                let replaced = self.restore(current, *was, t);
+                self.undo = Some(UndoPoint {
+                    game: point.game,
+                    after: self.game.as_ref().map(ucis).unwrap_or_default(),
+                    before: Before::Record(Box::new(replaced)),
+                });
+                Ok(())
+            }
+        }
+    }
+
+    /// Puts `was` back as the game under way in place of `now` (the same game,
+    /// as it was before a decision), and hands `now` back. Its events say what
+    /// changed: a take-back to the plies both share, the plies put back, the
+    /// result given back.
+    fn restore(&mut self, now: Game, was: Game, t: u64) -> Game {
+        self.game = Some(was);
+        self.tentative = None;
+        self.held = None;
+        self.takeback = None;
+        self.pending_end = None;
+        self.line.resync = None;
+        let Some(g) = &self.game else { return now };
+        let common = common_plies(&now, g);
+        let mut events = Vec::new();
+        if now.ply() > common {
+            events.push(EventKind::Takeback {
+                to_ply: common as u32,
+                fen: super::game_fen(&g.positions[common]),
+            });
+        }
+        for ply in common + 1..=g.ply() {
+            let m = &g.moves[ply - 1];
+            events.push(EventKind::Move {
+                ply: ply as u32,
+                san: m.san.clone(),
+                uci: m.uci.clone(),
+                fen: super::game_fen(&g.positions[ply]),
+                side: g.positions[ply - 1].turn().into(),
+                inferred: m.inferred,
+            });
+            if m.completed {
+                events.push(EventKind::MoveCompleted {
+                    ply: ply as u32,
+                    side: g.positions[ply - 1].turn().into(),
+                });
+            }
+        }
+        let over = g.result;
+        if let Some((result, termination)) = over {
+            if now.result != over {
+                events.push(EventKind::GameEnd { result, termination });
+            }
+        }
+        for e in events {
+            self.emit(t, e);
+        }
+        self.last_change = t;
+        if over.is_some() {
+            // As at the game's end: the board as it is now is the end's.
+            self.resolve(t);
+            self.irregular = Some(super::irregular::Irregular {
+                board: self.real_board(),
+                kind: None,
+            });
+        } else {
+            self.evaluate(t);
+        }
+        now
+    }
+}
+
+/// A game's moves, as UCI.
+fn ucis(g: &Game) -> Vec<String> {
+    g.moves.iter().map(|m| m.uci.clone()).collect()
+}
+
+/// How many plies two records of a game share from the start.
+fn common_plies(a: &Game, b: &Game) -> usize {
+    a.moves
+        .iter()
+        .zip(&b.moves)
+        .take_while(|(x, y)| x.uci == y.uci)
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use crate::log::{Record, RecordKind, parse_log};
+    use crate::rules::{Config, Core, EventKind, GameResult, Refused};
+    use crate::session::Session;
+
+    const GAME: &str = "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n\
+                        1 lift e2 P\n1.2 place e4 P\n3 lift e7 p\n3.2 place e5 p\n5 lift g1 N\n5.3 place f3 N\n";
+
+    fn played() -> Session {
+        let log = parse_log(GAME, "t.esl").unwrap();
+        let mut s = Session::new(Core::new(Config::default()), "t.esl");
+        for r in &log.records {
+            s.step(r, None).unwrap();
+        }
+        s.core_mut().take_events();
+        s
+    }
+
+    fn call(s: &mut Session, method: &str, args: Vec<Value>, t_s: u64) -> Result<(), Refused> {
+        s.decide(method, args, None, t_s * 1_000_000)
+    }
+
+    fn state(s: &Session) -> (usize, Option<GameResult>) {
+        let g = s.core().game().unwrap();
+        (g.moves.len(), g.result.map(|(r, _)| r))
+    }
+
+    #[test]
+    fn an_undone_take_back_gives_the_moves_and_the_result_back_and_an_undo_undone_redoes_it() {
+        let mut s = played();
+        call(&mut s, "SetResult", vec!["1-0".into()], 6).unwrap();
+        call(&mut s, "Reinstate", vec![1.into()], 7).unwrap();
+        assert_eq!(state(&s), (1, None));
+        s.core_mut().take_events();
+        call(&mut s, "Undo", vec![], 8).unwrap();
+        assert_eq!(state(&s), (3, Some(GameResult::WhiteWins)));
+        let events: Vec<EventKind> = s.core_mut().take_events().into_iter().map(|e| e.kind).collect();
+        let moves: Vec<(u32, &str)> = events
+            .iter()
+            .filter_map(|e| match e {
+                EventKind::Move { ply, san, .. } => Some((*ply, san.as_str())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(moves, [(2, "e5"), (3, "Nf3")], "{events:?}");
+        assert!(events.iter().any(|e| matches!(e, EventKind::GameEnd { .. })), "{events:?}");
+        // Undone again: the take-back stands again.
+        call(&mut s, "Undo", vec![], 9).unwrap();
+        assert_eq!(state(&s), (1, None));
+        let events: Vec<EventKind> = s.core_mut().take_events().into_iter().map(|e| e.kind).collect();
+        assert!(
+            events.iter().any(|e| matches!(e, EventKind::Takeback { to_ply: 1, .. })),
+            "{events:?}"
+        );
+    }
+
+    #[test]
+    fn a_result_undone_leaves_the_game_going_on() {
+        let mut s = played();
+        call(&mut s, "SetResult", vec!["1/2-1/2".into(), "adjudication".into()], 6).unwrap();
+        call(&mut s, "Undo", vec![], 7).unwrap();
+        assert_eq!(state(&s), (3, None));
+        assert_eq!(s.core().game().unwrap().termination_words, None);
+    }
+
+    #[test]
+    fn plies_recorded_since_the_decision_are_dropped_only_with_force() {
+        let log = parse_log(GAME, "t.esl").unwrap();
+        let mut s = Session::new(Core::new(Config::default()), "t.esl");
+        // e4 e5 played, then the arbiter takes the game back to e4; e5 is
+        // played again, then Nf3.
+        for r in &log.records[..5] {
+            s.step(r, None).unwrap();
+        }
+        call(&mut s, "Reinstate", vec![1.into()], 4).unwrap();
+        let again = "# eboard-sensor-log 1\n4.5 lift e5 p\n4.6 place e7 p\n4.8 lift e7 p\n4.9 place e5 p\n5 lift g1 N\n5.3 place f3 N\n";
+        let more = parse_log(again, "t.esl").unwrap();
+        for r in &more.records {
+            s.step(r, None).unwrap();
+        }
+        s.core_mut().advance(6_000_000);
+        assert_eq!(state(&s), (3, None));
+        match call(&mut s, "Undo", vec![], 7) {
+            Err(Refused::GameUnderWay(m)) => assert!(m.contains("ply 3 was") && m.contains("force"), "{m}"),
+            other => panic!("not refused: {other:?}"),
+        }
+        assert_eq!(state(&s), (3, None), "a refused undo changes nothing");
+        call(&mut s, "Undo", vec![true.into()], 8).unwrap();
+        assert_eq!(state(&s), (2, None));
+    }
+
+    #[test]
+    fn what_is_not_taken_back_says_what_to_do_instead() {
+        let mut s = played();
+        match call(&mut s, "Undo", vec![], 6) {
+            Err(Refused::NotUndone(m)) => assert!(m.contains("no decision"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        call(&mut s, "NewGame", vec!["".into()], 7).unwrap();
+        match call(&mut s, "Undo", vec![], 8) {
+            Err(Refused::NotUndone(m)) => assert!(m.contains("ctl position"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(call(&mut s, "Undo", vec!["yes".into()], 9).is_err());
+    }
+
+    /// Resume and `replay` keep the same point to go back to: the journal's
+    /// records give the state the calls gave.
+    #[test]
+    fn an_undo_journaled_is_applied_as_it_was_live() {
+        let mut live = played();
+        let mut replayed = played();
+        let calls: [(&str, Vec<Value>); 3] = [
+            ("SetResult", vec!["0-1".into()]),
+            ("Reinstate", vec![2.into()]),
+            ("Undo", vec![]),
+        ];
+        for (i, (method, args)) in calls.into_iter().enumerate() {
+            let t = (6 + i as u64) * 1_000_000;
+            live.decide(method, args.clone(), None, t).unwrap();
+            let record = Record {
+                time: crate::log::LogTime::from_micros(t),
+                kind: RecordKind::Arbiter {
+                    method: method.into(),
+                    args: args.iter().map(ToString::to_string).collect(),
+                },
+            };
+            replayed.step(&record, None).unwrap();
+        }
+        assert_eq!(live.core_mut().take_events(), replayed.core_mut().take_events());
+        assert_eq!(state(&live), (3, Some(GameResult::BlackWins)));
+        assert_eq!(state(&replayed), state(&live));
+    }
+}
