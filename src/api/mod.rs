@@ -12,6 +12,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 mod command;
 mod error;
+pub mod history;
 pub mod lichess;
 mod publication;
 mod tags;
@@ -32,23 +33,32 @@ pub struct BoardRef {
     pub snapshot: watch::Receiver<Snapshot>,
     /// Arbiter calls to the board (as D-Bus and MQTT take them).
     pub commands: mpsc::Sender<Request>,
+    /// Its decisions and alerts, in words.
+    pub history: history::History,
 }
 
-/// A command, who asked for it (a user name, when known) and where its answer goes.
-pub type Request = (Command, Option<String>, oneshot::Sender<Result<(), Error>>);
-
-/// Hands `cmd` to a board's task (as D-Bus and MQTT calls do) and waits for its
-/// answer.
-pub async fn ask(commands: &mpsc::Sender<Request>, cmd: Command) -> Result<(), Error> {
-    ask_as(commands, cmd, None).await
+/// Who asks for a call: a user name, when known, and the door it came through.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Asker {
+    pub by: Option<String>,
+    pub door: history::Door,
 }
 
-/// The same, for the user `by`, who is then named with the decision in the record.
-pub async fn ask_as(commands: &mpsc::Sender<Request>, cmd: Command, by: Option<String>) -> Result<(), Error> {
+/// A command, who asked for it and where its answer goes.
+pub type Request = (Command, Asker, oneshot::Sender<Result<(), Error>>);
+
+/// Hands `cmd` to a board's task (as MQTT calls do, naming nobody) and waits
+/// for its answer.
+pub async fn ask(commands: &mpsc::Sender<Request>, cmd: Command, door: history::Door) -> Result<(), Error> {
+    ask_as(commands, cmd, Asker { by: None, door }).await
+}
+
+/// The same, for `who`, who is then named with the decision in the record.
+pub async fn ask_as(commands: &mpsc::Sender<Request>, cmd: Command, who: Asker) -> Result<(), Error> {
     let cmd = cmd.normalized()?;
     let (tx, rx) = oneshot::channel();
     let gone = || Error::Unavailable("the board's task has stopped".into());
-    commands.send((cmd, by, tx)).await.map_err(|_| gone())?;
+    commands.send((cmd, who, tx)).await.map_err(|_| gone())?;
     rx.await.map_err(|_| gone())?
 }
 

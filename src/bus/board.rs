@@ -16,6 +16,8 @@ pub struct Board1 {
     /// True while signals are out ahead of the snapshot they lead to.
     publishing: watch::Receiver<bool>,
     commands: mpsc::Sender<Request>,
+    /// The board's decisions and alerts in words (`History`).
+    history: Option<crate::api::history::History>,
 }
 
 impl Board1 {
@@ -28,11 +30,22 @@ impl Board1 {
             snapshot,
             publishing,
             commands,
+            history: None,
         }
     }
 
+    /// The same, answering `History` from `history`.
+    pub fn with_history(mut self, history: crate::api::history::History) -> Board1 {
+        self.history = Some(history);
+        self
+    }
+
     async fn ask(&self, cmd: Command, by: Option<String>) -> Result<(), BusError> {
-        Ok(ask_as(&self.commands, cmd, by).await?)
+        let who = crate::api::Asker {
+            by,
+            door: crate::api::history::Door::Bus,
+        };
+        Ok(ask_as(&self.commands, cmd, who).await?)
     }
 
     /// The snapshot, once the one the signals sent last lead to is in.
@@ -192,6 +205,21 @@ impl Board1 {
             caller(conn, &header).await,
         )
         .await
+    }
+    /// The board's decisions and alerts, in words, oldest first: a JSON array
+    /// of at most `limit` entries (0: all kept), each with `time` (seconds
+    /// since 1970), `game`, `kind` (`decision`, `alert`, `game`), `text`, and
+    /// for decisions `by`, `via` and `undone` (`docs/INTERFACES.md`).
+    async fn history(&self, limit: u32) -> String {
+        let Some(h) = &self.history else {
+            return "[]".into();
+        };
+        let all = h.borrow().clone();
+        let skip = match limit {
+            0 => 0,
+            n => all.len().saturating_sub(n as usize),
+        };
+        serde_json::to_string(&all[skip..]).unwrap_or_else(|_| "[]".into())
     }
     /// Takes back the board's last decision (an undo undone gives it back);
     /// `force`: even when plies recorded since are dropped by it.

@@ -2,6 +2,7 @@
 //! one `PropertiesChanged`.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use tokio::sync::watch;
 use zbus::zvariant::{OwnedObjectPath, Value};
@@ -9,6 +10,7 @@ use zbus::zvariant::{OwnedObjectPath, Value};
 use super::board::emit;
 use super::{BOARD_INTERFACE, Board1};
 use crate::api::Snapshot;
+use crate::api::history::HistoryEntry;
 use crate::rules::Event;
 
 /// The board task's side: publishes snapshots, property changes and signals.
@@ -19,6 +21,8 @@ pub struct Publisher {
     bus: Option<(zbus::Connection, OwnedObjectPath)>,
     /// The board's interface on the object server, looked up once.
     iface: tokio::sync::OnceCell<zbus::object_server::InterfaceRef<Board1>>,
+    /// The board's history, for `Board1.History` and the console.
+    history: Option<watch::Sender<Arc<Vec<HistoryEntry>>>>,
 }
 
 impl Publisher {
@@ -33,6 +37,20 @@ impl Publisher {
             publishing,
             bus,
             iface: tokio::sync::OnceCell::new(),
+            history: None,
+        }
+    }
+
+    /// The same, publishing the board's history to `history` too.
+    pub fn with_history(mut self, history: watch::Sender<Arc<Vec<HistoryEntry>>>) -> Publisher {
+        self.history = Some(history);
+        self
+    }
+
+    /// The board's history as it is now.
+    pub fn history(&self, entries: Arc<Vec<HistoryEntry>>) {
+        if let Some(h) = &self.history {
+            h.send_replace(entries);
         }
     }
 

@@ -184,6 +184,31 @@ pub enum CtlCommand {
         #[arg(default_value_t = 5)]
         seconds: u32,
     },
+    /// The board's decisions and alerts, oldest first, with the time of day,
+    /// who decided and through which door (D-Bus, console, MQTT), in words:
+    /// every game of the board's recording, across restarts.
+    History {
+        /// The board: number, id or serial number.
+        board: String,
+        /// Only the last N entries.
+        #[arg(long, value_name = "N", default_value_t = 0, hide_default_value = true)]
+        last: u32,
+        /// One JSON array of the entries, for scripts.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Takes back the board's last decision (a take-back, a result, time added,
+    /// clocks set): the moves and the result come back as they were. Itself a
+    /// decision, journaled: undo again to give it back. A new game or a time
+    /// control is not taken back (it says what to do instead).
+    Undo {
+        /// The board: number, id or serial number.
+        board: String,
+        /// Even when plies recorded since the decision would be dropped
+        /// (without it, `ctl` says which).
+        #[arg(long)]
+        force: bool,
+    },
     /// The round's results (board, white, black, result): to check against the
     /// tournament program or import into it; `--format pgn`: the round's games.
     /// A game not over shows `*`.

@@ -2,6 +2,7 @@
 //! call), a board named by number, id or serial number, the method calls, and
 //! what a refusal means in words an arbiter can act on. Every call is bounded.
 
+use crate::api::history::HistoryEntry;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
@@ -231,6 +232,19 @@ impl Client {
         self.call(&board.path, BOARD_INTERFACE, method, body)
             .await
             .map(|_| ())
+    }
+
+    /// `Board1.History`: the board's last `limit` entries (0: all it keeps).
+    pub async fn history(&self, board: &BoardView, limit: u32) -> Result<Vec<HistoryEntry>, CtlError> {
+        let reply = self
+            .call(&board.path, BOARD_INTERFACE, "History", &(limit,))
+            .await?;
+        let json: String = reply
+            .body()
+            .deserialize()
+            .map_err(|e| CtlError::Refused(format!("History: an answer that does not read: {e}")))?;
+        serde_json::from_str(&json)
+            .map_err(|e| CtlError::Refused(format!("History: an answer that does not read: {e}")))
     }
 
     /// `Manager1.SetLichessRound`: `id` empty for no longer pushed.

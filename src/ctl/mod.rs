@@ -16,6 +16,7 @@ pub mod client;
 pub mod detail;
 pub mod force;
 pub mod format;
+pub mod history;
 pub mod lichess;
 pub mod passwd;
 pub mod round;
@@ -213,6 +214,24 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
                 .board_call(&b, "ShowText", &(text.as_str(), seconds))
                 .await?;
             done(&b, detail::text_shown(&b, &text, seconds));
+        }
+        CtlCommand::History { board, last, json } => {
+            let b = client.board(&board).await?;
+            let entries = client.history(&b, last).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&entries).unwrap_or_default());
+            } else {
+                print!("{}", history::text(&b, &entries));
+            }
+        }
+        CtlCommand::Undo { board, force } => {
+            let b = client.board(&board).await?;
+            if let Err(e) = client.board_call(&b, "Undo", &(force,)).await {
+                return Err(history::undo_refused(&b, e));
+            }
+            let last = client.history(&b, 1).await?;
+            let what = last.last().map_or("undone".to_string(), |e| e.text.clone());
+            done(&b, what);
         }
         CtlCommand::Passwd { .. } => {}
         CtlCommand::Pairings { .. } => {

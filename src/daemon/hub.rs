@@ -175,6 +175,7 @@ impl Hub {
         let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>(64);
         let (snap_tx, snap_rx) = watch::channel(Snapshot::default());
         let (publishing_tx, publishing_rx) = watch::channel(false);
+        let (history_tx, history_rx) = watch::channel(std::sync::Arc::new(Vec::new()));
         let object_path = bus::board_path(&id);
         // Arbiter calls (D-Bus, MQTT) go into the board's one channel.
         let (req_tx, mut req_rx) = mpsc::channel::<Request>(16);
@@ -191,7 +192,8 @@ impl Hub {
                 conn.object_server()
                     .at(
                         object_path.as_str(),
-                        Board1::new(snap_rx.clone(), publishing_rx, req_tx.clone()),
+                        Board1::new(snap_rx.clone(), publishing_rx, req_tx.clone())
+                            .with_history(history_rx.clone()),
                     )
                     .await?;
                 let p = zbus::zvariant::OwnedObjectPath::try_from(object_path.clone())
@@ -200,7 +202,9 @@ impl Hub {
             }
             None => None,
         };
-        let publisher = std::sync::Arc::new(Publisher::new(snap_tx, publishing_tx, publisher_bus));
+        let publisher = std::sync::Arc::new(
+            Publisher::new(snap_tx, publishing_tx, publisher_bus).with_history(history_tx),
+        );
         let (device_tx, device_rx) = watch::channel(device);
         let (update_tx, update_rx) = watch::channel(None);
         self.tasks.push(tokio::spawn(device::run(
@@ -250,6 +254,7 @@ impl Hub {
                 object_path,
                 snapshot: snap_rx,
                 commands: req_tx,
+                history: history_rx,
             })
         });
         Ok(())
@@ -388,7 +393,14 @@ impl Hub {
                 let cmd = Command::SetPairing(round, tags.clone());
                 if slot
                     .input
-                    .send(Input::Command((cmd, by.clone(), tx)))
+                    .send(Input::Command((
+                        cmd,
+                        crate::api::Asker {
+                            by: by.clone(),
+                            door: crate::api::history::Door::Bus,
+                        },
+                        tx,
+                    )))
                     .await
                     .is_ok()
                 {

@@ -30,7 +30,7 @@ use crate::api::{BoardRef, Detached, Request, Sink, Snapshot};
 use crate::bus;
 pub use board::Tapped;
 pub use config::Config;
-pub use dates::{civil_date, rfc3339_now};
+pub use dates::{civil_date, rfc3339_now, unix_from_rfc3339, unix_ms_now};
 use device::DeviceEvent;
 use hub::Hub;
 pub use record::record;

@@ -6,12 +6,13 @@
 
 use std::fs::OpenOptions;
 
+use super::board::history::{Book, RESUMED_AT};
 use super::board::{BoardError, BoardSetup, board_tags};
 use super::roster::Roster;
-use super::{fault, rfc3339_now};
+use super::{fault, rfc3339_now, unix_from_rfc3339, unix_ms_now};
 use crate::api::Command;
 use crate::board::{BoardEvent, BoardInfo};
-use crate::log::{Header, Journal, LogTime, Played, clip_to};
+use crate::log::{Header, Journal, LogTime, Played, Record, RecordKind, clip_to};
 use crate::rules::{Core, SETTINGS_KEY, Settings};
 use crate::session::{Session, arbiter_values};
 
@@ -46,6 +47,7 @@ pub(super) fn open(setup: &BoardSetup) -> Result<Opened, BoardError> {
         header.set("source", "eboard-bridge run");
         header.set(SETTINGS_KEY, &setup.settings().to_json());
         let writer = Journal::create(path, &header).map_err(io)?;
+        resumed.history = Book::new(0, unix_ms_now());
         return Ok(Opened {
             session: Session::new(Core::with_settings(&setup.settings()), &file_name),
             writer,
@@ -68,15 +70,24 @@ pub(super) fn open(setup: &BoardSetup) -> Result<Opened, BoardError> {
         None => setup.settings(),
     };
     let mut session = Session::new(Core::with_settings(&judged_by), &file_name);
+    // The history's times count from the header's start (then from each anchor).
+    let started = log.header.get("started").and_then(unix_from_rfc3339);
+    resumed.history = Book::new(0, started.unwrap_or(0) * 1000);
     let mut last = LogTime::default();
     for (i, record) in log.records.iter().enumerate() {
         last = record.time;
         // A record that does not fit the board (a lift that does not match
         // after a reconnect, say) is skipped: the records after it still count.
         let _ = session.step_with(record, log.line_of(i), |step, core| {
+            if let Played::Note(text) = &step.what {
+                resumed.history.note(text, step.time.micros());
+            }
             resumed.step(&step.what, core, setup);
             fault::on_resume(&setup.id);
         });
+        // The history as it was made live: from the events, as they come.
+        let events = session.core_mut().take_events();
+        resumed.history.observe(&events, session.core().game());
     }
     let core = session.core_mut();
     core.take_events();
@@ -98,6 +109,13 @@ pub(super) fn open(setup: &BoardSetup) -> Result<Opened, BoardError> {
     // publication has every move published before it.
     let offset_us = last.micros() + 1_000_000;
     core.advance(offset_us);
+    // The journal's time from here is the wall clock's from now.
+    let now = unix_ms_now();
+    writer.write(&Record {
+        time: LogTime::from_micros(offset_us),
+        kind: RecordKind::Note(format!("{RESUMED_AT}{}", rfc3339_now())),
+    });
+    resumed.history.anchor(offset_us, now);
     Ok(Opened {
         session,
         writer,
@@ -145,6 +163,8 @@ pub(super) struct Resumed {
     /// The settings a reader of the recording has by now: its header's, then
     /// its `# settings:` lines' (the defaults when it states none).
     pub settings: Settings,
+    /// The board's decisions and alerts, in words, as they were made live.
+    pub history: Book,
 }
 
 impl Resumed {

@@ -70,13 +70,14 @@ impl Service {
         };
         tracing::info!("MQTT: {method}{} on board {id}", serde_json::Value::Array(args));
         tokio::spawn(async move {
-            let outcome = tokio::time::timeout(CALL_TIMEOUT, api::ask(&target, command))
-                .await
-                .unwrap_or_else(|_| {
-                    Err(api::Error::Unavailable(format!(
-                        "board {id} did not answer in 10 s"
-                    )))
-                });
+            let outcome =
+                tokio::time::timeout(CALL_TIMEOUT, api::ask(&target, command, api::history::Door::Mqtt))
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(api::Error::Unavailable(format!(
+                            "board {id} did not answer in 10 s"
+                        )))
+                    });
             answer(match outcome {
                 Ok(()) => serde_json::json!({"ok": true}).to_string(),
                 Err(e) => serde_json::json!({"error": e.name(), "message": e.message()}).to_string(),

@@ -5,7 +5,7 @@
 use super::*;
 
 /// A configuration for boards 1-2 (`dir`/board1..2), white on the clock's left.
-fn two_boards(dir: &Path) -> PathBuf {
+pub(super) fn two_boards(dir: &Path) -> PathBuf {
     let cfg = dir.join("config.toml");
     let mut text = format!(
         "event = \"Desk Open\"\nround = 1\noutput = \"{}\"\nstate = \"{}\"\n[clock]\nwhite = \"left\"\n",
@@ -22,7 +22,7 @@ fn two_boards(dir: &Path) -> PathBuf {
     cfg
 }
 
-fn start_two(cfg: &Path, dir: &Path, address: &str) -> Running {
+pub(super) fn start_two(cfg: &Path, dir: &Path, address: &str) -> Running {
     let devices: Vec<PathBuf> = (1..=2).map(|n| dir.join(format!("board{n}"))).collect();
     Running::spawn(&mut run_command(cfg, &devices, Some(address)))
 }

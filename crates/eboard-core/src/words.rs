@@ -3,8 +3,10 @@
 //! sentences. Above `rules` in the layers: `rules` does not import it.
 
 use serde::Serialize;
+use serde_json::Value;
+use shakmaty::Position;
 
-use crate::rules::{Penalty, Profile, Side};
+use crate::rules::{Decision, EventKind, Game, Penalty, Profile, Side};
 
 /// A penalty's words, where it is shown (the JSON and text of events, the
 /// console): the rules core decides the penalty, its text is made here.
@@ -45,6 +47,141 @@ impl Serialize for Penalty {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
     }
+}
+
+/// A clock time as the DGT 3000 shows it: `1:30:00`, `5:00`.
+pub fn clock_time(ms: i64) -> String {
+    let sign = if ms < 0 { "-" } else { "" };
+    let s = ms.unsigned_abs() / 1000;
+    if s >= 3600 {
+        format!("{sign}{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
+    } else {
+        format!("{sign}{}:{:02}", s / 60, s % 60)
+    }
+}
+
+/// Ply `ply` of `game` as a score sheet writes it: `14. Qf3`, `14... Nc6`.
+pub fn ply_words(game: &Game, ply: usize) -> Option<String> {
+    let m = game.moves.get(ply.checked_sub(1)?)?;
+    let before = game.positions.get(ply - 1)?;
+    let number = before.fullmoves();
+    Some(if before.turn().is_white() {
+        format!("{number}. {}", m.san)
+    } else {
+        format!("{number}... {}", m.san)
+    })
+}
+
+/// An arbiter's call (its method and arguments, as the journal's `arbiter`
+/// record holds them) in words, for the history of a board (`ctl history`, the
+/// console): "take back to 14. Qf3 (ply 27)", "white +2:00". `game` is the
+/// game as the call left it, for the moves it names.
+pub fn call_words(method: &str, args: &[Value], game: Option<&Game>) -> String {
+    let text = |i: usize| args.get(i).and_then(Value::as_str).unwrap_or_default();
+    if let Ok(Some(d)) = Decision::from_record(method, args) {
+        return match d {
+            Decision::NewGame(f) if f.trim().is_empty() => "new game".into(),
+            Decision::NewGame(f) => format!("new game from {f}"),
+            Decision::SetPosition(f) => format!("position {f}"),
+            Decision::Reinstate(0) => "take back to the start".into(),
+            Decision::Reinstate(p) => match game.and_then(|g| ply_words(g, p as usize)) {
+                Some(m) => format!("take back to {m} (ply {p})"),
+                None => format!("take back to ply {p}"),
+            },
+            Decision::SetResult(r) => format!("result {r}"),
+            Decision::SetResultWith(r, t) => format!("result {r} ({t})"),
+            Decision::SetTimeControl { spec, .. } => format!("time control {spec}"),
+            Decision::SetClock(w, b) => {
+                format!("clocks set: white {}, black {}", clock_time(w), clock_time(b))
+            }
+            Decision::AddTime(side, s) => {
+                let sign = if s < 0 { "-" } else { "+" };
+                format!("{side} {sign}{}", clock_time(i64::from(s).abs() * 1000))
+            }
+            Decision::Undo { force: false } => "undo".into(),
+            Decision::Undo { force: true } => "undo, dropping the plies recorded since".into(),
+        };
+    }
+    match method {
+        "SetPlayers" => format!("players {} - {}", text(0), text(1)),
+        "ShowText" => format!("\"{}\" shown on the clock", text(0)),
+        "SetTags" | "SetPairing" => {
+            let tags = args.iter().rev().find_map(Value::as_object);
+            let shown: Vec<String> = tags
+                .map(|t| {
+                    t.iter()
+                        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            match (method, args.first().and_then(Value::as_u64)) {
+                ("SetPairing", Some(r)) if r > 0 => format!("pairing for round {r}: {}", shown.join(" ")),
+                ("SetPairing", _) => format!("pairing: {}", shown.join(" ")),
+                _ => format!("tags {}", shown.join(" ")),
+            }
+        }
+        _ => {
+            let shown: Vec<String> = args.iter().map(ToString::to_string).collect();
+            format!("{method} {}", shown.join(" ")).trim_end().to_string()
+        }
+    }
+}
+
+/// What an event of the rules core says to an arbiter looking back over a
+/// board (`ctl history`): `Some((kind, words))` for what needed them or marks
+/// the game's course (`alert`: irregularities, touch-move, flags, draws
+/// claimable, a clock not answering; `game`: a game's start and end), `None`
+/// for the rest (moves, touches, clock reports; decisions are
+/// [`call_words`]).
+pub fn history_words(kind: &EventKind) -> Option<(&'static str, String)> {
+    let squares = |s: &[shakmaty::Square]| {
+        let names: Vec<String> = s.iter().map(ToString::to_string).collect();
+        if names.is_empty() {
+            String::new()
+        } else {
+            format!(" on {}", names.join(", "))
+        }
+    };
+    Some(match kind {
+        EventKind::GameStart { game, .. } => ("game", format!("game {game} starts")),
+        EventKind::GameEnd { result, termination } => ("game", format!("game ends {result} ({termination})")),
+        EventKind::Irregular {
+            kind,
+            side,
+            squares: sq,
+            penalty,
+            ..
+        } => {
+            let what = kind.name().replace('_', " ");
+            let base = format!("irregular: {what}, {}{}", side.name(), squares(sq));
+            match penalty {
+                Some(p) => ("alert", format!("{base}: {p}")),
+                None => ("alert", base),
+            }
+        }
+        EventKind::Resolved { .. } => ("alert", "the irregularity is resolved".into()),
+        EventKind::TouchMove {
+            article,
+            side,
+            touched,
+            played,
+        } => (
+            "alert",
+            format!(
+                "touch-move (Art. {}): {} touched{} and played {played}",
+                article.number(),
+                side.name(),
+                squares(touched)
+            ),
+        ),
+        EventKind::Flag { side, ply, .. } => ("alert", format!("{}'s flag fell at ply {ply}", side.name())),
+        EventKind::DrawClaimable { reason } => (
+            "alert",
+            format!("a draw may be claimed: {}", reason.name().replace('_', " ")),
+        ),
+        EventKind::ClockUnresponsive { .. } => ("alert", "the clock does not answer".into()),
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Arbiter calls: checked, applied, journaled as `arbiter` records.
 
 use super::BoardTask;
-use crate::api::{Command, Error};
+use crate::api::{Asker, Command, Error};
 use crate::log::RecordKind;
 use crate::rules::Refused;
 
@@ -10,11 +10,12 @@ impl BoardTask {
     /// in the recording, which resume and `replay` apply as it was live (the
     /// session applies the call exactly as it applies that record). Refused, it
     /// is logged briefly, changes nothing and is not journaled.
-    pub(super) async fn command(&mut self, cmd: Command, by: Option<String>) -> Result<(), Error> {
+    pub(super) async fn command(&mut self, cmd: Command, who: Asker) -> Result<(), Error> {
         // The decision is journaled at the time it was applied: resume and
         // `replay` apply it at that time too.
         let t = self.core_now();
-        let r = self.apply(&cmd, t, by.clone()).await;
+        let by = who.by.clone();
+        let r = self.apply(&cmd, t, Some(&who)).await;
         match &r {
             Ok(()) => {
                 let by = by.map(|b| format!(" (by {b})")).unwrap_or_default();
@@ -30,23 +31,36 @@ impl BoardTask {
 
     /// A call through the session at `t`, as its `arbiter` record (`method`,
     /// `args`) is applied by resume and `replay`; accepted, it is journaled:
-    /// `note` first when given, who decided (when known) in a note, then the
-    /// record. Refused, nothing changes and nothing is journaled.
+    /// `note` first when given, the door and time of day when asked through
+    /// one (`decided via D-Bus at ...`), who decided (when known) in a note,
+    /// then the record. Refused, nothing changes and nothing is journaled.
     pub(super) fn decide(
         &mut self,
         t: u64,
         method: &str,
         args: Vec<serde_json::Value>,
-        by: Option<String>,
+        who: Option<&Asker>,
         note: Option<String>,
     ) -> Result<(), Refused> {
         let record = RecordKind::Arbiter {
             method: method.to_string(),
             args: args.iter().map(ToString::to_string).collect(),
         };
+        let by = who.and_then(|w| w.by.clone());
         self.session.decide(method, args, by.clone(), t)?;
         if let Some(note) = note {
             self.record(t, RecordKind::Note(note));
+        }
+        if let Some(w) = who {
+            let now = crate::daemon::unix_ms_now();
+            self.history.decided(w.door, now, t);
+            let via = format!(
+                "{}{} at {}",
+                super::history::DECIDED_VIA,
+                w.door.name(),
+                crate::daemon::rfc3339_now()
+            );
+            self.record(t, RecordKind::Note(via));
         }
         if let Some(by) = &by {
             self.record(t, RecordKind::Note(format!("{}{by}", crate::log::DECIDED_BY)));
@@ -55,7 +69,7 @@ impl BoardTask {
         Ok(())
     }
 
-    pub(super) async fn apply(&mut self, cmd: &Command, t: u64, by: Option<String>) -> Result<(), Error> {
+    pub(super) async fn apply(&mut self, cmd: &Command, t: u64, who: Option<&Asker>) -> Result<(), Error> {
         let (method, args) = cmd.record();
         if cmd.decision().is_some() {
             if matches!(
@@ -64,7 +78,7 @@ impl BoardTask {
             ) {
                 self.connected_or()?;
             }
-            return self.decide(t, method, args, by, None).map_err(|e| match e {
+            return self.decide(t, method, args, who, None).map_err(|e| match e {
                 Refused::InvalidArgument(m) => Error::InvalidArgument(m),
                 Refused::NoGame(m) => Error::NoGame(m),
                 Refused::GameUnderWay(m) => Error::GameUnderWay(m),
@@ -75,7 +89,7 @@ impl BoardTask {
         // A call the rules core does not take (a text on the clock) may have
         // written to the board meanwhile: it is journaled after that.
         let t = self.core_now();
-        self.decide(t, method, args, by, None)
+        self.decide(t, method, args, who, None)
             .map_err(|e| Error::InvalidArgument(e.to_string()))
     }
 

@@ -31,6 +31,7 @@ use crate::session::Session;
 
 mod clock;
 mod commands;
+pub(super) mod history;
 mod line;
 mod publish;
 mod run;
@@ -111,6 +112,8 @@ pub struct BoardTask {
     fault: String,
     /// What the task follows of a record's steps (kept for the next record).
     seen: Vec<Seen>,
+    /// The board's decisions and alerts in words (`ctl history`).
+    history: history::Book,
 }
 
 /// A board-level step the task itself follows (the serial number, the battery,
@@ -204,6 +207,7 @@ impl BoardTask {
             clock_asked: None,
             fault: String::new(),
             seen: Vec::new(),
+            history: resumed.history,
         };
         task.checked_shown = task.session.core().moves_shown();
         // A time control the recording already has stands (an arbiter may have
@@ -215,6 +219,7 @@ impl BoardTask {
             task.learn_serial(&resumed.serial);
         }
         task.flush();
+        task.publisher.history(task.history.entries());
         Ok(task)
     }
 

@@ -108,6 +108,9 @@ impl BoardTask {
     /// which waits.
     pub(super) async fn publish(&mut self, events: Vec<Event>) {
         self.publisher.signal(&events).await;
+        if self.history.observe(&events, self.session.core().game()) {
+            self.publisher.history(self.history.entries());
+        }
         // Every game's file, the current one's and any that just ended (the
         // snapshot's PGN comes from here).
         let default = self.new_game_tags();

@@ -101,8 +101,8 @@ impl BoardTask {
                             self.journal_step(t, RecordKind::Note(format!("disconnected: {why}")));
                         }
                         Input::Reload(update) => self.reload(update),
-                        Input::Command((cmd, by, reply)) => {
-                            let r = self.command(cmd, by).await;
+                        Input::Command((cmd, who, reply)) => {
+                            let r = self.command(cmd, who).await;
                             // On disk before the caller hears it was accepted: a
                             // decision acknowledged survives a SIGKILL right after.
                             self.flush();

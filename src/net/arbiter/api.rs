@@ -289,7 +289,11 @@ pub async fn decide(State(c): Shared, headers: HeaderMap, body: Bytes) -> Respon
         }
         p.push(key.clone());
     }
-    if let Err(e) = ask_as(&commands, cmd, Some(s.user.clone())).await {
+    let who = crate::api::Asker {
+        by: Some(s.user.clone()),
+        door: crate::api::history::Door::Console,
+    };
+    if let Err(e) = ask_as(&commands, cmd, who).await {
         let mut p = c.pending();
         if let Some(i) = p.iter().position(|k| *k == key) {
             p.remove(i);

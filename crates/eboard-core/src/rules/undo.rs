@@ -40,8 +40,7 @@ enum Before {
 
 const NEW_GAME: &str = "a new game is not taken back: the game before it is kept as it ended \
 (its record is in the broadcast folder); to play on from its position, set it with `ctl position`";
-const TIME_CONTROL: &str =
-    "a time control is not taken back: set the one wanted with `ctl time-control`";
+const TIME_CONTROL: &str = "a time control is not taken back: set the one wanted with `ctl time-control`";
 
 /// What a decision is about to change, taken before it is applied.
 pub(super) struct Taken {
@@ -137,7 +136,12 @@ impl Core {
                 // Plies recorded since the decision that the game put back
                 // does not have (the same moves shown again are not lost).
                 let n = now.ply();
-                let since = now.moves.iter().zip(&point.after).take_while(|(m, u)| m.uci == **u).count();
+                let since = now
+                    .moves
+                    .iter()
+                    .zip(&point.after)
+                    .take_while(|(m, u)| m.uci == **u)
+                    .count();
                 let kept = since.max(common_plies(now, &was));
                 if n > kept && !force {
                     let plies = if n == kept + 1 {
@@ -286,13 +290,18 @@ mod tests {
             })
             .collect();
         assert_eq!(moves, [(2, "e5"), (3, "Nf3")], "{events:?}");
-        assert!(events.iter().any(|e| matches!(e, EventKind::GameEnd { .. })), "{events:?}");
+        assert!(
+            events.iter().any(|e| matches!(e, EventKind::GameEnd { .. })),
+            "{events:?}"
+        );
         // Undone again: the take-back stands again.
         call(&mut s, "Undo", vec![], 9).unwrap();
         assert_eq!(state(&s), (1, None));
         let events: Vec<EventKind> = s.core_mut().take_events().into_iter().map(|e| e.kind).collect();
         assert!(
-            events.iter().any(|e| matches!(e, EventKind::Takeback { to_ply: 1, .. })),
+            events
+                .iter()
+                .any(|e| matches!(e, EventKind::Takeback { to_ply: 1, .. })),
             "{events:?}"
         );
     }
@@ -300,7 +309,13 @@ mod tests {
     #[test]
     fn a_result_undone_leaves_the_game_going_on() {
         let mut s = played();
-        call(&mut s, "SetResult", vec!["1/2-1/2".into(), "adjudication".into()], 6).unwrap();
+        call(
+            &mut s,
+            "SetResult",
+            vec!["1/2-1/2".into(), "adjudication".into()],
+            6,
+        )
+        .unwrap();
         call(&mut s, "Undo", vec![], 7).unwrap();
         assert_eq!(state(&s), (3, None));
         assert_eq!(s.core().game().unwrap().termination_words, None);

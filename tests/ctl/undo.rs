@@ -1,0 +1,82 @@
+//! Issue 48: `ctl undo` takes a finished game's take-back back (its moves and
+//! its result come back), `ctl history` says every decision in words with the
+//! time of day, who and through which door, and both hold across a SIGKILL.
+
+use super::results::{start_two, two_boards};
+use super::*;
+
+/// Board 1 plays six plies and is given 1-0 on time; `reinstate --force`
+/// takes it back to ply 2 and clears the result; `undo` gives back the six
+/// plies and 1-0, in the PGN too; `history` says each decision in words,
+/// marks the undone one, and says the same after a SIGKILL. Board 2, with no
+/// decision, has nothing to undo, and says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_gives_a_finished_game_its_moves_and_result_back_and_history_says_it_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let address = private_bus(d).await;
+    let cfg = two_boards(d);
+    let moves = long_game();
+    let _b1 = emulate(game_log(&moves[..6], 48), &d.join("board1"), "4811");
+    let _b2 = emulate(standing(""), &d.join("board2"), "4812");
+    let daemon = start_two(&cfg, d, &address);
+    let game1 = d.join("live/round-1/game-1.pgn");
+    wait_for("six plies on board 1", 30, || plies_in(&game1) == 6).await;
+
+    ok(&address, &["result", "1", "1-0", "--termination", "time forfeit"]).await;
+    property_is(&address, 1, "Result", "1-0").await;
+    ok(&address, &["reinstate", "1", "2", "--force"]).await;
+    property_is(&address, 1, "Result", "").await;
+
+    let said = ok(&address, &["undo", "1"]).await;
+    assert!(said.contains("undo: take back to 1... "), "{said}");
+    assert!(said.contains("(ply 2)"), "{said}");
+    property_is(&address, 1, "Result", "1-0").await;
+    let sans = |v: zbus::zvariant::OwnedValue| -> usize {
+        let text = value_text(&v);
+        text.split_whitespace().count()
+    };
+    assert_eq!(
+        sans(property(&address, 1, "Moves").await.unwrap()),
+        6,
+        "the six plies are back"
+    );
+    wait_for("the PGN's six plies and 1-0 back", 30, || {
+        plies_in(&game1) == 6 && tag_in(&game1, "Result") == "1-0"
+    })
+    .await;
+
+    let history = ok(&address, &["history", "1"]).await;
+    let me = me();
+    for words in [
+        format!("DECISION  result 1-0 (time forfeit)  ({me}, D-Bus)"),
+        "(ply 2)".to_string(),
+        "[undone]".to_string(),
+        "undo: take back to 1... ".to_string(),
+    ] {
+        assert!(history.contains(&words), "{words:?} not in:\n{history}");
+    }
+    assert!(history.contains("GAME      game 1 starts"), "{history}");
+
+    // Nothing to undo on board 2: said, exit 1.
+    let o = ctl(&address, &["undo", "2"]).await;
+    assert_eq!(o.code, 1, "{}{}", o.out, o.err);
+    assert!(o.err.contains("no decision"), "{}", o.err);
+
+    // The history is made again from the journal after a SIGKILL: the same
+    // entries, with the same times, doors and words.
+    let before = ok(&address, &["history", "1", "--json"]).await;
+    daemon.kill();
+    let _daemon = start_two(&cfg, d, &address);
+    property_is(&address, 1, "Result", "1-0").await;
+    let after = ok(&address, &["history", "1", "--json"]).await;
+    let decisions = |json: &str| -> Vec<serde_json::Value> {
+        let all: Vec<serde_json::Value> = serde_json::from_str(json).unwrap();
+        all.into_iter().filter(|e| e["kind"] == "decision").collect()
+    };
+    assert_eq!(decisions(&after), decisions(&before), "{after}");
+    assert_eq!(decisions(&after).len(), 3, "{after}");
+    let last = ok(&address, &["history", "1", "--last", "1", "--json"]).await;
+    let last: Vec<serde_json::Value> = serde_json::from_str(&last).unwrap();
+    assert_eq!(last.len(), 1, "{last:?}");
+}
