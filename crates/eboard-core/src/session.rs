@@ -271,3 +271,154 @@ mod tests {
         assert_eq!(live.core().game().map(|g| g.moves.len()), Some(1));
     }
 }
+
+/// Undo through the session, as the daemon, resume and `replay` apply it
+/// (`rules::undo`).
+#[cfg(test)]
+mod undo_tests {
+    use serde_json::Value;
+
+    use crate::log::{Record, RecordKind, parse_log};
+    use crate::rules::{Config, Core, EventKind, GameResult, Refused};
+    use crate::session::Session;
+
+    const GAME: &str = "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n\
+                        1 lift e2 P\n1.2 place e4 P\n3 lift e7 p\n3.2 place e5 p\n5 lift g1 N\n5.3 place f3 N\n";
+
+    fn played() -> Session {
+        let log = parse_log(GAME, "t.esl").unwrap();
+        let mut s = Session::new(Core::new(Config::default()), "t.esl");
+        for r in &log.records {
+            s.step(r, None).unwrap();
+        }
+        s.core_mut().take_events();
+        s
+    }
+
+    fn call(s: &mut Session, method: &str, args: Vec<Value>, t_s: u64) -> Result<(), Refused> {
+        s.decide(method, args, None, t_s * 1_000_000)
+    }
+
+    fn state(s: &Session) -> (usize, Option<GameResult>) {
+        let g = s.core().game().unwrap();
+        (g.moves.len(), g.result.map(|(r, _)| r))
+    }
+
+    #[test]
+    fn an_undone_take_back_gives_the_moves_and_the_result_back_and_an_undo_undone_redoes_it() {
+        let mut s = played();
+        call(&mut s, "SetResult", vec!["1-0".into()], 6).unwrap();
+        call(&mut s, "Reinstate", vec![1.into()], 7).unwrap();
+        assert_eq!(state(&s), (1, None));
+        s.core_mut().take_events();
+        call(&mut s, "Undo", vec![], 8).unwrap();
+        assert_eq!(state(&s), (3, Some(GameResult::WhiteWins)));
+        let events: Vec<EventKind> = s.core_mut().take_events().into_iter().map(|e| e.kind).collect();
+        let moves: Vec<(u32, &str)> = events
+            .iter()
+            .filter_map(|e| match e {
+                EventKind::Move { ply, san, .. } => Some((*ply, san.as_str())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(moves, [(2, "e5"), (3, "Nf3")], "{events:?}");
+        assert!(
+            events.iter().any(|e| matches!(e, EventKind::GameEnd { .. })),
+            "{events:?}"
+        );
+        // Undone again: the take-back stands again.
+        call(&mut s, "Undo", vec![], 9).unwrap();
+        assert_eq!(state(&s), (1, None));
+        let events: Vec<EventKind> = s.core_mut().take_events().into_iter().map(|e| e.kind).collect();
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, EventKind::Takeback { to_ply: 1, .. })),
+            "{events:?}"
+        );
+    }
+
+    #[test]
+    fn a_result_undone_leaves_the_game_going_on() {
+        let mut s = played();
+        call(
+            &mut s,
+            "SetResult",
+            vec!["1/2-1/2".into(), "adjudication".into()],
+            6,
+        )
+        .unwrap();
+        call(&mut s, "Undo", vec![], 7).unwrap();
+        assert_eq!(state(&s), (3, None));
+        assert_eq!(s.core().game().unwrap().termination_words, None);
+    }
+
+    #[test]
+    fn plies_recorded_since_the_decision_are_dropped_only_with_force() {
+        let log = parse_log(GAME, "t.esl").unwrap();
+        let mut s = Session::new(Core::new(Config::default()), "t.esl");
+        // e4 e5 played, then the arbiter takes the game back to e4; e5 is
+        // played again, then Nf3.
+        for r in &log.records[..5] {
+            s.step(r, None).unwrap();
+        }
+        call(&mut s, "Reinstate", vec![1.into()], 4).unwrap();
+        let again = "# eboard-sensor-log 1\n4.5 lift e5 p\n4.6 place e7 p\n4.8 lift e7 p\n4.9 place e5 p\n5 lift g1 N\n5.3 place f3 N\n";
+        let more = parse_log(again, "t.esl").unwrap();
+        for r in &more.records {
+            s.step(r, None).unwrap();
+        }
+        s.core_mut().advance(6_000_000);
+        assert_eq!(state(&s), (3, None));
+        match call(&mut s, "Undo", vec![], 7) {
+            Err(Refused::GameUnderWay(m)) => assert!(m.contains("ply 3 was") && m.contains("force"), "{m}"),
+            other => panic!("not refused: {other:?}"),
+        }
+        assert_eq!(state(&s), (3, None), "a refused undo changes nothing");
+        call(&mut s, "Undo", vec![true.into()], 8).unwrap();
+        assert_eq!(state(&s), (2, None));
+    }
+
+    #[test]
+    fn what_is_not_taken_back_says_what_to_do_instead() {
+        let mut s = played();
+        match call(&mut s, "Undo", vec![], 6) {
+            Err(Refused::NotUndone(m)) => assert!(m.contains("no decision"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        call(&mut s, "NewGame", vec!["".into()], 7).unwrap();
+        match call(&mut s, "Undo", vec![], 8) {
+            Err(Refused::NotUndone(m)) => assert!(m.contains("ctl position"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(call(&mut s, "Undo", vec!["yes".into()], 9).is_err());
+    }
+
+    /// Resume and `replay` keep the same point to go back to: the journal's
+    /// records give the state the calls gave.
+    #[test]
+    fn an_undo_journaled_is_applied_as_it_was_live() {
+        let mut live = played();
+        let mut replayed = played();
+        let calls: [(&str, Vec<Value>); 3] = [
+            ("SetResult", vec!["0-1".into()]),
+            ("Reinstate", vec![2.into()]),
+            ("Undo", vec![]),
+        ];
+        for (i, (method, args)) in calls.into_iter().enumerate() {
+            let t = (6 + i as u64) * 1_000_000;
+            live.decide(method, args.clone(), None, t).unwrap();
+            let record = Record {
+                time: crate::log::LogTime::from_micros(t),
+                kind: RecordKind::Arbiter {
+                    method: method.into(),
+                    args: args.iter().map(ToString::to_string).collect(),
+                },
+            };
+            replayed.step(&record, None).unwrap();
+        }
+        assert_eq!(live.core_mut().take_events(), replayed.core_mut().take_events());
+        assert_eq!(state(&live), (3, Some(GameResult::BlackWins)));
+        assert_eq!(state(&replayed), state(&live));
+    }
+}
