@@ -108,9 +108,11 @@ function alertsHtml(b) {
 
 function decisionsHtml(b) {
   if (!b.decisions.length) return '<details class="decisions"><summary>Decisions (0)</summary></details>';
-  const items = b.decisions.map(d => `<li><span class="when">${time(d.t_ms)}</span> <span class="method">${esc(d.method)}</span> `
-    + `<span class="args">${esc(d.args.map(a => typeof a === 'string' ? a : JSON.stringify(a)).join(', '))}</span> `
-    + `<span class="by">${esc(d.by || 'unknown')}${d.via === 'console' ? '' : ' (D-Bus)'}</span></li>`).join('');
+  // In words, as `ctl history` says them: what, who, through which door.
+  const items = b.decisions.map(d => `<li class="${d.undone ? 'undone' : ''}"><span class="when">${time(d.t_ms)}</span> `
+    + `<span class="text">${esc(d.text)}</span> `
+    + `<span class="by">${esc(d.by || 'unknown')}${d.via ? ' \u00b7 ' + esc(d.via) : ''}</span>`
+    + `${d.undone ? ' <span class="undone-mark">undone</span>' : ''}</li>`).join('');
   return `<details class="decisions" open><summary>Decisions (${b.decisions.length})</summary><ol>${items}</ol></details>`;
 }
 
@@ -232,7 +234,12 @@ async function post(path, body) {
   });
   if (r.status === 401) { await signedOut(r); throw new Error('signed out'); }
   const answer = await r.json().catch(() => ({}));
-  if (!r.ok) throw new Error(answer.error || `refused (${r.status})`);
+  if (!r.ok) {
+    const e = new Error(answer.error || `refused (${r.status})`);
+    // A finished game reopened, a game under way ended: `ctl`'s words, asked again.
+    e.confirm = answer.confirm;
+    throw e;
+  }
   return answer;
 }
 
@@ -374,14 +381,22 @@ document.getElementById('confirm-form').addEventListener('submit', async ev => {
     return;
   }
   ok.disabled = true;
+  const force = ok.dataset.stage === 'force';
   try {
     for (const [, method, args] of calls) {
-      await post('/arbiter/api/decide', { board: dlg.dataset.board, method, args });
+      await post('/arbiter/api/decide', { board: dlg.dataset.board, method, args, force });
     }
     dlg.close();
     await refresh();
   } catch (e) {
-    err.textContent = e.message;
+    if (e.confirm && !force) {
+      // The daemon says what it would change, as `ctl` does without --force.
+      document.getElementById('confirm-what').textContent = e.confirm + '. Do it anyway?';
+      ok.textContent = 'Yes, change it';
+      ok.dataset.stage = 'force';
+    } else {
+      err.textContent = e.message;
+    }
   } finally {
     ok.disabled = false;
   }

@@ -12,6 +12,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 mod command;
 mod error;
+pub mod force;
 pub mod history;
 pub mod lichess;
 mod publication;

@@ -14,7 +14,6 @@
 mod args;
 pub mod client;
 pub mod detail;
-pub mod force;
 pub mod format;
 pub mod history;
 pub mod lichess;
@@ -24,9 +23,9 @@ pub mod round;
 use std::collections::HashMap;
 use std::process::ExitCode;
 
+use crate::api::force::{self, Change, GameAtHand};
 use crate::pairings;
 use client::{Client, CtlError, Which};
-use force::Change;
 
 pub use args::{CtlArgs, CtlBus, CtlCommand, CtlSide, ResultsFormat};
 
@@ -246,7 +245,14 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
 /// Refuses a decision that changes a finished game (or ends one under way)
 /// unless `force`, saying what it would change.
 fn confirm(b: &format::BoardView, change: Change, force: bool) -> Result<(), CtlError> {
-    match force::what_it_changes(b, change) {
+    let game = GameAtHand {
+        number: b.number,
+        result: &b.result,
+        plies: b.moves,
+        white: &b.white,
+        black: &b.black,
+    };
+    match force::what_it_changes(&game, change) {
         Some(what) if !force => Err(CtlError::Refused(force::refusal(&what))),
         _ => Ok(()),
     }

@@ -265,7 +265,7 @@ async fn the_console_in_chromium_signs_in_ranks_alerts_decides_and_survives_a_ki
         .wait_true(
             "the decision in board 2's history",
             10,
-            &format!("({}).includes('SetResult')", card_text("board2")),
+            &format!("({}).includes('result 1-0')", card_text("board2")),
         )
         .await;
     let journal = std::fs::read_dir(d.join("state"))
@@ -337,16 +337,26 @@ async fn the_console_in_chromium_signs_in_ranks_alerts_decides_and_survives_a_ki
         .wait_true(
             "board 2's decision",
             10,
-            &format!("({}).includes('SetResult')", card_text("board2")),
+            &format!("({}).includes('result 1-0')", card_text("board2")),
         )
         .await;
     browser
         .wait_true(
             "board 3's decision",
             10,
-            &format!("({}).includes('AddTime')", card_text("board3")),
+            &format!("({}).includes('black +2:00')", card_text("board3")),
         )
         .await;
+    if let Ok(path) = std::env::var("EB_SCREENSHOT_HISTORY") {
+        // The decisions in words, after the restart, as docs/ shows them.
+        browser
+            .eval("document.querySelector('section.board[data-board=\"board3\"] details.decisions').scrollIntoView({block: 'center'}) ?? true")
+            .await;
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        let png = browser.screenshot().await;
+        std::fs::write(&path, png).unwrap();
+        eprintln!("console: screenshot of the decisions in {path}");
+    }
     browser
         .wait_true(
             "the acknowledgement",

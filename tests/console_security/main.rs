@@ -16,7 +16,7 @@ mod tls;
 use std::time::{Duration, Instant};
 
 use common::hall::{Hall, PASSWORD, USER, standing};
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// Every console route but the sign-in page and its two static files.
 const GUARDED_GETS: [&str; 8] = [
@@ -146,6 +146,55 @@ async fn the_console_refuses_what_it_must_and_slows_failed_logins() {
         )
         .await;
     assert_eq!(ok.status, 200, "{}", ok.text());
+    // A result over that result is asked again, in `ctl --force`'s words, and
+    // changes nothing until confirmed (issue 48).
+    let mut board1 = hall.board(1).await;
+    let until = Instant::now() + Duration::from_secs(20);
+    while board1["Result"] != "1/2-1/2" {
+        assert!(Instant::now() < until, "board 1's result: {board1}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        board1 = hall.board(1).await;
+    }
+    let again = hall
+        .post(
+            "/arbiter/api/decide",
+            &[("Cookie", &cookie), ("X-CSRF-Token", &csrf)],
+            &decide_result("board1", "1-0"),
+        )
+        .await;
+    assert_eq!(again.status, 409, "{}", again.text());
+    let words = again.json()["confirm"].as_str().unwrap_or_default().to_string();
+    assert!(
+        words.starts_with("board 1's game is over already, 1/2-1/2")
+            && words.ends_with("this changes its result to 1-0"),
+        "{words}"
+    );
+    assert_eq!(hall.board(1).await["Result"], "1/2-1/2");
+    let mut forced: Value = serde_json::from_str(&decide_result("board1", "1-0")).unwrap();
+    forced["force"] = Value::Bool(true);
+    let done = hall
+        .post(
+            "/arbiter/api/decide",
+            &[("Cookie", &cookie), ("X-CSRF-Token", &csrf)],
+            &forced.to_string(),
+        )
+        .await;
+    assert_eq!(done.status, 200, "{}", done.text());
+    // The console's decisions are the board's history, in words, with the door.
+    let state = hall
+        .get("/arbiter/api/state", &[("Cookie", &cookie)])
+        .await
+        .json();
+    let boards = state["boards"].as_array().cloned().unwrap_or_default();
+    let board1 = boards
+        .iter()
+        .find(|b| b["id"] == "board1")
+        .expect("board 1 in the state");
+    let decisions = &board1["decisions"];
+    assert_eq!(decisions[0]["text"], "result 1-0", "{decisions}");
+    assert_eq!(decisions[0]["via"], "console", "{decisions}");
+    assert_eq!(decisions[0]["by"], USER, "{decisions}");
+    assert_eq!(decisions[1]["text"], "result 1/2-1/2", "{decisions}");
     // Bounded: a body over 8 KiB is refused before it is read whole.
     let big = format!(
         "{{\"board\":\"board1\",\"method\":\"SetPlayers\",\"args\":[\"{}\",\"x\"]}}",

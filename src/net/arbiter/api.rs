@@ -12,8 +12,9 @@ use serde_json::{Value, json};
 
 use super::origin::{guarded, same_origin};
 use super::sessions::{Gone, Session};
-use super::store::{Alert, Decision};
+use super::store::Alert;
 use super::{COOKIE, Console};
+use crate::api::force::{Change, GameAtHand, what_it_changes};
 use crate::api::{Command, ask_as};
 use crate::net::now_ms;
 
@@ -182,11 +183,19 @@ pub async fn state(State(c): Shared, headers: HeaderMap) -> Response {
             let level = super::alerts::level(&snap, &alerts);
             let open = alerts.iter().any(|a| a.active && a.acked_by.is_none());
             let shown: Vec<&Alert> = alerts.iter().rev().take(ALERTS_SHOWN).copied().collect();
-            let decisions: Vec<&Decision> = st
-                .decisions
-                .get(&b.id)
-                .map(|l| l.iter().rev().take(DECISIONS_SHOWN).collect())
-                .unwrap_or_default();
+            // The board's history, as `ctl history` words it: every door's
+            // decisions, newest first, with who, the door, and those undone.
+            let history = b.history.borrow().clone();
+            let decisions: Vec<Value> = history
+                .iter()
+                .rev()
+                .filter(|e| e.kind == "decision")
+                .take(DECISIONS_SHOWN)
+                .map(|e| {
+                    json!({ "t_ms": e.time * 1000, "text": e.text, "by": e.by, "via": e.via,
+                            "undone": e.undone, "game": e.game })
+                })
+                .collect();
             let v = json!({
                 "id": b.id, "number": snap.board_number, "white": snap.white, "black": snap.black,
                 "event": snap.event, "round": snap.round, "status": snap.status, "fen": snap.fen,
@@ -245,10 +254,11 @@ struct Decide {
     method: String,
     #[serde(default)]
     args: Vec<Value>,
+    /// Confirmed after the page was told what the decision changes (a
+    /// finished game reopened, a game under way ended): as `ctl --force`.
+    #[serde(default)]
+    force: bool,
 }
-
-/// Decisions asked for and not yet seen in the events, at most.
-const MAX_PENDING: usize = 64;
 
 pub async fn decide(State(c): Shared, headers: HeaderMap, body: Bytes) -> Response {
     let (_, s) = match change(&c, &headers) {
@@ -270,49 +280,32 @@ pub async fn decide(State(c): Shared, headers: HeaderMap, body: Bytes) -> Respon
         Ok(cmd) => cmd,
         Err(e) => return refused(StatusCode::BAD_REQUEST, &e),
     };
-    let Some(commands) = c
+    let Some((commands, snap)) = c
         .boards
         .borrow()
         .iter()
         .find(|b| b.id == d.board)
-        .map(|b| b.commands.clone())
+        .map(|b| (b.commands.clone(), b.snapshot.borrow().clone()))
     else {
         return refused(StatusCode::NOT_FOUND, "no such board");
     };
-    // As the board's task will report it in its `arbiter` event.
-    let (method, args) = cmd.record();
-    let key = (d.board.clone(), method.to_string(), args.clone(), s.user.clone());
-    {
-        let mut p = c.pending();
-        if p.len() >= MAX_PENDING {
-            p.remove(0);
-        }
-        p.push(key.clone());
+    // What it would change, in `ctl`'s words; asked again before it is done.
+    let change = Change::of(&cmd).and_then(|ch| what_it_changes(&GameAtHand::of(&snap), ch));
+    if let (Some(words), false) = (change, d.force) {
+        return answer(
+            StatusCode::CONFLICT,
+            json!({ "error": format!("{words}; nothing was changed"), "confirm": words }),
+        );
     }
+    let (method, _) = cmd.record();
+    // The board's task journals it with the user and the door, and its
+    // history (shown here) says it in words.
     let who = crate::api::Asker {
         by: Some(s.user.clone()),
         door: crate::api::history::Door::Console,
     };
     if let Err(e) = ask_as(&commands, cmd, who).await {
-        let mut p = c.pending();
-        if let Some(i) = p.iter().position(|k| *k == key) {
-            p.remove(i);
-        }
         return refused(StatusCode::CONFLICT, &e.to_string());
-    }
-    let decision = Decision {
-        t_ms: now_ms(),
-        method: method.to_string(),
-        args,
-        by: Some(s.user.clone()),
-        via: "console".into(),
-    };
-    c.store.state().decided(&d.board, decision);
-    if !c.save().await {
-        return refused(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "decided and journaled, but the console's history could not be kept on disk",
-        );
     }
     answer(
         StatusCode::OK,

@@ -8,7 +8,8 @@
 //! - [`throttle`]: failed logins slowed down per address and per account;
 //! - [`origin`]: the server's names (`Host`), same-origin changes, the
 //!   headers every answer carries;
-//! - [`store`]: alerts, acknowledgements and decisions, kept on disk;
+//! - [`store`]: alerts and acknowledgements, kept on disk (the decisions are
+//!   each board's history, `api::history`, shown in the same words as `ctl history`);
 //! - [`alerts`]: events to alerts, each board's urgency;
 //! - [`login`] and [`api`]: the handlers.
 //!
@@ -40,7 +41,7 @@ use crate::api::BoardRef;
 use crate::api::lichess::RoundStatus;
 use crate::net::names::ServerNames;
 pub use origin::{cookie, guarded, same_origin};
-use store::{Decision, Store};
+use store::Store;
 
 /// The session cookie's name.
 pub const COOKIE: &str = "eb_arbiter";
@@ -50,10 +51,6 @@ const AWAY: Duration = Duration::from_secs(3);
 
 /// The largest request body the console takes (a FEN, tags, a login).
 pub const MAX_BODY: usize = 8 * 1024;
-
-/// Decisions asked for from the console and not yet seen in the events: the
-/// events' copy of each is then not added to the history twice.
-type Pending = Vec<(String, String, Vec<Value>, String)>;
 
 pub struct Console {
     users: HashMap<String, String>,
@@ -65,7 +62,6 @@ pub struct Console {
     /// Password checks at once (each takes 19 MiB and tens of ms).
     checks: Semaphore,
     store: Store,
-    pending: Mutex<Pending>,
     /// Served over HTTPS: the cookie is `Secure` and origins are `https://`.
     secure: bool,
     /// The names it answers to (`[http] server_names`).
@@ -96,7 +92,6 @@ impl Console {
             turns: Notify::new(),
             checks: Semaphore::new(2),
             store,
-            pending: Mutex::default(),
             secure,
             names,
             misdirected: Mutex::default(),
@@ -111,10 +106,6 @@ impl Console {
 
     fn throttle(&self) -> std::sync::MutexGuard<'_, throttle::Throttle> {
         self.throttle.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
-        self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The session the request's cookie names: (its id, the session).
@@ -142,7 +133,7 @@ impl Console {
         }
     }
 
-    /// Follows every board's events (alerts, decisions made another way) and
+    /// Follows every board's events (alerts) and
     /// connections, keeping the store; until stop.
     /// `changed` changes when an event is appended (the server's relay of
     /// `events`).
@@ -214,34 +205,13 @@ impl Console {
         }
     }
 
-    /// One event: an alert, or a decision made another way; true if the store changed.
+    /// One event: an alert; true if the store changed. (Decisions are the
+    /// boards' own history, `api::history`, which the page reads.)
     fn observe(&self, e: &Value) -> bool {
-        if e["type"] != "arbiter" {
-            return alerts::observe(&mut self.store.state(), e, super::now_ms());
+        if e["type"] == "arbiter" {
+            return false;
         }
-        let board = e["board"].as_str().unwrap_or_default().to_string();
-        let method = e["method"].as_str().unwrap_or_default().to_string();
-        let args = e["args"].as_array().cloned().unwrap_or_default();
-        let by = e["by"].as_str().map(str::to_string);
-        {
-            let mut pending = self.pending();
-            let mine = pending
-                .iter()
-                .position(|(b, m, a, u)| *b == board && *m == method && *a == args && Some(u) == by.as_ref());
-            if let Some(i) = mine {
-                pending.remove(i);
-                return false;
-            }
-        }
-        let d = Decision {
-            t_ms: super::now_ms(),
-            method,
-            args,
-            by,
-            via: "bus".into(),
-        };
-        self.store.state().decided(&board, d);
-        true
+        alerts::observe(&mut self.store.state(), e, super::now_ms())
     }
 }
 

@@ -1,5 +1,6 @@
 //! What the console keeps across restarts, shared by every arbiter: the alerts
-//! (what needed an arbiter, and who acknowledged it) and each board's decisions.
+//! (what needed an arbiter, and who acknowledged it). The decisions are each
+//! board's own history (`api::history`), made from its journal.
 //! One small JSON file under the state directory (`arbiter/console.json`),
 //! replaced whole and atomically (written to a temporary file, synced, renamed),
 //! so a kill at any moment leaves the old file or the new one.
@@ -9,11 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-/// Alerts and decisions kept per board (the oldest go first).
+/// Alerts kept per board (the oldest go first).
 pub const ALERTS_PER_BOARD: usize = 40;
-pub const DECISIONS_PER_BOARD: usize = 100;
 
 /// Something that needs an arbiter on a board.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -39,23 +38,10 @@ pub struct Alert {
     pub acked_ms: u64,
 }
 
-/// An arbiter's decision on a board, as it was accepted.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Decision {
-    pub t_ms: u64,
-    pub method: String,
-    pub args: Vec<Value>,
-    /// Who decided (a console user, or the D-Bus caller's user name), when known.
-    pub by: Option<String>,
-    /// `console`, or `bus` for the calls that came another way (D-Bus, `ctl`, MQTT).
-    pub via: String,
-}
-
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct State {
     pub next_id: u64,
     pub alerts: BTreeMap<String, VecDeque<Alert>>,
-    pub decisions: BTreeMap<String, VecDeque<Decision>>,
 }
 
 pub struct Store {
@@ -169,14 +155,6 @@ impl State {
         }
         false
     }
-
-    pub fn decided(&mut self, board: &str, d: Decision) {
-        let list = self.decisions.entry(board.to_string()).or_default();
-        list.push_back(d);
-        while list.len() > DECISIONS_PER_BOARD {
-            list.pop_front();
-        }
-    }
 }
 
 #[cfg(test)]
@@ -184,7 +162,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn alerts_acks_and_decisions_survive_a_new_store() {
+    fn alerts_and_acks_survive_a_new_store() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         {
@@ -202,16 +180,6 @@ mod tests {
             assert_eq!(s.alerts["b1"].len(), 1, "a repeat updates the alert");
             assert!(s.ack(1, "alice", 8));
             assert!(!s.ack(99, "alice", 8));
-            s.decided(
-                "b1",
-                Decision {
-                    t_ms: 9,
-                    method: "SetResult".into(),
-                    args: vec!["1-0".into()],
-                    by: Some("alice".into()),
-                    via: "console".into(),
-                },
-            );
         }
         store.save().unwrap();
         let again = Store::open(dir.path()).unwrap();
@@ -219,7 +187,6 @@ mod tests {
         assert_eq!(s.alerts["b1"][0].acked_by.as_deref(), Some("alice"));
         assert_eq!(s.alerts["b1"][0].text, "white's flag (again)");
         assert_eq!(s.alerts["b2"][0].id, 2);
-        assert_eq!(s.decisions["b1"][0].method, "SetResult");
         assert_eq!(s.next_id, 2);
     }
 

@@ -1,10 +1,36 @@
 //! Decisions that undo what a game's end settled, or end a game under way, are
-//! made by `ctl` only with `--force`: without it the call is not made, and `ctl`
-//! says what it would change (issue 48: a mated game reopened without a word).
+//! made only when the arbiter confirms them (`ctl ... --force`, the console's
+//! second question): without it the call is not made, and the words say what it
+//! would change (issue 48: a mated game reopened without a word). One function
+//! for both doors, so they ask in the same words.
 
-use super::format::BoardView;
+use super::{Command, Snapshot};
 
-/// A decision `ctl` is asked to make.
+/// The game a decision would change, as the doors see it.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct GameAtHand<'a> {
+    pub number: u32,
+    /// `1-0`, ...; empty while the game goes on.
+    pub result: &'a str,
+    pub plies: usize,
+    pub white: &'a str,
+    pub black: &'a str,
+}
+
+impl<'a> GameAtHand<'a> {
+    /// A board's game as its snapshot shows it.
+    pub fn of(s: &'a Snapshot) -> GameAtHand<'a> {
+        GameAtHand {
+            number: s.board_number,
+            result: &s.result,
+            plies: s.moves.len(),
+            white: &s.white,
+            black: &s.black,
+        }
+    }
+}
+
+/// A decision that may need confirming.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Change<'a> {
     /// `reinstate BOARD PLY`.
@@ -17,24 +43,37 @@ pub enum Change<'a> {
     Result(&'a str),
 }
 
+impl<'a> Change<'a> {
+    /// The change a command would make, for those that may need confirming.
+    pub fn of(cmd: &'a Command) -> Option<Change<'a>> {
+        match cmd {
+            Command::Reinstate(p) => Some(Change::Reinstate(*p)),
+            Command::SetPosition(_) => Some(Change::Position),
+            Command::NewGame(_) => Some(Change::NewGame),
+            Command::SetResult(r) | Command::SetResultWith(r, _) => Some(Change::Result(r)),
+            _ => None,
+        }
+    }
+}
+
 /// What `change` would change on `b` that `--force` must confirm, in words;
 /// `None` when it needs no confirmation.
-pub fn what_it_changes(b: &BoardView, change: Change) -> Option<String> {
+pub fn what_it_changes(b: &GameAtHand, change: Change) -> Option<String> {
     // Its result, not its status: a finished game's board may be away.
     let over = !b.result.is_empty();
     let board = format!("board {}", b.number);
     let game = format!(
         "{} ({}, {})",
         b.result,
-        plural(b.moves, "ply", "plies"),
+        plural(b.plies, "ply", "plies"),
         players(b)
     );
     match change {
-        Change::Reinstate(ply) if over => Some(if (ply as usize) < b.moves {
+        Change::Reinstate(ply) if over => Some(if (ply as usize) < b.plies {
             format!(
                 "{board}'s game is over, {game}: taking it back to ply {ply} clears its result and drops plies {}-{}",
                 ply + 1,
-                b.moves
+                b.plies
             )
         } else {
             format!("{board}'s game is over, {game}: taking it back clears its result and reopens it")
@@ -42,9 +81,9 @@ pub fn what_it_changes(b: &BoardView, change: Change) -> Option<String> {
         Change::Position if over => Some(format!(
             "{board}'s game is over, {game}: a position of that game reopens it there and clears its result"
         )),
-        Change::NewGame if !over && b.moves > 0 => Some(format!(
+        Change::NewGame if !over && b.plies > 0 => Some(format!(
             "{board}'s game is under way ({}, {}): a new game ends it `*` (abandoned)",
-            plural(b.moves, "ply", "plies"),
+            plural(b.plies, "ply", "plies"),
             players(b)
         )),
         Change::Result(new) if over => Some(format!(
@@ -54,7 +93,7 @@ pub fn what_it_changes(b: &BoardView, change: Change) -> Option<String> {
     }
 }
 
-/// The refusal `ctl` gives without `--force`.
+/// The refusal `ctl` gives without `--force` (the console asks instead).
 pub fn refusal(what: &str) -> String {
     format!("{what}; nothing was changed (run it again with --force to do it)")
 }
@@ -63,7 +102,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-fn players(b: &BoardView) -> String {
+fn players(b: &GameAtHand) -> String {
     format!("{} - {}", b.white, b.black)
 }
 
@@ -71,15 +110,15 @@ fn players(b: &BoardView) -> String {
 mod tests {
     use super::*;
 
-    fn board(status: &str, result: &str, moves: usize) -> BoardView {
-        BoardView {
+    /// A board's game (its status does not count: a finished game's board
+    /// may be away).
+    fn board(_status: &str, result: &'static str, plies: usize) -> GameAtHand<'static> {
+        GameAtHand {
             number: 3,
-            status: status.into(),
-            result: result.into(),
-            moves,
-            white: "Ana".into(),
-            black: "Bo".into(),
-            ..BoardView::default()
+            result,
+            plies,
+            white: "Ana",
+            black: "Bo",
         }
     }
 
