@@ -184,10 +184,9 @@ impl Command {
             Command::NewGame(f) => Command::NewGame(bounded("the FEN", f, MAX_ARGUMENT)?),
             Command::SetPosition(f) => Command::SetPosition(bounded("the FEN", f, MAX_ARGUMENT)?),
             Command::SetResult(r) => Command::SetResult(bounded("the result", r, 8)?),
-            Command::SetResultWith(r, t) => Command::SetResultWith(
-                bounded("the result", r, 8)?,
-                crate::rules::termination_words(&t).map_err(Error::InvalidArgument)?,
-            ),
+            Command::SetResultWith(r, t) => {
+                Command::SetResultWith(bounded("the result", r, 8)?, crate::rules::termination_words(&t)?)
+            }
             Command::SetTimeControl(t) => {
                 Command::SetTimeControl(bounded("the time control", t, MAX_TIME_CONTROL)?)
             }

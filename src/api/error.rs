@@ -33,6 +33,19 @@ pub enum Error {
     NotUndone(String),
 }
 
+/// A decision the rules core refused, as the doors answer it.
+impl From<crate::rules::Refused> for Error {
+    fn from(r: crate::rules::Refused) -> Error {
+        use crate::rules::Refused;
+        match r {
+            Refused::InvalidArgument(m) => Error::InvalidArgument(m),
+            Refused::NoGame(m) => Error::NoGame(m),
+            Refused::GameUnderWay(m) => Error::GameUnderWay(m),
+            Refused::NotUndone(m) => Error::NotUndone(m),
+        }
+    }
+}
+
 impl Error {
     /// The error's name without [`ERROR_PREFIX`] (`InvalidArgument`, ...).
     pub fn short_name(&self) -> &'static str {

@@ -279,11 +279,11 @@ fn result_arg(s: &str) -> Result<String, String> {
     format::result(s)
 }
 
-fn termination_arg(s: &str) -> Result<String, String> {
+fn termination_arg(s: &str) -> Result<String, crate::rules::Refused> {
     crate::rules::termination_words(s)
 }
 
-fn time_control_arg(s: &str) -> Result<String, String> {
+fn time_control_arg(s: &str) -> Result<String, crate::clock::control::TimeControlError> {
     crate::clock::control::TimeControl::parse(s).map(|_| s.to_string())
 }
 

@@ -194,8 +194,8 @@ pub use crate::rules::ClockMode;
 pub struct TimeControlSpec(pub crate::clock::control::TimeControl);
 
 impl TryFrom<String> for TimeControlSpec {
-    type Error = String;
-    fn try_from(s: String) -> Result<Self, String> {
+    type Error = crate::clock::control::TimeControlError;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
         crate::clock::control::TimeControl::parse(&s).map(TimeControlSpec)
     }
 }

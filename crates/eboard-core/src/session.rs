@@ -151,7 +151,7 @@ fn arbiter_record(
     by: Option<String>,
     t: u64,
 ) -> Result<(), Refused> {
-    if let Some(d) = Decision::from_record(method, &args).map_err(Refused::InvalidArgument)? {
+    if let Some(d) = Decision::from_record(method, &args)? {
         core.arbiter(&d, t)?;
     }
     core.arbiter_call(method, args, by, t);

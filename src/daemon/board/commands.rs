@@ -78,12 +78,7 @@ impl BoardTask {
             ) {
                 self.connected_or()?;
             }
-            return self.decide(t, method, args, who, None).map_err(|e| match e {
-                Refused::InvalidArgument(m) => Error::InvalidArgument(m),
-                Refused::NoGame(m) => Error::NoGame(m),
-                Refused::GameUnderWay(m) => Error::GameUnderWay(m),
-                Refused::NotUndone(m) => Error::NotUndone(m),
-            });
+            return self.decide(t, method, args, who, None).map_err(Error::from);
         }
         self.apply_call(cmd).await?;
         // A call the rules core does not take (a text on the clock) may have

@@ -52,12 +52,17 @@ pub struct TimeControl {
     pub sandclock: bool,
 }
 
+/// Why a time control does not read: what is wrong, and the forms it takes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct TimeControlError(pub String);
+
 impl TimeControl {
     /// Parses a time control in any accepted form.
-    pub fn parse(spec: &str) -> Result<TimeControl, String> {
+    pub fn parse(spec: &str) -> Result<TimeControl, TimeControlError> {
         let spec = spec.trim();
         let shown = crate::text::clip_to(spec, 40);
-        let bad = |why: &str| format!("`{shown}` is not a time control ({why}); {FORMS}");
+        let bad = |why: &str| TimeControlError(format!("`{shown}` is not a time control ({why}); {FORMS}"));
         if spec.is_empty() {
             return Err(bad("it is empty"));
         }
@@ -93,7 +98,7 @@ impl TimeControl {
             };
             let mut periods = Vec::new();
             for (i, part) in parts.iter().enumerate() {
-                let p = period(part.trim(), minutes).map_err(|why| bad(&why))?;
+                let p = period(part.trim(), minutes).map_err(|why| bad(&why.0))?;
                 if p.moves.is_none() && i + 1 < parts.len() {
                     return Err(bad("only the last period may be without a move count"));
                 }
@@ -106,13 +111,13 @@ impl TimeControl {
         };
         let total: u64 = tc.periods.iter().map(|p| p.base_ms).sum();
         if tc.periods.iter().any(|p| p.base_ms == 0) {
-            return Err(format!("`{shown}`: a period of no time"));
+            return Err(TimeControlError(format!("`{shown}`: a period of no time")));
         }
         if total > MAX_SHOWN_MS {
-            return Err(format!(
+            return Err(TimeControlError(format!(
                 "`{shown}`: {} in all, and the DGT 3000 shows at most 9:59:59",
                 hms_text(total)
-            ));
+            )));
         }
         Ok(tc)
     }
@@ -188,17 +193,21 @@ impl fmt::Display for TimeControl {
 }
 
 /// `[moves/]base[+inc|dN|bN]` (or `G/base...`), in minutes or seconds.
-fn period(s: &str, minutes: Option<bool>) -> Result<Period, String> {
+fn period(s: &str, minutes: Option<bool>) -> Result<Period, TimeControlError> {
     let (s, game) = match s.strip_prefix("G/").or_else(|| s.strip_prefix("g/")) {
         Some(rest) => (rest, true),
         None => (s, false),
     };
     let (moves, rest) = match s.split_once('/') {
-        Some(_) if game => return Err("`G/` is a game's last period, without a move count".into()),
+        Some(_) if game => {
+            return Err(TimeControlError(
+                "`G/` is a game's last period, without a move count".into(),
+            ));
+        }
         Some((m, rest)) => {
-            let n = number(m).ok_or_else(|| format!("`{m}` is not a move count"))?;
+            let n = number(m).ok_or_else(|| TimeControlError(format!("`{m}` is not a move count")))?;
             if n == 0 || n > 1000 {
-                return Err(format!("{n} moves in a period"));
+                return Err(TimeControlError(format!("{n} moves in a period")));
             }
             (Some(n as u32), rest)
         }
@@ -211,20 +220,21 @@ fn period(s: &str, minutes: Option<bool>) -> Result<Period, String> {
         None => (&rest[..], None),
     };
     let base_n = number(base).ok_or_else(|| {
-        if base.is_empty() {
+        TimeControlError(if base.is_empty() {
             "no base time".to_string()
         } else {
             format!("`{base}` is not a base time")
-        }
+        })
     })?;
     let minutes = minutes.unwrap_or(game || base_n < 180);
     let base_ms = base_n * if minutes { 60_000 } else { 1000 };
     let bonus = match bonus {
         None => Bonus::None,
         Some((kind, n)) => {
-            let secs = number(n).ok_or_else(|| format!("`{n}` is not a number of seconds"))?;
+            let secs =
+                number(n).ok_or_else(|| TimeControlError(format!("`{n}` is not a number of seconds")))?;
             if secs > 600 {
-                return Err(format!("{secs} s a move"));
+                return Err(TimeControlError(format!("{secs} s a move")));
             }
             let ms = secs * 1000;
             match kind {
@@ -318,7 +328,7 @@ mod tests {
         ] {
             match TimeControl::parse(spec) {
                 Ok(_) => assert!(says.is_empty(), "{spec} accepted"),
-                Err(e) => assert!(e.contains(says), "{spec}: {e}"),
+                Err(e) => assert!(e.0.contains(says), "{spec}: {e}"),
             }
         }
     }

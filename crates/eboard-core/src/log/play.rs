@@ -44,6 +44,21 @@ pub struct Step {
     pub what: Played,
 }
 
+/// A `lift` or `place` record that does not fit the board as decoded so far.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unplayable {
+    #[error("lift {0}, but the board has no piece there")]
+    NoPiece(shakmaty::Square),
+    #[error("lift {square} {want}, but the board has {have} there")]
+    OtherPiece {
+        square: shakmaty::Square,
+        want: char,
+        have: char,
+    },
+    #[error("place {square} {piece}, but that piece already stands there")]
+    AlreadyThere { square: shakmaty::Square, piece: char },
+}
+
 /// The bytes a board sends for a decoded record, given the board and clock as they
 /// stand; `None` for records that are not board output (`tx`, `note`).
 ///
@@ -53,7 +68,7 @@ pub fn board_bytes(
     board: &BoardState,
     clock: &mut ClockModel,
     now_us: u64,
-) -> Result<Option<Vec<u8>>, String> {
+) -> Result<Option<Vec<u8>>, Unplayable> {
     let mut bytes = Vec::new();
     Ok(board_bytes_into(kind, board, clock, now_us, &mut bytes)?.then_some(bytes))
 }
@@ -66,7 +81,7 @@ pub fn board_bytes_into(
     clock: &mut ClockModel,
     now_us: u64,
     bytes: &mut Vec<u8>,
-) -> Result<bool, String> {
+) -> Result<bool, Unplayable> {
     match kind {
         RecordKind::Rx(b) => bytes.extend_from_slice(b),
         RecordKind::Tx(_)
@@ -101,20 +116,20 @@ pub fn board_bytes_into(
 
 /// The field update a `lift` or `place` record is, checked against the board
 /// as decoded so far; `None` for the other records.
-fn field_update(kind: &RecordKind, board: &BoardState) -> Result<Option<BoardMessage>, String> {
+fn field_update(kind: &RecordKind, board: &BoardState) -> Result<Option<BoardMessage>, Unplayable> {
     Ok(Some(match kind {
         RecordKind::Lift { square, piece } => {
             let there = board.piece_at(*square);
             match (there, piece) {
                 (PieceCode::Empty, _) => {
-                    return Err(format!("lift {square}, but the board has no piece there"));
+                    return Err(Unplayable::NoPiece(*square));
                 }
                 (PieceCode::Piece(have), Some(want)) if have != *want => {
-                    return Err(format!(
-                        "lift {square} {}, but the board has {} there",
-                        want.char(),
-                        have.char()
-                    ));
+                    return Err(Unplayable::OtherPiece {
+                        square: *square,
+                        want: want.char(),
+                        have: have.char(),
+                    });
                 }
                 _ => {}
             }
@@ -125,10 +140,10 @@ fn field_update(kind: &RecordKind, board: &BoardState) -> Result<Option<BoardMes
         }
         RecordKind::Place { square, piece } => {
             if board.piece_at(*square) == PieceCode::Piece(*piece) {
-                return Err(format!(
-                    "place {square} {}, but that piece already stands there",
-                    piece.char()
-                ));
+                return Err(Unplayable::AlreadyThere {
+                    square: *square,
+                    piece: piece.char(),
+                });
             }
             BoardMessage::FieldUpdate {
                 field: Field::from_square(*square),
@@ -233,7 +248,7 @@ impl Player {
                 let m = field_update(kind, &self.board).map_err(|problem| LogError {
                     file: self.file.clone(),
                     line: line.unwrap_or(0),
-                    problem,
+                    problem: problem.to_string(),
                 })?;
                 if let Some(m) = m {
                     self.decoder.pass_field_update();
@@ -250,7 +265,7 @@ impl Player {
                     return Err(LogError {
                         file: self.file.clone(),
                         line: line.unwrap_or(0),
-                        problem,
+                        problem: problem.to_string(),
                     });
                 }
                 let (board, clock) = (&mut self.board, &mut self.clock);

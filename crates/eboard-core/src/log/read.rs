@@ -31,6 +31,24 @@ fn at_line(line: usize) -> String {
     }
 }
 
+/// Why one record of a sensor log does not read (its file and line are added
+/// by [`LogError`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct RecordError(pub String);
+
+impl From<String> for RecordError {
+    fn from(s: String) -> RecordError {
+        RecordError(s)
+    }
+}
+
+impl From<&str> for RecordError {
+    fn from(s: &str) -> RecordError {
+        RecordError(s.to_string())
+    }
+}
+
 /// Reads and parses a sensor log file.
 pub fn read_log(path: &Path) -> Result<SensorLog, LogError> {
     let file = path.display().to_string();
@@ -168,13 +186,13 @@ pub fn parse_each(
                 });
                 match (settings, lenient.as_deref_mut()) {
                     (Ok(r), _) => each(&header, r, n)?,
-                    (Err(p), Some(skipped)) => skipped.push(err(n, p)),
-                    (Err(p), None) => return Err(err(n, p)),
+                    (Err(p), Some(skipped)) => skipped.push(err(n, p.0)),
+                    (Err(p), None) => return Err(err(n, p.0)),
                 }
             }
             continue;
         }
-        let record = parse_record(trimmed).map_err(|p| err(n, p)).and_then(|r| {
+        let record = parse_record(trimmed).map_err(|p| err(n, p.0)).and_then(|r| {
             if r.time < last {
                 Err(err(n, format!("time goes back: {} after {}", r.time, last)))
             } else {
@@ -198,23 +216,20 @@ pub fn parse_each(
 
 /// The JSON object of a `# settings:` line, checked to be one (the rules core
 /// reads its fields).
-fn settings_line(value: &str) -> Result<String, String> {
+fn settings_line(value: &str) -> Result<String, RecordError> {
     match serde_json::from_str::<serde_json::Value>(value) {
         Ok(serde_json::Value::Object(_)) => Ok(value.to_string()),
-        _ => Err(format!(
-            "`# {SETTINGS_KEY}:` takes one JSON object, not `{}`",
-            clip(value)
-        )),
+        _ => Err(format!("`# {SETTINGS_KEY}:` takes one JSON object, not `{}`", clip(value)).into()),
     }
 }
 
 /// Parses one record line (not blank, not a comment).
-pub fn parse_record(line: &str) -> Result<Record, String> {
+pub fn parse_record(line: &str) -> Result<Record, RecordError> {
     quick_record(line).map_or_else(|| parse_general(line), Ok)
 }
 
 /// [`parse_record`] for any record, word by word.
-pub(super) fn parse_general(line: &str) -> Result<Record, String> {
+pub(super) fn parse_general(line: &str) -> Result<Record, RecordError> {
     let mut words = Words { rest: line };
     let time_word = words.next().ok_or("empty record")?;
     let time = LogTime::parse(time_word).ok_or_else(|| {
@@ -266,10 +281,7 @@ pub(super) fn parse_general(line: &str) -> Result<Record, String> {
                 piece: Some(piece(p)?),
             },
             _ => {
-                return Err(format!(
-                    "lift takes SQUARE [PIECE], got {} argument(s)",
-                    args.count
-                ));
+                return Err(format!("lift takes SQUARE [PIECE], got {} argument(s)", args.count).into());
             }
         },
         "place" => {
@@ -288,10 +300,7 @@ pub(super) fn parse_general(line: &str) -> Result<Record, String> {
                 "right" => Running::Right,
                 "none" => Running::None,
                 other => {
-                    return Err(format!(
-                        "running must be left, right or none, not `{}`",
-                        clip(other)
-                    ));
+                    return Err(format!("running must be left, right or none, not `{}`", clip(other)).into());
                 }
             };
             RecordKind::Clock { left, right, running }
@@ -301,13 +310,15 @@ pub(super) fn parse_general(line: &str) -> Result<Record, String> {
             RecordKind::Press(match side {
                 "left" => ClockSide::Left,
                 "right" => ClockSide::Right,
-                other => return Err(format!("press takes left or right, not `{}`", clip(other))),
+                other => return Err(format!("press takes left or right, not `{}`", clip(other)).into()),
             })
         }
         "button" => {
             let [n] = exact::<1>(verb, &args)?;
             let b = n.parse::<u8>().ok().and_then(ClockButton::from_number);
-            RecordKind::Button(b.ok_or_else(|| format!("button must be 0 to 4, not `{}`", clip(n)))?)
+            RecordKind::Button(
+                b.ok_or_else(|| RecordError(format!("button must be 0 to 4, not `{}`", clip(n))))?,
+            )
         }
         "note" | "gap" => {
             // The text is the rest of the line after the verb, as written (the time
@@ -323,7 +334,7 @@ pub(super) fn parse_general(line: &str) -> Result<Record, String> {
         "arbiter" => {
             let method = args.few.first().ok_or("arbiter takes METHOD ARGS...")?;
             if !method.chars().all(|c| c.is_ascii_alphanumeric()) || method.is_empty() {
-                return Err(format!("bad arbiter method `{}`", clip(method)));
+                return Err(format!("bad arbiter method `{}`", clip(method)).into());
             }
             // The arguments are JSON values separated by blanks (a string may hold
             // blanks itself, so they are read from the rest of the line).
@@ -343,7 +354,7 @@ pub(super) fn parse_general(line: &str) -> Result<Record, String> {
             return Err(format!(
                 "unknown verb `{}` (expected rx, tx, board, lift, place, clock, press, button, note, gap or arbiter)",
                 clip(other)
-            ));
+            ).into());
         }
     };
     Ok(Record { time, kind })
@@ -367,23 +378,23 @@ impl<'a> Args<'a, '_> {
     }
 }
 
-fn exact<'a, const N: usize>(verb: &str, args: &Args<'a, '_>) -> Result<[&'a str; N], String> {
+fn exact<'a, const N: usize>(verb: &str, args: &Args<'a, '_>) -> Result<[&'a str; N], RecordError> {
     <[&str; N]>::try_from(args.words())
-        .map_err(|_| format!("{verb} takes {N} argument(s), got {}", args.count))
+        .map_err(|_| RecordError(format!("{verb} takes {N} argument(s), got {}", args.count)))
 }
 
-fn parse_hex(args: &[&str]) -> Result<Vec<u8>, String> {
+fn parse_hex(args: &[&str]) -> Result<Vec<u8>, RecordError> {
     let mut out = Vec::new();
     for word in args {
         if word.len() % 2 != 0 {
-            return Err(format!("bad hex `{}`: odd number of digits", clip(word)));
+            return Err(format!("bad hex `{}`: odd number of digits", clip(word)).into());
         }
         for pair in word.as_bytes().chunks(2) {
             let s = std::str::from_utf8(pair).unwrap_or("");
             let b = u8::from_str_radix(s, 16)
                 .ok()
                 .filter(|_| pair.iter().all(u8::is_ascii_hexdigit))
-                .ok_or_else(|| format!("bad hex `{}`", clip(word)))?;
+                .ok_or_else(|| RecordError(format!("bad hex `{}`", clip(word))))?;
             out.push(b);
         }
     }
@@ -393,27 +404,32 @@ fn parse_hex(args: &[&str]) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-fn square(s: &str) -> Result<Square, String> {
+fn square(s: &str) -> Result<Square, RecordError> {
     s.parse::<Square>()
-        .map_err(|_| format!("bad square `{}`: expected a1 to h8", clip(s)))
+        .map_err(|_| RecordError(format!("bad square `{}`: expected a1 to h8", clip(s))))
 }
 
-fn piece(s: &str) -> Result<Piece, String> {
+fn piece(s: &str) -> Result<Piece, RecordError> {
     let mut chars = s.chars();
     match (chars.next().and_then(Piece::from_char), chars.next()) {
         (Some(p), None) => Ok(p),
-        _ => Err(format!("bad piece `{}`: expected one of PNBRQK pnbrqk", clip(s))),
+        _ => Err(format!("bad piece `{}`: expected one of PNBRQK pnbrqk", clip(s)).into()),
     }
 }
 
-fn key_value<'a>(word: &'a str, key: &str) -> Result<&'a str, String> {
+fn key_value<'a>(word: &'a str, key: &str) -> Result<&'a str, RecordError> {
     word.strip_prefix(key)
         .and_then(|r| r.strip_prefix('='))
-        .ok_or_else(|| format!("expected {key}=..., found `{}`", clip(word)))
+        .ok_or_else(|| RecordError(format!("expected {key}=..., found `{}`", clip(word))))
 }
 
-fn clock_time(s: &str) -> Result<ClockTime, String> {
-    ClockTime::parse(s).ok_or_else(|| format!("bad clock time `{}`: expected H:MM:SS or H:MM:SS.f", clip(s)))
+fn clock_time(s: &str) -> Result<ClockTime, RecordError> {
+    ClockTime::parse(s).ok_or_else(|| {
+        RecordError(format!(
+            "bad clock time `{}`: expected H:MM:SS or H:MM:SS.f",
+            clip(s)
+        ))
+    })
 }
 
 /// At most 40 characters of user input, for error messages.

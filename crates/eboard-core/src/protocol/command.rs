@@ -178,14 +178,15 @@ impl ClockCommand {
         }
     }
 
-    fn parse(cmd: u8, body: &[u8]) -> Result<ClockCommand, String> {
+    fn parse(cmd: u8, body: &[u8]) -> Result<ClockCommand, ClockCommandError> {
         use clock_code::*;
-        let need = |n: usize| -> Result<(), String> {
+        let need = |n: usize| -> Result<(), ClockCommandError> {
             if body.len() < n {
-                Err(format!(
-                    "clock command {cmd:02x} needs {n} bytes, got {}",
-                    body.len()
-                ))
+                Err(ClockCommandError::Short {
+                    cmd,
+                    need: n,
+                    got: body.len(),
+                })
             } else {
                 Ok(())
             }
@@ -224,7 +225,7 @@ impl ClockCommand {
                     s: body[5],
                 };
                 if left.to_time().is_none() || right.to_time().is_none() {
-                    return Err(format!("set and run with impossible times {left:?} {right:?}"));
+                    return Err(ClockCommandError::Times(format!("{left:?} {right:?}")));
                 }
                 ClockCommand::SetAndRun {
                     left,
@@ -242,9 +243,20 @@ impl ClockCommand {
                 text.copy_from_slice(&body[..8]);
                 ClockCommand::Text { text, beep: body[8] }
             }
-            other => return Err(format!("unknown clock command {other:02x}")),
+            other => return Err(ClockCommandError::Unknown(other)),
         })
     }
+}
+
+/// Why bytes a host sent to the clock are no clock command.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClockCommandError {
+    #[error("clock command {cmd:02x} needs {need} bytes, got {got}")]
+    Short { cmd: u8, need: usize, got: usize },
+    #[error("set and run with impossible times {0}")]
+    Times(String),
+    #[error("unknown clock command {0:02x}")]
+    Unknown(u8),
 }
 
 /// A Revelation II LED command (`60 04 pattern from to 00`).
@@ -462,7 +474,7 @@ impl CommandParser {
                 }
                 match ClockCommand::parse(buf[3], &buf[4..]) {
                     Ok(c) => Some(HostInput::Command(HostCommand::Clock(c))),
-                    Err(e) => invalid(e),
+                    Err(e) => invalid(e.to_string()),
                 }
             }
             b => match HostCommand::single(b) {

@@ -250,7 +250,7 @@ impl Decoder {
                 Err(what) => {
                     let reason = SkipReason::BadPayload {
                         id: self.msg[0],
-                        what,
+                        what: what.to_string(),
                     };
                     Decoded::Skipped(self.take_msg(reason))
                 }
@@ -286,25 +286,43 @@ impl Decoder {
     }
 }
 
+/// What is impossible in a complete message's payload (the skipped bytes'
+/// [`SkipReason::BadPayload`] says it in these words).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PayloadError {
+    #[error("piece code {code} on field {field}")]
+    PieceOnField { code: u8, field: usize },
+    #[error("field {0} out of range")]
+    Field(u8),
+    #[error("piece code {0}")]
+    PieceCode(u8),
+    #[error("clock payload length")]
+    ClockLength,
+    #[error("{side} time {h:02x} {m:02x} {s:02x} is not a time")]
+    ClockTime { side: &'static str, h: u8, m: u8, s: u8 },
+    #[error("unknown message id {0:02x}")]
+    UnknownId(u8),
+}
+
 /// Parses a complete payload of a message with a known id and allowed length.
-fn parse(msg_id: u8, p: &[u8]) -> Result<BoardMessage, String> {
+fn parse(msg_id: u8, p: &[u8]) -> Result<BoardMessage, PayloadError> {
     Ok(match msg_id {
         id::BOARD_DUMP => {
             let mut placement = Placement::empty();
             for (i, &code) in p.iter().enumerate() {
                 let piece =
-                    PieceCode::from_code(code).ok_or_else(|| format!("piece code {code} on field {i}"))?;
+                    PieceCode::from_code(code).ok_or(PayloadError::PieceOnField { code, field: i })?;
                 placement.0[i] = piece;
             }
             BoardMessage::BoardDump(Box::new(placement))
         }
         id::FIELD_UPDATE => {
-            let field = Field::new(p[0]).ok_or_else(|| format!("field {} out of range", p[0]))?;
-            let piece = PieceCode::from_code(p[1]).ok_or_else(|| format!("piece code {}", p[1]))?;
+            let field = Field::new(p[0]).ok_or(PayloadError::Field(p[0]))?;
+            let piece = PieceCode::from_code(p[1]).ok_or(PayloadError::PieceCode(p[1]))?;
             BoardMessage::FieldUpdate { field, piece }
         }
         id::BWTIME => {
-            let payload: [u8; 7] = p.try_into().map_err(|_| "clock payload length".to_string())?;
+            let payload: [u8; 7] = p.try_into().map_err(|_| PayloadError::ClockLength)?;
             if payload == [0; 7] {
                 BoardMessage::ClockBlank
             } else if let Some(ack) = ClockAck::from_payload(&payload) {
@@ -326,13 +344,13 @@ fn parse(msg_id: u8, p: &[u8]) -> Result<BoardMessage, String> {
             rest: p[1..].to_vec(),
         },
         id::EE_MOVES => BoardMessage::EepromMoves(p.to_vec()),
-        other => return Err(format!("unknown message id {other:02x}")),
+        other => return Err(PayloadError::UnknownId(other)),
     })
 }
 
-fn parse_clock(p: &[u8; 7]) -> Result<ClockStatus, String> {
-    let side = |h: u8, m: u8, s: u8, name: &str| -> Result<ClockTime, String> {
-        let bad = || format!("{name} time {h:02x} {m:02x} {s:02x} is not a time");
+fn parse_clock(p: &[u8; 7]) -> Result<ClockStatus, PayloadError> {
+    let side = |h: u8, m: u8, s: u8, name: &'static str| -> Result<ClockTime, PayloadError> {
+        let bad = || PayloadError::ClockTime { side: name, h, m, s };
         let (m, s) = (from_bcd(m).ok_or_else(bad)?, from_bcd(s).ok_or_else(bad)?);
         ClockTime::from_hms(h & 0x0f, m, s).ok_or_else(bad)
     };

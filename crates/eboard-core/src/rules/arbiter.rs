@@ -93,10 +93,12 @@ impl Decision {
     /// The decision an `arbiter` record holds. `Ok(None)` for calls that the
     /// rules core does not take (the players', a text on the clock); `Err` for
     /// arguments that do not fit the method.
-    pub fn from_record(method: &str, args: &[Value]) -> Result<Option<Decision>, String> {
+    pub fn from_record(method: &str, args: &[Value]) -> Result<Option<Decision>, Refused> {
         let one_string = || match args {
             [Value::String(s)] => Ok(s.clone()),
-            _ => Err(format!("{method} takes one string argument")),
+            _ => Err(Refused::InvalidArgument(format!(
+                "{method} takes one string argument"
+            ))),
         };
         Ok(Some(match method {
             "NewGame" => Decision::NewGame(one_string()?),
@@ -104,7 +106,11 @@ impl Decision {
             "SetResult" => match args {
                 [Value::String(r)] => Decision::SetResult(r.clone()),
                 [Value::String(r), Value::String(t)] => Decision::SetResultWith(r.clone(), t.clone()),
-                _ => return Err("SetResult takes a result and, optionally, the termination's words".into()),
+                _ => {
+                    return Err(Refused::InvalidArgument(
+                        "SetResult takes a result and, optionally, the termination's words".into(),
+                    ));
+                }
             },
             "SetTimeControl" => match args {
                 [Value::String(spec)] => Decision::SetTimeControl {
@@ -114,39 +120,59 @@ impl Decision {
                 [Value::String(spec), mode] => Decision::SetTimeControl {
                     spec: spec.clone(),
                     mode: serde_json::from_value(mode.clone()).map_err(|_| {
-                        format!("SetTimeControl's mode is \"report\" or \"drive\", not {mode}")
+                        Refused::InvalidArgument(format!(
+                            "SetTimeControl's mode is \"report\" or \"drive\", not {mode}"
+                        ))
                     })?,
                 },
-                _ => return Err("SetTimeControl takes a time control and a mode".into()),
+                _ => {
+                    return Err(Refused::InvalidArgument(
+                        "SetTimeControl takes a time control and a mode".into(),
+                    ));
+                }
             },
             "SetClock" => match args {
                 [w, b] => Decision::SetClock(
-                    w.as_i64().ok_or_else(|| format!("SetClock takes ms, not {w}"))?,
-                    b.as_i64().ok_or_else(|| format!("SetClock takes ms, not {b}"))?,
+                    w.as_i64()
+                        .ok_or_else(|| Refused::InvalidArgument(format!("SetClock takes ms, not {w}")))?,
+                    b.as_i64()
+                        .ok_or_else(|| Refused::InvalidArgument(format!("SetClock takes ms, not {b}")))?,
                 ),
-                _ => return Err("SetClock takes white's and black's ms".into()),
+                _ => {
+                    return Err(Refused::InvalidArgument(
+                        "SetClock takes white's and black's ms".into(),
+                    ));
+                }
             },
             "AddTime" => match args {
                 [Value::String(side), s] => Decision::AddTime(
                     side.clone(),
                     s.as_i64()
                         .and_then(|s| i32::try_from(s).ok())
-                        .ok_or_else(|| format!("AddTime takes seconds, not {s}"))?,
+                        .ok_or_else(|| Refused::InvalidArgument(format!("AddTime takes seconds, not {s}")))?,
                 ),
-                _ => return Err("AddTime takes a side and seconds".into()),
+                _ => {
+                    return Err(Refused::InvalidArgument(
+                        "AddTime takes a side and seconds".into(),
+                    ));
+                }
             },
-            "Reinstate" => match args {
-                [v] => Decision::Reinstate(
-                    v.as_u64()
-                        .and_then(|p| u32::try_from(p).ok())
-                        .ok_or_else(|| format!("Reinstate takes a ply number, not {v}"))?,
-                ),
-                _ => return Err("Reinstate takes one ply number".into()),
-            },
+            "Reinstate" => {
+                match args {
+                    [v] => Decision::Reinstate(v.as_u64().and_then(|p| u32::try_from(p).ok()).ok_or_else(
+                        || Refused::InvalidArgument(format!("Reinstate takes a ply number, not {v}")),
+                    )?),
+                    _ => return Err(Refused::InvalidArgument("Reinstate takes one ply number".into())),
+                }
+            }
             "Undo" => match args {
                 [] => Decision::Undo { force: false },
                 [Value::Bool(force)] => Decision::Undo { force: *force },
-                _ => return Err("Undo takes nothing, or true to drop the plies recorded since".into()),
+                _ => {
+                    return Err(Refused::InvalidArgument(
+                        "Undo takes nothing, or true to drop the plies recorded since".into(),
+                    ));
+                }
             },
             _ => return Ok(None),
         }))
@@ -160,31 +186,35 @@ pub const MAX_TERMINATION_CHARS: usize = 60;
 /// `adjudication`), trimmed: one line of at most [`MAX_TERMINATION_CHARS`]
 /// characters, not empty. They come from outside (a call, a journal): what is
 /// wrong is said, nothing panics.
-pub fn termination_words(text: &str) -> Result<String, String> {
+pub fn termination_words(text: &str) -> Result<String, Refused> {
     let t = text.trim();
     if t.is_empty() {
-        return Err("the termination is empty: say how the game ended (time forfeit, adjudication)".into());
+        return Err(Refused::InvalidArgument(
+            "the termination is empty: say how the game ended (time forfeit, adjudication)".into(),
+        ));
     }
     if t.chars().count() > MAX_TERMINATION_CHARS || t.chars().any(char::is_control) {
-        return Err(format!(
+        return Err(Refused::InvalidArgument(format!(
             "the termination `{}` is not one line of at most {MAX_TERMINATION_CHARS} characters",
             crate::text::clip_to(t, 40)
-        ));
+        )));
     }
     Ok(t.to_string())
 }
 
 /// A start position from a FEN (standard castling, or Chess960 when the FEN says so).
-pub fn parse_start(fen: &str) -> Result<(Chess, CastlingMode), String> {
+pub fn parse_start(fen: &str) -> Result<(Chess, CastlingMode), Refused> {
     // The FEN comes from outside (a D-Bus call, a log): messages quote the start.
     let shown = crate::text::clip_to(fen, 100);
-    let parsed: shakmaty::fen::Fen = fen.parse().map_err(|e| format!("`{shown}`: {e}"))?;
+    let parsed: shakmaty::fen::Fen = fen
+        .parse()
+        .map_err(|e| Refused::InvalidArgument(format!("`{shown}`: {e}")))?;
     match parsed.clone().into_position(CastlingMode::Standard) {
         Ok(p) => Ok((p, CastlingMode::Standard)),
         Err(_) => parsed
             .into_position(CastlingMode::Chess960)
             .map(|p| (p, CastlingMode::Chess960))
-            .map_err(|e| format!("`{shown}` is not a legal position: {e}")),
+            .map_err(|e| Refused::InvalidArgument(format!("`{shown}` is not a legal position: {e}"))),
     }
 }
 
@@ -232,7 +262,7 @@ impl Core {
                 let (pos, mode) = if fen.trim().is_empty() {
                     (Chess::default(), CastlingMode::Standard)
                 } else {
-                    parse_start(fen.trim()).map_err(Refused::InvalidArgument)?
+                    parse_start(fen.trim())?
                 };
                 self.arbiter_new_game(pos, mode, t_us);
                 Ok(())
@@ -244,7 +274,7 @@ impl Core {
                             .into(),
                     ));
                 }
-                let (pos, mode) = parse_start(fen.trim()).map_err(Refused::InvalidArgument)?;
+                let (pos, mode) = parse_start(fen.trim())?;
                 let earlier = self.game.as_ref().and_then(|g| {
                     let wanted = super::game_fen(&pos);
                     let strip = |f: &str| f.rsplitn(3, ' ').nth(2).map(str::to_string);
@@ -253,35 +283,22 @@ impl Core {
                         .rposition(|p| strip(&super::game_fen(p)) == strip(&wanted))
                 });
                 match earlier {
-                    Some(ply) => self.arbiter_reinstate(ply, t_us).map_err(Refused::NoGame),
+                    Some(ply) => self.arbiter_reinstate(ply, t_us),
                     None => {
                         self.restart_from(pos, mode, Termination::PositionSet, t_us);
                         Ok(())
                     }
                 }
             }
-            Decision::Reinstate(ply) => self
-                .arbiter_reinstate(*ply as usize, t_us)
-                .map_err(Refused::NoGame),
-            Decision::SetResult(r) => self.arbiter_result_with(r, None, t_us).map_err(|e| {
-                if e.contains("no game") {
-                    Refused::NoGame(e)
-                } else {
-                    Refused::InvalidArgument(e)
-                }
-            }),
+            Decision::Reinstate(ply) => self.arbiter_reinstate(*ply as usize, t_us),
+            Decision::SetResult(r) => self.arbiter_result_with(r, None, t_us),
             Decision::SetResultWith(r, words) => {
-                let words = termination_words(words).map_err(Refused::InvalidArgument)?;
-                self.arbiter_result_with(r, Some(words), t_us).map_err(|e| {
-                    if e.contains("no game") {
-                        Refused::NoGame(e)
-                    } else {
-                        Refused::InvalidArgument(e)
-                    }
-                })
+                let words = termination_words(words)?;
+                self.arbiter_result_with(r, Some(words), t_us)
             }
             Decision::SetTimeControl { spec, mode } => {
-                let tc = crate::clock::control::TimeControl::parse(spec).map_err(Refused::InvalidArgument)?;
+                let tc = crate::clock::control::TimeControl::parse(spec)
+                    .map_err(|e| Refused::InvalidArgument(e.0))?;
                 self.set_time_control(Some(tc), *mode == ClockMode::Drive, t_us)
             }
             Decision::SetClock(w, b) => self.arbiter_set_clock(*w, *b, t_us),

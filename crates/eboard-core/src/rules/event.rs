@@ -265,14 +265,22 @@ pub struct Penalty {
     pub to_clock: bool,
 }
 
+/// A name that is none of a setting's values (a profile, a flag policy), with
+/// the values it takes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct UnknownName(pub String);
+
 impl std::str::FromStr for Profile {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Profile, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Profile, UnknownName> {
         match s {
             "standard" => Ok(Profile::Standard),
             "rapid" => Ok(Profile::Rapid),
             "blitz" => Ok(Profile::Blitz),
-            _ => Err(format!("unknown rules profile `{s}` (standard, rapid or blitz)")),
+            _ => Err(UnknownName(format!(
+                "unknown rules profile `{s}` (standard, rapid or blitz)"
+            ))),
         }
     }
 }
@@ -311,12 +319,14 @@ pub enum FlagPolicy {
 }
 
 impl std::str::FromStr for FlagPolicy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<FlagPolicy, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<FlagPolicy, UnknownName> {
         match s {
             "report" => Ok(FlagPolicy::Report),
             "end" => Ok(FlagPolicy::End),
-            other => Err(format!("`{other}`: a flag fall can `report` or `end`")),
+            other => Err(UnknownName(format!(
+                "`{other}`: a flag fall can `report` or `end`"
+            ))),
         }
     }
 }

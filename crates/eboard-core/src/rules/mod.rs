@@ -40,9 +40,10 @@ use shakmaty::{Bitboard, Board, CastlingMode, Chess, Color, Move, Piece, Positio
 pub use arbiter::{Decision, MAX_TERMINATION_CHARS, Refused, parse_start, termination_words};
 pub use event::{
     Config, Event, EventKind, FlagPolicy, IrregularKind, MAX_THRESHOLD_MS, Penalty, Profile, Side,
+    UnknownName,
 };
 pub use game::{Game, Played, fen as game_fen, round_trip};
-pub use settings::{ClockMode, Pinned, SETTINGS_KEY, Settings};
+pub use settings::{ClockMode, Pinned, SETTINGS_KEY, Settings, SettingsError};
 pub use values::{Article, DrawReason, GameResult, Termination, Variant, joined, running_str};
 
 use crate::board::{BoardEvent, Orientation};
@@ -205,13 +206,16 @@ impl Core {
     }
 
     /// Arbiter: back to ply `ply` of the game (7.5.1 reinstatement).
-    pub fn arbiter_reinstate(&mut self, ply: usize, t_us: u64) -> Result<(), String> {
+    pub fn arbiter_reinstate(&mut self, ply: usize, t_us: u64) -> Result<(), Refused> {
         self.advance(t_us);
         let Some(g) = &mut self.game else {
-            return Err("no game under way".into());
+            return Err(Refused::NoGame("no game under way".into()));
         };
         if ply > g.ply() {
-            return Err(format!("ply {ply} is beyond the game's {} plies", g.ply()));
+            return Err(Refused::NoGame(format!(
+                "ply {ply} is beyond the game's {} plies",
+                g.ply()
+            )));
         }
         g.result = None;
         g.termination_words = None;
@@ -224,7 +228,7 @@ impl Core {
     }
 
     /// Arbiter: the game's result (`1-0`, `0-1`, `1/2-1/2`, `*`).
-    pub fn arbiter_result(&mut self, result: &str, t_us: u64) -> Result<(), String> {
+    pub fn arbiter_result(&mut self, result: &str, t_us: u64) -> Result<(), Refused> {
         self.arbiter_result_with(result, None, t_us)
     }
 
@@ -235,13 +239,15 @@ impl Core {
         result: &str,
         words: Option<String>,
         t_us: u64,
-    ) -> Result<(), String> {
+    ) -> Result<(), Refused> {
         self.advance(t_us);
         let Some(result) = GameResult::parse(result) else {
-            return Err(format!("`{result}` is not a result (1-0, 0-1, 1/2-1/2 or *)"));
+            return Err(Refused::InvalidArgument(format!(
+                "`{result}` is not a result (1-0, 0-1, 1/2-1/2 or *)"
+            )));
         };
         if self.game.is_none() {
-            return Err("no game under way".into());
+            return Err(Refused::NoGame("no game under way".into()));
         }
         if let Some(g) = &mut self.game {
             g.result = None;

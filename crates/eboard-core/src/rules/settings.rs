@@ -85,21 +85,28 @@ impl Settings {
 
     /// Reads the JSON of a `settings` header field or line. A threshold over an
     /// hour is refused, as the configuration and the command line refuse it.
-    pub fn from_json(text: &str) -> Result<Settings, String> {
+    pub fn from_json(text: &str) -> Result<Settings, SettingsError> {
         let s: Settings = serde_json::from_str(text)
-            .map_err(|e| format!("settings `{}`: {e}", crate::text::clip_to(text, 60)))?;
+            .map_err(|e| SettingsError(format!("settings `{}`: {e}", crate::text::clip_to(text, 60))))?;
         for (name, ms) in [
             ("release_ms", s.release_ms),
             ("flicker_ms", s.flicker_ms),
             ("irregular_ms", s.irregular_ms),
         ] {
             if ms > MAX_THRESHOLD_MS {
-                return Err(format!("settings: {name} {ms} is more than an hour"));
+                return Err(SettingsError(format!(
+                    "settings: {name} {ms} is more than an hour"
+                )));
             }
         }
         Ok(s)
     }
 }
+
+/// Why a `settings` line or header field does not read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SettingsError(pub String);
 
 /// Settings given on `replay`'s command line: each one given stands for the
 /// whole log, whatever the log states; the others follow the log.
