@@ -7,11 +7,12 @@
 use std::fs::OpenOptions;
 
 use super::board::history::{Book, RESUMED_AT};
+use super::board::remember::{Info, board_info, roster_call};
 use super::board::{BoardError, BoardSetup, board_tags};
 use super::roster::Roster;
 use super::{fault, rfc3339_now, unix_from_rfc3339, unix_ms_now};
 use crate::api::Command;
-use crate::board::{BoardEvent, BoardInfo};
+use crate::board::BoardEvent;
 use crate::log::{Header, Journal, LogTime, Played, Record, RecordKind, clip_to};
 use crate::rules::{Core, SETTINGS_KEY, Settings};
 use crate::session::{Session, arbiter_values};
@@ -171,10 +172,11 @@ impl Resumed {
     /// One played step of the recording, before the rules core takes it.
     fn step(&mut self, what: &Played, core: &Core, setup: &BoardSetup) {
         match what {
-            Played::Board(BoardEvent::Info(BoardInfo::SerialNumber(s))) => self.serial = s.clone(),
-            Played::Board(BoardEvent::Info(BoardInfo::Battery { percent })) => {
-                self.battery = Some((*percent).min(100))
-            }
+            Played::Board(BoardEvent::Info(info)) => match board_info(info) {
+                Some(Info::Serial(s)) => self.serial = s,
+                Some(Info::Battery(percent)) => self.battery = Some(percent),
+                None => {}
+            },
             Played::Settings(json) => {
                 if let Ok(s) = Settings::from_json(json) {
                     self.settings = s;
@@ -188,16 +190,17 @@ impl Resumed {
                 let Some(values) = arbiter_values(args) else {
                     return;
                 };
-                let default = self.roster.for_new_games(board_tags(setup), setup.round_format);
-                match Command::from_json(method, &values) {
-                    Ok(Command::SetPlayers(w, b)) => self.roster.set_players(core.game(), &w, &b, &default),
-                    Ok(Command::SetTags(tags)) => self.roster.set_tags(core.game(), &tags, &default),
-                    Ok(Command::SetPairing(round, tags)) => {
-                        self.roster.set_pairing(round, &tags);
-                        let default = self.roster.for_new_games(board_tags(setup), setup.round_format);
-                        self.roster.retag_unbegun(core.game(), &default);
-                    }
-                    _ => {}
+                let Ok(call) = Command::from_json(method, &values) else {
+                    return;
+                };
+                // As the task took it live: the same checks, the same roster.
+                let tags_now = |r: &Roster| r.for_new_games(board_tags(setup), setup.round_format);
+                if let Err(e) = roster_call(&mut self.roster, core.game(), &call, tags_now) {
+                    tracing::warn!(
+                        "{}: {method} in the journal is refused as it would be live ({}); resuming without it",
+                        setup.id,
+                        e.message()
+                    );
                 }
             }
             _ => {}

@@ -523,3 +523,52 @@ async fn a_finished_game_left_on_its_board_is_no_new_game_after_a_restart() {
         r.core.games().map(|g| g.moves.len()).collect::<Vec<_>>()
     );
 }
+
+/// What a board remembers besides its game is read back from the journal by the
+/// same checks as live (issue 50): a journal's `SetPlayers` with a name the live
+/// call refuses (a control character) is refused on resume too, and the
+/// players stay; the same call live is refused with the same words; a good
+/// call in the same journal is applied.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_journals_bad_names_are_refused_on_resume_as_they_are_live() {
+    use eboard_bridge::api::history::Door;
+    use eboard_bridge::api::{Asker, Command, ask_as};
+    let dir = tempfile::tempdir().unwrap();
+    let (daemon, snap) = resume_from(
+        dir.path(),
+        "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n\
+         1 arbiter SetPlayers \"Carlsen, Magnus\" \"Ding, Liren\"\n\
+         2 arbiter SetPlayers \"Bad\\u0007Name\" \"Ding, Liren\"\n\
+         3 lift e2 P\n3.4 place e4 P\n",
+        1,
+    )
+    .await;
+    let players = |s: &eboard_bridge::api::Snapshot| (s.white.clone(), s.black.clone());
+    let want = ("Carlsen, Magnus".to_string(), "Ding, Liren".to_string());
+    assert_eq!(
+        players(&snap.borrow()),
+        want,
+        "the good call applied, the bad one refused"
+    );
+    let board = daemon.board_list().borrow()[0].clone();
+    let who = Asker {
+        by: None,
+        door: Door::Bus,
+    };
+    let live = ask_as(
+        &board.commands,
+        Command::SetPlayers("Bad\u{7}Name".into(), "Ding, Liren".into()),
+        who,
+    )
+    .await;
+    match live {
+        Err(e) => assert!(
+            e.message()
+                .contains("a player's name is one line of at most 200 characters"),
+            "{e}"
+        ),
+        Ok(()) => panic!("the live call was accepted"),
+    }
+    assert_eq!(players(&snap.borrow()), want);
+    daemon.shutdown().within(30, "the daemon to stop").await;
+}

@@ -102,39 +102,22 @@ impl BoardTask {
             | Command::SetClock(..)
             | Command::AddTime(..)
             | Command::Undo(_) => Ok(()),
-            Command::SetPlayers(white, black) => {
-                for name in [&white, &black] {
-                    if name.chars().count() > 200 || name.chars().any(char::is_control) {
-                        return Err(Error::InvalidArgument(format!(
-                            "`{}`: a player's name is one line of at most 200 characters",
-                            crate::log::clip_to(name, 40)
-                        )));
-                    }
+            call @ (Command::SetPlayers(..) | Command::SetTags(_) | Command::SetPairing(..)) => {
+                let (setup, format) = (&self.setup, self.setup.round_format);
+                super::remember::roster_call(&mut self.roster, self.session.core().game(), &call, |r| {
+                    r.for_new_games(super::board_tags(setup), format)
+                })?;
+                if let Command::SetPairing(..) = call {
+                    let default = self.new_game_tags();
+                    tracing::info!(
+                        "{}: games that start from now on are round {}, board {} ({} - {})",
+                        self.setup.id,
+                        default.round,
+                        default.board,
+                        default.tags.white,
+                        default.tags.black
+                    );
                 }
-                let default = self.new_game_tags();
-                self.roster
-                    .set_players(self.session.core().game(), &white, &black, &default);
-                Ok(())
-            }
-            Command::SetTags(tags) => {
-                crate::api::check_tags(&tags, false).map_err(Error::InvalidArgument)?;
-                let default = self.new_game_tags();
-                self.roster.set_tags(self.session.core().game(), &tags, &default);
-                Ok(())
-            }
-            Command::SetPairing(round, tags) => {
-                crate::api::check_pairing(&tags).map_err(Error::InvalidArgument)?;
-                self.roster.set_pairing(round, &tags);
-                let default = self.new_game_tags();
-                tracing::info!(
-                    "{}: games that start from now on are round {}, board {} ({} - {})",
-                    self.setup.id,
-                    default.round,
-                    default.board,
-                    default.tags.white,
-                    default.tags.black
-                );
-                self.roster.retag_unbegun(self.session.core().game(), &default);
                 Ok(())
             }
             Command::ShowText(text, seconds) => {

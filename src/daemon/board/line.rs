@@ -1,6 +1,7 @@
 //! The board's line: bytes in (decoded, journaled, given to the rules core),
 //! commands out, and the dumps and clock reports the core needs asked for.
 
+use super::remember::Info;
 use super::{BoardTask, Seen};
 use crate::board::{BoardEvent, BoardInfo};
 use crate::log::{LogTime, Played, Record, RecordKind};
@@ -60,10 +61,11 @@ impl BoardTask {
         });
         for s in seen.drain(..) {
             match s {
-                Seen::Board(BoardEvent::Info(BoardInfo::SerialNumber(s))) => self.learn_serial(&s),
-                Seen::Board(BoardEvent::Info(BoardInfo::Battery { percent })) => {
-                    self.battery = Some(percent.min(100))
-                }
+                Seen::Board(BoardEvent::Info(info)) => match super::remember::board_info(&info) {
+                    Some(Info::Serial(s)) => self.learn_serial(&s),
+                    Some(Info::Battery(percent)) => self.battery = Some(percent),
+                    None => {}
+                },
                 Seen::Board(BoardEvent::ClockAck(AckKind::Command { command, .. })) => {
                     self.clock_acked(command, t)
                 }

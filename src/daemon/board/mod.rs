@@ -34,6 +34,7 @@ mod commands;
 pub(super) mod history;
 mod line;
 mod publish;
+pub(super) mod remember;
 mod run;
 
 /// What a board's task is set up with.
