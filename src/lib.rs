@@ -4,9 +4,10 @@
 //! ([`log`]) record and replay them; [`device`] holds the virtual board.
 //!
 //! The pure layers (`protocol`, `board`, `clock`, `log`, `rules`, `sim`) are the
-//! crate `eboard-core` (`crates/eboard-core`), re-exported here under their names.
+//! crate `eboard-core` (`crates/eboard-core`), re-exported here under their names;
+//! `log` adds here what does I/O (the daemon's journal, logs read from disk).
 
-pub use eboard_core::{board, clock, log, protocol, rules, session, sim, text};
+pub use eboard_core::{board, clock, protocol, rules, session, sim, text};
 
 pub mod api;
 pub mod bus;
@@ -16,6 +17,7 @@ pub mod daemon;
 pub mod demo;
 pub mod device;
 pub mod lichess;
+pub mod log;
 pub mod memory;
 pub mod mqtt;
 pub mod net;

@@ -92,6 +92,9 @@ pub(super) fn open(setup: &BoardSetup) -> Result<Opened, BoardError> {
     }
     let core = session.core_mut();
     core.take_events();
+    for n in core.take_notes() {
+        tracing::warn!("{file_name} (resuming): {n}");
+    }
     // Commands the clock got before the restart are not sent again.
     core.take_clock_commands();
     resumed.roster.all_noted();

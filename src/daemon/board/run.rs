@@ -127,6 +127,9 @@ impl BoardTask {
             self.drive_clock().await;
             self.flush();
             let mut events = self.session.core_mut().take_events();
+            for n in self.session.core_mut().take_notes() {
+                tracing::warn!(board = %self.setup.id, "{n}");
+            }
             events.append(&mut self.own_events);
             self.show_on_clock(&events).await;
             self.publish(events).await;

@@ -78,6 +78,13 @@ fn start_core(
     Ok(core)
 }
 
+/// The rules core's warnings, logged (the core writes no log itself).
+fn warn_notes(core: &mut Core, file: &str) {
+    for n in core.take_notes() {
+        tracing::warn!("{file}: {n}");
+    }
+}
+
 /// The PGN `Date` of a log's games: the day its header says it started.
 fn pgn_date(header: &Header) -> String {
     header
@@ -119,10 +126,12 @@ pub fn run(
     for (i, record) in log.records.iter().enumerate() {
         session.step(record, log.line_of(i))?;
         events.extend(session.core_mut().take_events());
+        warn_notes(session.core_mut(), file);
     }
     session.finish();
     let mut core = session.into_core();
     events.extend(core.take_events());
+    warn_notes(&mut core, file);
     Ok(Replay { events, core })
 }
 

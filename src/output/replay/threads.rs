@@ -202,8 +202,10 @@ fn replay_in(
         if events {
             let made = Made::Events(core.take_events());
             printer.print(&made);
+            super::warn_notes(core, file);
         } else {
             core.drain_events();
+            super::warn_notes(core, file);
             games.extend(core.take_finished());
             if last {
                 games.extend(core.take_game());
@@ -283,6 +285,7 @@ fn play_steps(
     let mut core = start_core(&header, file, Settings::default(), pinned, given, print)?;
     let events = matches!(print, Print::Text | Print::Jsonl);
     let hand_on = |core: &mut Core, last: bool| {
+        super::warn_notes(core, file);
         let made = if events {
             Made::Events(core.take_events())
         } else {

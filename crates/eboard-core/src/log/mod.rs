@@ -2,7 +2,6 @@
 //! through the protocol decoder as a board would have sent it.
 
 pub mod import;
-pub mod journal;
 pub mod play;
 mod quick;
 mod read;
@@ -10,10 +9,9 @@ mod record;
 mod split;
 mod write;
 
-pub use journal::{Flushed, Journal};
 pub use play::{DECIDED_BY, Played, Player, Step};
 pub use read::{
-    LogError, parse_each, parse_log, parse_log_lenient, parse_record, read_log, read_text, read_text_into,
+    LogError, RecordError, cannot_read, decode_text, parse_each, parse_log, parse_log_lenient, parse_record,
 };
 pub use record::{Header, LogTime, MAGIC, Record, RecordKind, Running, SETTINGS_KEY, SensorLog};
 pub use write::{LogWriter, to_string};

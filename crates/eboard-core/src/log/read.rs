@@ -1,8 +1,6 @@
 //! Reading sensor logs: strict, with errors that name the file, the line and the
 //! problem.
 
-use std::path::Path;
-
 use shakmaty::{Piece, Square};
 
 use super::quick::quick_record;
@@ -49,46 +47,19 @@ impl From<&str> for RecordError {
     }
 }
 
-/// Reads and parses a sensor log file.
-pub fn read_log(path: &Path) -> Result<SensorLog, LogError> {
-    let file = path.display().to_string();
-    parse_log(&read_text(path, &file)?, &file)
-}
-
-/// Reads a sensor log file's text; `file` names it in errors.
-pub fn read_text(path: &Path, file: &str) -> Result<String, LogError> {
-    let bytes = std::fs::read(path).map_err(|e| cannot_read(file, &e))?;
-    String::from_utf8(bytes).map_err(|e| not_utf8(file, e.as_bytes(), e.utf8_error()))
-}
-
-/// [`read_text`] into `buf`, kept by the caller from file to file (many short
-/// logs): the file is read until its end into the room `buf` already has, with
-/// no look at its size first and nothing allocated once `buf` is large enough.
-/// The same errors as [`read_text`].
-pub fn read_text_into<'b>(path: &Path, file: &str, buf: &'b mut Vec<u8>) -> Result<&'b str, LogError> {
-    use std::io::Read;
-    let mut f = std::fs::File::open(path).map_err(|e| cannot_read(file, &e))?;
-    let mut n = 0;
-    loop {
-        if n == buf.len() {
-            buf.resize((2 * buf.len()).max(16 * 1024), 0);
-        }
-        match f.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(cannot_read(file, &e)),
-        }
-    }
-    let bytes = &buf[..n];
+/// A sensor log's bytes as its text; `file` names it in errors (a log is
+/// UTF-8: what is not says where). Reading the file is the caller's (the
+/// daemon's `log::files`): this crate does no I/O.
+pub fn decode_text<'b>(bytes: &'b [u8], file: &str) -> Result<&'b str, LogError> {
     std::str::from_utf8(bytes).map_err(|e| not_utf8(file, bytes, e))
 }
 
-fn cannot_read(file: &str, e: &std::io::Error) -> LogError {
+/// What a file that cannot be read is, as a log's error.
+pub fn cannot_read(file: &str, problem: &dyn std::fmt::Display) -> LogError {
     LogError {
         file: file.to_string(),
         line: 0,
-        problem: format!("cannot read: {e}"),
+        problem: format!("cannot read: {problem}"),
     }
 }
 

@@ -55,6 +55,9 @@ use resync::*;
 use start::*;
 use touch::*;
 
+/// The most warnings [`Core::take_notes`] keeps between two takes.
+pub const MAX_NOTES: usize = 64;
+
 /// The rules core of one board.
 #[derive(Debug)]
 pub struct Core {
@@ -98,6 +101,8 @@ pub struct Core {
     last_emit: u64,
     /// What undoing the last accepted decision puts back ([`Decision::Undo`]).
     undo: Option<undo::UndoPoint>,
+    /// Warnings for the caller's log ([`Core::take_notes`]).
+    notes: Vec<String>,
     /// Whether events are kept for [`Core::take_events`] (the default); a
     /// caller that wants only the record (`replay --format uci|pgn`) turns them
     /// off, and neither they nor their strings are made.
@@ -135,6 +140,7 @@ impl Core {
             shown: 0,
             last_emit: 0,
             undo: None,
+            notes: Vec::new(),
             events: true,
             san: true,
             out: Vec::new(),
@@ -295,6 +301,21 @@ impl Core {
     /// off (events and PGN show SAN).
     pub fn set_san(&mut self, on: bool) {
         self.san = on;
+    }
+
+    /// Warnings made so far and not yet taken (a clock report that contradicts
+    /// the one before, moves played while the line was away), for the caller
+    /// to log: the core itself writes no log. At most [`MAX_NOTES`] are kept
+    /// (the latest).
+    pub fn take_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notes)
+    }
+
+    fn note(&mut self, text: String) {
+        if self.notes.len() >= MAX_NOTES {
+            self.notes.remove(0);
+        }
+        self.notes.push(text);
     }
 
     /// Events produced so far and not yet taken.

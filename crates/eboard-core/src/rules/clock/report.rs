@@ -51,14 +51,14 @@ impl Core {
             return;
         }
         if let Some((prev, _)) = self.clk.taken.filter(|_| self.report_contradicts(status, t)) {
-            tracing::warn!(
+            self.note(format!(
                 "clock report at {:.3} s ({} / {}) contradicts the one before ({} / {}): ignored unless the next agrees",
                 t as f64 / 1e6,
                 status.left,
                 status.right,
                 prev.left,
                 prev.right
-            );
+            ));
             self.clk.suspect = Some((*status, t));
             return;
         }
@@ -248,11 +248,11 @@ impl Core {
         if was.abs_diff(now) < 1000 {
             return;
         }
-        tracing::warn!(
+        self.note(format!(
             "after the gap in the line, {waiting:?}'s clock shows {} where it showed {} before, with the board on the record's position: moves were played and pieces put back while the line was away; they are not in the record",
             status.time(side),
             gap.before.time(side),
-        );
+        ));
         let board = self.real_board();
         let side: Side = waiting.into();
         let count = self.violations[side_index(side)];

@@ -17,8 +17,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::Path;
 
-use super::record::{Header, LogTime, Record, RecordKind};
-use super::write::LogWriter;
+use eboard_core::log::{Header, LogTime, LogWriter, Record, RecordKind};
 
 /// At most this many bytes of records are held while writes fail.
 pub const HOLD_LIMIT: usize = 16 << 20;
