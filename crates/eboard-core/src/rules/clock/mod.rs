@@ -39,6 +39,10 @@ pub(super) struct Timing {
     /// Set-and-run commands not yet acknowledged, and when the last was made.
     pub sets_pending: u32,
     pub set_at: u64,
+    /// What the last set-and-run makes the clock show (report mode): once the
+    /// clock acknowledges it, its times are what the clock shows, and the
+    /// reports after it are judged against them.
+    pub set_to: Option<ClockStatus>,
     /// The last clock report taken (its times believed), and when.
     pub taken: Option<(ClockStatus, u64)>,
     /// A report that contradicted the one before it, waiting for the next.
@@ -79,13 +83,36 @@ pub(super) struct Timing {
 
 impl Timing {
     /// A new game: what the clock said of the game before is forgotten.
-    pub fn new_game(&mut self) {
+    /// `white`: which clock side is white's, when known.
+    pub fn new_game(&mut self, white: Option<ClockSide>) {
         self.for_ply = None;
         self.unconfirmed_press = None;
         self.flag_seen = None;
         self.flags_reported = [false; 2];
         self.last_press = None;
-        self.host = None;
+        self.host_gone(white);
+    }
+
+    /// The host's clock is gone (a new game, a time control the clock runs
+    /// itself): the figures shown are no longer its. They are the last report
+    /// a clock gave, which still stands; with no clock, there are none (a board
+    /// without a clock showed the last game's host times, issue 48).
+    pub fn host_gone(&mut self, white: Option<ClockSide>) {
+        if self.host.take().is_none() && self.taken.is_some() {
+            // Report mode with a clock: the figures are already the clock's.
+            return;
+        }
+        let white = white.unwrap_or(ClockSide::Left);
+        self.said = self.taken.map(|(status, _)| {
+            let running = status
+                .running_side()
+                .map(|r| if r == white { Side::White } else { Side::Black });
+            (
+                u64::from(status.time(white).millis()),
+                u64::from(status.time(white.other()).millis()),
+                running,
+            )
+        });
     }
 }
 
@@ -136,7 +163,7 @@ impl Core {
         }
         self.clk.drive = drive && tc.is_some();
         self.clk.tc = tc;
-        self.clk.host = None;
+        self.clk.host_gone(self.white_side);
         let text = self.clk.tc.as_ref().map(TimeControl::pgn);
         if let Some(g) = self.game.as_mut().filter(|g| !g.is_over()) {
             g.time_control = text;
@@ -324,6 +351,13 @@ impl Core {
         self.clk.out.push(ClockCommand::SetAndRun { left, right, flags });
         self.clk.sets_pending += 1;
         self.clk.set_at = t;
+        let lever = self.clk.status.is_some_and(|s| s.right_lever_high);
+        self.clk.set_to = Some(ClockStatus::new(
+            left.to_time().unwrap_or_default(),
+            right.to_time().unwrap_or_default(),
+            running,
+            lever,
+        ));
     }
 
     fn emit_clock(&mut self, white: u64, black: u64, running: Option<Color>, t: u64) {
@@ -348,11 +382,33 @@ impl Core {
         self.clk.suspect = None;
     }
 
-    /// A clock command acknowledged (`code`).
-    pub(super) fn clock_acked(&mut self, code: u8) {
-        if code == clock_code::SET_AND_RUN {
-            self.clk.sets_pending = self.clk.sets_pending.saturating_sub(1);
+    /// A clock command acknowledged (`code`) at `t`. The last set-and-run
+    /// acknowledged in report mode (an arbiter's time, a penalty): the clock
+    /// shows its times, and the reports after it follow from them. (A report
+    /// that came before the acknowledgement was not believed, and a stopped
+    /// clock may send no other: the times added to a fallen flag stood at
+    /// 0:00:00, issue 48.)
+    pub(super) fn clock_acked(&mut self, code: u8, t: u64) {
+        if code != clock_code::SET_AND_RUN {
+            return;
         }
+        self.clk.sets_pending = self.clk.sets_pending.saturating_sub(1);
+        if self.clk.sets_pending > 0 || self.clk.host.is_some() {
+            return;
+        }
+        let Some(set) = self.clk.set_to.take() else { return };
+        self.clk.taken = Some((set, self.clk.set_at));
+        self.clk.suspect = None;
+        let white = self.white_side.unwrap_or(ClockSide::Left);
+        let running = set
+            .running_side()
+            .map(|s| if s == white { Color::White } else { Color::Black });
+        self.emit_clock(
+            u64::from(set.time(white).millis()),
+            u64::from(set.time(white.other()).millis()),
+            running,
+            t,
+        );
     }
 
     fn set_pending(&self, t: u64) -> bool {
@@ -367,5 +423,106 @@ impl Core {
                 self.send_set(t);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use crate::log::{LogTime, Record, RecordKind, parse_log};
+    use crate::protocol::{BoardMessage, ClockAck, ClockSide, clock_code};
+    use crate::rules::{Config, Core};
+    use crate::session::Session;
+
+    /// A session of the standard start, then `more` (sensor-log lines), white on
+    /// the clock's left.
+    fn board(more: &str) -> Session {
+        let text =
+            format!("# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n{more}");
+        let log = parse_log(&text, "t.esl").unwrap();
+        let mut s = Session::new(Core::new(Config::default()), "t.esl");
+        s.core_mut().set_white_side(ClockSide::Left);
+        for r in &log.records {
+            s.step(r, None).unwrap();
+        }
+        s
+    }
+
+    fn step(s: &mut Session, t_us: u64, kind: RecordKind) {
+        let r = Record {
+            time: LogTime::from_micros(t_us),
+            kind,
+        };
+        s.step(&r, None).unwrap();
+    }
+
+    /// A board without a clock whose first game's clock the daemon drove (an
+    /// arbiter's time control), then a time control the clock runs itself:
+    /// neither that game nor the next shows the host's times any more.
+    #[test]
+    fn a_new_game_on_a_board_without_a_clock_shows_no_clock() {
+        let mut s = board("");
+        assert_eq!(s.core().clock(), None);
+        s.decide("SetTimeControl", vec![Value::from("300+0")], None, 1_000_000)
+            .unwrap();
+        assert_eq!(s.core().clock(), Some((300_000, 300_000, None)));
+        s.decide("AddTime", vec!["white".into(), Value::from(60)], None, 2_000_000)
+            .unwrap();
+        assert_eq!(s.core().clock(), Some((360_000, 300_000, None)));
+        s.decide("NewGame", vec!["".into()], None, 3_000_000).unwrap();
+        assert_eq!(
+            s.core().clock(),
+            Some((300_000, 300_000, None)),
+            "a new game, driven"
+        );
+        s.decide(
+            "SetTimeControl",
+            vec!["600+0".into(), "report".into()],
+            None,
+            4_000_000,
+        )
+        .unwrap();
+        assert_eq!(
+            s.core().clock(),
+            None,
+            "the clock runs its own program: there is none"
+        );
+        s.decide("NewGame", vec!["".into()], None, 5_000_000).unwrap();
+        assert_eq!(s.core().clock(), None, "the last game's clocks on a new game");
+    }
+
+    /// A stopped clock at 0:00:00 on white's side: time added by the arbiter
+    /// is what it shows once it acknowledges the set, and the report after it
+    /// is believed (it was held as one that contradicts the one before, and a
+    /// stopped clock sends no other: the flag stood).
+    #[test]
+    fn time_added_to_a_stopped_clock_is_shown_once_acknowledged() {
+        let mut s = board("0 clock left=0:00:00 right=0:05:00 running=none\n");
+        assert_eq!(s.core().clock(), Some((0, 300_000, None)));
+        s.decide("AddTime", vec!["white".into(), Value::from(120)], None, 2_000_000)
+            .unwrap();
+        assert_eq!(s.core_mut().take_clock_commands().len(), 1);
+        let ack = BoardMessage::ClockAck(ClockAck::ok(clock_code::SET_AND_RUN)).encode();
+        step(&mut s, 2_100_000, RecordKind::Rx(ack));
+        assert_eq!(s.core().clock(), Some((120_000, 300_000, None)));
+        let report = parse_log(
+            "# eboard-sensor-log 1\n2.2 clock left=0:02:00 right=0:05:00 running=none\n",
+            "t.esl",
+        )
+        .unwrap();
+        s.step(&report.records[0], None).unwrap();
+        assert_eq!(s.core().clock(), Some((120_000, 300_000, None)));
+        // Running again on white's side, the reports that follow are taken.
+        s.decide(
+            "SetClock",
+            vec![Value::from(100_000), Value::from(300_000)],
+            None,
+            3_000_000,
+        )
+        .unwrap();
+        let ack = BoardMessage::ClockAck(ClockAck::ok(clock_code::SET_AND_RUN)).encode();
+        step(&mut s, 3_100_000, RecordKind::Rx(ack));
+        assert_eq!(s.core().clock(), Some((100_000, 300_000, None)));
     }
 }
