@@ -22,6 +22,10 @@ pub struct PairingsCall {
     pub boards: Vec<(u32, BTreeMap<String, String>)>,
     pub by: Option<String>,
     pub reply: oneshot::Sender<Result<(), crate::api::Error>>,
+    /// `StartRound`: every board's next game is `round`, and a board the call
+    /// does not name has no pairing for it (unless `round` is the round that
+    /// stands, whose pairings stay).
+    pub new_round: bool,
 }
 
 /// The `org.eboardbridge.Manager1` object at [`ROOT_PATH`]: what concerns every
@@ -64,28 +68,7 @@ impl Manager1 {
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
-        if pairings.len() > MAX_PAIRINGS {
-            return Err(BusError::InvalidArgument(format!(
-                "{} pairings: at most {MAX_PAIRINGS}",
-                pairings.len()
-            )));
-        }
-        let mut boards: Vec<(u32, BTreeMap<String, String>)> = Vec::with_capacity(pairings.len());
-        for (board, tags) in pairings {
-            if board == 0 {
-                return Err(BusError::InvalidArgument(
-                    "board 0: boards are numbered from 1".into(),
-                ));
-            }
-            if boards.iter().any(|(b, _)| *b == board) {
-                return Err(BusError::InvalidArgument(format!(
-                    "board {board} is paired twice"
-                )));
-            }
-            let tags: BTreeMap<String, String> = tags.into_iter().collect();
-            check_pairing(&tags).map_err(|e| BusError::InvalidArgument(format!("board {board}: {e}")))?;
-            boards.push((board, tags));
-        }
+        let boards = checked(pairings)?;
         let by = caller(conn, &header).await;
         let (reply, answer) = oneshot::channel();
         let gone = || BusError::Unavailable("the daemon is stopping".into());
@@ -95,6 +78,43 @@ impl Manager1 {
                 boards,
                 by,
                 reply,
+                new_round: false,
+            })
+            .await
+            .map_err(|_| gone())?;
+        Ok(answer.await.map_err(|_| gone())??)
+    }
+
+    /// Starts round `round` on every board: each board's next game (or its
+    /// game not begun) is round `round`, with its pairing from `pairings` (as
+    /// `SetPairings` takes them); a game under way keeps its round to its end.
+    /// A board `pairings` does not name keeps its pairing when `round` is the
+    /// round that stands, and otherwise has none for the new round (its players
+    /// are the configuration's `[[board]]` names, else `?`). Kept like
+    /// `SetPairings` (`<state>/ctl-round.json`, each board's journal).
+    async fn start_round(
+        &self,
+        round: u32,
+        pairings: Vec<(u32, HashMap<String, String>)>,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<(), BusError> {
+        if round == 0 {
+            return Err(BusError::InvalidArgument(
+                "round 0: rounds are numbered from 1".into(),
+            ));
+        }
+        let boards = checked(pairings)?;
+        let by = caller(conn, &header).await;
+        let (reply, answer) = oneshot::channel();
+        let gone = || BusError::Unavailable("the daemon is stopping".into());
+        self.calls
+            .send(PairingsCall {
+                round,
+                boards,
+                by,
+                reply,
+                new_round: true,
             })
             .await
             .map_err(|_| gone())?;
@@ -167,4 +187,56 @@ impl Manager1 {
         text: &str,
         remedy: &str,
     ) -> zbus::Result<()>;
+
+    /// The configuration was read again (SIGHUP), or could not be: `round` the
+    /// round that stands (0 when it was not read), `kind` `kept` (the round
+    /// and pairings `ctl` set stand: the file's are as they were), `replaced`
+    /// (the file's changed and replace `ctl`'s), `file` (the file's, `ctl` had
+    /// set none) or `failed` (not read: the one running stays), and the words
+    /// the log has.
+    #[zbus(signal)]
+    pub async fn reloaded(e: &SignalEmitter<'_>, round: u32, kind: &str, words: &str) -> zbus::Result<()>;
+}
+
+/// A round's pairings as a call gives them, checked: at most
+/// [`MAX_PAIRINGS`], each board once and numbered from 1, each pairing's tags
+/// well formed.
+fn checked(
+    pairings: Vec<(u32, HashMap<String, String>)>,
+) -> Result<Vec<(u32, BTreeMap<String, String>)>, BusError> {
+    if pairings.len() > MAX_PAIRINGS {
+        return Err(BusError::InvalidArgument(format!(
+            "{} pairings: at most {MAX_PAIRINGS}",
+            pairings.len()
+        )));
+    }
+    let mut boards: Vec<(u32, BTreeMap<String, String>)> = Vec::with_capacity(pairings.len());
+    for (board, tags) in pairings {
+        if board == 0 {
+            return Err(BusError::InvalidArgument(
+                "board 0: boards are numbered from 1".into(),
+            ));
+        }
+        if boards.iter().any(|(b, _)| *b == board) {
+            return Err(BusError::InvalidArgument(format!(
+                "board {board} is paired twice"
+            )));
+        }
+        let tags: BTreeMap<String, String> = tags.into_iter().collect();
+        check_pairing(&tags).map_err(|e| BusError::InvalidArgument(format!("board {board}: {e}")))?;
+        boards.push((board, tags));
+    }
+    Ok(boards)
+}
+
+/// Says on the bus that the configuration was read again (or not): the
+/// `Reloaded` signal of [`Manager1`] (`ctl watch` prints it).
+pub async fn say_reloaded(conn: &zbus::Connection, round: u32, kind: &str, words: &str) {
+    let sent = match zbus::object_server::SignalEmitter::new(conn, super::ROOT_PATH) {
+        Ok(e) => Manager1::reloaded(&e, round, kind, words).await,
+        Err(e) => Err(e),
+    };
+    if let Err(e) = sent {
+        tracing::warn!("D-Bus: the reload is not said on the bus: {e}");
+    }
 }

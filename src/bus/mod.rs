@@ -24,7 +24,7 @@ mod publish;
 mod tests;
 
 pub use board::Board1;
-pub use manager::{Manager1, PairingsCall};
+pub use manager::{Manager1, PairingsCall, say_reloaded};
 pub use publish::Publisher;
 
 pub use crate::api::ERROR_PREFIX;

@@ -545,7 +545,13 @@ pub async fn run(
                 notify::notify("RELOADING=1");
                 match Config::load(config_file.as_deref()) {
                     Ok(c) => daemon.reload(c).await,
-                    Err(e) => tracing::error!("SIGHUP: configuration not read again, the one running stays: {e}"),
+                    Err(e) => {
+                        tracing::error!("SIGHUP: configuration not read again, the one running stays: {e}");
+                        if let Some(conn) = &daemon.connection {
+                            let words = format!("the one running stays: {e}");
+                            bus::say_reloaded(conn, 0, "failed", &words).await;
+                        }
+                    }
                 }
                 notify::notify("READY=1");
             }
