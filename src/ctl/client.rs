@@ -271,6 +271,18 @@ impl Client {
             .await
             .map(|_| ())
     }
+
+    /// `Manager1.StartRound`.
+    pub async fn start_round(
+        &self,
+        round: u32,
+        pairings: &[(u32, HashMap<String, String>)],
+    ) -> Result<(), CtlError> {
+        self.check_running().await?;
+        self.call(ROOT_PATH, MANAGER_INTERFACE, "StartRound", &(round, pairings))
+            .await
+            .map(|_| ())
+    }
 }
 
 /// A board's view from its properties.

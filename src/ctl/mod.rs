@@ -64,6 +64,10 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
         CtlCommand::Pairings { file, round } => {
             Some(pairings::read(file, *round).map_err(|e| CtlError::Usage(e.to_string()))?)
         }
+        CtlCommand::Round {
+            round,
+            pairings: Some(file),
+        } => Some(pairings::read(file, Some(*round)).map_err(|e| CtlError::Usage(e.to_string()))?),
         _ => None,
     };
     let client = Client::connect(which).await?;
@@ -220,6 +224,7 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
                 round::pairings(&client, &p).await?;
             }
         }
+        CtlCommand::Round { round, .. } => round::start(&client, round, pairings.as_ref()).await?,
     }
     Ok(())
 }

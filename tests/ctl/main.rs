@@ -7,6 +7,7 @@
 mod common;
 mod pairings;
 mod results;
+mod round;
 mod watch;
 
 use std::path::{Path, PathBuf};
