@@ -8,6 +8,7 @@ mod common;
 mod pairings;
 mod results;
 mod round;
+mod stale;
 mod watch;
 
 use std::path::{Path, PathBuf};
