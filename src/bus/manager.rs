@@ -35,11 +35,17 @@ pub struct Manager1 {
     /// The pushes to lichess, when `[lichess]` is configured: each round's
     /// state, and where `SetLichessRound` goes.
     lichess: Option<(watch::Receiver<Vec<RoundStatus>>, mpsc::Sender<Call>)>,
+    /// The arbiters' alerts, once the console is up (`bus::alerts`).
+    alerts: crate::api::alerts::DeskSlot,
 }
 
 impl Manager1 {
     pub fn new(calls: mpsc::Sender<PairingsCall>) -> Manager1 {
-        Manager1 { calls, lichess: None }
+        Manager1 {
+            calls,
+            lichess: None,
+            alerts: Default::default(),
+        }
     }
 
     /// Serves the pushes to lichess too.
@@ -49,6 +55,12 @@ impl Manager1 {
         calls: mpsc::Sender<Call>,
     ) -> Manager1 {
         self.lichess = Some((status, calls));
+        self
+    }
+
+    /// Serves the arbiters' alerts from `slot` (filled once the console is up).
+    pub fn with_alerts(mut self, slot: crate::api::alerts::DeskSlot) -> Manager1 {
+        self.alerts = slot;
         self
     }
 }
@@ -119,6 +131,44 @@ impl Manager1 {
             .await
             .map_err(|_| gone())?;
         Ok(answer.await.map_err(|_| gone())??)
+    }
+
+    /// Acknowledges alert `id` as the caller (as the console's button does);
+    /// an alert acknowledged before stays as it was. The alert, as `Alerts`
+    /// gives it. `Unavailable` while the console is off.
+    async fn ack_alert(
+        &self,
+        id: u64,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<super::alerts::AlertTuple, BusError> {
+        let by = caller(conn, &header)
+            .await
+            .unwrap_or_else(|| "someone over D-Bus".into());
+        super::alerts::ack(&self.alerts, id, by).await
+    }
+
+    /// Acknowledges every active alert of the board `board` (its id) not yet
+    /// acknowledged, as the caller; those acknowledged (none: nothing stood).
+    async fn ack_board_alerts(
+        &self,
+        board: &str,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<Vec<super::alerts::AlertTuple>, BusError> {
+        let by = caller(conn, &header)
+            .await
+            .unwrap_or_else(|| "someone over D-Bus".into());
+        super::alerts::ack_board(&self.alerts, board, by).await
+    }
+
+    /// The alerts the arbiters' console keeps (each board's last 40), oldest
+    /// first: id, board, kind, text, article, raised (ms), active,
+    /// acknowledged by (empty: not yet), when (ms). Empty while the console is
+    /// off. Read afresh: not announced.
+    #[zbus(property(emits_changed_signal = "false"))]
+    async fn alerts(&self) -> Vec<super::alerts::AlertTuple> {
+        super::alerts::all(&self.alerts)
     }
 
     /// Round `round` of the event is pushed to the lichess broadcast round

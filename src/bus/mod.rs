@@ -16,6 +16,7 @@
 //! [`Publisher`] (`publish`: signals and properties), and the pushes to lichess
 //! on `Manager1` (`lichess`).
 
+pub mod alerts;
 mod board;
 pub mod lichess;
 mod manager;

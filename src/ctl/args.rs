@@ -217,6 +217,15 @@ pub enum CtlCommand {
         #[arg(value_parser = lichess_id_arg)]
         id: String,
     },
+    /// Acknowledges an alert as the arbiters' console does (with your user
+    /// name): ALERT is its number as `ctl boards N` shows it (A12); a BOARD
+    /// (number, id or serial number) acknowledges every alert standing on it.
+    /// The alerts are the console's: without it ([http] arbiters) there are none.
+    Ack {
+        /// A12 (an alert), or a board: 12, dgt_12345, a serial number.
+        #[arg(value_name = "ALERT|BOARD")]
+        target: String,
+    },
     /// Starts round N on every board: each board's next game (or its game not
     /// begun) is round N, with its pairing from --pairings FILE (read as `ctl
     /// pairings` reads it); a game under way keeps its round to its end. A board

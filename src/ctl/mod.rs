@@ -7,10 +7,12 @@
 //! - [`client`]: the bus, the boards, the calls and what a refusal means;
 //! - [`format`]: times, results, the boards' table, the events watched;
 //! - [`pairings`]: a round's pairings as tournament programs export them;
-//! - [`lichess`]: the rounds pushed to lichess, as `ctl boards` shows them.
+//! - [`lichess`]: the rounds pushed to lichess, as `ctl boards` shows them;
+//! - [`alerts`]: the console's alerts, `ctl ack` and in `ctl boards N`.
 //!
 //! Exit status: 0 done, 1 refused by the daemon (or no daemon), 2 a usage error.
 
+pub mod alerts;
 mod args;
 pub mod client;
 pub mod detail;
@@ -82,6 +84,7 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
             let mut boards = vec![client.board(&name).await?];
             let rounds = client.lichess().await?;
             lichess::attach(&mut boards, &rounds);
+            alerts::attach(&client, &mut boards).await;
             if json {
                 println!("{}", serde_json::to_string_pretty(&boards[0]).unwrap_or_default());
             } else {
@@ -92,6 +95,9 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
             let mut boards = client.boards().await?;
             let rounds = client.lichess().await?;
             lichess::attach(&mut boards, &rounds);
+            if json {
+                alerts::attach(&client, &mut boards).await;
+            }
             if json {
                 println!("{}", serde_json::to_string_pretty(&boards).unwrap_or_default());
             } else if boards.is_empty() {
@@ -225,6 +231,7 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
             }
         }
         CtlCommand::Round { round, .. } => round::start(&client, round, pairings.as_ref()).await?,
+        CtlCommand::Ack { target } => alerts::ack(&client, &target).await?,
     }
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! on real pseudo-terminals, the broadcast folder and the recordings on disk.
 //! Every wait is bounded.
 
+mod ack;
 #[path = "../common/mod.rs"]
 mod common;
 mod pairings;

@@ -10,6 +10,7 @@
 //!   headers every answer carries;
 //! - [`store`]: alerts, acknowledgements and decisions, kept on disk;
 //! - [`alerts`]: events to alerts, each board's urgency;
+//! - `desk`: the alerts for the other doors (D-Bus: `ctl ack`);
 //! - [`login`] and [`api`]: the handlers.
 //!
 //! Sessions live in memory only: a restart signs every arbiter out. Every
@@ -19,6 +20,7 @@
 pub mod alerts;
 mod api;
 pub mod auth;
+mod desk;
 mod login;
 pub mod origin;
 pub mod sessions;
