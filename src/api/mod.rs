@@ -1,15 +1,16 @@
 //! What a board offers to the ways in and out of the daemon (D-Bus, the
 //! network, MQTT, the broadcast folder): its reference, the calls it takes,
 //! its snapshot, the errors it answers with, what it publishes and the sinks
-//! it is offered to (`publication`); and what the doors show and take of the
-//! pushes to lichess (`lichess`). The sinks (`bus`, `net`, `mqtt`,
-//! `output::live`) depend on this layer, not on `daemon`, which is the one
-//! place that wires them to the boards.
+//! it is offered to (`publication`); what the doors show and take of the
+//! pushes to lichess (`lichess`), and the arbiters' alerts (`alerts`). The
+//! sinks (`bus`, `net`, `mqtt`, `output::live`) depend on this layer, not on
+//! `daemon`, which is the one place that wires them to the boards.
 
 use std::collections::BTreeMap;
 
 use tokio::sync::{mpsc, oneshot, watch};
 
+pub mod alerts;
 mod command;
 mod error;
 pub mod force;

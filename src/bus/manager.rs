@@ -12,6 +12,9 @@ use super::{BusError, caller};
 use crate::api::lichess::{Call, Decision, RoundId, RoundStatus};
 use crate::api::{MAX_PAIRINGS, check_pairing};
 
+/// A board's number and its pairing's tags (`White`, `Black`, ...).
+pub type Pairing = (u32, BTreeMap<String, String>);
+
 /// A round's pairings for the boards (`Manager1.SetPairings`), as the daemon's
 /// hub takes them: all applied, or none.
 #[derive(Debug)]
@@ -22,6 +25,10 @@ pub struct PairingsCall {
     pub boards: Vec<(u32, BTreeMap<String, String>)>,
     pub by: Option<String>,
     pub reply: oneshot::Sender<Result<(), crate::api::Error>>,
+    /// `StartRound`: every board's next game is `round`, and a board the call
+    /// does not name has no pairing for it (unless `round` is the round that
+    /// stands, whose pairings stay).
+    pub new_round: bool,
 }
 
 /// The `org.eboardbridge.Manager1` object at [`ROOT_PATH`]: what concerns every
@@ -31,11 +38,17 @@ pub struct Manager1 {
     /// The pushes to lichess, when `[lichess]` is configured: each round's
     /// state, and where `SetLichessRound` goes.
     lichess: Option<(watch::Receiver<Vec<RoundStatus>>, mpsc::Sender<Call>)>,
+    /// The arbiters' alerts, once the console is up (`bus::alerts`).
+    alerts: crate::api::alerts::DeskSlot,
 }
 
 impl Manager1 {
     pub fn new(calls: mpsc::Sender<PairingsCall>) -> Manager1 {
-        Manager1 { calls, lichess: None }
+        Manager1 {
+            calls,
+            lichess: None,
+            alerts: Default::default(),
+        }
     }
 
     /// Serves the pushes to lichess too.
@@ -45,6 +58,12 @@ impl Manager1 {
         calls: mpsc::Sender<Call>,
     ) -> Manager1 {
         self.lichess = Some((status, calls));
+        self
+    }
+
+    /// Serves the arbiters' alerts from `slot` (filled once the console is up).
+    pub fn with_alerts(mut self, slot: crate::api::alerts::DeskSlot) -> Manager1 {
+        self.alerts = slot;
         self
     }
 }
@@ -64,28 +83,7 @@ impl Manager1 {
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
-        if pairings.len() > MAX_PAIRINGS {
-            return Err(BusError::InvalidArgument(format!(
-                "{} pairings: at most {MAX_PAIRINGS}",
-                pairings.len()
-            )));
-        }
-        let mut boards: Vec<(u32, BTreeMap<String, String>)> = Vec::with_capacity(pairings.len());
-        for (board, tags) in pairings {
-            if board == 0 {
-                return Err(BusError::InvalidArgument(
-                    "board 0: boards are numbered from 1".into(),
-                ));
-            }
-            if boards.iter().any(|(b, _)| *b == board) {
-                return Err(BusError::InvalidArgument(format!(
-                    "board {board} is paired twice"
-                )));
-            }
-            let tags: BTreeMap<String, String> = tags.into_iter().collect();
-            check_pairing(&tags).map_err(|e| BusError::InvalidArgument(format!("board {board}: {e}")))?;
-            boards.push((board, tags));
-        }
+        let boards = checked(pairings)?;
         let by = caller(conn, &header).await;
         let (reply, answer) = oneshot::channel();
         let gone = || BusError::Unavailable("the daemon is stopping".into());
@@ -95,10 +93,85 @@ impl Manager1 {
                 boards,
                 by,
                 reply,
+                new_round: false,
             })
             .await
             .map_err(|_| gone())?;
         Ok(answer.await.map_err(|_| gone())??)
+    }
+
+    /// Starts round `round` on every board: each board's next game (or its
+    /// game not begun) is round `round`, with its pairing from `pairings` (as
+    /// `SetPairings` takes them); a game under way keeps its round to its end.
+    /// A board `pairings` does not name keeps its pairing when `round` is the
+    /// round that stands, and otherwise has none for the new round (its players
+    /// are the configuration's `[[board]]` names, else `?`). Kept like
+    /// `SetPairings` (`<state>/ctl-round.json`, each board's journal).
+    async fn start_round(
+        &self,
+        round: u32,
+        pairings: Vec<(u32, HashMap<String, String>)>,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<(), BusError> {
+        if round == 0 {
+            return Err(BusError::InvalidArgument(
+                "round 0: rounds are numbered from 1".into(),
+            ));
+        }
+        let boards = checked(pairings)?;
+        let by = caller(conn, &header).await;
+        let (reply, answer) = oneshot::channel();
+        let gone = || BusError::Unavailable("the daemon is stopping".into());
+        self.calls
+            .send(PairingsCall {
+                round,
+                boards,
+                by,
+                reply,
+                new_round: true,
+            })
+            .await
+            .map_err(|_| gone())?;
+        Ok(answer.await.map_err(|_| gone())??)
+    }
+
+    /// Acknowledges alert `id` as the caller (as the console's button does);
+    /// an alert acknowledged before stays as it was. The alert, as `Alerts`
+    /// gives it. `Unavailable` while the console is off.
+    async fn ack_alert(
+        &self,
+        id: u64,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<super::alerts::AlertTuple, BusError> {
+        let by = caller(conn, &header)
+            .await
+            .unwrap_or_else(|| "someone over D-Bus".into());
+        super::alerts::ack(&self.alerts, id, by).await
+    }
+
+    /// Acknowledges every active alert of the board `board` (its id) not yet
+    /// acknowledged, as the caller; those acknowledged (none: nothing stood).
+    async fn ack_board_alerts(
+        &self,
+        board: &str,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<Vec<super::alerts::AlertTuple>, BusError> {
+        let by = caller(conn, &header)
+            .await
+            .unwrap_or_else(|| "someone over D-Bus".into());
+        super::alerts::ack_board(&self.alerts, board, by).await
+    }
+
+    /// The alerts the arbiters' console keeps (each board's last 40), oldest
+    /// first: id, board, kind, text, article, raised (ms), active,
+    /// acknowledged by (empty: not yet), when (ms). Empty while the console is
+    /// off. Read afresh: not announced.
+    #[zbus(property(emits_changed_signal = "false"))]
+    async fn alerts(&self) -> Vec<super::alerts::AlertTuple> {
+        super::alerts::all(&self.alerts)
     }
 
     /// Round `round` of the event is pushed to the lichess broadcast round
@@ -167,4 +240,54 @@ impl Manager1 {
         text: &str,
         remedy: &str,
     ) -> zbus::Result<()>;
+
+    /// The configuration was read again (SIGHUP), or could not be: `round` the
+    /// round that stands (0 when it was not read), `kind` `kept` (the round
+    /// and pairings `ctl` set stand: the file's are as they were), `replaced`
+    /// (the file's changed and replace `ctl`'s), `file` (the file's, `ctl` had
+    /// set none) or `failed` (not read: the one running stays), and the words
+    /// the log has.
+    #[zbus(signal)]
+    pub async fn reloaded(e: &SignalEmitter<'_>, round: u32, kind: &str, words: &str) -> zbus::Result<()>;
+}
+
+/// A round's pairings as a call gives them, checked: at most
+/// [`MAX_PAIRINGS`], each board once and numbered from 1, each pairing's tags
+/// well formed.
+fn checked(pairings: Vec<(u32, HashMap<String, String>)>) -> Result<Vec<Pairing>, BusError> {
+    if pairings.len() > MAX_PAIRINGS {
+        return Err(BusError::InvalidArgument(format!(
+            "{} pairings: at most {MAX_PAIRINGS}",
+            pairings.len()
+        )));
+    }
+    let mut boards: Vec<Pairing> = Vec::with_capacity(pairings.len());
+    for (board, tags) in pairings {
+        if board == 0 {
+            return Err(BusError::InvalidArgument(
+                "board 0: boards are numbered from 1".into(),
+            ));
+        }
+        if boards.iter().any(|(b, _)| *b == board) {
+            return Err(BusError::InvalidArgument(format!(
+                "board {board} is paired twice"
+            )));
+        }
+        let tags: BTreeMap<String, String> = tags.into_iter().collect();
+        check_pairing(&tags).map_err(|e| BusError::InvalidArgument(format!("board {board}: {e}")))?;
+        boards.push((board, tags));
+    }
+    Ok(boards)
+}
+
+/// Says on the bus that the configuration was read again (or not): the
+/// `Reloaded` signal of [`Manager1`] (`ctl watch` prints it).
+pub async fn say_reloaded(conn: &zbus::Connection, round: u32, kind: &str, words: &str) {
+    let sent = match zbus::object_server::SignalEmitter::new(conn, super::ROOT_PATH) {
+        Ok(e) => Manager1::reloaded(&e, round, kind, words).await,
+        Err(e) => Err(e),
+    };
+    if let Err(e) = sent {
+        tracing::warn!("D-Bus: the reload is not said on the bus: {e}");
+    }
 }

@@ -16,6 +16,7 @@
 //! [`Publisher`] (`publish`: signals and properties), and the pushes to lichess
 //! on `Manager1` (`lichess`).
 
+pub mod alerts;
 mod board;
 pub mod lichess;
 mod manager;
@@ -24,7 +25,7 @@ mod publish;
 mod tests;
 
 pub use board::Board1;
-pub use manager::{Manager1, PairingsCall};
+pub use manager::{Manager1, PairingsCall, say_reloaded};
 pub use publish::Publisher;
 
 pub use crate::api::ERROR_PREFIX;

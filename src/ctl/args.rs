@@ -242,6 +242,31 @@ pub enum CtlCommand {
         #[arg(value_parser = lichess_id_arg)]
         id: String,
     },
+    /// Acknowledges an alert as the arbiters' console does (with your user
+    /// name): ALERT is its number as `ctl boards N` shows it (A12); a BOARD
+    /// (number, id or serial number) acknowledges every alert standing on it.
+    /// The alerts are the console's: without it ([http] arbiters) there are none.
+    Ack {
+        /// A12 (an alert), or a board: 12, dgt_12345, a serial number.
+        #[arg(value_name = "ALERT|BOARD")]
+        target: String,
+    },
+    /// Starts round N on every board: each board's next game (or its game not
+    /// begun) is round N, with its pairing from --pairings FILE (read as `ctl
+    /// pairings` reads it); a game under way keeps its round to its end. A board
+    /// the file does not name has no pairing for a new round (the
+    /// configuration's [[board]] players, else ?). Kept across restarts, and
+    /// across a reload that leaves the configuration's round and pairings as
+    /// they were.
+    Round {
+        /// The round (1, 2, ...).
+        #[arg(value_parser = clap::value_parser!(u32).range(1..))]
+        round: u32,
+        /// The round's pairings: a PGN with headers only or a CSV (as `ctl
+        /// pairings` takes them; a PGN's games of other rounds are left out).
+        #[arg(long, value_name = "FILE")]
+        pairings: Option<PathBuf>,
+    },
     /// Loads a round's pairings from the tournament program's export: a PGN with
     /// headers only (the board from a Board tag or Round "R.B") or a CSV with the
     /// header row board,white,black and any of white_elo, black_elo, white_fide_id,

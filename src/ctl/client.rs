@@ -285,6 +285,46 @@ impl Client {
             .await
             .map(|_| ())
     }
+
+    /// A `Manager1` method's answer, as `R`.
+    pub async fn manager_call<B, R>(&self, method: &str, body: &B) -> Result<R, CtlError>
+    where
+        B: serde::Serialize + zbus::zvariant::DynamicType,
+        R: for<'d> serde::Deserialize<'d> + zbus::zvariant::Type,
+    {
+        self.check_running().await?;
+        let reply = self.call(ROOT_PATH, MANAGER_INTERFACE, method, body).await?;
+        reply
+            .body()
+            .deserialize()
+            .map_err(|e| CtlError::Refused(format!("{method}: an answer that does not read: {e}")))
+    }
+
+    /// A `Manager1` property; `None` from a daemon that does not have it.
+    pub async fn manager_property(&self, name: &str) -> Option<OwnedValue> {
+        let reply = self
+            .call(
+                ROOT_PATH,
+                "org.freedesktop.DBus.Properties",
+                "Get",
+                &(MANAGER_INTERFACE, name),
+            )
+            .await
+            .ok()?;
+        reply.body().deserialize().ok()
+    }
+
+    /// `Manager1.StartRound`.
+    pub async fn start_round(
+        &self,
+        round: u32,
+        pairings: &[(u32, HashMap<String, String>)],
+    ) -> Result<(), CtlError> {
+        self.check_running().await?;
+        self.call(ROOT_PATH, MANAGER_INTERFACE, "StartRound", &(round, pairings))
+            .await
+            .map(|_| ())
+    }
 }
 
 /// A board's view from its properties.
@@ -315,6 +355,7 @@ fn view(path: &str, p: &HashMap<String, OwnedValue>) -> BoardView {
         pgn: prop(p, "Pgn"),
         lichess: None,
         sans: moves.clone(),
+        alerts: Vec::new(),
     };
     b.needs = format::needs(&b);
     b

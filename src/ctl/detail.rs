@@ -81,6 +81,7 @@ pub fn detail(b: &BoardView) -> String {
     } else {
         let _ = writeln!(s, "needs the arbiter: {}", b.needs.join("; "));
     }
+    s.push_str(&super::alerts::lines(&b.alerts, b.number));
     s
 }
 

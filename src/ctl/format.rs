@@ -165,6 +165,9 @@ pub struct BoardView {
     /// The game on lichess, when its round is pushed there.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lichess: Option<super::lichess::OnLichess>,
+    /// The board's alerts the arbiters' console keeps (none without it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub alerts: Vec<super::alerts::AlertView>,
 }
 
 /// A CSV field: quoted when it holds a comma, a quote or a line break.

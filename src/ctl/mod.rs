@@ -7,10 +7,12 @@
 //! - [`client`]: the bus, the boards, the calls and what a refusal means;
 //! - [`format`]: times, results, the boards' table, the events watched;
 //! - [`pairings`]: a round's pairings as tournament programs export them;
-//! - [`lichess`]: the rounds pushed to lichess, as `ctl boards` shows them.
+//! - [`lichess`]: the rounds pushed to lichess, as `ctl boards` shows them;
+//! - [`alerts`]: the console's alerts, `ctl ack` and in `ctl boards N`.
 //!
 //! Exit status: 0 done, 1 refused by the daemon (or no daemon), 2 a usage error.
 
+pub mod alerts;
 mod args;
 pub mod client;
 pub mod detail;
@@ -64,6 +66,10 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
         CtlCommand::Pairings { file, round } => {
             Some(pairings::read(file, *round).map_err(|e| CtlError::Usage(e.to_string()))?)
         }
+        CtlCommand::Round {
+            round,
+            pairings: Some(file),
+        } => Some(pairings::read(file, Some(*round)).map_err(|e| CtlError::Usage(e.to_string()))?),
         _ => None,
     };
     let client = Client::connect(which).await?;
@@ -78,6 +84,7 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
             let mut boards = vec![client.board(&name).await?];
             let rounds = client.lichess().await?;
             lichess::attach(&mut boards, &rounds);
+            alerts::attach(&client, &mut boards).await;
             if json {
                 println!("{}", serde_json::to_string_pretty(&boards[0]).unwrap_or_default());
             } else {
@@ -88,6 +95,9 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
             let mut boards = client.boards().await?;
             let rounds = client.lichess().await?;
             lichess::attach(&mut boards, &rounds);
+            if json {
+                alerts::attach(&client, &mut boards).await;
+            }
             if json {
                 println!("{}", serde_json::to_string_pretty(&boards).unwrap_or_default());
             } else if boards.is_empty() {
@@ -238,6 +248,8 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
                 round::pairings(&client, &p).await?;
             }
         }
+        CtlCommand::Round { round, .. } => round::start(&client, round, pairings.as_ref()).await?,
+        CtlCommand::Ack { target } => alerts::ack(&client, &target).await?,
     }
     Ok(())
 }

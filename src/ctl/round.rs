@@ -43,11 +43,9 @@ pub async fn results(client: &Client, round: Option<u32>, format: ResultsFormat)
     Ok(())
 }
 
-/// `ctl pairings`: each board of the file takes its pairing for its next game;
-/// notes on the file (an earlier round's export, placeholder ratings) are said.
-pub async fn pairings(client: &Client, p: &Pairings) -> Result<(), CtlError> {
-    let list: Vec<(u32, HashMap<String, String>)> = p
-        .boards
+/// The pairings of a file as `SetPairings` and `StartRound` take them.
+fn list_of(p: &Pairings) -> Vec<(u32, HashMap<String, String>)> {
+    p.boards
         .iter()
         .map(|b| {
             (
@@ -55,16 +53,47 @@ pub async fn pairings(client: &Client, p: &Pairings) -> Result<(), CtlError> {
                 b.tags.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             )
         })
-        .collect();
+        .collect()
+}
+
+/// The round the boards are on: the highest round of their games.
+fn boards_round(boards: &[format::BoardView]) -> Option<u32> {
+    boards
+        .iter()
+        .filter_map(|b| b.round.split('.').next()?.trim().parse().ok())
+        .max()
+}
+
+/// The file's notes (placeholder ratings, rounds left out, an encoding read).
+fn notes(p: &Pairings) {
+    for note in &p.notes {
+        eprintln!("eboard-bridge ctl: note: {}: {note}", p.file);
+    }
+}
+
+/// A refusal of the daemon's about a file's pairings: with the file's line
+/// when it names a board (`no board 9: ...`), and that nothing was applied.
+fn refused_in(p: &Pairings, e: CtlError) -> CtlError {
+    let CtlError::Refused(m) = &e else { return e };
+    let line = m
+        .strip_prefix("no board ")
+        .and_then(|r| r.split(':').next())
+        .and_then(|n| n.parse::<u32>().ok())
+        .and_then(|n| p.boards.iter().find(|b| b.board == n));
+    match line {
+        Some(b) => CtlError::Refused(format!("{}:{}: {m}; nothing was applied", p.file, b.line)),
+        None => CtlError::Refused(format!("{}: {m}; nothing was applied", p.file)),
+    }
+}
+
+/// `ctl pairings`: each board of the file takes its pairing for its next game;
+/// notes on the file (an earlier round's export, placeholder ratings) are said.
+pub async fn pairings(client: &Client, p: &Pairings) -> Result<(), CtlError> {
+    let list = list_of(p);
     let round = p.round.unwrap_or(0);
     // A file of an earlier round (an old export picked by mistake), or
     // one that skips rounds, is loaded, and said.
-    let on: Option<u32> = client
-        .boards()
-        .await?
-        .iter()
-        .filter_map(|b| b.round.split('.').next()?.parse().ok())
-        .max();
+    let on = boards_round(&client.boards().await?);
     if let (Some(r), Some(on)) = (p.round, on) {
         if r < on || r > on + 1 {
             eprintln!(
@@ -73,22 +102,11 @@ pub async fn pairings(client: &Client, p: &Pairings) -> Result<(), CtlError> {
             );
         }
     }
-    for note in &p.notes {
-        eprintln!("eboard-bridge ctl: note: {}: {note}", p.file);
-    }
-    if let Err(e) = client.set_pairings(round, &list).await {
-        // The daemon names the board it does not have: the file's line too.
-        let CtlError::Refused(m) = &e else { return Err(e) };
-        let line = m
-            .strip_prefix("no board ")
-            .and_then(|r| r.split(':').next())
-            .and_then(|n| n.parse::<u32>().ok())
-            .and_then(|n| p.boards.iter().find(|b| b.board == n));
-        return Err(match line {
-            Some(b) => CtlError::Refused(format!("{}:{}: {m}; nothing was applied", p.file, b.line)),
-            None => CtlError::Refused(format!("{}: {m}; nothing was applied", p.file)),
-        });
-    }
+    notes(p);
+    client
+        .set_pairings(round, &list)
+        .await
+        .map_err(|e| refused_in(p, e))?;
     let numbers: Vec<u32> = p.boards.iter().map(|b| b.board).collect();
     let round = p.round.map(|r| format!("round {r}, ")).unwrap_or_default();
     println!(
@@ -98,4 +116,127 @@ pub async fn pairings(client: &Client, p: &Pairings) -> Result<(), CtlError> {
         p.file
     );
     Ok(())
+}
+
+/// `ctl round N [--pairings FILE]`: round N on every board, and what that
+/// did to each, in words.
+pub async fn start(client: &Client, round: u32, p: Option<&Pairings>) -> Result<(), CtlError> {
+    let list = p.map(list_of).unwrap_or_default();
+    if let Some(on) = boards_round(&client.boards().await?) {
+        if round < on || round > on + 1 {
+            eprintln!(
+                "eboard-bridge ctl: note: the boards were on round {on}: is round {round} the one meant? (done: `ctl round {}` starts the next)",
+                on + 1
+            );
+        }
+    }
+    if let Some(p) = p {
+        notes(p);
+    }
+    client.start_round(round, &list).await.map_err(|e| match p {
+        Some(p) => refused_in(p, e),
+        None => e,
+    })?;
+    let boards = client.boards().await?;
+    print!("{}", started(round, p, &boards));
+    Ok(())
+}
+
+/// What `ctl round` did, board by board: `boards` as they are after it.
+fn started(round: u32, p: Option<&Pairings>, boards: &[format::BoardView]) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let from = p
+        .map(|p| format!(", pairings from {}", p.file))
+        .unwrap_or_default();
+    let numbers: Vec<u32> = boards.iter().map(|b| b.number).collect();
+    let _ = writeln!(
+        s,
+        "round {round} started on {} board(s) ({}){from}: each board's next game (or its game not begun) is round {round}",
+        boards.len(),
+        crate::api::board_numbers(&numbers)
+    );
+    let paired = |n: u32| {
+        p.and_then(|p| p.boards.iter().find(|b| b.board == n)).map(|b| {
+            let name = |side: &str| b.tags.get(side).cloned().unwrap_or_else(|| "?".into());
+            format!("{} - {}", name("White"), name("Black"))
+        })
+    };
+    for b in boards {
+        let on = b.round.split('.').next().unwrap_or_default().trim();
+        let what = if on == round.to_string() {
+            format!("round {round} now: {} - {}", b.white, b.black)
+        } else {
+            let next = paired(b.number).map(|n| format!(" ({n})")).unwrap_or_default();
+            let game = if b.status == "finished" {
+                format!("its game of round {on} is over ({})", b.result)
+            } else {
+                format!(
+                    "its game under way ({} plies) stays in round {on} to its end",
+                    b.moves
+                )
+            };
+            format!("{game}; its next game is round {round}{next}")
+        };
+        let _ = writeln!(s, "board {} ({}): {what}", b.number, b.id);
+    }
+    if p.is_none() {
+        let _ = writeln!(
+            s,
+            "no pairings given: a new round's players are the configuration's ([[board]]) or ?; `ctl pairings FILE --round {round}` names them"
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_round_started_did_to_each_board() {
+        let board = |number: u32, round: &str, status: &str, moves: usize, result: &str| format::BoardView {
+            number,
+            id: format!("board{number}"),
+            round: round.into(),
+            status: status.into(),
+            moves,
+            result: result.into(),
+            white: format!("W{number}"),
+            black: format!("B{number}"),
+            ..format::BoardView::default()
+        };
+        let boards = [
+            board(1, "1.1", "playing", 12, ""),
+            board(2, "2.2", "playing", 0, ""),
+            board(3, "1.3", "finished", 40, "1-0"),
+        ];
+        let p = Pairings {
+            file: "r2.csv".into(),
+            round: Some(2),
+            boards: vec![crate::pairings::Pairing {
+                board: 1,
+                line: 2,
+                tags: [
+                    ("White".to_string(), "Ann".to_string()),
+                    ("Black".into(), "Bob".into()),
+                ]
+                .into(),
+            }],
+            notes: Vec::new(),
+        };
+        assert_eq!(
+            started(2, Some(&p), &boards),
+            "round 2 started on 3 board(s) (1-3), pairings from r2.csv: each board's next game (or its game not begun) is round 2\n\
+             board 1 (board1): its game under way (12 plies) stays in round 1 to its end; its next game is round 2 (Ann - Bob)\n\
+             board 2 (board2): round 2 now: W2 - B2\n\
+             board 3 (board3): its game of round 1 is over (1-0); its next game is round 2\n"
+        );
+        assert!(started(2, None, &boards).ends_with("`ctl pairings FILE --round 2` names them\n"));
+        let e = refused_in(&p, CtlError::Refused("no board 1: boards are 2-3".into()));
+        assert_eq!(
+            e,
+            CtlError::Refused("r2.csv:2: no board 1: boards are 2-3; nothing was applied".into())
+        );
+    }
 }

@@ -265,10 +265,7 @@ impl Hub {
     fn board_update(&self, serial: Option<&str>, device: &Path, fallback: u32) -> BoardUpdate {
         let entry = self.config.board(serial, device);
         let number = entry.map_or(fallback, |b| b.number);
-        let round = self
-            .ctl
-            .as_ref()
-            .map_or_else(|| self.config.round(), |c| c.round_or(&self.config));
+        let round = self.round();
         let mut tags = Tags {
             event: self.config.event.clone().unwrap_or_else(|| "?".into()),
             site: self.config.site.clone().unwrap_or_else(|| "?".into()),
@@ -303,10 +300,12 @@ impl Hub {
     async fn reconfigure(&mut self, config: Config) {
         let devices = super::devices(&[], &config);
         let mut said = None;
+        let mut replaced = None;
         match self.ctl.as_ref().map(|c| c.at_reload(&config)) {
             Some(AtReload::Kept(words)) => said = Some(words),
             Some(AtReload::Replaced(words)) => {
                 tracing::warn!("configuration read again: {words}");
+                replaced = Some(words);
                 SetByCtl::forget(&self.config.state_dir());
                 self.ctl = None;
                 self.pairings = pairings_of(&config);
@@ -335,10 +334,31 @@ impl Hub {
                 }
             }
         }
-        match said {
-            Some(words) => tracing::info!("configuration read again: {words}"),
-            None => tracing::info!("configuration read again: round {}", self.config.round()),
+        let round = self.round();
+        let (kind, words) = match said {
+            Some(words) => {
+                tracing::info!("configuration read again: {words}");
+                ("kept", words)
+            }
+            None => {
+                tracing::info!("configuration read again: round {}", self.config.round());
+                let words = format!("round {}", self.config.round());
+                match replaced {
+                    Some(r) => ("replaced", r),
+                    None => ("file", words),
+                }
+            }
+        };
+        if let Some(conn) = &self.connection {
+            bus::say_reloaded(conn, round, kind, &words).await;
         }
+    }
+
+    /// The round that stands: what `ctl` set, else the configuration's.
+    fn round(&self) -> u32 {
+        self.ctl
+            .as_ref()
+            .map_or_else(|| self.config.round(), |c| c.round_or(&self.config))
     }
 
     /// The number each board's next games take (as `reconfigure` finds it).
@@ -365,6 +385,7 @@ impl Hub {
             boards,
             by,
             reply,
+            new_round,
         } = call;
         let numbers = self.numbers();
         let mut known: Vec<u32> = numbers
@@ -383,33 +404,39 @@ impl Hub {
             let _ = reply.send(Err(Error::NoBoard(format!("no board {n}: {all}"))));
             return;
         }
-        let mut answers = Vec::new();
-        for (n, tags) in &boards {
-            for (i, slot) in self.slots.iter().enumerate() {
-                if numbers[i] != *n {
-                    continue;
-                }
-                let (tx, rx) = tokio::sync::oneshot::channel();
-                let cmd = Command::SetPairing(round, tags.clone());
-                if slot
-                    .input
-                    .send(Input::Command((
-                        cmd,
-                        crate::api::Asker {
-                            by: by.clone(),
-                            door: crate::api::history::Door::Bus,
-                        },
-                        tx,
-                    )))
-                    .await
-                    .is_ok()
-                {
-                    answers.push((slot.id.clone(), rx));
-                }
-            }
+        // A new round: the boards the call does not name have no pairing for
+        // it (the round that stands keeps its pairings).
+        if new_round && round != self.round() {
+            self.pairings.clear();
         }
-        for (n, tags) in boards {
-            self.pairings.insert(n, tags);
+        for (n, tags) in &boards {
+            self.pairings.insert(*n, tags.clone());
+        }
+        let mut answers = Vec::new();
+        for (i, slot) in self.slots.iter().enumerate() {
+            let tags = match self.pairings.get(&numbers[i]) {
+                Some(tags) if new_round || boards.iter().any(|(n, _)| *n == numbers[i]) => tags.clone(),
+                Some(_) => continue,
+                None if new_round => self.unpaired(slot),
+                None => continue,
+            };
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            let cmd = Command::SetPairing(round, tags);
+            if slot
+                .input
+                .send(Input::Command((
+                    cmd,
+                    crate::api::Asker {
+                        by: by.clone(),
+                        door: crate::api::history::Door::Bus,
+                    },
+                    tx,
+                )))
+                .await
+                .is_ok()
+            {
+                answers.push((slot.id.clone(), rx));
+            }
         }
         let mut set = self
             .ctl
@@ -418,6 +445,7 @@ impl Hub {
         if round != 0 {
             set.round = Some(round);
         }
+        set.via = if new_round { "ctl round" } else { "ctl pairings" }.into();
         set.pairings = self.pairings.clone();
         if let Err(e) = set.save(&self.config.state_dir()) {
             tracing::warn!(
@@ -439,6 +467,20 @@ impl Hub {
             }
         }
         let _ = reply.send(result);
+    }
+
+    /// The pairing of a board a new round names no players for: the
+    /// configuration's `[[board]]` names, else `?`.
+    fn unpaired(&self, slot: &Slot) -> std::collections::BTreeMap<String, String> {
+        let serial = slot.snapshot.borrow().serial_number.clone();
+        let serial = (!serial.is_empty()).then_some(serial);
+        let entry = self.config.board(serial.as_deref(), &slot.device.borrow());
+        let name = |n: Option<&String>| n.cloned().unwrap_or_else(|| "?".into());
+        [
+            ("White".to_string(), name(entry.and_then(|b| b.white.as_ref()))),
+            ("Black".to_string(), name(entry.and_then(|b| b.black.as_ref()))),
+        ]
+        .into()
     }
 
     /// A device that appeared in the watched directory.

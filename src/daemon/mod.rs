@@ -246,7 +246,9 @@ impl Daemon {
         let lichess_config = config.lichess.clone();
         let (doors, lichess_inputs) = lichess_config.is_some().then(crate::lichess::doors).unzip();
         let (calls_tx, calls_rx) = mpsc::channel(4);
-        let mut manager = bus::Manager1::new(calls_tx);
+        // The arbiters' alerts on the bus, once the console is up.
+        let alerts = crate::api::alerts::DeskSlot::default();
+        let mut manager = bus::Manager1::new(calls_tx).with_alerts(alerts.clone());
         if let Some(d) = &doors {
             manager = manager.with_lichess(d.status.clone(), d.calls.clone());
         }
@@ -349,7 +351,12 @@ impl Daemon {
                 lichess: doors.as_ref().map(|d| d.status.clone()),
             };
             match crate::net::Server::start(h, ctx).await {
-                Ok(s) => http = Some(s),
+                Ok(s) => {
+                    if let Some(desk) = s.alerts() {
+                        let _ = alerts.set(desk);
+                    }
+                    http = Some(s)
+                }
                 Err(e) => failed = Some(e.into()),
             }
         }
@@ -545,7 +552,13 @@ pub async fn run(
                 notify::notify("RELOADING=1");
                 match Config::load(config_file.as_deref()) {
                     Ok(c) => daemon.reload(c).await,
-                    Err(e) => tracing::error!("SIGHUP: configuration not read again, the one running stays: {e}"),
+                    Err(e) => {
+                        tracing::error!("SIGHUP: configuration not read again, the one running stays: {e}");
+                        if let Some(conn) = &daemon.connection {
+                            let words = format!("the one running stays: {e}");
+                            bus::say_reloaded(conn, 0, "failed", &words).await;
+                        }
+                    }
                 }
                 notify::notify("READY=1");
             }

@@ -39,6 +39,13 @@ pub struct SetByCtl {
     pub file_round: u32,
     /// The file's pairings then.
     pub file_pairings: Pairings,
+    /// The command that spoke last (`ctl pairings`, `ctl round`), for the words.
+    #[serde(default = "pairings_command")]
+    pub via: String,
+}
+
+fn pairings_command() -> String {
+    "ctl pairings".into()
 }
 
 /// What a reload does with what `ctl` set: kept or replaced, and the words for
@@ -49,6 +56,16 @@ pub enum AtReload {
     Replaced(String),
 }
 
+impl AtReload {
+    /// Its kind as `Manager1.Reloaded` names it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AtReload::Kept(_) => "kept",
+            AtReload::Replaced(_) => "replaced",
+        }
+    }
+}
+
 impl SetByCtl {
     /// A first `ctl` call over `config`.
     pub fn over(config: &Config, pairings: Pairings) -> SetByCtl {
@@ -57,6 +74,7 @@ impl SetByCtl {
             pairings,
             file_round: config.round(),
             file_pairings: pairings_of(config),
+            via: pairings_command(),
         }
     }
 
@@ -70,13 +88,14 @@ impl SetByCtl {
         let round = self.round.map_or_else(String::new, |r| format!("round {r} and "));
         if config.round() == self.file_round && pairings_of(config) == self.file_pairings {
             AtReload::Kept(format!(
-                "{round}the pairings set by `ctl pairings` stand: the file's round ({}) and pairings are as they were when they were set (change them in the file to follow it again)",
-                self.file_round
+                "{round}the pairings set by `{}` stand: the file's round ({}) and pairings are as they were when they were set (change them in the file to follow it again)",
+                self.via, self.file_round
             ))
         } else {
             AtReload::Replaced(format!(
-                "the file's round {} and its pairings replace {round}the pairings set by `ctl pairings` (the file changed since)",
-                config.round()
+                "the file's round {} and its pairings replace {round}the pairings set by `{}` (the file changed since)",
+                config.round(),
+                self.via
             ))
         }
     }
@@ -141,13 +160,27 @@ mod tests {
             words.starts_with("round 2 and the pairings set by `ctl pairings` stand"),
             "{words}"
         );
+        set.via = "ctl round".into();
+        let AtReload::Kept(words) = set.at_reload(&config(1)) else {
+            panic!("the file unchanged replaced ctl's round")
+        };
+        assert!(
+            words.starts_with("round 2 and the pairings set by `ctl round` stand"),
+            "{words}"
+        );
         let AtReload::Replaced(words) = set.at_reload(&config(3)) else {
             panic!("a new round in the file did not replace ctl's")
         };
         assert!(
-            words.starts_with("the file's round 3 and its pairings replace round 2"),
+            words.starts_with(
+                "the file's round 3 and its pairings replace round 2 and the pairings set by `ctl round`"
+            ),
             "{words}"
         );
+        // A file kept by a daemon before `via`: `ctl pairings` spoke.
+        let old = r#"{"round":2,"pairings":{},"file_round":1,"file_pairings":{}}"#;
+        let old: SetByCtl = serde_json::from_str(old).unwrap();
+        assert_eq!(old.via, "ctl pairings");
     }
 
     #[test]

@@ -128,6 +128,8 @@ impl Context {
 pub struct Server {
     pub addresses: Vec<SocketAddr>,
     thread: Option<std::thread::JoinHandle<()>>,
+    /// The arbiters' console, with `[http] arbiters`.
+    console: Option<Arc<arbiter::Console>>,
 }
 
 /// The queue of connections the kernel holds for the server before it takes
@@ -210,6 +212,7 @@ impl Server {
             .enable_all()
             .build()
             .map_err(NetError::Runtime)?;
+        let kept = console.clone();
         let serve = async move {
             let mut tasks = Vec::new();
             if let Some(c) = &console {
@@ -288,7 +291,15 @@ impl Server {
         Ok(Server {
             addresses,
             thread: Some(thread),
+            console: kept,
         })
+    }
+
+    /// The arbiters' alerts, for the other doors (none without the console).
+    pub fn alerts(&self) -> Option<Arc<dyn crate::api::alerts::Desk>> {
+        self.console
+            .clone()
+            .map(|c| c as Arc<dyn crate::api::alerts::Desk>)
     }
 
     /// Waits (2 s at most) for the server to close its connections after stop;

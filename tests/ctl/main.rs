@@ -3,10 +3,13 @@
 //! on real pseudo-terminals, the broadcast folder and the recordings on disk.
 //! Every wait is bounded.
 
+mod ack;
 #[path = "../common/mod.rs"]
 mod common;
 mod pairings;
 mod results;
+mod round;
+mod stale;
 mod undo;
 mod watch;
 

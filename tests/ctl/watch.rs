@@ -7,7 +7,7 @@ use tokio::io::AsyncBufReadExt;
 
 /// A `ctl watch` (text, or `--json`) on the bus at `address`, its stdout's lines,
 /// once it says it watches (within 10 s).
-async fn watching(
+pub async fn watching(
     address: &str,
     json: bool,
 ) -> (
@@ -44,7 +44,7 @@ async fn watching(
 }
 
 /// Lines of `out` until `done` holds for one (at most `secs`), all of them.
-async fn lines_until(
+pub async fn lines_until(
     out: &mut tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
     secs: u64,
     done: impl Fn(&str) -> bool,

@@ -422,3 +422,106 @@ mod undo_tests {
         assert_eq!(state(&replayed), state(&live));
     }
 }
+
+/// The clock's figures a session shows, as the rules core keeps them
+/// (`rules::clock`): issue 48's stale ones.
+#[cfg(test)]
+mod clock_figures {
+    use serde_json::Value;
+
+    use crate::log::{LogTime, Record, RecordKind, parse_log};
+    use crate::protocol::{BoardMessage, ClockAck, ClockSide, clock_code};
+    use crate::rules::{Config, Core};
+    use crate::session::Session;
+
+    /// A session of the standard start, then `more` (sensor-log lines), white on
+    /// the clock's left.
+    fn board(more: &str) -> Session {
+        let text =
+            format!("# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n{more}");
+        let log = parse_log(&text, "t.esl").unwrap();
+        let mut s = Session::new(Core::new(Config::default()), "t.esl");
+        s.core_mut().set_white_side(ClockSide::Left);
+        for r in &log.records {
+            s.step(r, None).unwrap();
+        }
+        s
+    }
+
+    fn step(s: &mut Session, t_us: u64, kind: RecordKind) {
+        let r = Record {
+            time: LogTime::from_micros(t_us),
+            kind,
+        };
+        s.step(&r, None).unwrap();
+    }
+
+    /// A board without a clock whose first game's clock the daemon drove (an
+    /// arbiter's time control), then a time control the clock runs itself:
+    /// neither that game nor the next shows the host's times any more.
+    #[test]
+    fn a_new_game_on_a_board_without_a_clock_shows_no_clock() {
+        let mut s = board("");
+        assert_eq!(s.core().clock(), None);
+        s.decide("SetTimeControl", vec![Value::from("300+0")], None, 1_000_000)
+            .unwrap();
+        assert_eq!(s.core().clock(), Some((300_000, 300_000, None)));
+        s.decide("AddTime", vec!["white".into(), Value::from(60)], None, 2_000_000)
+            .unwrap();
+        assert_eq!(s.core().clock(), Some((360_000, 300_000, None)));
+        s.decide("NewGame", vec!["".into()], None, 3_000_000).unwrap();
+        assert_eq!(
+            s.core().clock(),
+            Some((300_000, 300_000, None)),
+            "a new game, driven"
+        );
+        s.decide(
+            "SetTimeControl",
+            vec!["600+0".into(), "report".into()],
+            None,
+            4_000_000,
+        )
+        .unwrap();
+        assert_eq!(
+            s.core().clock(),
+            None,
+            "the clock runs its own program: there is none"
+        );
+        s.decide("NewGame", vec!["".into()], None, 5_000_000).unwrap();
+        assert_eq!(s.core().clock(), None, "the last game's clocks on a new game");
+    }
+
+    /// A stopped clock at 0:00:00 on white's side: time added by the arbiter
+    /// is what it shows once it acknowledges the set, and the report after it
+    /// is believed (it was held as one that contradicts the one before, and a
+    /// stopped clock sends no other: the flag stood).
+    #[test]
+    fn time_added_to_a_stopped_clock_is_shown_once_acknowledged() {
+        let mut s = board("0 clock left=0:00:00 right=0:05:00 running=none\n");
+        assert_eq!(s.core().clock(), Some((0, 300_000, None)));
+        s.decide("AddTime", vec!["white".into(), Value::from(120)], None, 2_000_000)
+            .unwrap();
+        assert_eq!(s.core_mut().take_clock_commands().len(), 1);
+        let ack = BoardMessage::ClockAck(ClockAck::ok(clock_code::SET_AND_RUN)).encode();
+        step(&mut s, 2_100_000, RecordKind::Rx(ack));
+        assert_eq!(s.core().clock(), Some((120_000, 300_000, None)));
+        let report = parse_log(
+            "# eboard-sensor-log 1\n2.2 clock left=0:02:00 right=0:05:00 running=none\n",
+            "t.esl",
+        )
+        .unwrap();
+        s.step(&report.records[0], None).unwrap();
+        assert_eq!(s.core().clock(), Some((120_000, 300_000, None)));
+        // Running again on white's side, the reports that follow are taken.
+        s.decide(
+            "SetClock",
+            vec![Value::from(100_000), Value::from(300_000)],
+            None,
+            3_000_000,
+        )
+        .unwrap();
+        let ack = BoardMessage::ClockAck(ClockAck::ok(clock_code::SET_AND_RUN)).encode();
+        step(&mut s, 3_100_000, RecordKind::Rx(ack));
+        assert_eq!(s.core().clock(), Some((100_000, 300_000, None)));
+    }
+}

@@ -102,6 +102,8 @@ impl Client {
             let (board, id) = match lichess_id.filter(|_| kind.starts_with("lichess_")) {
                 // The pushes to lichess are the round's, not a board's.
                 Some(id) => (0, id),
+                // The configuration read again: the daemon's, not a board's.
+                None if kind == "reloaded" => (0, String::new()),
                 None => known.get(&about).cloned().unwrap_or_else(|| {
                     (
                         0,
@@ -311,6 +313,13 @@ fn watched(
             put("text", json!(text));
             put("remedy", json!(remedy));
             return Some((format!("lichess_{kind}"), f, path.to_string()));
+        }
+        "Reloaded" => {
+            let (round, kind, words): (u32, String, String) = body.deserialize().ok()?;
+            put("round", json!(round));
+            put("kind", json!(kind));
+            put("words", json!(words));
+            "reloaded"
         }
         "InterfacesRemoved" => {
             let (object, ifaces): (OwnedObjectPath, Vec<String>) = body.deserialize().ok()?;

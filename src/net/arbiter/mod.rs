@@ -11,6 +11,7 @@
 //! - [`store`]: alerts and acknowledgements, kept on disk (the decisions are
 //!   each board's history, `api::history`, shown in the same words as `ctl history`);
 //! - [`alerts`]: events to alerts, each board's urgency;
+//! - `desk`: the alerts for the other doors (D-Bus: `ctl ack`);
 //! - [`login`] and [`api`]: the handlers.
 //!
 //! Sessions live in memory only: a restart signs every arbiter out. Every
@@ -20,6 +21,7 @@
 pub mod alerts;
 mod api;
 pub mod auth;
+mod desk;
 mod login;
 pub mod origin;
 pub mod sessions;

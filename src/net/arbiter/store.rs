@@ -11,32 +11,10 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::api::alerts::Alert;
+
 /// Alerts kept per board (the oldest go first).
 pub const ALERTS_PER_BOARD: usize = 40;
-
-/// Something that needs an arbiter on a board.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Alert {
-    pub id: u64,
-    pub board: String,
-    /// `irregular`, `lost_track`, `touch_move`, `flag`, `clock_unresponsive`,
-    /// `disconnected`, `draw_claimable`.
-    pub kind: String,
-    pub text: String,
-    /// The FIDE Laws' article, when one applies.
-    pub article: String,
-    /// When it was raised (ms since the epoch).
-    pub t_ms: u64,
-    /// False once it no longer stands (resolved, connected again, a new game).
-    pub active: bool,
-    /// What makes a repeat of the same alert update it rather than add one.
-    #[serde(default)]
-    pub key: String,
-    #[serde(default)]
-    pub acked_by: Option<String>,
-    #[serde(default)]
-    pub acked_ms: u64,
-}
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct State {

@@ -458,7 +458,7 @@ impl Core {
             // or a tool may give it a meaning).
             BoardEvent::Button(b) => self.emit(t_us, EventKind::ClockButton { button: *b }),
             BoardEvent::ClockAck(crate::protocol::AckKind::Command { command, .. }) => {
-                self.clock_acked(*command)
+                self.clock_acked(*command, t_us)
             }
             BoardEvent::ClockAck(_) | BoardEvent::Info(_) => {}
         }

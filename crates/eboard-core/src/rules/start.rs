@@ -234,7 +234,7 @@ impl Core {
         if let Some(g) = &mut self.game {
             g.time_control = self.clk.tc.as_ref().map(crate::clock::control::TimeControl::pgn);
         }
-        self.clk.new_game();
+        self.clk.new_game(self.white_side);
         self.start_host(t);
     }
 

@@ -188,6 +188,15 @@ pub fn watched_line(w: &Watched) -> String {
         "lichess_not_pushed" => format!("NOT ON LICHESS: {}: {}", f("text"), f("remedy")),
         other => other.to_string(),
     };
+    if w.kind == "reloaded" {
+        let what = match f("kind").as_str() {
+            // What `ctl` set gave way to the file: the arbiter may not expect it.
+            "replaced" => format!("CONFIGURATION READ AGAIN: {}", f("words")),
+            "failed" => format!("CONFIGURATION NOT READ AGAIN: {}", f("words")),
+            _ => format!("configuration read again: {}", f("words")),
+        };
+        return format!("{} daemon: {what}", w.time);
+    }
     if w.kind.starts_with("lichess_") {
         return format!("{} lichess round {} ({}): {what}", w.time, f("round"), w.id);
     }
@@ -294,6 +303,42 @@ mod tests {
         assert!(watched_line(&again).ends_with(": board connected again"));
         assert_eq!(ordinal(2), "2nd");
         assert_eq!(ordinal(12), "12th");
+    }
+
+    #[test]
+    fn a_reload_in_one_line_for_the_daemon() {
+        let mut fields = serde_json::Map::new();
+        fields.insert("round".into(), 3.into());
+        fields.insert("kind".into(), "replaced".into());
+        fields.insert(
+            "words".into(),
+            "the file's round 3 and its pairings replace round 2".into(),
+        );
+        let w = Watched {
+            time: "14:02:11".into(),
+            board: 0,
+            id: String::new(),
+            kind: "reloaded".into(),
+            fields,
+        };
+        assert_eq!(
+            watched_line(&w),
+            "14:02:11 daemon: CONFIGURATION READ AGAIN: the file's round 3 and its pairings replace round 2"
+        );
+        let mut kept = w.clone();
+        kept.fields.insert("kind".into(), "kept".into());
+        kept.fields.insert(
+            "words".into(),
+            "round 2 and the pairings set by `ctl round` stand".into(),
+        );
+        assert_eq!(
+            watched_line(&kept),
+            "14:02:11 daemon: configuration read again: round 2 and the pairings set by `ctl round` stand"
+        );
+        let json = serde_json::to_value(&w).unwrap();
+        assert_eq!(json["type"], "reloaded");
+        assert_eq!(json["kind"], "replaced");
+        assert_eq!(json["round"], 3);
     }
 
     #[test]

@@ -39,6 +39,10 @@ pub(super) struct Timing {
     /// Set-and-run commands not yet acknowledged, and when the last was made.
     pub sets_pending: u32,
     pub set_at: u64,
+    /// What the last set-and-run makes the clock show (report mode): once the
+    /// clock acknowledges it, its times are what the clock shows, and the
+    /// reports after it are judged against them.
+    pub set_to: Option<ClockStatus>,
     /// The last clock report taken (its times believed), and when.
     pub taken: Option<(ClockStatus, u64)>,
     /// A report that contradicted the one before it, waiting for the next.
@@ -79,13 +83,36 @@ pub(super) struct Timing {
 
 impl Timing {
     /// A new game: what the clock said of the game before is forgotten.
-    pub fn new_game(&mut self) {
+    /// `white`: which clock side is white's, when known.
+    pub fn new_game(&mut self, white: Option<ClockSide>) {
         self.for_ply = None;
         self.unconfirmed_press = None;
         self.flag_seen = None;
         self.flags_reported = [false; 2];
         self.last_press = None;
-        self.host = None;
+        self.host_gone(white);
+    }
+
+    /// The host's clock is gone (a new game, a time control the clock runs
+    /// itself): the figures shown are no longer its. They are the last report
+    /// a clock gave, which still stands; with no clock, there are none (a board
+    /// without a clock showed the last game's host times, issue 48).
+    pub fn host_gone(&mut self, white: Option<ClockSide>) {
+        if self.host.take().is_none() && self.taken.is_some() {
+            // Report mode with a clock: the figures are already the clock's.
+            return;
+        }
+        let white = white.unwrap_or(ClockSide::Left);
+        self.said = self.taken.map(|(status, _)| {
+            let running = status
+                .running_side()
+                .map(|r| if r == white { Side::White } else { Side::Black });
+            (
+                u64::from(status.time(white).millis()),
+                u64::from(status.time(white.other()).millis()),
+                running,
+            )
+        });
     }
 }
 
@@ -136,7 +163,7 @@ impl Core {
         }
         self.clk.drive = drive && tc.is_some();
         self.clk.tc = tc;
-        self.clk.host = None;
+        self.clk.host_gone(self.white_side);
         let text = self.clk.tc.as_ref().map(TimeControl::pgn);
         if let Some(g) = self.game.as_mut().filter(|g| !g.is_over()) {
             g.time_control = text;
@@ -324,6 +351,13 @@ impl Core {
         self.clk.out.push(ClockCommand::SetAndRun { left, right, flags });
         self.clk.sets_pending += 1;
         self.clk.set_at = t;
+        let lever = self.clk.status.is_some_and(|s| s.right_lever_high);
+        self.clk.set_to = Some(ClockStatus::new(
+            left.to_time().unwrap_or_default(),
+            right.to_time().unwrap_or_default(),
+            running,
+            lever,
+        ));
     }
 
     fn emit_clock(&mut self, white: u64, black: u64, running: Option<Color>, t: u64) {
@@ -348,11 +382,33 @@ impl Core {
         self.clk.suspect = None;
     }
 
-    /// A clock command acknowledged (`code`).
-    pub(super) fn clock_acked(&mut self, code: u8) {
-        if code == clock_code::SET_AND_RUN {
-            self.clk.sets_pending = self.clk.sets_pending.saturating_sub(1);
+    /// A clock command acknowledged (`code`) at `t`. The last set-and-run
+    /// acknowledged in report mode (an arbiter's time, a penalty): the clock
+    /// shows its times, and the reports after it follow from them. (A report
+    /// that came before the acknowledgement was not believed, and a stopped
+    /// clock may send no other: the times added to a fallen flag stood at
+    /// 0:00:00, issue 48.)
+    pub(super) fn clock_acked(&mut self, code: u8, t: u64) {
+        if code != clock_code::SET_AND_RUN {
+            return;
         }
+        self.clk.sets_pending = self.clk.sets_pending.saturating_sub(1);
+        if self.clk.sets_pending > 0 || self.clk.host.is_some() {
+            return;
+        }
+        let Some(set) = self.clk.set_to.take() else { return };
+        self.clk.taken = Some((set, self.clk.set_at));
+        self.clk.suspect = None;
+        let white = self.white_side.unwrap_or(ClockSide::Left);
+        let running = set
+            .running_side()
+            .map(|s| if s == white { Color::White } else { Color::Black });
+        self.emit_clock(
+            u64::from(set.time(white).millis()),
+            u64::from(set.time(white.other()).millis()),
+            running,
+            t,
+        );
     }
 
     fn set_pending(&self, t: u64) -> bool {
