@@ -377,7 +377,14 @@ pub fn local_time() -> String {
 
 /// The local time of day of `secs` since the epoch, `HH:MM:SS`.
 pub fn local_time_of(secs: u64) -> String {
-    let now = secs as libc::time_t;
+    local_date_time(secs).1
+}
+
+/// The local date and time of day of `secs` since the epoch (the machine's
+/// time zone, as the arbiter's watch): (`2026-11-27`, `19:20:03`); UTC when the
+/// time zone cannot be had.
+pub fn local_date_time(secs: u64) -> (String, String) {
+    let now = libc::time_t::try_from(secs).unwrap_or(0);
     // SAFETY: localtime_r writes only into `tm`.
     let tm = unsafe {
         let mut tm: libc::tm = std::mem::zeroed();
@@ -388,10 +395,16 @@ pub fn local_time_of(secs: u64) -> String {
         }
     };
     match tm {
-        Some(tm) => format!("{:02}:{:02}:{:02}", tm.tm_hour, tm.tm_min, tm.tm_sec),
+        Some(tm) => (
+            format!("{:04}-{:02}-{:02}", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday),
+            format!("{:02}:{:02}:{:02}", tm.tm_hour, tm.tm_min, tm.tm_sec),
+        ),
         None => {
             let s = now.rem_euclid(86_400);
-            format!("{:02}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
+            (
+                "?".into(),
+                format!("{:02}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60),
+            )
         }
     }
 }

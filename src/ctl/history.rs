@@ -3,7 +3,7 @@
 //! and the last decision taken back.
 
 use super::client::CtlError;
-use super::format::BoardView;
+use super::format::{BoardView, local_date_time};
 use crate::api::history::HistoryEntry;
 
 /// The entries as lines: `19:20:03  game 2  decision  white +2:00  (alice, console)`.
@@ -17,7 +17,7 @@ pub fn text(board: &BoardView, entries: &[HistoryEntry]) -> String {
     let mut out = format!("board {} ({}):\n", board.number, board.id);
     let mut day = String::new();
     for e in entries {
-        let (date, time) = local_time(e.time);
+        let (date, time) = local_date_time(e.time);
         if date != day {
             out.push_str(&format!("{date}\n"));
             day = date;
@@ -52,22 +52,4 @@ pub fn undo_refused(board: &BoardView, e: CtlError) -> CtlError {
         )),
         other => other,
     }
-}
-
-/// The local date and time of day of `unix_s` (the machine's time zone, as
-/// the arbiter's watch): (`2026-11-27`, `19:20:03`).
-fn local_time(unix_s: u64) -> (String, String) {
-    let t = libc::time_t::try_from(unix_s).unwrap_or(0);
-    // SAFETY: `tm` is plain data that localtime_r fills in from `t`.
-    let tm = unsafe {
-        let mut tm: libc::tm = std::mem::zeroed();
-        if libc::localtime_r(&t, &mut tm).is_null() {
-            return (String::from("?"), format!("{unix_s}"));
-        }
-        tm
-    };
-    (
-        format!("{:04}-{:02}-{:02}", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday),
-        format!("{:02}:{:02}:{:02}", tm.tm_hour, tm.tm_min, tm.tm_sec),
-    )
 }
