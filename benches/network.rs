@@ -23,7 +23,7 @@ mod support;
 use std::time::Duration;
 
 use eboard_bridge::board::Orientation;
-use eboard_bridge::daemon::{BusChoice, Config, Daemon};
+use eboard_bridge::daemon::{BusChoice, Daemon, DaemonConfig};
 use eboard_bridge::log::{Header, SensorLog};
 use eboard_bridge::net::HttpConfig;
 use eboard_bridge::protocol::ClockTime;
@@ -99,7 +99,7 @@ fn run(plies: usize, load: Load) -> Vec<f64> {
         let arrivals = support::listen(&address);
         let link = dir.path().join("board0");
         let (emulated, trace) = support::board(&log, &link);
-        let mut config = Config {
+        let mut config = DaemonConfig {
             http: Some(HttpConfig::on("127.0.0.1:0")),
             ..support::daemon_config(dir.path())
         };

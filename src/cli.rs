@@ -19,7 +19,7 @@ use crate::rules::Pinned;
 )]
 pub struct Cli {
     #[command(subcommand)]
-    pub command: Command,
+    pub command: CliCommand,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -47,7 +47,7 @@ pub enum Format {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub enum CliCommand {
     /// Bridge real boards (the daemon).
     Run {
         /// A board's serial device (repeatable); with none here or in the
@@ -182,26 +182,26 @@ pub const EXIT_BAD_INPUT: u8 = 2;
 /// Runs the command line; returns the process exit status.
 pub fn main(cli: Cli) -> ExitCode {
     match cli.command {
-        Command::Run { devices, config, bus } => run(&devices, config.as_deref(), bus),
-        Command::Record { device, out } => record(&device, &out),
-        Command::Demo { speed, http, stay } => crate::demo::run(crate::demo::Options {
+        CliCommand::Run { devices, config, bus } => run(&devices, config.as_deref(), bus),
+        CliCommand::Record { device, out } => record(&device, &out),
+        CliCommand::Demo { speed, http, stay } => crate::demo::run(crate::demo::Options {
             speed,
             http: (http != "none").then_some(http),
             stay,
         }),
-        Command::Replay {
+        CliCommand::Replay {
             format,
             fen,
             rules,
             logs,
         } => replay(format, fen.as_deref(), rules.pinned(), &logs),
-        Command::Emulate {
+        CliCommand::Emulate {
             log,
             speed,
             link,
             battery,
         } => emulate(&log, speed, link.as_deref(), battery),
-        Command::Ctl(args) => crate::ctl::main(args),
+        CliCommand::Ctl(args) => crate::ctl::main(args),
     }
 }
 
@@ -221,7 +221,7 @@ fn runtime() -> Option<tokio::runtime::Runtime> {
 
 fn run(devices: &[PathBuf], config_file: Option<&Path>, bus: Option<Bus>) -> ExitCode {
     use crate::daemon::{self, BusChoice};
-    let config = match daemon::Config::load(config_file) {
+    let config = match daemon::DaemonConfig::load(config_file) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("eboard-bridge: configuration: {e}");

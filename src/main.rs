@@ -24,7 +24,7 @@ fn main() -> ExitCode {
     // for, games, irregularities) at `info`; the demo's terminal view and the
     // one-shot commands only warnings. `RUST_LOG` overrides either.
     let level = match cli.command {
-        eboard_bridge::cli::Command::Run { .. } | eboard_bridge::cli::Command::Record { .. } => "info",
+        eboard_bridge::cli::CliCommand::Run { .. } | eboard_bridge::cli::CliCommand::Record { .. } => "info",
         _ => "warn",
     };
     let filter = || {

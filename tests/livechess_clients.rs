@@ -15,7 +15,7 @@ mod common;
 
 use eboard_bridge::api::Snapshot;
 use eboard_bridge::log::{Player, SensorLog};
-use eboard_bridge::net::livechess::{BoardView, Session};
+use eboard_bridge::net::livechess::{LiveBoard, LiveSession};
 use eboard_bridge::output::replay::feed_step;
 use eboard_bridge::rules::{Config, Core};
 use serde_json::Value;
@@ -83,11 +83,11 @@ fn pushes(log: &SensorLog, name: &str) -> (Vec<Value>, Vec<String>) {
     let start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
     let steps = Player::play_log(log, name).expect("the log plays");
     let mut core = Core::new(Config::default());
-    let mut session = Session::default();
+    let mut session = LiveSession::default();
     let view = |core: &Core| {
         let game = core.game();
         let orientation = game.map_or(eboard_bridge::board::Orientation::Normal, |g| g.orientation);
-        BoardView {
+        LiveBoard {
             id: "dgt_1".into(),
             snapshot: Snapshot {
                 connected: true,

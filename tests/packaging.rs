@@ -263,12 +263,12 @@ fn serde_fields<'de, T: serde::Deserialize<'de>>() -> Vec<&'static str> {
 /// it calls defaults are the parser's defaults.
 #[test]
 fn the_packaged_config_names_every_option_and_parses() {
-    use eboard_bridge::daemon::config::{Board, Clock, Config, Rules};
+    use eboard_bridge::daemon::config::{Board, ClockConfig, DaemonConfig, Rules};
     let shipped = read("packaging/config.toml");
-    let config = Config::parse(&shipped, "packaging/config.toml").unwrap();
+    let config = DaemonConfig::parse(&shipped, "packaging/config.toml").unwrap();
     assert_eq!(
         config,
-        Config::default(),
+        DaemonConfig::default(),
         "as shipped, every option is commented out"
     );
 
@@ -280,7 +280,8 @@ fn the_packaged_config_names_every_option_and_parses() {
         })
         .map(|l| format!("{l}\n"))
         .collect();
-    let full = Config::parse(&uncommented, "config.toml (uncommented)").unwrap_or_else(|e| panic!("{e}"));
+    let full =
+        DaemonConfig::parse(&uncommented, "config.toml (uncommented)").unwrap_or_else(|e| panic!("{e}"));
 
     // Each table's keys, from the uncommented text.
     let mut keys: std::collections::HashMap<String, Vec<String>> = Default::default();
@@ -296,9 +297,9 @@ fn the_packaged_config_names_every_option_and_parses() {
         }
     }
     for (table, fields) in [
-        ("", serde_fields::<Config>()),
+        ("", serde_fields::<DaemonConfig>()),
         ("rules", serde_fields::<Rules>()),
-        ("clock", serde_fields::<Clock>()),
+        ("clock", serde_fields::<ClockConfig>()),
         ("http", serde_fields::<eboard_bridge::net::HttpConfig>()),
         ("mqtt", serde_fields::<eboard_bridge::mqtt::MqttConfig>()),
         ("lichess", serde_fields::<eboard_bridge::lichess::LichessConfig>()),
@@ -317,7 +318,7 @@ fn the_packaged_config_names_every_option_and_parses() {
     }
 
     // The values the file calls defaults are the parser's.
-    let default = Config::default();
+    let default = DaemonConfig::default();
     assert_eq!(full.rules, default.rules);
     assert_eq!(
         (

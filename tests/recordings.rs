@@ -201,8 +201,8 @@ async fn the_demo_with_other_thresholds_replays_as_published_with_no_options() {
 }
 
 /// A daemon configuration for board0 in `dir` with these `[rules]`.
-fn rules_config(dir: &Path, rules: &str) -> eboard_bridge::daemon::Config {
-    eboard_bridge::daemon::Config::parse(
+fn rules_config(dir: &Path, rules: &str) -> eboard_bridge::daemon::DaemonConfig {
+    eboard_bridge::daemon::DaemonConfig::parse(
         &run_config_text(dir, &format!("[rules]\n{rules}\n")),
         "rules.toml",
     )

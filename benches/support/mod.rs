@@ -24,11 +24,11 @@ pub fn rules() -> eboard_bridge::rules::Config {
 
 /// The daemon's configuration for a bench in `dir`: its folders there, and the
 /// bench's rules.
-pub fn daemon_config(dir: &Path) -> eboard_bridge::daemon::Config {
-    let mut config = eboard_bridge::daemon::Config {
+pub fn daemon_config(dir: &Path) -> eboard_bridge::daemon::DaemonConfig {
+    let mut config = eboard_bridge::daemon::DaemonConfig {
         output: Some(dir.join("live")),
         state: Some(dir.join("state")),
-        ..eboard_bridge::daemon::Config::default()
+        ..eboard_bridge::daemon::DaemonConfig::default()
     };
     config.rules.release_ms = rules().release_ms;
     config

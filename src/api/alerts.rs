@@ -9,6 +9,11 @@ use serde::{Deserialize, Serialize};
 
 use super::Error;
 
+/// An alert on the bus (`Manager1.Alerts`, `AckAlert`): id, board (its id),
+/// kind, text, article, raised (ms since the epoch), active, acknowledged by
+/// (empty: not yet), when (ms).
+pub type AlertTuple = (u64, String, String, String, String, u64, bool, String, u64);
+
 /// Something that needs an arbiter on a board.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Alert {

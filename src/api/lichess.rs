@@ -1,6 +1,6 @@
 //! The pushes to a lichess broadcast as the doors show and take them (D-Bus,
 //! `ctl`, the console): a broadcast round's id ([`RoundId`]), the decision that
-//! gives a round of the event its id ([`Decision`], journaled), a round's state
+//! gives a round of the event its id ([`RoundDecision`], journaled), a round's state
 //! ([`RoundStatus`]) and what is reported to the arbiters ([`Report`]); and the
 //! link between the broadcast folder, which writes each round's `games.pgn`,
 //! and the task that pushes it ([`rounds_link`]). The task is `crate::lichess`.
@@ -75,18 +75,18 @@ impl std::fmt::Display for RoundId {
 /// A decision about the pushes, one value from the door (D-Bus, `ctl`) to the
 /// journal (`<state>/lichess/rounds.esl`, as an `arbiter` record).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
+pub enum RoundDecision {
     /// Round `round` of the event goes to the broadcast round `id` from now on
     /// (`None`: it is no longer pushed).
     SetRound { round: u32, id: Option<RoundId> },
 }
 
-impl Decision {
+impl RoundDecision {
     /// The journal's record: the method and its arguments (`SetLichessRound 3
     /// "AbCd1234"`; `""` for none, as D-Bus takes it).
     pub fn record(&self) -> (&'static str, Vec<serde_json::Value>) {
         match self {
-            Decision::SetRound { round, id } => (
+            RoundDecision::SetRound { round, id } => (
                 SET_ROUND,
                 vec![(*round).into(), id.as_ref().map_or("", |i| i.as_str()).into()],
             ),
@@ -94,7 +94,7 @@ impl Decision {
     }
 
     /// The decision a record stands for (a D-Bus call's arguments are the same).
-    pub fn from_record(method: &str, args: &[serde_json::Value]) -> Result<Decision, String> {
+    pub fn from_record(method: &str, args: &[serde_json::Value]) -> Result<RoundDecision, String> {
         match (method, args) {
             (SET_ROUND, [round, id]) => {
                 let round = round
@@ -112,7 +112,7 @@ impl Decision {
                 } else {
                     Some(RoundId::parse(id)?)
                 };
-                Ok(Decision::SetRound { round, id })
+                Ok(RoundDecision::SetRound { round, id })
             }
             _ => Err(format!("{method}: not a decision about lichess")),
         }
@@ -129,7 +129,7 @@ pub fn not_configured() -> Error {
 /// A decision from a door, who made it, and where its answer goes.
 #[derive(Debug)]
 pub struct Call {
-    pub decision: Decision,
+    pub decision: RoundDecision,
     pub by: Option<String>,
     pub reply: oneshot::Sender<Result<(), Error>>,
 }
@@ -274,7 +274,7 @@ mod tests {
 
     #[test]
     fn a_decision_is_its_record_and_back() {
-        let d = Decision::SetRound {
+        let d = RoundDecision::SetRound {
             round: 3,
             id: Some(RoundId::parse("AbCd1234").unwrap()),
         };
@@ -284,12 +284,12 @@ mod tests {
             serde_json::Value::from(args.clone()).to_string(),
             r#"[3,"AbCd1234"]"#
         );
-        assert_eq!(Decision::from_record(method, &args).unwrap(), d);
-        let off = Decision::SetRound { round: 3, id: None };
+        assert_eq!(RoundDecision::from_record(method, &args).unwrap(), d);
+        let off = RoundDecision::SetRound { round: 3, id: None };
         let (m, a) = off.record();
-        assert_eq!(Decision::from_record(m, &a).unwrap(), off);
-        assert!(Decision::from_record(SET_ROUND, &[0.into(), "AbCd1234".into()]).is_err());
-        assert!(Decision::from_record(SET_ROUND, &[1.into(), "nope".into()]).is_err());
-        assert!(Decision::from_record("SetResult", &["1-0".into()]).is_err());
+        assert_eq!(RoundDecision::from_record(m, &a).unwrap(), off);
+        assert!(RoundDecision::from_record(SET_ROUND, &[0.into(), "AbCd1234".into()]).is_err());
+        assert!(RoundDecision::from_record(SET_ROUND, &[1.into(), "nope".into()]).is_err());
+        assert!(RoundDecision::from_record("SetResult", &["1-0".into()]).is_err());
     }
 }

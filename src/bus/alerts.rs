@@ -5,11 +5,8 @@
 use std::sync::Arc;
 
 use super::BusError;
+pub use crate::api::alerts::AlertTuple;
 use crate::api::alerts::{Alert, Desk, DeskSlot, console_off};
-
-/// An alert on the bus: id, board (its id), kind, text, article, raised (ms
-/// since the epoch), active, acknowledged by (empty: not yet), when (ms).
-pub type AlertTuple = (u64, String, String, String, String, u64, bool, String, u64);
 
 /// The longest board id a call may name.
 const MAX_BOARD_ID: usize = 256;

@@ -9,11 +9,11 @@ use zbus::object_server::SignalEmitter;
 use zbus::zvariant::OwnedValue;
 
 use super::{BusError, caller};
-use crate::api::lichess::{Call, Decision, RoundId, RoundStatus};
+use crate::api::lichess::{Call, RoundDecision, RoundId, RoundStatus};
 use crate::api::{MAX_PAIRINGS, check_pairing};
 
 /// A board's number and its pairing's tags (`White`, `Black`, ...).
-pub type Pairing = (u32, BTreeMap<String, String>);
+pub type BoardPairing = (u32, BTreeMap<String, String>);
 
 /// A round's pairings for the boards (`Manager1.SetPairings`), as the daemon's
 /// hub takes them: all applied, or none.
@@ -202,7 +202,7 @@ impl Manager1 {
         let gone = || BusError::Unavailable("the daemon is stopping".into());
         calls
             .send(Call {
-                decision: Decision::SetRound { round, id },
+                decision: RoundDecision::SetRound { round, id },
                 by,
                 reply,
             })
@@ -254,14 +254,14 @@ impl Manager1 {
 /// A round's pairings as a call gives them, checked: at most
 /// [`MAX_PAIRINGS`], each board once and numbered from 1, each pairing's tags
 /// well formed.
-fn checked(pairings: Vec<(u32, HashMap<String, String>)>) -> Result<Vec<Pairing>, BusError> {
+fn checked(pairings: Vec<(u32, HashMap<String, String>)>) -> Result<Vec<BoardPairing>, BusError> {
     if pairings.len() > MAX_PAIRINGS {
         return Err(BusError::InvalidArgument(format!(
             "{} pairings: at most {MAX_PAIRINGS}",
             pairings.len()
         )));
     }
-    let mut boards: Vec<Pairing> = Vec::with_capacity(pairings.len());
+    let mut boards: Vec<BoardPairing> = Vec::with_capacity(pairings.len());
     for (board, tags) in pairings {
         if board == 0 {
             return Err(BusError::InvalidArgument(

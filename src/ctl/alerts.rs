@@ -10,8 +10,7 @@ use serde::Serialize;
 use super::client::{Client, CtlError};
 use super::format::{self, BoardView};
 
-/// An alert as `Manager1.Alerts` gives it.
-pub type AlertTuple = (u64, String, String, String, String, u64, bool, String, u64);
+use crate::api::alerts::AlertTuple;
 
 /// How many of a board's alerts `ctl boards N` shows (the newest).
 const SHOWN: usize = 8;

@@ -13,7 +13,7 @@ pub const DEFAULT_CONFIG: &str = "/etc/eboard-bridge/config.toml";
 
 #[derive(Debug, Clone, Deserialize, Default, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct Config {
+pub struct DaemonConfig {
     /// PGN `Event`.
     #[serde(default)]
     pub event: Option<String>,
@@ -54,7 +54,7 @@ pub struct Config {
     #[serde(default)]
     pub rules: Rules,
     #[serde(default)]
-    pub clock: Clock,
+    pub clock: ClockConfig,
     /// Board numbers and players, by serial number or device.
     #[serde(default, rename = "board")]
     pub boards: Vec<Board>,
@@ -163,7 +163,7 @@ pub enum WhiteSide {
 
 #[derive(Debug, Clone, Deserialize, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
-pub struct Clock {
+pub struct ClockConfig {
     #[serde(default)]
     pub white: WhiteSide,
     /// What a flag fall does: `report` (the default: the arbiter decides) or `end`
@@ -225,10 +225,10 @@ pub enum ConfigError {
     Parse { file: String, message: String },
 }
 
-impl Config {
+impl DaemonConfig {
     /// Parses `text` (from `file`, for messages).
-    pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
-        let config: Config = toml::from_str(text).map_err(|e| ConfigError::Parse {
+    pub fn parse(text: &str, file: &str) -> Result<DaemonConfig, ConfigError> {
+        let config: DaemonConfig = toml::from_str(text).map_err(|e| ConfigError::Parse {
             file: file.to_string(),
             message: every_unknown_key(text, e),
         })?;
@@ -248,15 +248,17 @@ impl Config {
     }
 
     /// Reads the file given, or the default file when it exists (else defaults).
-    pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
+    pub fn load(path: Option<&Path>) -> Result<DaemonConfig, ConfigError> {
         let (path, required) = match path {
             Some(p) => (p.to_path_buf(), true),
             None => (PathBuf::from(DEFAULT_CONFIG), false),
         };
         let file = path.display().to_string();
         let mut config = match std::fs::read_to_string(&path) {
-            Ok(text) => Config::parse(&text, &file)?,
-            Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+            Ok(text) => DaemonConfig::parse(&text, &file)?,
+            Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(DaemonConfig::default());
+            }
             Err(source) => return Err(ConfigError::Read { file, source }),
         };
         config.read_pairings(path.parent())?;
@@ -385,7 +387,7 @@ fn every_unknown_key(text: &str, first: toml::de::Error) -> String {
             break;
         };
         *l = "";
-        match toml::from_str::<Config>(&lines.join("\n")) {
+        match toml::from_str::<DaemonConfig>(&lines.join("\n")) {
             Err(next) if unknown(&next) => {
                 if let Some(n) = at(&lines.join("\n"), &next) {
                     said.push((n, next.message().to_string()));
@@ -409,7 +411,7 @@ mod tests {
 
     #[test]
     fn a_full_file_parses() {
-        let c = Config::parse(
+        let c = DaemonConfig::parse(
             r#"
 event = "Club Championship"
 round = 3
@@ -435,18 +437,18 @@ black = "Nepomniachtchi, Ian"
         assert_eq!(c.rules.profile, Profile::Rapid);
         assert_eq!(c.clock.white, WhiteSide::Left);
         assert_eq!(c.core_config().flag, crate::rules::FlagPolicy::End);
-        assert!(Config::parse("[clock]\nflag = \"claim\"\n", "c.toml").is_err());
+        assert!(DaemonConfig::parse("[clock]\nflag = \"claim\"\n", "c.toml").is_err());
         assert_eq!(c.board(Some("12345"), Path::new("/dev/x")).unwrap().number, 2);
         assert_eq!(c.http, None);
     }
 
     #[test]
     fn http_listens_on_one_address_or_several() {
-        let c = Config::parse("[http]\nlisten = \"127.0.0.1:1982\"\n", "c.toml").unwrap();
+        let c = DaemonConfig::parse("[http]\nlisten = \"127.0.0.1:1982\"\n", "c.toml").unwrap();
         let h = c.http.unwrap();
         assert_eq!(h.listen.addresses(), ["127.0.0.1:1982"]);
         assert_eq!(h.max_connections, 256);
-        let c = Config::parse(
+        let c = DaemonConfig::parse(
             "[http]\nlisten = [\"127.0.0.1:1982\", \"[::1]:1982\"]\nmax_connections = 8\nevent_history = 100\n",
             "c.toml",
         )
@@ -454,24 +456,24 @@ black = "Nepomniachtchi, Ian"
         let h = c.http.unwrap();
         assert_eq!(h.listen.addresses().len(), 2);
         assert_eq!((h.max_connections, h.event_history), (8, 100));
-        let e = Config::parse("[http]\nlisten = \"x\"\nport = 3\n", "c.toml").unwrap_err();
+        let e = DaemonConfig::parse("[http]\nlisten = \"x\"\nport = 3\n", "c.toml").unwrap_err();
         assert!(
             e.to_string().contains("line 1") || e.to_string().contains("line 3"),
             "{e}"
         );
-        assert!(Config::parse("[http]\nmax_connections = 3\n", "c.toml").is_err());
+        assert!(DaemonConfig::parse("[http]\nmax_connections = 3\n", "c.toml").is_err());
     }
 
     #[test]
     fn the_console_s_names_and_the_redirect_are_checked_with_their_line() {
         let http = "[http]\nlisten = \"0.0.0.0:1982\"\n";
-        let c = Config::parse(
+        let c = DaemonConfig::parse(
             &format!("{http}server_names = [\"hall.example\", \"192.168.1.10\"]\n"),
             "c.toml",
         )
         .unwrap();
         assert_eq!(c.http.unwrap().names().list(), "hall.example, 192.168.1.10");
-        let e = Config::parse(
+        let e = DaemonConfig::parse(
             &format!("{http}\nserver_names = [\"hall.example:1982\"]\n"),
             "c.toml",
         )
@@ -481,36 +483,36 @@ black = "Nepomniachtchi, Ian"
             e.starts_with("c.toml: line 4: ") && e.contains("without the port (`hall.example`)"),
             "{e}"
         );
-        let e = Config::parse(&format!("{http}server_names = []\n"), "c.toml").unwrap_err();
+        let e = DaemonConfig::parse(&format!("{http}server_names = []\n"), "c.toml").unwrap_err();
         assert!(e.to_string().contains("server_names is empty"), "{e}");
-        let e = Config::parse(&format!("{http}redirect_listen = \"0.0.0.0:80\"\n"), "c.toml")
+        let e = DaemonConfig::parse(&format!("{http}redirect_listen = \"0.0.0.0:80\"\n"), "c.toml")
             .unwrap_err()
             .to_string();
         assert!(
             e.contains("[http] redirect_listen") && e.contains("tls_cert"),
             "{e}"
         );
-        let e = Config::parse(&format!("{http}server_name = [\"x\"]\n"), "c.toml").unwrap_err();
+        let e = DaemonConfig::parse(&format!("{http}server_name = [\"x\"]\n"), "c.toml").unwrap_err();
         assert!(e.to_string().contains("line 3"), "{e}");
     }
 
     #[test]
     fn unknown_keys_are_rejected_with_file_and_line() {
-        let e = Config::parse("event = \"x\"\n[rules]\nrelease = 300\n", "c.toml").unwrap_err();
+        let e = DaemonConfig::parse("event = \"x\"\n[rules]\nrelease = 300\n", "c.toml").unwrap_err();
         let msg = e.to_string();
         assert!(msg.starts_with("c.toml: line 3: "), "{msg}");
         assert!(msg.contains("unknown field `release`"), "{msg}");
-        let e = Config::parse("[rules]\nprofile = \"bullet\"\n", "c.toml").unwrap_err();
+        let e = DaemonConfig::parse("[rules]\nprofile = \"bullet\"\n", "c.toml").unwrap_err();
         assert!(e.to_string().contains("line 2"), "{e}");
     }
 
     #[test]
     fn a_threshold_over_an_hour_is_refused() {
-        let c = Config::parse("[rules]\nirregular_ms = 3600000\n", "c.toml").unwrap();
+        let c = DaemonConfig::parse("[rules]\nirregular_ms = 3600000\n", "c.toml").unwrap();
         assert_eq!(c.rules.irregular_ms, 3_600_000);
         for key in ["release_ms", "flicker_ms", "irregular_ms"] {
             let text = format!("[rules]\n{key} = 9223372036854775807\n");
-            let msg = Config::parse(&text, "c.toml").unwrap_err().to_string();
+            let msg = DaemonConfig::parse(&text, "c.toml").unwrap_err().to_string();
             assert!(msg.starts_with("c.toml: line 2: "), "{msg}");
             assert!(msg.contains("more than an hour"), "{msg}");
         }
@@ -518,8 +520,11 @@ black = "Nepomniachtchi, Ian"
 
     #[test]
     fn lichess_is_off_unless_given_and_its_mistakes_have_their_line() {
-        assert_eq!(Config::parse("round = 2\n", "c.toml").unwrap().lichess, None);
-        let c = Config::parse(
+        assert_eq!(
+            DaemonConfig::parse("round = 2\n", "c.toml").unwrap().lichess,
+            None
+        );
+        let c = DaemonConfig::parse(
             "[lichess]\ntoken_file = \"/etc/eboard-bridge/lichess-token\"\nrounds = { 1 = \"AbCd1234\", 2 = \"EfGh5678\" }\n",
             "c.toml",
         )
@@ -527,7 +532,7 @@ black = "Nepomniachtchi, Ian"
         let l = c.lichess.unwrap();
         assert_eq!(l.rounds.0.len(), 2);
         assert_eq!(l.url.to_string(), "https://lichess.org");
-        let e = Config::parse(
+        let e = DaemonConfig::parse(
             "[lichess]\ntoken_file = \"t\"\nround = 3\nmax_rate = 2\n",
             "c.toml",
         )
@@ -535,7 +540,7 @@ black = "Nepomniachtchi, Ian"
         let msg = e.to_string();
         assert!(msg.contains("line 3: unknown field `round`"), "{msg}");
         assert!(msg.contains("line 4: unknown field `max_rate`"), "{msg}");
-        let e = Config::parse(
+        let e = DaemonConfig::parse(
             "[lichess]\ntoken_file = \"t\"\nrounds = { 1 = \"short\" }\n",
             "c.toml",
         )

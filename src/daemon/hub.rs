@@ -19,7 +19,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use super::board::{BoardSetup, BoardUpdate};
-use super::config::{self, Config};
+use super::config::{self, DaemonConfig};
 pub use super::dir::entries;
 use super::dir::watch_dir;
 use super::round::{AtReload, SetByCtl, pairings_of};
@@ -43,13 +43,13 @@ struct Slot {
 }
 
 pub(crate) struct Hub {
-    config: Config,
+    config: DaemonConfig,
     connection: Option<zbus::Connection>,
     /// Where every board's publications go besides D-Bus (`Daemon::start`
     /// makes the list).
     sinks: Vec<std::sync::Arc<dyn Sink>>,
     stop: watch::Receiver<bool>,
-    reload: mpsc::Receiver<Config>,
+    reload: mpsc::Receiver<DaemonConfig>,
     /// `Manager1.SetPairings` calls.
     pairings_calls: Option<mpsc::Receiver<PairingsCall>>,
     /// The round's pairings by board number: the configuration's `pairings`
@@ -70,11 +70,11 @@ pub(crate) struct Hub {
 
 impl Hub {
     pub(crate) fn new(
-        config: Config,
+        config: DaemonConfig,
         connection: Option<zbus::Connection>,
         sinks: Vec<std::sync::Arc<dyn Sink>>,
         stop: watch::Receiver<bool>,
-        reload: mpsc::Receiver<Config>,
+        reload: mpsc::Receiver<DaemonConfig>,
         list: watch::Sender<Vec<BoardRef>>,
     ) -> Hub {
         let state = config.state_dir();
@@ -297,7 +297,7 @@ impl Hub {
     /// The configuration was read again: every board is told its round, number
     /// and players for the games that start from now on; devices newly listed
     /// are bridged. (The folders, the rules and the bus stay as they started.)
-    async fn reconfigure(&mut self, config: Config) {
+    async fn reconfigure(&mut self, config: DaemonConfig) {
         let devices = super::devices(&[], &config);
         let mut said = None;
         let mut replaced = None;

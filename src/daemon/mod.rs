@@ -29,7 +29,7 @@ use tokio::task::JoinHandle;
 use crate::api::{BoardRef, Detached, Request, Sink, Snapshot};
 use crate::bus;
 pub use board::Tapped;
-pub use config::Config;
+pub use config::DaemonConfig;
 pub use dates::{civil_date, rfc3339_now, unix_from_rfc3339, unix_ms_now};
 use device::DeviceEvent;
 use hub::Hub;
@@ -101,7 +101,7 @@ impl BusChoice {
 #[derive(Debug, thiserror::Error)]
 pub enum DaemonError {
     #[error(transparent)]
-    Config(#[from] config::ConfigError),
+    DaemonConfig(#[from] config::ConfigError),
     #[error(
         "no boards: give --device PATH, list `devices` in the configuration, or have the udev rules make {0} (its parent folder does not exist)"
     )]
@@ -178,7 +178,7 @@ pub struct Daemon {
     /// A receiver of the tap from before the first board started, kept for
     /// [`Daemon::events_since_start`].
     first: std::sync::Mutex<Option<broadcast::Receiver<Tapped>>>,
-    reload: mpsc::Sender<Config>,
+    reload: mpsc::Sender<DaemonConfig>,
     http: Option<crate::net::Server>,
     mqtt: Option<crate::mqtt::Mqtt>,
     lichess: Option<crate::lichess::Lichess>,
@@ -187,7 +187,7 @@ pub struct Daemon {
 }
 
 /// The board numbers the configuration knows (`[[board]]`, the pairings).
-fn known_boards(config: &Config) -> Vec<u32> {
+fn known_boards(config: &DaemonConfig) -> Vec<u32> {
     let mut n: Vec<u32> = config.boards.iter().map(|b| b.number).collect();
     n.extend(
         config
@@ -203,7 +203,7 @@ fn known_boards(config: &Config) -> Vec<u32> {
 /// The devices named on the command line and in the configuration (`devices`, and
 /// every `[[board]]` entry's `device`). None means the daemon watches the device
 /// directory instead.
-pub fn devices(given: &[PathBuf], config: &Config) -> Vec<PathBuf> {
+pub fn devices(given: &[PathBuf], config: &DaemonConfig) -> Vec<PathBuf> {
     let mut all: Vec<PathBuf> = Vec::new();
     let entries = config.boards.iter().filter_map(|b| b.device.as_ref());
     for d in given.iter().chain(&config.devices).chain(entries) {
@@ -219,7 +219,11 @@ impl Daemon {
     /// then takes the well-known name. With no devices given, the boards are those
     /// in the configuration's device directory (`/dev/eboard/` by default), and
     /// those that appear there later.
-    pub async fn start(devices: Vec<PathBuf>, config: Config, bus: BusChoice) -> Result<Daemon, DaemonError> {
+    pub async fn start(
+        devices: Vec<PathBuf>,
+        config: DaemonConfig,
+        bus: BusChoice,
+    ) -> Result<Daemon, DaemonError> {
         Daemon::start_with(devices, config, bus, Vec::new()).await
     }
 
@@ -230,7 +234,7 @@ impl Daemon {
     /// in the log), so none can hold a board up.
     pub async fn start_with(
         devices: Vec<PathBuf>,
-        config: Config,
+        config: DaemonConfig,
         bus: BusChoice,
         extra: Vec<std::sync::Arc<dyn Sink>>,
     ) -> Result<Daemon, DaemonError> {
@@ -436,7 +440,7 @@ impl Daemon {
 
     /// The configuration read again (SIGHUP): each board's round, number and
     /// players for the games that start from now on; devices newly listed.
-    pub async fn reload(&self, config: Config) {
+    pub async fn reload(&self, config: DaemonConfig) {
         match (&self.lichess_reload, &config.lichess) {
             (Some(tx), Some(l)) => {
                 let _ = tx.send(l.clone()).await;
@@ -512,7 +516,7 @@ impl Daemon {
 /// players change for the games that start from then on.
 pub async fn run(
     devices: Vec<PathBuf>,
-    config: Config,
+    config: DaemonConfig,
     config_file: Option<PathBuf>,
     bus: BusChoice,
 ) -> Result<(), DaemonError> {
@@ -550,7 +554,7 @@ pub async fn run(
             _ = tokio::signal::ctrl_c() => break,
             _ = hup.recv() => {
                 notify::notify("RELOADING=1");
-                match Config::load(config_file.as_deref()) {
+                match DaemonConfig::load(config_file.as_deref()) {
                     Ok(c) => daemon.reload(c).await,
                     Err(e) => {
                         tracing::error!("SIGHUP: configuration not read again, the one running stays: {e}");

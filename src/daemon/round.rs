@@ -12,13 +12,13 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::config::Config;
+use super::config::DaemonConfig;
 
 /// Tags by board number.
-pub type Pairings = BTreeMap<u32, BTreeMap<String, String>>;
+pub type BoardPairings = BTreeMap<u32, BTreeMap<String, String>>;
 
 /// The configuration's pairings by board number.
-pub fn pairings_of(config: &Config) -> Pairings {
+pub fn pairings_of(config: &DaemonConfig) -> BoardPairings {
     config
         .pairing_list
         .iter()
@@ -34,11 +34,11 @@ pub struct SetByCtl {
     pub round: Option<u32>,
     /// Every board's pairing after `ctl`'s calls (the file's, with the boards
     /// `ctl` named replaced).
-    pub pairings: Pairings,
+    pub pairings: BoardPairings,
     /// The file's round when `ctl` first spoke.
     pub file_round: u32,
     /// The file's pairings then.
-    pub file_pairings: Pairings,
+    pub file_pairings: BoardPairings,
     /// The command that spoke last (`ctl pairings`, `ctl round`), for the words.
     #[serde(default = "pairings_command")]
     pub via: String,
@@ -68,7 +68,7 @@ impl AtReload {
 
 impl SetByCtl {
     /// A first `ctl` call over `config`.
-    pub fn over(config: &Config, pairings: Pairings) -> SetByCtl {
+    pub fn over(config: &DaemonConfig, pairings: BoardPairings) -> SetByCtl {
         SetByCtl {
             round: None,
             pairings,
@@ -79,12 +79,12 @@ impl SetByCtl {
     }
 
     /// The round that stands: `ctl`'s, else the file's.
-    pub fn round_or(&self, config: &Config) -> u32 {
+    pub fn round_or(&self, config: &DaemonConfig) -> u32 {
         self.round.unwrap_or_else(|| config.round())
     }
 
     /// What a reload to `config` does with it.
-    pub fn at_reload(&self, config: &Config) -> AtReload {
+    pub fn at_reload(&self, config: &DaemonConfig) -> AtReload {
         let round = self.round.map_or_else(String::new, |r| format!("round {r} and "));
         if config.round() == self.file_round && pairings_of(config) == self.file_pairings {
             AtReload::Kept(format!(
@@ -140,11 +140,11 @@ impl SetByCtl {
 mod tests {
     use super::*;
 
-    fn config(round: u32) -> Config {
-        Config::parse(&format!("round = {round}\n"), "t.toml").unwrap()
+    fn config(round: u32) -> DaemonConfig {
+        DaemonConfig::parse(&format!("round = {round}\n"), "t.toml").unwrap()
     }
 
-    fn pairing(white: &str) -> Pairings {
+    fn pairing(white: &str) -> BoardPairings {
         [(2, [("White".to_string(), white.to_string())].into())].into()
     }
 

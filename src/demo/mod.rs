@@ -12,7 +12,7 @@ use shakmaty::{Chess, Position, san::San};
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::bus;
-use crate::daemon::{BusChoice, Config, Daemon, DaemonError, config};
+use crate::daemon::{BusChoice, Daemon, DaemonConfig, DaemonError, config};
 use crate::device::{Emulator, EmulatorConfig};
 use crate::log::{Header, RecordKind, SensorLog};
 use crate::protocol::ClockTime;
@@ -152,15 +152,15 @@ fn work_dir() -> std::io::Result<PathBuf> {
 /// core keeps its default thresholds, the same hands give the same decisions at any
 /// speed, and every time it records or publishes (`%clk`, `%emt`, the recording's
 /// times) is in the game's own scale.
-pub fn demo_config(dir: &Path, device: &Path, speed: f64) -> Config {
-    let mut cfg = Config {
+pub fn demo_config(dir: &Path, device: &Path, speed: f64) -> DaemonConfig {
+    let mut cfg = DaemonConfig {
         event: Some("eboard-bridge demo".into()),
         site: Some("London ENG".into()),
         round: Some(1),
         output: Some(dir.join("live")),
         state: Some(dir.join("state")),
         time_scale: Some(speed),
-        ..Config::default()
+        ..DaemonConfig::default()
     };
     cfg.boards.push(config::Board {
         serial: None,
@@ -174,7 +174,7 @@ pub fn demo_config(dir: &Path, device: &Path, speed: f64) -> Config {
 
 /// Starts the daemon on the session bus; without one (or with the name taken), on
 /// no bus. Returns the daemon and a line that says which.
-async fn start_daemon(device: &Path, cfg: &mut Config) -> Result<(Daemon, String), DaemonError> {
+async fn start_daemon(device: &Path, cfg: &mut DaemonConfig) -> Result<(Daemon, String), DaemonError> {
     match start_on_bus(device, cfg).await {
         Err(DaemonError::Http(e)) => {
             // The live page is a bonus: the demo goes on without it.
@@ -191,7 +191,7 @@ async fn start_daemon(device: &Path, cfg: &mut Config) -> Result<(Daemon, String
     }
 }
 
-async fn start_on_bus(device: &Path, cfg: &Config) -> Result<(Daemon, String), DaemonError> {
+async fn start_on_bus(device: &Path, cfg: &DaemonConfig) -> Result<(Daemon, String), DaemonError> {
     let path = bus::board_path(&bus::board_id(DEVICE_NAME));
     match Daemon::start(vec![device.to_path_buf()], cfg.clone(), BusChoice::Session).await {
         Ok(d) => Ok((

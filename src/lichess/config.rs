@@ -39,7 +39,7 @@ pub struct LichessConfig {
     /// The server (`https://lichess.org`; a stand-in's `http://127.0.0.1:PORT`
     /// in tests).
     #[serde(default = "default_url")]
-    pub url: Server,
+    pub url: LichessServer,
     /// Pushes a second at most, all rounds together.
     #[serde(default = "default_rate", deserialize_with = "rate")]
     pub max_per_second: f64,
@@ -49,8 +49,8 @@ pub struct LichessConfig {
     pub max_games: usize,
 }
 
-fn default_url() -> Server {
-    Server::try_from(DEFAULT_URL.to_string()).expect("the default URL reads")
+fn default_url() -> LichessServer {
+    LichessServer::try_from(DEFAULT_URL.to_string()).expect("the default URL reads")
 }
 
 fn default_rate() -> f64 {
@@ -108,7 +108,7 @@ impl TryFrom<BTreeMap<String, String>> for Rounds {
 /// stand-in or a relay on the same machine).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "String")]
-pub struct Server {
+pub struct LichessServer {
     pub tls: bool,
     pub host: String,
     pub port: u16,
@@ -116,9 +116,9 @@ pub struct Server {
     pub base: String,
 }
 
-impl TryFrom<String> for Server {
+impl TryFrom<String> for LichessServer {
     type Error = String;
-    fn try_from(url: String) -> Result<Server, String> {
+    fn try_from(url: String) -> Result<LichessServer, String> {
         let bad = |why: &str| format!("url = \"{url}\": {why} (write https://lichess.org)");
         let (tls, rest) = if let Some(r) = url.strip_prefix("https://") {
             (true, r)
@@ -162,7 +162,7 @@ impl TryFrom<String> for Server {
                 .filter(|p| *p != 0)
                 .ok_or_else(|| bad(&format!("`{p}` is not a port")))?,
         };
-        Ok(Server {
+        Ok(LichessServer {
             tls,
             host,
             port,
@@ -171,7 +171,7 @@ impl TryFrom<String> for Server {
     }
 }
 
-impl Server {
+impl LichessServer {
     /// Whether the host is this machine (a token sent without TLS stays on it).
     pub fn is_loopback(&self) -> bool {
         self.host == "localhost"
@@ -202,7 +202,7 @@ impl Server {
     }
 }
 
-impl std::fmt::Display for Server {
+impl std::fmt::Display for LichessServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let scheme = if self.tls { "https" } else { "http" };
         write!(f, "{scheme}://{}{}", self.authority(), self.base)
@@ -328,7 +328,7 @@ mod tests {
 
     #[test]
     fn server_addresses() {
-        let s = |u: &str| Server::try_from(u.to_string());
+        let s = |u: &str| LichessServer::try_from(u.to_string());
         let l = s("https://lichess.dev:8443/base/").unwrap();
         assert_eq!(
             (l.host.as_str(), l.port, l.base.as_str()),

@@ -14,7 +14,7 @@ use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 
-use super::config::{Server, Token};
+use super::config::{LichessServer, Token};
 use crate::api::lichess::RoundId;
 
 /// How long a connection may take to open (TCP and TLS).
@@ -35,8 +35,8 @@ pub struct Answer {
 trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
 impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
 
-pub struct Client {
-    server: Server,
+pub struct PushClient {
+    server: LichessServer,
     tls: Option<tokio_rustls::TlsConnector>,
     conn: Option<SendRequest<Full<Bytes>>>,
     agent: HeaderValue,
@@ -67,17 +67,17 @@ fn connector_with(roots: rustls::RootCertStore) -> Result<tokio_rustls::TlsConne
     Ok(tokio_rustls::TlsConnector::from(Arc::new(cfg)))
 }
 
-impl Client {
+impl PushClient {
     /// A client of `server` (no connection yet); TLS is set up here, so that a
     /// system without CA certificates is said at start.
-    pub fn new(server: Server) -> Result<Client, String> {
+    pub fn new(server: LichessServer) -> Result<PushClient, String> {
         let tls = if server.tls { Some(tls_connector()?) } else { None };
         let agent = HeaderValue::from_str(&format!(
             "eboard-bridge/{} (+https://lichess.org/api#tag/Broadcasts)",
             env!("CARGO_PKG_VERSION")
         ))
         .unwrap_or_else(|_| HeaderValue::from_static("eboard-bridge"));
-        Ok(Client {
+        Ok(PushClient {
             server,
             tls,
             conn: None,
@@ -224,8 +224,8 @@ mod tests {
         (addr, cert, rx)
     }
 
-    fn server(port: u16) -> Server {
-        Server::try_from(format!("https://localhost:{port}")).unwrap()
+    fn server(port: u16) -> LichessServer {
+        LichessServer::try_from(format!("https://localhost:{port}")).unwrap()
     }
 
     /// Over TLS, a server whose certificate the roots vouch for gets the push
@@ -236,7 +236,7 @@ mod tests {
         let (addr, cert, mut got) = tls_server().await;
         let mut roots = rustls::RootCertStore::empty();
         roots.add(cert.der().clone()).unwrap();
-        let mut client = Client::new(server(addr.port())).unwrap();
+        let mut client = PushClient::new(server(addr.port())).unwrap();
         client.tls = Some(connector_with(roots).unwrap());
         let token = super::super::config::Token::for_tests("lip_tlsToken");
         let id = RoundId::parse("AbCd1234").unwrap();
@@ -256,7 +256,7 @@ mod tests {
         assert!(got.recv().await.is_some());
 
         // The system's roots do not vouch for it.
-        let Ok(mut system) = Client::new(server(addr.port())) else {
+        let Ok(mut system) = PushClient::new(server(addr.port())) else {
             return; // no CA certificates on this machine
         };
         let e = system.push(&id, &token, body).await.unwrap_err();

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::api::lichess::{Decision, RoundId};
+use crate::api::lichess::{RoundDecision, RoundId};
 use crate::log::{DECIDED_BY, Header, Journal, LogTime, Record, RecordKind};
 
 /// The note of the configuration's rounds.
@@ -59,7 +59,7 @@ impl Replayed {
             RecordKind::Arbiter { method, args } => {
                 let values: Option<Vec<serde_json::Value>> =
                     args.iter().map(|a| serde_json::from_str(a).ok()).collect();
-                if let Some(Ok(d)) = values.map(|v| Decision::from_record(method, &v)) {
+                if let Some(Ok(d)) = values.map(|v| RoundDecision::from_record(method, &v)) {
                     self.decide(&d);
                 }
             }
@@ -68,8 +68,8 @@ impl Replayed {
     }
 
     /// A decision: the round's id is the one decided.
-    pub fn decide(&mut self, d: &Decision) {
-        let Decision::SetRound { round, id } = d;
+    pub fn decide(&mut self, d: &RoundDecision) {
+        let RoundDecision::SetRound { round, id } = d;
         match id {
             Some(id) => self.ids.insert(*round, id.clone()),
             None => self.ids.remove(round),
@@ -192,7 +192,7 @@ impl RoundsJournal {
     }
 
     /// A decision, journaled before it is applied (who made it first, when known).
-    pub fn decided(&mut self, d: &Decision, by: Option<&str>) {
+    pub fn decided(&mut self, d: &RoundDecision, by: Option<&str>) {
         if let Some(by) = by {
             self.write(RecordKind::Note(format!("{DECIDED_BY}{by}")));
         }
@@ -226,13 +226,13 @@ mod tests {
             ids: got,
             configured: conf.clone(),
         };
-        let d = Decision::SetRound {
+        let d = RoundDecision::SetRound {
             round: 1,
             id: Some(RoundId::parse("Ctl00001").unwrap()),
         };
         j.decided(&d, Some("alice"));
         r.decide(&d);
-        let off = Decision::SetRound { round: 2, id: None };
+        let off = RoundDecision::SetRound { round: 2, id: None };
         j.decided(&off, None);
         drop(j);
         let text = std::fs::read_to_string(dir.path().join("rounds.esl")).unwrap();
@@ -267,7 +267,7 @@ mod tests {
         let conf = ids(&[(1, "Conf0001")]);
         let (mut j, _) = RoundsJournal::open(dir.path(), &conf).unwrap();
         j.decided(
-            &Decision::SetRound {
+            &RoundDecision::SetRound {
                 round: 1,
                 id: Some(RoundId::parse("Ctl00001").unwrap()),
             },

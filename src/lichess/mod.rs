@@ -37,12 +37,14 @@ use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
-use crate::api::lichess::{Call, Decision, GameStatus, Report, RoundId, RoundPgn, RoundStatus, RoundsIn};
+use crate::api::lichess::{
+    Call, GameStatus, Report, RoundDecision, RoundId, RoundPgn, RoundStatus, RoundsIn,
+};
 use body::Body;
 pub use config::LichessConfig;
 use config::Token;
 use journal::{Ids, Replayed, RoundsJournal};
-use schedule::{Next, Schedule};
+use schedule::{PushDue, Schedule};
 
 /// On shutdown, how long the last changes may take to reach lichess.
 const CLOSE_GRACE: Duration = Duration::from_secs(5);
@@ -106,9 +108,9 @@ struct RoundInfo {
 struct Service {
     cfg: LichessConfig,
     token: Token,
-    client: Option<http::Client>,
+    client: Option<http::PushClient>,
     /// A client of a new server, taken up when no push is out.
-    replacement: Option<http::Client>,
+    replacement: Option<http::PushClient>,
     journal: RoundsJournal,
     replayed: Replayed,
     schedule: Schedule<Body>,
@@ -146,7 +148,7 @@ impl Lichess {
         boards: &[u32],
     ) -> Result<Lichess, LichessError> {
         let token = config::read_token(&cfg.token_file).map_err(LichessError)?;
-        let client = http::Client::new(cfg.url.clone()).map_err(LichessError)?;
+        let client = http::PushClient::new(cfg.url.clone()).map_err(LichessError)?;
         let (journal, ids) = RoundsJournal::open(&state_dir.join("lichess"), &cfg.rounds.0)
             .map_err(|e| LichessError(format!("[lichess] the rounds' journal: {e}")))?;
         if !cfg.url.tls && !cfg.url.is_loopback() {
@@ -212,7 +214,7 @@ impl Lichess {
 }
 
 /// A push out on the runtime: it gives the client back with the answer.
-type Job = JoinHandle<(http::Client, u32, Body, Result<http::Answer, String>)>;
+type Job = JoinHandle<(http::PushClient, u32, Body, Result<http::Answer, String>)>;
 
 async fn sleep_until(at: Option<Instant>) {
     match at {
@@ -269,7 +271,7 @@ impl Service {
         let Call { decision, by, reply } = call;
         self.journal.decided(&decision, by.as_deref());
         self.replayed.decide(&decision);
-        let Decision::SetRound { round, id } = &decision;
+        let RoundDecision::SetRound { round, id } = &decision;
         let by = by.map(|b| format!(" (by {b})")).unwrap_or_default();
         match id {
             Some(id) => tracing::info!("lichess: round {round} is pushed to {id} from now on{by}"),
@@ -311,7 +313,7 @@ impl Service {
             Err(e) => tracing::error!("lichess: {e}; the token read before stays"),
         }
         if cfg.url != self.cfg.url {
-            match http::Client::new(cfg.url.clone()) {
+            match http::PushClient::new(cfg.url.clone()) {
                 Ok(c) => {
                     tracing::info!("lichess: pushing to {} from now on", cfg.url);
                     self.replacement = Some(c);
@@ -408,7 +410,7 @@ impl Service {
                     self.client = Some(c);
                 }
                 match self.schedule.next(now) {
-                    Next::Push { round, id, body } => {
+                    PushDue::Push { round, id, body } => {
                         let mut client = self
                             .client
                             .take()
@@ -419,8 +421,8 @@ impl Service {
                             (client, round, body, r)
                         }));
                     }
-                    Next::At(t) => wake = Some(t),
-                    Next::Idle => {}
+                    PushDue::At(t) => wake = Some(t),
+                    PushDue::Idle => {}
                 }
             }
             let status = self.status();

@@ -50,7 +50,7 @@ impl<B> Default for Round<B> {
 
 /// What to do next.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Next<B> {
+pub enum PushDue<B> {
     /// Push `body` to round `id` (for the event's round `round`) now.
     Push { round: u32, id: RoundId, body: B },
     /// Nothing may go before this.
@@ -136,9 +136,9 @@ impl<B: Clone + PartialEq> Schedule<B> {
 
     /// The next push, or when to ask again. A push returned is in flight until
     /// its outcome is given.
-    pub fn next(&mut self, now: Instant) -> Next<B> {
+    pub fn next(&mut self, now: Instant) -> PushDue<B> {
         if self.in_flight.is_some() {
-            return Next::Idle;
+            return PushDue::Idle;
         }
         let Some((&round, r)) = self
             .rounds
@@ -146,7 +146,7 @@ impl<B: Clone + PartialEq> Schedule<B> {
             .filter(|(_, r)| Self::pending(r))
             .min_by_key(|(n, r)| (r.since, **n))
         else {
-            return Next::Idle;
+            return PushDue::Idle;
         };
         let mut at = now;
         if let Some(w) = self.wait_until {
@@ -156,14 +156,14 @@ impl<B: Clone + PartialEq> Schedule<B> {
             at = at.max(l + self.interval);
         }
         if at > now {
-            return Next::At(at);
+            return PushDue::At(at);
         }
         let (Some(id), Some(body)) = (r.id.clone(), r.latest.clone()) else {
-            return Next::Idle;
+            return PushDue::Idle;
         };
         self.in_flight = Some(round);
         self.last_start = Some(now);
-        Next::Push { round, id, body }
+        PushDue::Push { round, id, body }
     }
 
     /// The push of `body` to `round` was accepted.
@@ -263,9 +263,9 @@ mod tests {
         let t0 = Instant::now();
         let mut s: Schedule<&str> = Schedule::new(2.0);
         s.offer(1, "a", t0);
-        assert_eq!(s.next(t0), Next::Idle, "no id: nothing to push");
+        assert_eq!(s.next(t0), PushDue::Idle, "no id: nothing to push");
         s.set_id(1, Some(id("AbCd1234")), t0);
-        let Next::Push {
+        let PushDue::Push {
             round: 1, body: "a", ..
         } = s.next(t0)
         else {
@@ -274,18 +274,18 @@ mod tests {
         // While it is out, newer bodies replace each other; none goes.
         s.offer(1, "b", ms(t0, 10));
         s.offer(1, "c", ms(t0, 20));
-        assert_eq!(s.next(ms(t0, 30)), Next::Idle);
+        assert_eq!(s.next(ms(t0, 30)), PushDue::Idle);
         s.accepted(1, &"a");
         // Half a second after the last start at 2 a second.
-        assert_eq!(s.next(ms(t0, 100)), Next::At(ms(t0, 500)));
-        let Next::Push { body: "c", .. } = s.next(ms(t0, 500)) else {
+        assert_eq!(s.next(ms(t0, 100)), PushDue::At(ms(t0, 500)));
+        let PushDue::Push { body: "c", .. } = s.next(ms(t0, 500)) else {
             panic!()
         };
         s.accepted(1, &"c");
         assert!(s.is_done(1));
         // The same body again is not pushed again.
         s.offer(1, "c", ms(t0, 2000));
-        assert_eq!(s.next(ms(t0, 2000)), Next::Idle);
+        assert_eq!(s.next(ms(t0, 2000)), PushDue::Idle);
     }
 
     #[test]
@@ -297,13 +297,13 @@ mod tests {
         let mut now = t0;
         let mut waits = Vec::new();
         for body in 2..=8 {
-            let Next::Push { body: b, .. } = s.next(now) else {
+            let PushDue::Push { body: b, .. } = s.next(now) else {
                 panic!("{now:?}")
             };
             assert_eq!(b, body - 1, "the newest body each time");
             waits.push(s.failed(None, now));
             s.offer(1, body, now + Duration::from_millis(10));
-            assert_eq!(s.next(now), Next::At(now + *waits.last().unwrap()));
+            assert_eq!(s.next(now), PushDue::At(now + *waits.last().unwrap()));
             now += *waits.last().unwrap();
         }
         assert_eq!(
@@ -311,17 +311,19 @@ mod tests {
             [1, 2, 4, 8, 16, 32, 60]
         );
         // A 429 that says 7 s: not before.
-        let Next::Push { .. } = s.next(now) else { panic!() };
+        let PushDue::Push { .. } = s.next(now) else {
+            panic!()
+        };
         assert_eq!(
             s.failed(Some(Duration::from_secs(7)), now),
             Duration::from_secs(7)
         );
         assert_eq!(
             s.next(now + Duration::from_secs(6)),
-            Next::At(now + Duration::from_secs(7))
+            PushDue::At(now + Duration::from_secs(7))
         );
         now += Duration::from_secs(7);
-        let Next::Push { body, .. } = s.next(now) else {
+        let PushDue::Push { body, .. } = s.next(now) else {
             panic!()
         };
         assert_eq!(body, 8, "the round as it stands after the outage");
@@ -330,7 +332,7 @@ mod tests {
         // The back-off starts again from a second.
         s.offer(1, 9, now);
         let later = now + Duration::from_secs(1);
-        let Next::Push { .. } = s.next(later) else {
+        let PushDue::Push { .. } = s.next(later) else {
             panic!()
         };
         assert_eq!(s.failed(None, later), FIRST_BACKOFF);
@@ -344,19 +346,19 @@ mod tests {
         s.set_id(2, Some(id("Round002")), t0);
         s.offer(1, 10, t0);
         s.offer(2, 20, ms(t0, 1));
-        let Next::Push { round: 1, .. } = s.next(t0) else {
+        let PushDue::Push { round: 1, .. } = s.next(t0) else {
             panic!()
         };
         s.blocked(1);
         s.offer(1, 11, ms(t0, 50));
-        let Next::Push { round: 2, .. } = s.next(ms(t0, 100)) else {
+        let PushDue::Push { round: 2, .. } = s.next(ms(t0, 100)) else {
             panic!()
         };
         s.accepted(2, &20);
-        assert_eq!(s.next(ms(t0, 300)), Next::Idle, "round 1 waits");
+        assert_eq!(s.next(ms(t0, 300)), PushDue::Idle, "round 1 waits");
         assert!(s.is_blocked(1) && !s.is_pending(1));
         s.unblock_all(ms(t0, 400));
-        let Next::Push {
+        let PushDue::Push {
             round: 1, body: 11, ..
         } = s.next(ms(t0, 400))
         else {
@@ -365,7 +367,7 @@ mod tests {
         s.blocked(1);
         // A new id: the round whole again, to the new id.
         s.set_id(1, Some(id("Round001")), ms(t0, 600));
-        let Next::Push {
+        let PushDue::Push {
             round: 1,
             id: i,
             body: 11,
@@ -377,7 +379,7 @@ mod tests {
         s.accepted(1, &11);
         // The same body to another id goes again.
         s.set_id(1, Some(id("Round009")), ms(t0, 800));
-        assert!(matches!(s.next(ms(t0, 800)), Next::Push { body: 11, .. }));
+        assert!(matches!(s.next(ms(t0, 800)), PushDue::Push { body: 11, .. }));
     }
 
     #[test]
@@ -388,12 +390,12 @@ mod tests {
         s.set_id(2, Some(id("Round002")), t0);
         s.offer(2, 20, t0);
         s.offer(1, 10, ms(t0, 5));
-        let Next::Push { round: 2, .. } = s.next(ms(t0, 10)) else {
+        let PushDue::Push { round: 2, .. } = s.next(ms(t0, 10)) else {
             panic!()
         };
         s.accepted(2, &20);
         s.offer(2, 21, ms(t0, 20));
-        let Next::Push { round: 1, .. } = s.next(ms(t0, 200)) else {
+        let PushDue::Push { round: 1, .. } = s.next(ms(t0, 200)) else {
             panic!()
         };
         // A refused PGN is not sent again; the next change is.
@@ -401,7 +403,7 @@ mod tests {
         assert!(s.is_done(1));
         assert!(matches!(
             s.next(ms(t0, 400)),
-            Next::Push {
+            PushDue::Push {
                 round: 2,
                 body: 21,
                 ..

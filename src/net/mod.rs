@@ -54,7 +54,7 @@ use tokio::task::JoinHandle;
 use crate::api::BoardRef;
 pub use events::EventLog;
 use events::Next;
-use livechess::{BoardView, Session};
+use livechess::{LiveBoard, LiveSession};
 
 pub use config::{HttpConfig, Listen, Priority};
 pub use socket::MAX_MESSAGE;
@@ -101,23 +101,23 @@ pub struct Context {
 }
 
 impl Context {
-    fn views(&self) -> Vec<BoardView> {
+    fn views(&self) -> Vec<LiveBoard> {
         self.boards
             .borrow()
             .iter()
-            .map(|b| BoardView {
+            .map(|b| LiveBoard {
                 id: b.id.clone(),
                 snapshot: b.snapshot.borrow().clone(),
             })
             .collect()
     }
 
-    fn view(&self, id: &str) -> Option<BoardView> {
+    fn view(&self, id: &str) -> Option<LiveBoard> {
         self.boards
             .borrow()
             .iter()
             .find(|b| b.id == id)
-            .map(|b| BoardView {
+            .map(|b| LiveBoard {
                 id: b.id.clone(),
                 snapshot: b.snapshot.borrow().clone(),
             })
@@ -520,7 +520,7 @@ async fn api_events(State(ctx): State<Context>, headers: HeaderMap) -> Response 
 /// snapshot changes (changes that come faster than the client reads fold into one).
 fn watch_boards(
     ctx: &Context,
-    session: &Session,
+    session: &LiveSession,
     watchers: &mut HashMap<String, JoinHandle<()>>,
     changed: &Arc<Notify>,
 ) {

@@ -1,4 +1,4 @@
-//! The LiveChess WebSocket: a connection's loop around its [`Session`], and
+//! The LiveChess WebSocket: a connection's loop around its [`LiveSession`], and
 //! the allowance that keeps one client from flooding it.
 
 use std::collections::HashMap;
@@ -11,7 +11,7 @@ use axum::response::Response;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
-use super::livechess::{self, Session};
+use super::livechess::{self, LiveSession};
 use super::{Context, json_response, now_ms, watch_boards};
 
 pub(super) async fn livechess_list(State(ctx): State<Context>) -> Response {
@@ -35,7 +35,7 @@ pub(super) async fn livechess_socket(State(ctx): State<Context>, ws: WebSocketUp
 const SEND_TIMEOUT: Duration = Duration::from_secs(30);
 
 async fn livechess_connection(mut socket: WebSocket, ctx: Context) {
-    let mut session = Session::new(ctx.settle_ms);
+    let mut session = LiveSession::new(ctx.settle_ms);
     let changed = Arc::new(Notify::new());
     let mut watchers: HashMap<String, JoinHandle<()>> = HashMap::new();
     let mut stop = ctx.stop.clone();

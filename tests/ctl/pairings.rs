@@ -228,7 +228,7 @@ async fn pairings_from_pgn_and_csv_tag_the_next_games_and_bad_files_change_nothi
 /// that does not read keeps the running configuration.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_configurations_pairings_file_is_read_at_start_and_on_reload() {
-    use eboard_bridge::daemon::{BusChoice, Config, Daemon};
+    use eboard_bridge::daemon::{BusChoice, Daemon, DaemonConfig};
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let _b = emulate(standing(""), &d.join("board1"), "4001");
@@ -241,7 +241,7 @@ async fn the_configurations_pairings_file_is_read_at_start_and_on_reload() {
     // Without `round` the file's round stands.
     let text = std::fs::read_to_string(&cfg).unwrap().replace("round = 1\n", "");
     std::fs::write(&cfg, text).unwrap();
-    let config = Config::load(Some(&cfg)).unwrap();
+    let config = DaemonConfig::load(Some(&cfg)).unwrap();
     assert_eq!(config.round(), 2);
     let daemon = Daemon::start(vec![d.join("board1")], config, BusChoice::None)
         .await
@@ -263,7 +263,7 @@ async fn the_configurations_pairings_file_is_read_at_start_and_on_reload() {
         "[Round \"2.1\"]\n[White \"Anand, Viswanathan\"]\n[Black \"Karpov, Anatoly\"]\n",
     )
     .unwrap();
-    daemon.reload(Config::load(Some(&cfg)).unwrap()).await;
+    daemon.reload(DaemonConfig::load(Some(&cfg)).unwrap()).await;
     wait_for("the new pairing", 10, || {
         snap.borrow().white == "Anand, Viswanathan"
     })
@@ -275,7 +275,7 @@ async fn the_configurations_pairings_file_is_read_at_start_and_on_reload() {
         "[Round \"2.1\"]\n[White \"A\"]\n[Black \"B\"]\n\n[Round \"2.1\"]\n[White \"C\"]\n[Black \"D\"]\n",
     )
     .unwrap();
-    let e = Config::load(Some(&cfg)).unwrap_err().to_string();
+    let e = DaemonConfig::load(Some(&cfg)).unwrap_err().to_string();
     assert!(e.contains("r2.pgn:5: board 1 is paired twice"), "{e}");
     daemon.shutdown().await;
 }

@@ -237,7 +237,7 @@ async fn a_board_pulled_away_mid_game_comes_back_without_losing_a_move() {
 async fn boards_plugged_in_are_bridged_and_one_back_on_another_port_keeps_its_game() {
     let dir = tempfile::tempdir().unwrap();
     let devices = dir.path().join("eboard");
-    let cfg = Config::parse(
+    let cfg = DaemonConfig::parse(
         &format!(
             "output = \"{}\"\nstate = \"{}\"\ndevice_dir = \"{}\"\n[[board]]\nserial = \"24680\"\nnumber = 5\nwhite = \"Kasparov, Garry\"\n",
             dir.path().join("live").display(),
@@ -354,7 +354,7 @@ async fn a_board_named_by_device_takes_its_number_from_its_serial_number() {
     let link = dir.path().join("ttyACM0");
     let game = &long_game();
     let _board = emulate(game_log(&game.start, &game.moves[..4], 8), &link, 8.0);
-    let cfg = Config::parse(
+    let cfg = DaemonConfig::parse(
         &format!(
             "round = 2\noutput = \"{}\"\nstate = \"{}\"\n[[board]]\nserial = \"13579\"\nnumber = 9\nblack = \"Nepomniachtchi, Ian\"\n",
             dir.path().join("live").display(),

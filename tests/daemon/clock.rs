@@ -168,7 +168,7 @@ async fn a_time_control_sets_the_clock_and_the_property() {
 
 /// How much faster than life the 80-move games are played: the emulated board
 /// and clock at this speed, the daemon's time for the board scaled with them
-/// (`Config::time_scale`, as `demo --speed` does), so every time the tests
+/// (`DaemonConfig::time_scale`, as `demo --speed` does), so every time the tests
 /// compare (the recording's, `%clk`, the clock's reports) is game time, and
 /// their thresholds are the game's as at speed 1. The line's and the daemon's
 /// latency grow with the speed in game time: driving the clock, a set and its
@@ -214,7 +214,7 @@ async fn the_daemon_drives_the_clock_for_80_moves_without_drift() {
         dir.path().join("state").display(),
         dir.path().join("board0").display()
     );
-    let mut cfg = Config::parse(&text, "drive.toml").unwrap();
+    let mut cfg = DaemonConfig::parse(&text, "drive.toml").unwrap();
     cfg.time_scale = Some(DRIVE_SPEED);
     let (daemon, snap, _) = bridged(dir.path(), cfg).await;
     wait_for("160 plies", 240, || snap.borrow().moves.len() == 160).await;

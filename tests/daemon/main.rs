@@ -21,7 +21,7 @@ use common::{
 };
 use eboard_bridge::board::Orientation;
 use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME, ROOT_PATH};
-use eboard_bridge::daemon::{BusChoice, Config, Daemon, DaemonError};
+use eboard_bridge::daemon::{BusChoice, Daemon, DaemonConfig, DaemonError};
 use eboard_bridge::device::{Emulator, EmulatorConfig};
 use eboard_bridge::log::SensorLog;
 use eboard_bridge::protocol::ClockTime;
@@ -67,8 +67,8 @@ fn emulate_with(log: SensorLog, link: &Path, cfg: EmulatorConfig) -> tokio::task
     })
 }
 
-fn config(dir: &Path) -> Config {
-    Config::parse(
+fn config(dir: &Path) -> DaemonConfig {
+    DaemonConfig::parse(
         &format!(
             "event = \"Test Open\"\nround = 4\noutput = \"{}\"\nstate = \"{}\"\n[[board]]\ndevice = \"{}\"\nnumber = 7\nwhite = \"Anderssen, Adolf\"\nblack = \"Kieseritzky, Lionel\"\n",
             dir.join("live").display(),
@@ -166,7 +166,7 @@ fn standing(more: &str) -> SensorLog {
 /// board is connected: the daemon, its snapshot, the bus address.
 async fn bridged(
     dir: &Path,
-    cfg: Config,
+    cfg: DaemonConfig,
 ) -> (
     Daemon,
     tokio::sync::watch::Receiver<eboard_bridge::api::Snapshot>,

@@ -24,7 +24,7 @@ use common::played::{
 use common::{Within, pgn_moves, sans};
 use eboard_bridge::board::Orientation;
 use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME};
-use eboard_bridge::daemon::{BusChoice, Config, Daemon, Tapped};
+use eboard_bridge::daemon::{BusChoice, Daemon, DaemonConfig, Tapped};
 use eboard_bridge::device::{Emulator, EmulatorConfig};
 use eboard_bridge::log::SensorLog;
 use eboard_bridge::protocol::ClockTime;
@@ -96,7 +96,7 @@ fn game_log(run: &Run) -> (SensorLog, Vec<Vec<(u64, Touch)>>) {
     (common::played_log(hands, &pos, &[], 3000), plies)
 }
 
-fn config(dir: &Path, boards: usize) -> Config {
+fn config(dir: &Path, boards: usize) -> DaemonConfig {
     let mut text = format!(
         "event = \"Fault campaign\"\nround = 1\noutput = \"{}\"\nstate = \"{}\"\n{}",
         dir.join("live").display(),
@@ -110,7 +110,7 @@ fn config(dir: &Path, boards: usize) -> Config {
             i + 1
         ));
     }
-    Config::parse(&text, "faults.toml").unwrap()
+    DaemonConfig::parse(&text, "faults.toml").unwrap()
 }
 
 /// Cut times (log µs from the start of play) and lengths: `count` cuts that do

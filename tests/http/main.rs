@@ -17,7 +17,7 @@ use std::time::Duration;
 use common::browser::{Browser, CHROMIUM};
 use common::{Need, Within, need, pgn_games, quick, sans, wait_for};
 use eboard_bridge::board::Orientation;
-use eboard_bridge::daemon::{BusChoice, Config, Daemon};
+use eboard_bridge::daemon::{BusChoice, Daemon, DaemonConfig};
 use eboard_bridge::device::{Emulator, EmulatorConfig};
 use eboard_bridge::log::SensorLog;
 use eboard_bridge::net::HttpConfig;
@@ -59,8 +59,8 @@ fn emulate(
     })
 }
 
-fn config(dir: &Path, http: HttpConfig) -> Config {
-    let mut c = Config::parse(
+fn config(dir: &Path, http: HttpConfig) -> DaemonConfig {
+    let mut c = DaemonConfig::parse(
         &format!(
             "event = \"Test Open\"\nround = 4\noutput = \"{}\"\nstate = \"{}\"\n[[board]]\ndevice = \"{}\"\nnumber = 7\nwhite = \"Anderssen, Adolf\"\nblack = \"Kieseritzky, Lionel\"\n",
             dir.join("live").display(),

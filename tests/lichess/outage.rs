@@ -23,7 +23,7 @@ async fn lichess_away_30_s_then_back_nothing_lost_the_back_off_and_the_rate_kept
         "url = \"{}\"\nrounds = {{ 1 = \"Round001\" }}\nmax_per_second = 2",
         lichess.url
     );
-    let config = eboard_bridge::daemon::Config::parse(
+    let config = eboard_bridge::daemon::DaemonConfig::parse(
         &config_text(d, &[(1, "White", "Black")], &lichess_toml),
         "c.toml",
     )

@@ -32,7 +32,8 @@ async fn a_round_reaches_lichess_game_by_game_and_move_by_move() {
         lichess.url
     );
     let config =
-        eboard_bridge::daemon::Config::parse(&config_text(d, &boards, &lichess_toml), "c.toml").unwrap();
+        eboard_bridge::daemon::DaemonConfig::parse(&config_text(d, &boards, &lichess_toml), "c.toml")
+            .unwrap();
     let address = private_bus(d).await;
     let daemon = eboard_bridge::daemon::Daemon::start(
         devices(d, &[1, 2]),

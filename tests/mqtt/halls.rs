@@ -20,7 +20,7 @@ async fn two_halls_on_one_central_broker_lose_nothing_through_a_broker_outage() 
     let link_a = d.join("board-a");
     let emulator_a = emulate(game_log(&game_a.start, &game_a.moves, 3, 1000), &link_a, "1001");
     let address = common::private_bus(d).await;
-    let config_a = Config::parse(
+    let config_a = DaemonConfig::parse(
         &daemon_toml(d, "hall-a", "eboard-bridge", a_port, &link_a, true),
         "hall-a.toml",
     )

@@ -20,7 +20,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use common::{Need, Within, need, output_within, pgn_games, quick, sans, wait_for};
 use eboard_bridge::board::Orientation;
-use eboard_bridge::daemon::{BusChoice, Config, Daemon};
+use eboard_bridge::daemon::{BusChoice, Daemon, DaemonConfig};
 use eboard_bridge::device::{Emulator, EmulatorConfig};
 use eboard_bridge::log::SensorLog;
 use eboard_bridge::protocol::ClockTime;
@@ -323,7 +323,7 @@ fn daemon_toml(dir: &Path, hall: &str, user: &str, port: u16, link: &Path, comma
 /// Hall A's daemon in this process (no D-Bus), on the broker at `port`.
 async fn hall_a_daemon(dir: &Path, port: u16, link: &Path, commands: bool) -> Daemon {
     let text = daemon_toml(dir, "hall-a", "eboard-bridge", port, link, commands);
-    let config = Config::parse(&text, "hall-a.toml").unwrap();
+    let config = DaemonConfig::parse(&text, "hall-a.toml").unwrap();
     Daemon::start(vec![link.to_path_buf()], config, BusChoice::None)
         .within(30, "the daemon to start")
         .await
@@ -394,12 +394,12 @@ const BROKERS: [Need; 2] = [
 
 #[test]
 fn the_documented_daemon_configuration_parses() {
-    let c = Config::parse(&docs("eboard-bridge.toml"), "docs/mqtt/eboard-bridge.toml").unwrap();
+    let c = DaemonConfig::parse(&docs("eboard-bridge.toml"), "docs/mqtt/eboard-bridge.toml").unwrap();
     let m = c.mqtt.unwrap();
     assert_eq!(m.prefix(), "eboard/hall-a");
     assert!(m.commands);
-    let e = Config::parse("[mqtt]\nbroker = \"mqtt://h\"\nqos = 0\n", "x.toml").unwrap_err();
+    let e = DaemonConfig::parse("[mqtt]\nbroker = \"mqtt://h\"\nqos = 0\n", "x.toml").unwrap_err();
     assert!(e.to_string().contains("x.toml: [mqtt] qos = 0"), "{e}");
-    let e = Config::parse("[mqtt]\nbroker = \"http://h\"\n", "x.toml").unwrap_err();
+    let e = DaemonConfig::parse("[mqtt]\nbroker = \"http://h\"\n", "x.toml").unwrap_err();
     assert!(e.to_string().contains("line 2"), "{e}");
 }

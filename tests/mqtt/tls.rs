@@ -113,7 +113,7 @@ async fn over_tls_with_a_client_certificate_at_qos_2() {
     );
     let daemon = Daemon::start(
         vec![link],
-        Config::parse(&text, "tls.toml").unwrap(),
+        DaemonConfig::parse(&text, "tls.toml").unwrap(),
         BusChoice::None,
     )
     .within(30, "the daemon to start")

@@ -33,7 +33,7 @@ async fn ctl_tells_a_caller_outside_the_group_what_to_do() {
         let _ = emulator.run(&log, "start.esl", &EmulatorConfig::default()).await;
     });
     let state = dir.path().join("state");
-    let config = Config::parse(
+    let config = DaemonConfig::parse(
         &format!(
             "state = \"{}\"\noutput = \"{}\"\n",
             state.display(),

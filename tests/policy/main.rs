@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use common::{Need, Within, need, output_within};
 use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME};
-use eboard_bridge::daemon::{BusChoice, Config, Daemon};
+use eboard_bridge::daemon::{BusChoice, Daemon, DaemonConfig};
 use eboard_bridge::device::{Emulator, EmulatorConfig};
 
 const NOBODY: u32 = 65534;
@@ -178,7 +178,7 @@ async fn unprivileged_callers_read_but_cannot_change_a_game() {
     let play = tokio::spawn(async move {
         let _ = emulator.run(&log, "start.esl", &EmulatorConfig::default()).await;
     });
-    let config = Config::parse(
+    let config = DaemonConfig::parse(
         &format!(
             "state = \"{}\"\noutput = \"{}\"\n",
             dir.path().join("state").display(),

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::origin::{guarded, same_origin};
-use super::sessions::{Gone, Session};
+use super::sessions::{ConsoleSession, Gone};
 use super::store::Alert;
 use super::{COOKIE, Console};
 use crate::api::force::{Change, GameAtHand, what_it_changes};
@@ -130,7 +130,7 @@ pub async fn unknown(State(c): Shared, headers: HeaderMap) -> Response {
 }
 
 /// A change: the session, a same-origin request and the session's CSRF token.
-fn change(c: &Console, headers: &HeaderMap) -> Result<(String, Session), Box<Response>> {
+fn change(c: &Console, headers: &HeaderMap) -> Result<(String, ConsoleSession), Box<Response>> {
     let Some((id, s)) = c.session(headers) else {
         return Err(Box::new(signed_out(c, headers)));
     };

@@ -57,7 +57,7 @@ pub const MAX_BODY: usize = 8 * 1024;
 pub struct Console {
     users: HashMap<String, String>,
     sessions: Mutex<sessions::Sessions>,
-    throttle: Mutex<throttle::Throttle>,
+    throttle: Mutex<throttle::LoginThrottle>,
     /// Woken when an account's line changes (an attempt takes its turn or
     /// leaves), for the attempts held in it.
     turns: Notify,
@@ -88,7 +88,7 @@ impl Console {
         let users = auth::read_users(users)?;
         let store = Store::open(&state.join("arbiter")).map_err(|e| format!("arbiter console: {e}"))?;
         Ok(Arc::new(Console {
-            throttle: Mutex::new(throttle::Throttle::new(users.keys())),
+            throttle: Mutex::new(throttle::LoginThrottle::new(users.keys())),
             users,
             sessions: Mutex::new(sessions::Sessions::new(super::now_ms())),
             turns: Notify::new(),
@@ -106,12 +106,12 @@ impl Console {
         self.sessions.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn throttle(&self) -> std::sync::MutexGuard<'_, throttle::Throttle> {
+    fn throttle(&self) -> std::sync::MutexGuard<'_, throttle::LoginThrottle> {
         self.throttle.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The session the request's cookie names: (its id, the session).
-    fn session(&self, headers: &HeaderMap) -> Option<(String, sessions::Session)> {
+    fn session(&self, headers: &HeaderMap) -> Option<(String, sessions::ConsoleSession)> {
         let id = cookie(headers, COOKIE)?;
         let s = self.sessions().get(&id, Instant::now())?;
         Some((id, s))

@@ -19,7 +19,7 @@ pub const SESSION_MAX: Duration = Duration::from_secs(14 * 3600);
 
 /// A signed-in arbiter.
 #[derive(Debug, Clone)]
-pub struct Session {
+pub struct ConsoleSession {
     pub user: String,
     /// Sent back in `X-CSRF-Token` with every change.
     pub csrf: String,
@@ -43,7 +43,7 @@ pub struct Sessions {
     /// This run's mark (the daemon's start, ms since the epoch, in hex): the
     /// start of every id it makes.
     run: String,
-    map: HashMap<String, Session>,
+    map: HashMap<String, ConsoleSession>,
 }
 
 impl Sessions {
@@ -58,7 +58,7 @@ impl Sessions {
     /// A new session for `user`: its id. The oldest goes when there are too many.
     pub fn open(&mut self, user: &str, now: Instant) -> String {
         self.expire(now);
-        let oldest = |map: &HashMap<String, Session>, only: Option<&str>| {
+        let oldest = |map: &HashMap<String, ConsoleSession>, only: Option<&str>| {
             map.iter()
                 .filter(|(_, s)| only.is_none_or(|u| s.user == u))
                 .min_by_key(|(_, s)| s.seen)
@@ -77,7 +77,7 @@ impl Sessions {
         let id = format!("{}.{}", self.run, hex(&random_bytes::<32>()));
         self.map.insert(
             id.clone(),
-            Session {
+            ConsoleSession {
                 user: user.to_string(),
                 csrf: hex(&random_bytes::<16>()),
                 since: now,
@@ -88,7 +88,7 @@ impl Sessions {
     }
 
     /// The session of `id`, if it is one and has not expired (it is then seen now).
-    pub fn get(&mut self, id: &str, now: Instant) -> Option<Session> {
+    pub fn get(&mut self, id: &str, now: Instant) -> Option<ConsoleSession> {
         self.expire(now);
         let s = self.map.get_mut(id)?;
         s.seen = now;

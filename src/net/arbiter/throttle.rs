@@ -205,14 +205,14 @@ pub enum Turn {
 
 /// Both throttles, kept together: an account's line is ordered by what the
 /// addresses of its attempts have tried.
-pub struct Throttle {
+pub struct LoginThrottle {
     pub addresses: Addresses,
     pub accounts: Accounts,
 }
 
-impl Throttle {
-    pub fn new<'a>(users: impl IntoIterator<Item = &'a String>) -> Throttle {
-        Throttle {
+impl LoginThrottle {
+    pub fn new<'a>(users: impl IntoIterator<Item = &'a String>) -> LoginThrottle {
+        LoginThrottle {
             addresses: Addresses::default(),
             accounts: Accounts::new(users),
         }
@@ -400,7 +400,7 @@ mod tests {
     }
 
     /// `n` failures on `account`, each from an address of its own.
-    fn fail(t: &mut Throttle, account: &Account, n: u8, now: Instant) {
+    fn fail(t: &mut LoginThrottle, account: &Account, n: u8, now: Instant) {
         for i in 0..n {
             t.addresses.attempt(ip(100 + i), now);
             let ticket = t.join(account, ip(100 + i), now).unwrap();
@@ -413,7 +413,7 @@ mod tests {
     /// turn, the turns 1, 2, 4, 8, 15, 15 ... s apart.
     #[test]
     fn an_account_guessed_from_many_addresses_checks_one_attempt_a_turn() {
-        let mut t = Throttle::new(&["alice".to_string()]);
+        let mut t = LoginThrottle::new(&["alice".to_string()]);
         let alice = t.accounts.of("alice");
         let t0 = Instant::now();
         for i in 0..ACCOUNT_FREE as u8 {
@@ -449,7 +449,7 @@ mod tests {
     /// puts the worst out of a full line.
     #[test]
     fn the_turn_goes_to_the_address_that_tried_least_when_it_comes() {
-        let mut t = Throttle::new(&["alice".to_string()]);
+        let mut t = LoginThrottle::new(&["alice".to_string()]);
         let alice = t.accounts.of("alice");
         let t0 = Instant::now();
         fail(&mut t, &alice, ACCOUNT_FREE as u8, t0);

@@ -2,8 +2,8 @@
 //! display widgets and the Go, Java and Node clients speak it (what is served:
 //! `docs/NETWORK.md`, "LiveChess compatibility").
 //!
-//! A [`Session`] is one connection's state (its feeds) and answers each text frame
-//! with the frames to send; [`Session::pushes`] gives the feed pushes for boards
+//! A [`LiveSession`] is one connection's state (its feeds) and answers each text frame
+//! with the frames to send; [`LiveSession::pushes`] gives the feed pushes for boards
 //! that changed. It does no IO, so the protocol is tested without sockets; the
 //! socket loop is in `net::serve`.
 //!
@@ -22,13 +22,13 @@ use crate::api::Snapshot;
 
 /// One board as the API sees it.
 #[derive(Debug, Clone)]
-pub struct BoardView {
+pub struct LiveBoard {
     /// The daemon's board id.
     pub id: String,
     pub snapshot: Snapshot,
 }
 
-impl BoardView {
+impl LiveBoard {
     /// The `serialnr`: the board's serial number, else its id.
     pub fn serialnr(&self) -> &str {
         if self.snapshot.serial_number.is_empty() {
@@ -59,9 +59,9 @@ impl BoardView {
         (!self.snapshot.placement.is_empty()).then_some(self.snapshot.placement.as_str())
     }
 
-    fn clock(&self, now_ms: u64) -> Option<Clock> {
+    fn clock(&self, now_ms: u64) -> Option<LiveClock> {
         let s = &self.snapshot;
-        s.has_clock.then(|| Clock {
+        s.has_clock.then(|| LiveClock {
             white: (s.white_clock_ms.max(0) / 1000) as u64,
             black: (s.black_clock_ms.max(0) / 1000) as u64,
             run: match s.clock_running.as_str() {
@@ -92,7 +92,7 @@ impl BoardView {
 
 /// The clock object of a push (seconds left, which side runs, when read).
 #[derive(Debug, Clone, Serialize)]
-pub struct Clock {
+pub struct LiveClock {
     pub white: u64,
     pub black: u64,
     pub run: Option<bool>,
@@ -100,8 +100,8 @@ pub struct Clock {
 }
 
 /// The `eboards` list: boards that are connected first (clients take the first).
-pub fn eboards(boards: &[BoardView], now_ms: u64) -> Value {
-    let mut sorted: Vec<&BoardView> = boards.iter().filter(|b| b.listed()).collect();
+pub fn eboards(boards: &[LiveBoard], now_ms: u64) -> Value {
+    let mut sorted: Vec<&LiveBoard> = boards.iter().filter(|b| b.listed()).collect();
     sorted.sort_by_key(|b| !b.snapshot.connected);
     Value::Array(sorted.iter().map(|b| b.entry(now_ms)).collect())
 }
@@ -157,7 +157,7 @@ fn short(text: &str) -> String {
 
 /// One connection's feeds.
 #[derive(Debug)]
-pub struct Session {
+pub struct LiveSession {
     feeds: Vec<Feed>,
     /// How long (ms) a last move not completed must stand unchanged before it is
     /// sent in `san` (`[http] settle_ms`).
@@ -169,9 +169,9 @@ pub struct Session {
 /// square goes on well within it).
 pub const SETTLE_MS: u64 = 2000;
 
-impl Default for Session {
-    fn default() -> Session {
-        Session::new(SETTLE_MS)
+impl Default for LiveSession {
+    fn default() -> LiveSession {
+        LiveSession::new(SETTLE_MS)
     }
 }
 
@@ -197,16 +197,16 @@ fn error(id: &Value, message: impl Into<String>, time: u64) -> String {
     frame("error", id, json!({ "message": message.into() }), time)
 }
 
-impl Session {
-    pub fn new(settle_ms: u64) -> Session {
-        Session {
+impl LiveSession {
+    pub fn new(settle_ms: u64) -> LiveSession {
+        LiveSession {
             feeds: Vec::new(),
             settle_ms,
         }
     }
 
     /// When (ms) a last move waiting to settle will have stood long enough: the
-    /// caller asks for [`Session::pushes`] again then.
+    /// caller asks for [`LiveSession::pushes`] again then.
     pub fn next_deadline(&self) -> Option<u64> {
         self.feeds
             .iter()
@@ -228,7 +228,7 @@ impl Session {
 
     /// Answers one text frame: the reply, then any push it causes. `find` gives a
     /// board by id; `all` lists them (for `eboards` and `sources`).
-    pub fn call(&mut self, text: &str, all: &[BoardView], now_ms: u64) -> Vec<String> {
+    pub fn call(&mut self, text: &str, all: &[LiveBoard], now_ms: u64) -> Vec<String> {
         let req: Value = match serde_json::from_str(text) {
             Ok(v @ Value::Object(_)) => v,
             Ok(_) => return vec![error(&Value::Null, "a call is a JSON object", now_ms)],
@@ -277,7 +277,7 @@ impl Session {
         }
     }
 
-    fn subscribe(&mut self, id: &Value, param: &Value, all: &[BoardView], now_ms: u64) -> Vec<String> {
+    fn subscribe(&mut self, id: &Value, param: &Value, all: &[LiveBoard], now_ms: u64) -> Vec<String> {
         match param.get("feed").and_then(Value::as_str) {
             Some("eboardevent") => {}
             Some(other) => return vec![error(id, format!("unknown feed `{}`", short(other)), now_ms)],
@@ -310,7 +310,7 @@ impl Session {
             }
             // No serial number (some clients send none): the first board listed.
             None => {
-                let mut sorted: Vec<&BoardView> = all.iter().filter(|b| b.listed()).collect();
+                let mut sorted: Vec<&LiveBoard> = all.iter().filter(|b| b.listed()).collect();
                 sorted.sort_by_key(|b| !b.snapshot.connected);
                 sorted.first().copied()
             }
@@ -342,7 +342,7 @@ impl Session {
     }
 
     /// `call`: `setup` or `flip` on a feed.
-    fn method(&mut self, id: &Value, param: &Value, all: &[BoardView], now_ms: u64) -> Vec<String> {
+    fn method(&mut self, id: &Value, param: &Value, all: &[LiveBoard], now_ms: u64) -> Vec<String> {
         let feed_id = param.get("id").cloned().unwrap_or(Value::Null);
         let index = match self.feeds.iter().position(|f| f.id == feed_id) {
             Some(i) => i,
@@ -391,7 +391,7 @@ impl Session {
     }
 
     /// The pushes for feeds whose board changed, as `find` shows the boards now.
-    pub fn pushes(&mut self, find: impl Fn(&str) -> Option<BoardView>, now_ms: u64) -> Vec<String> {
+    pub fn pushes(&mut self, find: impl Fn(&str) -> Option<LiveBoard>, now_ms: u64) -> Vec<String> {
         let mut out = Vec::new();
         for i in 0..self.feeds.len() {
             let board = find(&self.feeds[i].board);
@@ -414,7 +414,7 @@ impl Session {
     /// holds settled moves only: completed by the clock or by the next move, or
     /// standing unchanged on the board (nothing lifted) for the settling time. So a move amended or taken back
     /// before it settled never reaches a client.
-    fn push(&mut self, index: usize, board: Option<&BoardView>, now_ms: u64, always: bool) -> Option<String> {
+    fn push(&mut self, index: usize, board: Option<&LiveBoard>, now_ms: u64, always: bool) -> Option<String> {
         let board = board?;
         let settle_ms = self.settle_ms;
         let feed = &mut self.feeds[index];

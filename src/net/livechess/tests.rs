@@ -2,14 +2,14 @@ use super::*;
 
 const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
-fn board(moves: &[&str]) -> BoardView {
+fn board(moves: &[&str]) -> LiveBoard {
     let mut pos = position(START).unwrap();
     for m in moves {
         let mv = m.parse::<San>().unwrap().to_move(&pos).unwrap();
         pos.play_unchecked(mv);
     }
     let fen = Fen::from_position(&pos, EnPassantMode::Legal).to_string();
-    BoardView {
+    LiveBoard {
         id: "dgt_1".into(),
         snapshot: Snapshot {
             connected: true,
@@ -32,7 +32,7 @@ fn parse(frames: &[String]) -> Vec<Value> {
 
 #[test]
 fn eboards_echoes_the_id_and_lists_every_field() {
-    let mut s = Session::default();
+    let mut s = LiveSession::default();
     let b = board(&[]);
     for req in [
         r#"{"id":1,"call":"eboards"}"#,
@@ -61,7 +61,7 @@ fn eboards_echoes_the_id_and_lists_every_field() {
 
 #[test]
 fn subscribe_replies_then_pushes_the_state_and_setup_brings_san() {
-    let mut s = Session::default();
+    let mut s = LiveSession::default();
     let b = board(&["e4", "e5"]);
     let all = [b.clone()];
     let v = parse(&s.call(
@@ -120,7 +120,7 @@ fn subscribe_replies_then_pushes_the_state_and_setup_brings_san() {
 
 #[test]
 fn clocks_are_seconds_with_the_running_side_and_pushed_when_they_change() {
-    let mut s = Session::default();
+    let mut s = LiveSession::default();
     let mut b = board(&["e4"]);
     b.snapshot.has_clock = true;
     b.snapshot.white_clock_ms = 5_676_400;
@@ -156,7 +156,7 @@ fn clocks_are_seconds_with_the_running_side_and_pushed_when_they_change() {
 
 #[test]
 fn feeds_ids_and_fens_are_bounded_and_errors_do_not_echo_a_flood() {
-    let mut s = Session::default();
+    let mut s = LiveSession::default();
     let all = [board(&[])];
     for i in 0..MAX_FEEDS {
         let v = parse(&s.call(
@@ -185,7 +185,7 @@ fn feeds_ids_and_fens_are_bounded_and_errors_do_not_echo_a_flood() {
         1,
     ));
     assert_eq!(v[0]["response"], "call");
-    let mut s = Session::default();
+    let mut s = LiveSession::default();
     let long = "7".repeat(10_000);
     let frames = s.call(
         &format!(r#"{{"id":1,"call":"subscribe","param":{{"feed":"eboardevent","id":"{long}","param":{{"serialnr":"23946"}}}}}}"#),
@@ -231,8 +231,8 @@ fn sans(frames: &[String]) -> Vec<Option<Value>> {
         .collect()
 }
 
-fn subscribed(b: &BoardView) -> Session {
-    let mut s = Session::new(2000);
+fn subscribed(b: &LiveBoard) -> LiveSession {
+    let mut s = LiveSession::new(2000);
     s.call(
         r#"{"id":2,"call":"subscribe","param":{"feed":"eboardevent","id":1,"param":{"serialnr":"23946"}}}"#,
         std::slice::from_ref(b),
@@ -304,7 +304,7 @@ fn a_move_sent_and_still_on_the_record_is_never_taken_back_from_san() {
 
 #[test]
 fn errors_flip_unsubscribe_and_loose_clients() {
-    let mut s = Session::default();
+    let mut s = LiveSession::default();
     let b = board(&[]);
     let all = [b.clone()];
     let v = parse(&s.call(

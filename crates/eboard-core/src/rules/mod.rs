@@ -42,7 +42,7 @@ pub use event::{
     Config, Event, EventKind, FlagPolicy, IrregularKind, MAX_THRESHOLD_MS, Penalty, Profile, Side,
     UnknownName,
 };
-pub use game::{Game, Played, fen as game_fen, round_trip};
+pub use game::{Game, PlayedMove, fen as game_fen, round_trip};
 pub use settings::{ClockMode, Pinned, SETTINGS_KEY, Settings, SettingsError};
 pub use values::{Article, DrawReason, GameResult, Termination, Variant, joined, running_str};
 

@@ -21,7 +21,7 @@ pub use infer::{
 
 /// A move in the record.
 #[derive(Debug, Clone)]
-pub struct Played {
+pub struct PlayedMove {
     pub mv: Move,
     pub san: String,
     pub uci: String,
@@ -43,7 +43,7 @@ pub struct Game {
     pub start_fen: String,
     /// `positions[k]` is the position after `k` plies.
     pub positions: Vec<Chess>,
-    pub moves: Vec<Played>,
+    pub moves: Vec<PlayedMove>,
     hashes: Vec<u64>,
     /// The placement hash of each position (`matching`).
     placements: Vec<u64>,
@@ -86,7 +86,7 @@ impl Game {
     }
 
     /// Whether the moves pushed from now on get their SAN (by default they do);
-    /// without, [`Played::san`] is empty (for a caller that reads only UCI).
+    /// without, [`PlayedMove::san`] is empty (for a caller that reads only UCI).
     pub fn set_san(&mut self, on: bool) {
         self.san = on;
     }
@@ -121,7 +121,7 @@ impl Game {
     }
 
     /// Plays a legal move onto the record.
-    pub fn push(&mut self, mv: Move) -> &Played {
+    pub fn push(&mut self, mv: Move) -> &PlayedMove {
         let pos = self.current();
         let placement = matching::after(self.placement(self.ply()), &mv, pos.turn());
         let mut uci = String::with_capacity(5);
@@ -152,7 +152,7 @@ impl Game {
             san.reserve(8);
             SanPlus { san: plain, suffix }.append_to_string(&mut san);
         }
-        self.moves.push(Played {
+        self.moves.push(PlayedMove {
             mv,
             san,
             uci,
