@@ -4,7 +4,7 @@
 //! would change (issue 48: a mated game reopened without a word). One function
 //! for both doors, so they ask in the same words.
 
-use super::{Command, Snapshot};
+use super::{Decision, Snapshot};
 
 /// The game a decision would change, as the doors see it.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -45,12 +45,12 @@ pub enum Change<'a> {
 
 impl<'a> Change<'a> {
     /// The change a command would make, for those that may need confirming.
-    pub fn of(cmd: &'a Command) -> Option<Change<'a>> {
+    pub fn of(cmd: &'a Decision) -> Option<Change<'a>> {
         match cmd {
-            Command::Reinstate(p) => Some(Change::Reinstate(*p)),
-            Command::SetPosition(_) => Some(Change::Position),
-            Command::NewGame(_) => Some(Change::NewGame),
-            Command::SetResult(r) | Command::SetResultWith(r, _) => Some(Change::Result(r)),
+            Decision::Reinstate(p) => Some(Change::Reinstate(*p)),
+            Decision::SetPosition(_) => Some(Change::Position),
+            Decision::NewGame(_) => Some(Change::NewGame),
+            Decision::SetResult(r) | Decision::SetResultWith(r, _) => Some(Change::Result(r)),
             _ => None,
         }
     }

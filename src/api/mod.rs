@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use tokio::sync::{mpsc, oneshot, watch};
 
 pub mod alerts;
-mod command;
+pub mod decision;
 mod error;
 pub mod force;
 pub mod history;
@@ -20,7 +20,7 @@ mod publication;
 mod tags;
 pub mod throttle;
 
-pub use command::Command;
+pub use decision::Decision;
 pub use error::{ERROR_PREFIX, Error};
 pub use publication::{Detached, GameKey, LiveMsg, Publication, Published, Sink, with_board};
 pub use tags::{MAX_PAIRINGS, MAX_TAG_CHARS, PAIRING_TAGS, check_pairing, check_tag, check_tags};
@@ -46,21 +46,21 @@ pub struct Asker {
     pub door: history::Door,
 }
 
-/// A command, who asked for it and where its answer goes.
-pub type Request = (Command, Asker, oneshot::Sender<Result<(), Error>>);
+/// A decision, who asked for it and where its answer goes.
+pub type Request = (Decision, Asker, oneshot::Sender<Result<(), Error>>);
 
 /// Hands `cmd` to a board's task (as MQTT calls do, naming nobody) and waits
 /// for its answer.
-pub async fn ask(commands: &mpsc::Sender<Request>, cmd: Command, door: history::Door) -> Result<(), Error> {
-    ask_as(commands, cmd, Asker { by: None, door }).await
+pub async fn ask(commands: &mpsc::Sender<Request>, d: Decision, door: history::Door) -> Result<(), Error> {
+    ask_as(commands, d, Asker { by: None, door }).await
 }
 
 /// The same, for `who`, who is then named with the decision in the record.
-pub async fn ask_as(commands: &mpsc::Sender<Request>, cmd: Command, who: Asker) -> Result<(), Error> {
-    let cmd = cmd.normalized()?;
+pub async fn ask_as(commands: &mpsc::Sender<Request>, d: Decision, who: Asker) -> Result<(), Error> {
+    let d = decision::bounded(d)?;
     let (tx, rx) = oneshot::channel();
     let gone = || Error::Unavailable("the board's task has stopped".into());
-    commands.send((cmd, who, tx)).await.map_err(|_| gone())?;
+    commands.send((d, who, tx)).await.map_err(|_| gone())?;
     rx.await.map_err(|_| gone())?
 }
 

@@ -7,7 +7,7 @@ use tokio::sync::{mpsc, watch};
 use zbus::object_server::SignalEmitter;
 
 use super::{BusError, caller};
-use crate::api::{Command, Request, Snapshot, ask_as, check_pairing, check_tags};
+use crate::api::{Decision, Request, Snapshot, ask_as, check_pairing, check_tags};
 use crate::rules::{Event, EventKind};
 
 /// The `org.eboardbridge.Board1` object of one board.
@@ -40,7 +40,7 @@ impl Board1 {
         self
     }
 
-    async fn ask(&self, cmd: Command, by: Option<String>) -> Result<(), BusError> {
+    async fn ask(&self, cmd: Decision, by: Option<String>) -> Result<(), BusError> {
         let who = crate::api::Asker {
             by,
             door: crate::api::history::Door::Bus,
@@ -159,7 +159,8 @@ impl Board1 {
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
-        self.ask(Command::NewGame(fen), caller(conn, &header).await).await
+        self.ask(Decision::NewGame(fen), caller(conn, &header).await)
+            .await
     }
     /// The arbiter sets the position: the game goes on from `fen`.
     async fn set_position(
@@ -168,7 +169,7 @@ impl Board1 {
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
-        self.ask(Command::SetPosition(fen), caller(conn, &header).await)
+        self.ask(Decision::SetPosition(fen), caller(conn, &header).await)
             .await
     }
     /// Back to ply `ply` of the game (7.5.1).
@@ -178,7 +179,7 @@ impl Board1 {
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
-        self.ask(Command::Reinstate(ply), caller(conn, &header).await)
+        self.ask(Decision::Reinstate(ply), caller(conn, &header).await)
             .await
     }
     /// The result (`1-0`, `0-1`, `1/2-1/2`, `*`).
@@ -188,7 +189,7 @@ impl Board1 {
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
-        self.ask(Command::SetResult(result), caller(conn, &header).await)
+        self.ask(Decision::SetResult(result), caller(conn, &header).await)
             .await
     }
     /// The result and the words of the game's PGN `Termination` tag (`time
@@ -201,7 +202,7 @@ impl Board1 {
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
         self.ask(
-            Command::SetResultWith(result, termination),
+            Decision::SetResultWith(result, termination),
             caller(conn, &header).await,
         )
         .await
@@ -229,7 +230,8 @@ impl Board1 {
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
-        self.ask(Command::Undo(force), caller(conn, &header).await).await
+        self.ask(Decision::Undo { force }, caller(conn, &header).await)
+            .await
     }
     /// Sets and starts the clock: `MINUTES[+INCREMENT]`, for example `90+30`.
     async fn set_time_control(
@@ -238,8 +240,14 @@ impl Board1 {
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
-        self.ask(Command::SetTimeControl(spec), caller(conn, &header).await)
-            .await
+        self.ask(
+            Decision::SetTimeControl {
+                spec,
+                mode: crate::rules::ClockMode::Drive,
+            },
+            caller(conn, &header).await,
+        )
+        .await
     }
     /// The players of the game under way (with none under way, of the next game).
     async fn set_players(
@@ -249,7 +257,7 @@ impl Board1 {
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
-        self.ask(Command::SetPlayers(white, black), caller(conn, &header).await)
+        self.ask(Decision::SetPlayers(white, black), caller(conn, &header).await)
             .await
     }
     /// The arbiter sets both times (milliseconds; the clock shows whole seconds);
@@ -261,8 +269,11 @@ impl Board1 {
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
-        self.ask(Command::SetClock(white_ms, black_ms), caller(conn, &header).await)
-            .await
+        self.ask(
+            Decision::SetClock(white_ms, black_ms),
+            caller(conn, &header).await,
+        )
+        .await
     }
     /// The arbiter adds `seconds` (negative: takes them) to `side`'s time
     /// (`white` or `black`), from the clock's last report.
@@ -273,7 +284,7 @@ impl Board1 {
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
-        self.ask(Command::AddTime(side, seconds), caller(conn, &header).await)
+        self.ask(Decision::AddTime(side, seconds), caller(conn, &header).await)
             .await
     }
     /// The pairing's tags (`WhiteElo`, `BlackElo`, `WhiteFideId`, `BlackFideId`,
@@ -287,7 +298,7 @@ impl Board1 {
     ) -> Result<(), BusError> {
         let tags: BTreeMap<String, String> = tags.into_iter().collect();
         check_tags(&tags, false).map_err(BusError::InvalidArgument)?;
-        self.ask(Command::SetTags(tags), caller(conn, &header).await)
+        self.ask(Decision::SetTags(tags), caller(conn, &header).await)
             .await
     }
     /// A round's pairing for the board's next game (or the game not begun, no
@@ -302,7 +313,7 @@ impl Board1 {
     ) -> Result<(), BusError> {
         let tags: BTreeMap<String, String> = tags.into_iter().collect();
         check_pairing(&tags).map_err(BusError::InvalidArgument)?;
-        self.ask(Command::SetPairing(round, tags), caller(conn, &header).await)
+        self.ask(Decision::SetPairing(round, tags), caller(conn, &header).await)
             .await
     }
     /// Shows `text` (up to 8 characters) on the clock for `seconds`.
@@ -313,7 +324,7 @@ impl Board1 {
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
-        self.ask(Command::ShowText(text, seconds), caller(conn, &header).await)
+        self.ask(Decision::ShowText(text, seconds), caller(conn, &header).await)
             .await
     }
 

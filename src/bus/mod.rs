@@ -42,7 +42,7 @@ pub const BOARD_INTERFACE: &str = "org.eboardbridge.Board1";
 /// pairings, the pushes to lichess).
 pub const MANAGER_INTERFACE: &str = "org.eboardbridge.Manager1";
 /// The methods that change a game (the policy lets only root and `eboard` call them).
-pub const CHANGING_METHODS: [&str; 12] = [
+pub const CHANGING_METHODS: [&str; 13] = [
     "SetPlayers",
     "SetTags",
     "SetPairing",
@@ -55,6 +55,7 @@ pub const CHANGING_METHODS: [&str; 12] = [
     "SetResultWith",
     "SetTimeControl",
     "ShowText",
+    "Undo",
 ];
 
 /// A board id for an object path: `[A-Za-z0-9_]+`, anything else becomes `_`.

@@ -25,7 +25,7 @@ use super::dir::watch_dir;
 use super::round::{AtReload, SetByCtl, pairings_of};
 use super::supervise::Supervisor;
 use super::{DaemonError, Input, device};
-use crate::api::{BoardRef, Command, Error, Request, Sink, Snapshot};
+use crate::api::{BoardRef, Decision, Error, Request, Sink, Snapshot};
 use crate::bus::{self, Board1, PairingsCall, Publisher};
 use crate::output::replay::Tags;
 use crate::protocol::ClockSide;
@@ -421,7 +421,7 @@ impl Hub {
                 None => continue,
             };
             let (tx, rx) = tokio::sync::oneshot::channel();
-            let cmd = Command::SetPairing(round, tags);
+            let cmd = Decision::SetPairing(round, tags);
             if slot
                 .input
                 .send(Input::Command((

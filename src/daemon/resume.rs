@@ -11,7 +11,7 @@ use super::board::remember::{Info, board_info, roster_call};
 use super::board::{BoardError, BoardSetup, board_tags};
 use super::roster::Roster;
 use super::{fault, rfc3339_now, unix_from_rfc3339, unix_ms_now};
-use crate::api::Command;
+use crate::api::Decision;
 use crate::board::BoardEvent;
 use crate::log::{Header, Journal, LogTime, Played, Record, RecordKind, clip_to};
 use crate::rules::{Core, SETTINGS_KEY, Settings};
@@ -193,7 +193,7 @@ impl Resumed {
                 let Some(values) = arbiter_values(args) else {
                     return;
                 };
-                let Ok(call) = Command::from_json(method, &values) else {
+                let Ok(Some(call)) = Decision::from_record(method, &values) else {
                     return;
                 };
                 // As the task took it live: the same checks, the same roster.

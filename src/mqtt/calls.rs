@@ -5,7 +5,7 @@ use rumqttc::v5::mqttbytes::v5::Publish;
 use tokio::sync::mpsc;
 
 use super::{CALL_TIMEOUT, Calls, Reply, Service};
-use crate::api::{self, Command};
+use crate::api;
 
 impl Service {
     /// An arbiter call: `P/boards/<id>/cmd/<Method>`, the arguments a JSON array.
@@ -51,10 +51,10 @@ impl Service {
                 return;
             }
         };
-        let command = match Command::from_json(&method, &args) {
+        let command = match crate::api::decision::from_call(&method, &args) {
             Ok(c) => c,
             Err(e) => {
-                answer(error("InvalidArgument", &e));
+                answer(error("InvalidArgument", e.message()));
                 return;
             }
         };

@@ -532,7 +532,7 @@ async fn a_finished_game_left_on_its_board_is_no_new_game_after_a_restart() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_journals_bad_names_are_refused_on_resume_as_they_are_live() {
     use eboard_bridge::api::history::Door;
-    use eboard_bridge::api::{Asker, Command, ask_as};
+    use eboard_bridge::api::{Asker, Decision, ask_as};
     let dir = tempfile::tempdir().unwrap();
     let (daemon, snap) = resume_from(
         dir.path(),
@@ -557,7 +557,7 @@ async fn a_journals_bad_names_are_refused_on_resume_as_they_are_live() {
     };
     let live = ask_as(
         &board.commands,
-        Command::SetPlayers("Bad\u{7}Name".into(), "Ding, Liren".into()),
+        Decision::SetPlayers("Bad\u{7}Name".into(), "Ding, Liren".into()),
         who,
     )
     .await;

@@ -99,17 +99,12 @@ impl Session {
         self.core.finish();
     }
 
-    /// An arbiter's call (its method and its arguments as JSON values, as the
-    /// `arbiter` record holds them), applied at `t` exactly as `step` applies
-    /// that record. Refused, it changes nothing: it is not to be journaled.
-    pub fn decide(
-        &mut self,
-        method: &str,
-        args: Vec<Value>,
-        by: Option<String>,
-        t: u64,
-    ) -> Result<(), Refused> {
-        arbiter_record(&mut self.core, method, args, by, t)
+    /// An arbiter's decision, from any door, applied at `t` exactly as `step`
+    /// applies the `arbiter` record the journal writes of it
+    /// ([`Decision::method`], [`Decision::args`]). Refused, it changes
+    /// nothing: it is not to be journaled.
+    pub fn decide(&mut self, decision: &Decision, by: Option<String>, t: u64) -> Result<(), Refused> {
+        apply_decision(&mut self.core, decision, by, t)
     }
 }
 
@@ -151,10 +146,20 @@ fn arbiter_record(
     by: Option<String>,
     t: u64,
 ) -> Result<(), Refused> {
-    if let Some(d) = Decision::from_record(method, &args)? {
-        core.arbiter(&d, t)?;
+    match Decision::from_record(method, &args)? {
+        Some(d) => apply_decision(core, &d, by, t),
+        // A newer daemon's call: the record, as the event it is.
+        None => {
+            core.arbiter_call(method, args, by, t);
+            Ok(())
+        }
     }
-    core.arbiter_call(method, args, by, t);
+}
+
+/// A decision applied, then reported as the `arbiter` event its record gives.
+fn apply_decision(core: &mut Core, d: &Decision, by: Option<String>, t: u64) -> Result<(), Refused> {
+    core.arbiter(d, t)?;
+    core.arbiter_call(d.method(), d.args(), by, t);
     Ok(())
 }
 
@@ -235,11 +240,11 @@ mod tests {
             live.step(r, None).unwrap();
             replayed.step(r, None).unwrap();
         }
-        let refused = live.decide("Reinstate", vec![Value::from(9)], None, 6_000_000);
+        let refused = live.decide(&Decision::Reinstate(9), None, 6_000_000);
         assert!(refused.is_err(), "{refused:?}");
-        let bad = live.decide("SetClock", vec![Value::from("x")], None, 6_000_000);
+        let bad = Decision::from_record("SetClock", &[Value::from("x")]);
         assert!(matches!(bad, Err(Refused::InvalidArgument(_))), "{bad:?}");
-        live.decide("Reinstate", vec![Value::from(1)], Some("ana".into()), 6_000_000)
+        live.decide(&Decision::Reinstate(1), Some("ana".into()), 6_000_000)
             .unwrap();
         replayed
             .step(
@@ -295,8 +300,12 @@ mod undo_tests {
         s
     }
 
+    /// A call as a door makes it: its method and JSON arguments read into a
+    /// decision (refused there when they do not fit), then decided.
     fn call(s: &mut Session, method: &str, args: Vec<Value>, t_s: u64) -> Result<(), Refused> {
-        s.decide(method, args, None, t_s * 1_000_000)
+        let d = crate::rules::Decision::from_record(method, &args)?
+            .ok_or_else(|| Refused::InvalidArgument(format!("no method {method}")))?;
+        s.decide(&d, None, t_s * 1_000_000)
     }
 
     fn state(s: &Session) -> (usize, Option<GameResult>) {
@@ -407,7 +416,10 @@ mod undo_tests {
         ];
         for (i, (method, args)) in calls.into_iter().enumerate() {
             let t = (6 + i as u64) * 1_000_000;
-            live.decide(method, args.clone(), None, t).unwrap();
+            let d = crate::rules::Decision::from_record(method, &args)
+                .unwrap()
+                .unwrap();
+            live.decide(&d, None, t).unwrap();
             let record = Record {
                 time: crate::log::LogTime::from_micros(t),
                 kind: RecordKind::Arbiter {
@@ -427,6 +439,13 @@ mod undo_tests {
 /// (`rules::clock`): issue 48's stale ones.
 #[cfg(test)]
 mod clock_figures {
+    /// The decision a method and its JSON arguments hold.
+    fn rec(method: &str, args: Vec<serde_json::Value>) -> crate::rules::Decision {
+        crate::rules::Decision::from_record(method, &args)
+            .unwrap()
+            .unwrap()
+    }
+
     use serde_json::Value;
 
     use crate::log::{LogTime, Record, RecordKind, parse_log};
@@ -463,21 +482,29 @@ mod clock_figures {
     fn a_new_game_on_a_board_without_a_clock_shows_no_clock() {
         let mut s = board("");
         assert_eq!(s.core().clock(), None);
-        s.decide("SetTimeControl", vec![Value::from("300+0")], None, 1_000_000)
-            .unwrap();
+        s.decide(
+            &rec("SetTimeControl", vec![Value::from("300+0")]),
+            None,
+            1_000_000,
+        )
+        .unwrap();
         assert_eq!(s.core().clock(), Some((300_000, 300_000, None)));
-        s.decide("AddTime", vec!["white".into(), Value::from(60)], None, 2_000_000)
-            .unwrap();
+        s.decide(
+            &rec("AddTime", vec!["white".into(), Value::from(60)]),
+            None,
+            2_000_000,
+        )
+        .unwrap();
         assert_eq!(s.core().clock(), Some((360_000, 300_000, None)));
-        s.decide("NewGame", vec!["".into()], None, 3_000_000).unwrap();
+        s.decide(&rec("NewGame", vec!["".into()]), None, 3_000_000)
+            .unwrap();
         assert_eq!(
             s.core().clock(),
             Some((300_000, 300_000, None)),
             "a new game, driven"
         );
         s.decide(
-            "SetTimeControl",
-            vec!["600+0".into(), "report".into()],
+            &rec("SetTimeControl", vec!["600+0".into(), "report".into()]),
             None,
             4_000_000,
         )
@@ -487,7 +514,8 @@ mod clock_figures {
             None,
             "the clock runs its own program: there is none"
         );
-        s.decide("NewGame", vec!["".into()], None, 5_000_000).unwrap();
+        s.decide(&rec("NewGame", vec!["".into()]), None, 5_000_000)
+            .unwrap();
         assert_eq!(s.core().clock(), None, "the last game's clocks on a new game");
     }
 
@@ -499,8 +527,12 @@ mod clock_figures {
     fn time_added_to_a_stopped_clock_is_shown_once_acknowledged() {
         let mut s = board("0 clock left=0:00:00 right=0:05:00 running=none\n");
         assert_eq!(s.core().clock(), Some((0, 300_000, None)));
-        s.decide("AddTime", vec!["white".into(), Value::from(120)], None, 2_000_000)
-            .unwrap();
+        s.decide(
+            &rec("AddTime", vec!["white".into(), Value::from(120)]),
+            None,
+            2_000_000,
+        )
+        .unwrap();
         assert_eq!(s.core_mut().take_clock_commands().len(), 1);
         let ack = BoardMessage::ClockAck(ClockAck::ok(clock_code::SET_AND_RUN)).encode();
         step(&mut s, 2_100_000, RecordKind::Rx(ack));
@@ -514,8 +546,7 @@ mod clock_figures {
         assert_eq!(s.core().clock(), Some((120_000, 300_000, None)));
         // Running again on white's side, the reports that follow are taken.
         s.decide(
-            "SetClock",
-            vec![Value::from(100_000), Value::from(300_000)],
+            &rec("SetClock", vec![Value::from(100_000), Value::from(300_000)]),
             None,
             3_000_000,
         )

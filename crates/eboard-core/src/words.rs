@@ -77,53 +77,40 @@ pub fn ply_words(game: &Game, ply: usize) -> Option<String> {
 /// console): "take back to 14. Qf3 (ply 27)", "white +2:00". `game` is the
 /// game as the call left it, for the moves it names.
 pub fn call_words(method: &str, args: &[Value], game: Option<&Game>) -> String {
-    let text = |i: usize| args.get(i).and_then(Value::as_str).unwrap_or_default();
-    if let Ok(Some(d)) = Decision::from_record(method, args) {
-        return match d {
-            Decision::NewGame(f) if f.trim().is_empty() => "new game".into(),
-            Decision::NewGame(f) => format!("new game from {f}"),
-            Decision::SetPosition(f) => format!("position {f}"),
-            Decision::Reinstate(0) => "take back to the start".into(),
-            Decision::Reinstate(p) => match game.and_then(|g| ply_words(g, p as usize)) {
-                Some(m) => format!("take back to {m} (ply {p})"),
-                None => format!("take back to ply {p}"),
-            },
-            Decision::SetResult(r) => format!("result {r}"),
-            Decision::SetResultWith(r, t) => format!("result {r} ({t})"),
-            Decision::SetTimeControl { spec, .. } => format!("time control {spec}"),
-            Decision::SetClock(w, b) => {
-                format!("clocks set: white {}, black {}", clock_time(w), clock_time(b))
-            }
-            Decision::AddTime(side, s) => {
-                let sign = if s < 0 { "-" } else { "+" };
-                format!("{side} {sign}{}", clock_time(i64::from(s).abs() * 1000))
-            }
-            Decision::Undo { force: false } => "undo".into(),
-            Decision::Undo { force: true } => "undo, dropping the plies recorded since".into(),
-        };
-    }
-    match method {
-        "SetPlayers" => format!("players {} - {}", text(0), text(1)),
-        "ShowText" => format!("\"{}\" shown on the clock", text(0)),
-        "SetTags" | "SetPairing" => {
-            let tags = args.iter().rev().find_map(Value::as_object);
-            let shown: Vec<String> = tags
-                .map(|t| {
-                    t.iter()
-                        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-                        .collect()
-                })
-                .unwrap_or_default();
-            match (method, args.first().and_then(Value::as_u64)) {
-                ("SetPairing", Some(r)) if r > 0 => format!("pairing for round {r}: {}", shown.join(" ")),
-                ("SetPairing", _) => format!("pairing: {}", shown.join(" ")),
-                _ => format!("tags {}", shown.join(" ")),
-            }
+    let shown = |tags: &std::collections::BTreeMap<String, String>| -> String {
+        let t: Vec<String> = tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        t.join(" ")
+    };
+    let Ok(Some(d)) = Decision::from_record(method, args) else {
+        let shown: Vec<String> = args.iter().map(ToString::to_string).collect();
+        return format!("{method} {}", shown.join(" ")).trim_end().to_string();
+    };
+    match d {
+        Decision::NewGame(f) if f.trim().is_empty() => "new game".into(),
+        Decision::NewGame(f) => format!("new game from {f}"),
+        Decision::SetPosition(f) => format!("position {f}"),
+        Decision::Reinstate(0) => "take back to the start".into(),
+        Decision::Reinstate(p) => match game.and_then(|g| ply_words(g, p as usize)) {
+            Some(m) => format!("take back to {m} (ply {p})"),
+            None => format!("take back to ply {p}"),
+        },
+        Decision::SetResult(r) => format!("result {r}"),
+        Decision::SetResultWith(r, t) => format!("result {r} ({t})"),
+        Decision::SetTimeControl { spec, .. } => format!("time control {spec}"),
+        Decision::SetClock(w, b) => {
+            format!("clocks set: white {}, black {}", clock_time(w), clock_time(b))
         }
-        _ => {
-            let shown: Vec<String> = args.iter().map(ToString::to_string).collect();
-            format!("{method} {}", shown.join(" ")).trim_end().to_string()
+        Decision::AddTime(side, s) => {
+            let sign = if s < 0 { "-" } else { "+" };
+            format!("{side} {sign}{}", clock_time(i64::from(s).abs() * 1000))
         }
+        Decision::Undo { force: false } => "undo".into(),
+        Decision::Undo { force: true } => "undo, dropping the plies recorded since".into(),
+        Decision::SetPlayers(w, b) => format!("players {w} - {b}"),
+        Decision::ShowText(text, _) => format!("\"{text}\" shown on the clock"),
+        Decision::SetTags(tags) => format!("tags {}", shown(&tags)),
+        Decision::SetPairing(0, tags) => format!("pairing: {}", shown(&tags)),
+        Decision::SetPairing(r, tags) => format!("pairing for round {r}: {}", shown(&tags)),
     }
 }
 

@@ -137,7 +137,7 @@ impl BoardTask {
             ClockMode::Report => " (the clock runs its own program)",
         };
         let note = format!("time control {} from the configuration{program}", tc.pgn());
-        let _ = self.decide(t, d.method(), d.args(), None, Some(note));
+        let _ = self.decide(t, &d, None, Some(note));
         tracing::info!(board = %self.setup.id, "time control {}{}", tc.pgn(), if mode == ClockMode::Drive { ", the daemon drives the clock" } else { "" });
         self.applied_tc = Some((tc, mode));
     }

@@ -1,7 +1,7 @@
 //! Arbiter calls: checked, applied, journaled as `arbiter` records.
 
 use super::BoardTask;
-use crate::api::{Asker, Command, Error};
+use crate::api::{Asker, Decision, Error};
 use crate::log::RecordKind;
 use crate::rules::Refused;
 
@@ -10,7 +10,7 @@ impl BoardTask {
     /// in the recording, which resume and `replay` apply as it was live (the
     /// session applies the call exactly as it applies that record). Refused, it
     /// is logged briefly, changes nothing and is not journaled.
-    pub(super) async fn command(&mut self, cmd: Command, who: Asker) -> Result<(), Error> {
+    pub(super) async fn command(&mut self, cmd: Decision, who: Asker) -> Result<(), Error> {
         // The decision is journaled at the time it was applied: resume and
         // `replay` apply it at that time too.
         let t = self.core_now();
@@ -22,32 +22,32 @@ impl BoardTask {
                 tracing::info!(board = %self.setup.id, "arbiter: {}{by}", crate::log::clip_to(&cmd_text(&cmd), 200));
             }
             Err(e) => {
-                let (method, _) = cmd.record();
+                let method = cmd.method();
                 tracing::warn!(board = %self.setup.id, "{method} refused: {}", crate::log::clip_to(&e.to_string(), 200));
             }
         }
         r
     }
 
-    /// A call through the session at `t`, as its `arbiter` record (`method`,
-    /// `args`) is applied by resume and `replay`; accepted, it is journaled:
-    /// `note` first when given, the door and time of day when asked through
-    /// one (`decided via D-Bus at ...`), who decided (when known) in a note,
-    /// then the record. Refused, nothing changes and nothing is journaled.
+    /// A decision through the session at `t`, as its `arbiter` record is
+    /// applied by resume and `replay`; accepted, it is journaled: `note` first
+    /// when given, the door and time of day when asked through one (`decided
+    /// via D-Bus at ...`), who decided (when known) in a note, then the record
+    /// (its method and arguments). Refused, nothing changes and nothing is
+    /// journaled.
     pub(super) fn decide(
         &mut self,
         t: u64,
-        method: &str,
-        args: Vec<serde_json::Value>,
+        d: &Decision,
         who: Option<&Asker>,
         note: Option<String>,
     ) -> Result<(), Refused> {
         let record = RecordKind::Arbiter {
-            method: method.to_string(),
-            args: args.iter().map(ToString::to_string).collect(),
+            method: d.method().to_string(),
+            args: d.args().iter().map(ToString::to_string).collect(),
         };
         let by = who.and_then(|w| w.by.clone());
-        self.session.decide(method, args, by.clone(), t)?;
+        self.session.decide(d, by.clone(), t)?;
         if let Some(note) = note {
             self.record(t, RecordKind::Note(note));
         }
@@ -69,45 +69,43 @@ impl BoardTask {
         Ok(())
     }
 
-    pub(super) async fn apply(&mut self, cmd: &Command, t: u64, who: Option<&Asker>) -> Result<(), Error> {
-        let (method, args) = cmd.record();
-        if cmd.decision().is_some() {
+    pub(super) async fn apply(&mut self, cmd: &Decision, t: u64, who: Option<&Asker>) -> Result<(), Error> {
+        if cmd.is_rules() {
             if matches!(
                 cmd,
-                Command::SetTimeControl(_) | Command::SetClock(..) | Command::AddTime(..)
+                Decision::SetTimeControl { .. } | Decision::SetClock(..) | Decision::AddTime(..)
             ) {
                 self.connected_or()?;
             }
-            return self.decide(t, method, args, who, None).map_err(Error::from);
+            return self.decide(t, cmd, who, None).map_err(Error::from);
         }
         self.apply_call(cmd).await?;
         // A call the rules core does not take (a text on the clock) may have
         // written to the board meanwhile: it is journaled after that.
         let t = self.core_now();
-        self.decide(t, method, args, who, None)
-            .map_err(|e| Error::InvalidArgument(e.to_string()))
+        self.decide(t, cmd, who, None).map_err(Error::from)
     }
 
     /// What a call the rules core does not take does: the players and tags of
     /// the games, a text on the clock.
-    async fn apply_call(&mut self, cmd: &Command) -> Result<(), Error> {
+    async fn apply_call(&mut self, cmd: &Decision) -> Result<(), Error> {
         match cmd.clone() {
             // Decisions: applied by the session.
-            Command::NewGame(_)
-            | Command::SetPosition(_)
-            | Command::Reinstate(_)
-            | Command::SetResult(_)
-            | Command::SetResultWith(..)
-            | Command::SetTimeControl(_)
-            | Command::SetClock(..)
-            | Command::AddTime(..)
-            | Command::Undo(_) => Ok(()),
-            call @ (Command::SetPlayers(..) | Command::SetTags(_) | Command::SetPairing(..)) => {
+            Decision::NewGame(_)
+            | Decision::SetPosition(_)
+            | Decision::Reinstate(_)
+            | Decision::SetResult(_)
+            | Decision::SetResultWith(..)
+            | Decision::SetTimeControl { .. }
+            | Decision::SetClock(..)
+            | Decision::AddTime(..)
+            | Decision::Undo { .. } => Ok(()),
+            call @ (Decision::SetPlayers(..) | Decision::SetTags(_) | Decision::SetPairing(..)) => {
                 let (setup, format) = (&self.setup, self.setup.round_format);
                 super::remember::roster_call(&mut self.roster, self.session.core().game(), &call, |r| {
                     r.for_new_games(super::board_tags(setup), format)
                 })?;
-                if let Command::SetPairing(..) = call {
+                if let Decision::SetPairing(..) = call {
                     let default = self.new_game_tags();
                     tracing::info!(
                         "{}: games that start from now on are round {}, board {} ({} - {})",
@@ -120,7 +118,7 @@ impl BoardTask {
                 }
                 Ok(())
             }
-            Command::ShowText(text, seconds) => {
+            Decision::ShowText(text, seconds) => {
                 if !text.is_ascii() || text.len() > 8 {
                     return Err(Error::InvalidArgument(format!(
                         "`{}`: the clock shows up to 8 ASCII characters",
@@ -147,8 +145,7 @@ impl BoardTask {
 }
 
 /// A call as the log shows it: `Method arg arg`.
-fn cmd_text(cmd: &Command) -> String {
-    let (method, args) = cmd.record();
-    let args: Vec<String> = args.iter().map(ToString::to_string).collect();
-    format!("{method} {}", args.join(" "))
+fn cmd_text(cmd: &Decision) -> String {
+    let args: Vec<String> = cmd.args().iter().map(ToString::to_string).collect();
+    format!("{} {}", cmd.method(), args.join(" "))
 }

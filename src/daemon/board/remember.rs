@@ -5,7 +5,7 @@
 //! so a journal's call is taken, or refused, exactly as it was live.
 
 use super::super::roster::{GameTags, Roster};
-use crate::api::{Command, Error, check_pairing, check_tags};
+use crate::api::{Decision, Error, check_pairing, check_tags};
 use crate::board::BoardInfo;
 use crate::rules::Game;
 
@@ -36,11 +36,11 @@ pub fn board_info(info: &BoardInfo) -> Option<Info> {
 pub fn roster_call(
     roster: &mut Roster,
     current: Option<&Game>,
-    cmd: &Command,
+    cmd: &Decision,
     tags_now: impl Fn(&Roster) -> GameTags,
 ) -> Result<bool, Error> {
     match cmd {
-        Command::SetPlayers(white, black) => {
+        Decision::SetPlayers(white, black) => {
             for name in [white, black] {
                 if name.chars().count() > MAX_NAME_CHARS || name.chars().any(char::is_control) {
                     return Err(Error::InvalidArgument(format!(
@@ -52,12 +52,12 @@ pub fn roster_call(
             let default = tags_now(roster);
             roster.set_players(current, white, black, &default);
         }
-        Command::SetTags(tags) => {
+        Decision::SetTags(tags) => {
             check_tags(tags, false).map_err(Error::InvalidArgument)?;
             let default = tags_now(roster);
             roster.set_tags(current, tags, &default);
         }
-        Command::SetPairing(round, tags) => {
+        Decision::SetPairing(round, tags) => {
             check_pairing(tags).map_err(Error::InvalidArgument)?;
             roster.set_pairing(*round, tags);
             let default = tags_now(roster);

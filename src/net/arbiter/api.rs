@@ -14,8 +14,8 @@ use super::origin::{guarded, same_origin};
 use super::sessions::{ConsoleSession, Gone};
 use super::store::Alert;
 use super::{COOKIE, Console};
+use crate::api::ask_as;
 use crate::api::force::{Change, GameAtHand, what_it_changes};
-use crate::api::{Command, ask_as};
 use crate::net::now_ms;
 
 /// The calls the console makes (the board's, as `ctl` and D-Bus make them).
@@ -274,12 +274,11 @@ pub async fn decide(State(c): Shared, headers: HeaderMap, body: Bytes) -> Respon
     if !METHODS.contains(&d.method.as_str()) {
         return refused(StatusCode::BAD_REQUEST, "no such decision");
     }
-    let cmd = match Command::from_json(&d.method, &d.args)
-        .and_then(|c| c.normalized().map_err(|e| e.to_string()))
-    {
-        Ok(cmd) => cmd,
-        Err(e) => return refused(StatusCode::BAD_REQUEST, &e),
-    };
+    let cmd =
+        match crate::api::decision::from_call(&d.method, &d.args).and_then(crate::api::decision::bounded) {
+            Ok(cmd) => cmd,
+            Err(e) => return refused(StatusCode::BAD_REQUEST, e.message()),
+        };
     let Some((commands, snap)) = c
         .boards
         .borrow()
@@ -297,7 +296,7 @@ pub async fn decide(State(c): Shared, headers: HeaderMap, body: Bytes) -> Respon
             json!({ "error": format!("{words}; nothing was changed"), "confirm": words }),
         );
     }
-    let (method, _) = cmd.record();
+    let method = cmd.method();
     // The board's task journals it with the user and the door, and its
     // history (shown here) says it in words.
     let who = crate::api::Asker {

@@ -2,15 +2,27 @@
 //! the moves: the daemon writes every accepted one to the board's sensor log as an
 //! `arbiter` record (`docs/SENSOR-LOG.md`), and resume and `replay` apply
 //! them to the rules core exactly as it was live.
+//!
+//! [`Decision`] is the one type of an arbiter's call from every door (D-Bus,
+//! `ctl`, the console, MQTT) to the journal: each door builds one (from its
+//! D-Bus method, or a method name and JSON arguments with
+//! [`Decision::from_record`], the one parser of method names), the board's
+//! session applies it, and the journal writes its [`Decision::method`] and
+//! [`Decision::args`].
+
+use std::collections::BTreeMap;
 
 use serde_json::Value;
 use shakmaty::{CastlingMode, Chess};
 
 use super::{ClockMode, Core, Termination};
 
-/// A decision the rules core applies: an arbiter's call, or the configuration's
-/// time control. The journal's `arbiter` record is its method and arguments
-/// ([`Decision::method`], [`Decision::args`], [`Decision::from_record`]).
+/// An arbiter's call, or the configuration's time control. The rules core
+/// applies those about the game and its clock ([`Decision::is_rules`]); the
+/// others (the players, the tags, a round's pairing, a text on the clock) are
+/// the daemon's, recorded the same way. The journal's `arbiter` record is its
+/// method and arguments ([`Decision::method`], [`Decision::args`],
+/// [`Decision::from_record`]).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Decision {
     /// A new game from this FEN (empty: the standard start).
@@ -37,6 +49,16 @@ pub enum Decision {
     /// back); `force`: even when plies recorded since are dropped by it.
     /// Journaled as `Undo` (`Undo true` with force).
     Undo { force: bool },
+    /// The players of the game under way (with none, of the next games).
+    SetPlayers(String, String),
+    /// The pairing's tags of the game under way and of the next games (an
+    /// empty value removes one).
+    SetTags(BTreeMap<String, String>),
+    /// A round's pairing for the board's next game, or its game not begun: the
+    /// round (0: the board's own) and the players and tags.
+    SetPairing(u32, BTreeMap<String, String>),
+    /// A text on the clock, for this many seconds.
+    ShowText(String, u32),
 }
 
 /// Why a decision was refused.
@@ -55,6 +77,18 @@ pub enum Refused {
 }
 
 impl Decision {
+    /// Whether the rules core applies it (the game and its clock); the others
+    /// are the daemon's (players, tags, pairings, a text on the clock).
+    pub fn is_rules(&self) -> bool {
+        !matches!(
+            self,
+            Decision::SetPlayers(..)
+                | Decision::SetTags(_)
+                | Decision::SetPairing(..)
+                | Decision::ShowText(..)
+        )
+    }
+
     /// The D-Bus method name, as the `arbiter` record names it.
     pub fn method(&self) -> &'static str {
         match self {
@@ -66,6 +100,10 @@ impl Decision {
             Decision::SetClock(..) => "SetClock",
             Decision::AddTime(..) => "AddTime",
             Decision::Undo { .. } => "Undo",
+            Decision::SetPlayers(..) => "SetPlayers",
+            Decision::SetTags(_) => "SetTags",
+            Decision::SetPairing(..) => "SetPairing",
+            Decision::ShowText(..) => "ShowText",
         }
     }
 
@@ -87,11 +125,16 @@ impl Decision {
             Decision::AddTime(side, s) => vec![Value::String(side.clone()), Value::from(*s)],
             Decision::Undo { force: false } => Vec::new(),
             Decision::Undo { force: true } => vec![Value::Bool(true)],
+            Decision::SetPlayers(w, b) => vec![Value::String(w.clone()), Value::String(b.clone())],
+            Decision::SetTags(tags) => vec![tags_json(tags)],
+            Decision::SetPairing(round, tags) => vec![Value::from(*round), tags_json(tags)],
+            Decision::ShowText(text, seconds) => vec![Value::String(text.clone()), Value::from(*seconds)],
         }
     }
 
-    /// The decision an `arbiter` record holds. `Ok(None)` for calls that the
-    /// rules core does not take (the players', a text on the clock); `Err` for
+    /// The decision an `arbiter` record (or a door's method name and JSON
+    /// arguments) holds. `Ok(None)` for a method this build does not know (a
+    /// newer daemon's, in a journal: read on, as the event it is); `Err` for
     /// arguments that do not fit the method.
     pub fn from_record(method: &str, args: &[Value]) -> Result<Option<Decision>, Refused> {
         let one_string = || match args {
@@ -174,9 +217,89 @@ impl Decision {
                     ));
                 }
             },
+            "SetPlayers" => match args {
+                [Value::String(w), Value::String(b)] => Decision::SetPlayers(w.clone(), b.clone()),
+                _ => {
+                    return Err(Refused::InvalidArgument(
+                        "SetPlayers takes White's and Black's names".into(),
+                    ));
+                }
+            },
+            "SetTags" => match args {
+                [tags] => Decision::SetTags(tags_of(method, tags)?),
+                _ => {
+                    return Err(Refused::InvalidArgument(
+                        "SetTags takes one object of tags".into(),
+                    ));
+                }
+            },
+            "SetPairing" => match args {
+                [round, tags] => Decision::SetPairing(
+                    round
+                        .as_u64()
+                        .and_then(|r| u32::try_from(r).ok())
+                        .ok_or_else(|| {
+                            Refused::InvalidArgument(format!("SetPairing takes a round, not {round}"))
+                        })?,
+                    tags_of(method, tags)?,
+                ),
+                _ => {
+                    return Err(Refused::InvalidArgument(
+                        "SetPairing takes a round and an object of tags".into(),
+                    ));
+                }
+            },
+            "ShowText" => match args {
+                [Value::String(text), s] => Decision::ShowText(
+                    text.clone(),
+                    s.as_u64().and_then(|s| u32::try_from(s).ok()).ok_or_else(|| {
+                        Refused::InvalidArgument(format!("ShowText takes seconds, not {s}"))
+                    })?,
+                ),
+                _ => {
+                    return Err(Refused::InvalidArgument(
+                        "ShowText takes a text and seconds".into(),
+                    ));
+                }
+            },
+            // The D-Bus method's name for a result with its words.
+            "SetResultWith" => match args {
+                [Value::String(r), Value::String(t)] => Decision::SetResultWith(r.clone(), t.clone()),
+                _ => {
+                    return Err(Refused::InvalidArgument(
+                        "SetResultWith takes a result and the termination's words".into(),
+                    ));
+                }
+            },
             _ => return Ok(None),
         }))
     }
+}
+
+/// Tags as one JSON object (as the `arbiter` record holds them).
+fn tags_json(tags: &BTreeMap<String, String>) -> Value {
+    Value::Object(
+        tags.iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect(),
+    )
+}
+
+/// An object of tags whose values are strings.
+fn tags_of(method: &str, v: &Value) -> Result<BTreeMap<String, String>, Refused> {
+    let Value::Object(o) = v else {
+        return Err(Refused::InvalidArgument(format!(
+            "{method} takes an object of tags, not {v}"
+        )));
+    };
+    o.iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => Ok((k.clone(), s.clone())),
+            v => Err(Refused::InvalidArgument(format!(
+                "{method}: tag {k} must be a string, not {v}"
+            ))),
+        })
+        .collect()
 }
 
 /// The most characters the words of a `Termination` tag an arbiter gives take.
@@ -249,6 +372,12 @@ impl Core {
         if let Decision::Undo { force } = decision {
             return self.undo(*force, t_us);
         }
+        if !decision.is_rules() {
+            // The daemon's (players, tags, a text): the record and the time
+            // only, and nothing an undo would take back.
+            self.advance(t_us);
+            return Ok(());
+        }
         let taken = self.before_decision(decision, t_us);
         self.decide(decision, t_us)?;
         self.after_decision(decision, taken, t_us);
@@ -304,6 +433,10 @@ impl Core {
             Decision::SetClock(w, b) => self.arbiter_set_clock(*w, *b, t_us),
             Decision::AddTime(side, s) => self.arbiter_add_time(side, *s, t_us),
             Decision::Undo { force } => self.undo(*force, t_us),
+            Decision::SetPlayers(..)
+            | Decision::SetTags(_)
+            | Decision::SetPairing(..)
+            | Decision::ShowText(..) => Ok(()),
         }
     }
 }
@@ -332,13 +465,21 @@ mod tests {
             Decision::AddTime("black".into(), -30),
             Decision::Undo { force: false },
             Decision::Undo { force: true },
+            Decision::SetPlayers("Carlsen, Magnus".into(), "Caruana, Fabiano".into()),
+            Decision::SetTags([("WhiteElo".to_string(), "2830".to_string())].into()),
+            Decision::SetPairing(3, [("White".to_string(), "Carlsen, Magnus".to_string())].into()),
+            Decision::ShowText("ARBITER".into(), 5),
         ] {
             assert_eq!(Decision::from_record(d.method(), &d.args()), Ok(Some(d.clone())));
         }
         assert_eq!(
             Decision::from_record("SetPlayers", &[Value::from("A"), Value::from("B")]),
-            Ok(None)
+            Ok(Some(Decision::SetPlayers("A".into(), "B".into())))
         );
+        assert_eq!(Decision::from_record("Resign", &[]), Ok(None));
+        assert!(Decision::from_record("SetPlayers", &[Value::from("A")]).is_err());
+        assert!(Decision::from_record("SetTags", &[serde_json::json!({"WhiteElo": 2830})]).is_err());
+        assert!(Decision::from_record("SetPairing", &[Value::from(-1), serde_json::json!({})]).is_err());
         assert!(Decision::from_record("SetClock", &[Value::from("x"), Value::from(2)]).is_err());
         assert!(Decision::from_record("Reinstate", &[Value::from("x")]).is_err());
         assert!(Decision::from_record("SetResult", &[]).is_err());

@@ -69,7 +69,11 @@ impl Core {
         };
         let same = taken.game.as_ref().is_some_and(|g| g.number == now.number);
         let before = match decision {
-            Decision::Undo { .. } => return,
+            Decision::Undo { .. }
+            | Decision::SetPlayers(..)
+            | Decision::SetTags(_)
+            | Decision::SetPairing(..)
+            | Decision::ShowText(..) => return,
             Decision::NewGame(_) => Before::Not(NEW_GAME),
             Decision::SetPosition(_) if !same => Before::Not(NEW_GAME),
             Decision::SetTimeControl { .. } => Before::Not(TIME_CONTROL),

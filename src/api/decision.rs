@@ -1,0 +1,116 @@
+//! What an arbiter (or a tool) asks of a board is a [`Decision`], one type from
+//! every door (D-Bus, `ctl`, the console, MQTT) to the journal: the doors build
+//! it (D-Bus from its typed methods; the console and MQTT from a method name and
+//! JSON arguments, by [`from_call`], that is [`Decision::from_record`], the one
+//! parser of method names), and bound it here before a board takes it.
+
+use super::Error;
+use super::tags::MAX_TAG_CHARS;
+pub use crate::rules::Decision;
+
+/// The longest argument a decision takes, in bytes (after trimming): a FEN is
+/// under 100, a name in a pairing list well under 100.
+const MAX_ARGUMENT: usize = 100;
+
+/// The longest time control (PGN syntax or event form): a few periods.
+const MAX_TIME_CONTROL: usize = 64;
+
+/// The decision a door's method name and JSON arguments stand for; what is
+/// wrong, else (a method no board has, arguments that do not fit it).
+pub fn from_call(method: &str, args: &[serde_json::Value]) -> Result<Decision, Error> {
+    match Decision::from_record(method, args)? {
+        Some(d) => Ok(d),
+        None => Err(Error::InvalidArgument(format!("no method {method}"))),
+    }
+}
+
+/// The decision with its text arguments trimmed, or why it is refused when one
+/// is longer than any real one: what is accepted is journaled, and a caller
+/// must not be able to write a megabyte into the recording, the log or the PGN.
+pub fn bounded(d: Decision) -> Result<Decision, Error> {
+    let bounded = |what: &str, text: String, max: usize| {
+        let t = text.trim();
+        if t.len() > max {
+            return Err(Error::InvalidArgument(format!(
+                "{what} is {} bytes long; at most {max} are taken",
+                t.len()
+            )));
+        }
+        Ok(t.to_string())
+    };
+    Ok(match d {
+        Decision::NewGame(f) => Decision::NewGame(bounded("the FEN", f, MAX_ARGUMENT)?),
+        Decision::SetPosition(f) => Decision::SetPosition(bounded("the FEN", f, MAX_ARGUMENT)?),
+        Decision::SetResult(r) => Decision::SetResult(bounded("the result", r, 8)?),
+        Decision::SetResultWith(r, t) => {
+            Decision::SetResultWith(bounded("the result", r, 8)?, crate::rules::termination_words(&t)?)
+        }
+        Decision::SetTimeControl { spec, mode } => Decision::SetTimeControl {
+            spec: bounded("the time control", spec, MAX_TIME_CONTROL)?,
+            mode,
+        },
+        Decision::ShowText(t, secs) => Decision::ShowText(bounded("the text", t, MAX_ARGUMENT)?, secs),
+        // A name as a pairing's tag may be (in characters).
+        Decision::SetPlayers(w, b) => Decision::SetPlayers(
+            bounded("White's name", w, MAX_TAG_CHARS * 4)?,
+            bounded("Black's name", b, MAX_TAG_CHARS * 4)?,
+        ),
+        Decision::AddTime(side, secs) => Decision::AddTime(bounded("the side", side, 8)?, secs),
+        // Tags are checked, names and values bounded, by `check_tags`.
+        other @ (Decision::Reinstate(_)
+        | Decision::Undo { .. }
+        | Decision::SetClock(..)
+        | Decision::SetTags(_)
+        | Decision::SetPairing(..)) => other,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn malformed_arguments_say_what_is_wrong() {
+        let e = |m: &str, a: serde_json::Value| from_call(m, a.as_array().unwrap()).unwrap_err().to_string();
+        assert!(e("Resign", json!([])).contains("no method Resign"));
+        assert!(e("SetPlayers", json!(["A"])).contains("SetPlayers takes"));
+        assert!(e("SetPlayers", json!(["A", 3])).contains("SetPlayers takes"));
+        assert!(e("Reinstate", json!([-1])).contains("ply number"));
+        assert!(e("SetClock", json!([1.5, 2])).contains("ms"));
+        assert!(e("AddTime", json!(["white", 1u64 << 40])).contains("seconds"));
+        assert!(e("SetTags", json!([{"WhiteElo": 2830}])).contains("must be a string"));
+    }
+
+    #[test]
+    fn arguments_are_trimmed_and_bounded_before_they_are_accepted() {
+        let padded = format!("  8/8/8/8/8/8/8/K6k w - - 0 1{}", " ".repeat(1 << 20));
+        assert_eq!(
+            bounded(Decision::NewGame(padded)).unwrap(),
+            Decision::NewGame("8/8/8/8/8/8/8/K6k w - - 0 1".into())
+        );
+        let long = |n: usize| "x".repeat(n);
+        for d in [
+            Decision::SetPosition(long(101)),
+            Decision::SetPlayers(long(801), "B".into()),
+            Decision::SetPlayers("A".into(), long(801)),
+            Decision::ShowText(long(101), 5),
+            Decision::SetResult(long(9)),
+            Decision::SetResultWith("1-0".into(), long(61)),
+            Decision::AddTime(long(9), 1),
+            Decision::SetTimeControl {
+                spec: "40/5400+30:".repeat(3000),
+                mode: crate::rules::ClockMode::Drive,
+            },
+        ] {
+            match bounded(d.clone()) {
+                Err(Error::InvalidArgument(m)) => assert!(m.contains("at most"), "{d:?}: {m}"),
+                other => panic!("{d:?} was not refused: {other:?}"),
+            }
+        }
+        assert_eq!(
+            bounded(Decision::SetPlayers(" Carlsen, Magnus ".into(), long(100))).unwrap(),
+            Decision::SetPlayers("Carlsen, Magnus".into(), long(100))
+        );
+    }
+}
