@@ -247,9 +247,14 @@ async fn a_new_round_by_sighup_with_a_board_away_keeps_the_old_game_in_its_round
         assert_eq!(moves_in(&old), 6, "{when}");
         assert_eq!(tag_in(&old, "White"), "White, Round1", "{when}");
         assert_eq!(tag_in(&old, "Round"), "1.7", "{when}");
+        let files = common::pgn_files(&round2);
         assert!(
-            common::pgn_files(&round2).is_empty(),
-            "{when}: the new round has the old game"
+            files.is_empty(),
+            "{when}: the new round has a game: {:?}",
+            files
+                .iter()
+                .map(|f| (f.display().to_string(), std::fs::read_to_string(f).unwrap_or_default()))
+                .collect::<Vec<_>>()
         );
     };
     property_is(&address, "Round", "1").await;

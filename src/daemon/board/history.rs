@@ -99,7 +99,8 @@ impl Book {
             let mut decision = false;
             if let EventKind::Arbiter { method, args, by } = &e.kind {
                 let d = crate::rules::Decision::from_record(method, args).ok().flatten();
-                decision = d.is_some();
+                // The rules core's: what an undo may take back.
+                decision = d.as_ref().is_some_and(Decision::is_rules);
                 entry.kind = "decision".into();
                 entry.by = by.clone();
                 if let Some((door, ms)) = self.next.take() {
