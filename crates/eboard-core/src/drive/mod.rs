@@ -92,7 +92,7 @@ pub struct Frame {
 /// The bytes of a frame.
 pub const FRAME: usize = 6;
 
-/// The kinds of input: 0-13 and 19 touch the board ([`board::touches`]),
+/// The kinds of input: 0-13 and 19 touch the board (`board::touches`),
 /// 14-17 a well-formed call, 18 a malformed one.
 pub const KINDS: u8 = 20;
 
