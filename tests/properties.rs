@@ -1,8 +1,11 @@
 //! Properties over random input: the decoder and the log reader never panic, the
-//! decoder accounts for every byte whatever the chunking, and logs round-trip.
+//! decoder accounts for every byte whatever the chunking, logs round-trip, the
+//! rules core records only legal moves, and a board's session holds under any
+//! board events and arbiter calls (live as replayed).
 
 use eboard_bridge::log::{Header, LogTime, Record, RecordKind, Running, parse_log, to_string};
 use eboard_bridge::protocol::{ClockButton, ClockSide, ClockTime, Decoded, Decoder, Placement};
+use eboard_core::drive::Frame;
 use proptest::prelude::*;
 use shakmaty::{Piece, Square};
 
@@ -93,6 +96,19 @@ proptest! {
         prop_assert_eq!(decode_all(&single), out);
     }
 
+    #[test]
+    fn decoder_survives_any_bytes(bytes in prop::collection::vec(any::<u8>(), 0..2000)) {
+        let out = decode_all(&[&bytes]);
+        let n: usize = out.iter().map(|d| match d { Decoded::Message(m) => m.encode().len(), Decoded::Skipped(s) => s.count }).sum();
+        prop_assert_eq!(n, bytes.len());
+    }
+}
+
+proptest! {
+    // 400 cases: at 2,000 this test alone took 26 s of the file's 49 in a
+    // debug build.
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
     /// Whole messages as log playback and a board send them, among damaged ones
     /// and noise: fed at once (a whole message is decoded where it lies) they
     /// give what they give one byte at a time (every byte through the state
@@ -102,13 +118,6 @@ proptest! {
         let bytes: Vec<u8> = parts.concat();
         let single: Vec<&[u8]> = bytes.chunks(1).collect();
         prop_assert_eq!(decode_all(&[&bytes]), decode_all(&single));
-    }
-
-    #[test]
-    fn decoder_survives_any_bytes(bytes in prop::collection::vec(any::<u8>(), 0..2000)) {
-        let out = decode_all(&[&bytes]);
-        let n: usize = out.iter().map(|d| match d { Decoded::Message(m) => m.encode().len(), Decoded::Skipped(s) => s.count }).sum();
-        prop_assert_eq!(n, bytes.len());
     }
 }
 
@@ -325,17 +334,55 @@ proptest! {
     }
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+/// Frames of the session driver (`eboard_core::drive`) as a game is played:
+/// mostly moves of the game the hands follow, the other board events among
+/// them, and arbiter calls (well formed, and malformed one time in five);
+/// every record form, the daemon's timer fired or not.
+fn played_frames() -> impl Strategy<Value = Vec<Frame>> {
+    use eboard_core::drive::KINDS;
+    let kind = prop_oneof![
+        8 => Just(9u8),
+        3 => 0u8..14,
+        3 => 14u8..18,
+        1 => Just(18u8),
+        1 => 0..KINDS,
+    ];
+    let frame =
+        (kind, 0u8..4, 0u8..0x60, any::<[u8; 4]>()).prop_map(|(kind, flags, wait, [a, b, c, d])| Frame {
+            op: kind | flags << 6,
+            wait,
+            a,
+            b,
+            c,
+            d,
+        });
+    prop::collection::vec(frame, 0..120)
+}
 
-    /// Arbitrary board events (field updates, dumps, clock reports, presses, gaps,
-    /// line faults) in any order and timing: no panic, deadlines always later than
-    /// the time just handled, events in time order, only legal moves recorded.
-    /// The same property as the fuzz target `core` (`fuzz/`).
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// Arbitrary input to a board's session (`eboard_core::drive`, the same
+    /// function as the fuzz target `core`, `fuzz/`): board events in any order
+    /// and timing with arbiter calls between them. No panic; deadlines always
+    /// later than the time just handled; events in time order; a refused call
+    /// changes nothing and a malformed one is refused; an undo right after a
+    /// take-back or a result gives the game back exactly; the journal read
+    /// back and replayed through a second session gives the same events,
+    /// clock commands and games; only legal moves recorded.
     #[test]
-    fn rules_core_survives_any_board_events(data in prop::collection::vec(any::<u8>(), 0..400)) {
-        let r = eboard_bridge::rules::drive::drive(&data);
-        prop_assert!(r.is_ok(), "{:?}", r);
+    fn a_session_holds_under_any_input(data in prop::collection::vec(any::<u8>(), 0..600)) {
+        let r = eboard_core::drive::drive(&data);
+        prop_assert!(r.is_ok(), "{}", r.err().map(|e| e.0).unwrap_or_default());
+    }
+
+    /// The same properties over games being played, with arbiter calls
+    /// between the moves: take-backs, results and undos on games with plies,
+    /// undos with and without force after plies played since.
+    #[test]
+    fn games_with_arbiter_calls_replay_as_they_were_live(settings in any::<u8>(), frames in played_frames()) {
+        let r = eboard_core::drive::drive(&eboard_core::drive::bytes(settings, &frames));
+        prop_assert!(r.is_ok(), "{}", r.err().map(|e| e.0).unwrap_or_default());
     }
 }
 

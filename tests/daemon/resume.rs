@@ -253,7 +253,10 @@ async fn a_new_round_by_sighup_with_a_board_away_keeps_the_old_game_in_its_round
             "{when}: the new round has a game: {:?}",
             files
                 .iter()
-                .map(|f| (f.display().to_string(), std::fs::read_to_string(f).unwrap_or_default()))
+                .map(|f| (
+                    f.display().to_string(),
+                    std::fs::read_to_string(f).unwrap_or_default()
+                ))
                 .collect::<Vec<_>>()
         );
     };

@@ -11,6 +11,8 @@
 
 pub mod board;
 pub mod clock;
+#[cfg(any(test, feature = "drive"))]
+pub mod drive;
 pub mod log;
 pub mod protocol;
 pub mod rules;

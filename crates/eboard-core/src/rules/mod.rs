@@ -21,8 +21,6 @@
 
 mod arbiter;
 mod clock;
-#[cfg(any(test, feature = "drive"))]
-pub mod drive;
 mod event;
 mod game;
 mod irregular;
