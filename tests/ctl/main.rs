@@ -16,24 +16,17 @@ mod watch;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::process::{Running, bin, board_property, run_command, tag_in, value_text};
+use common::process::{Running, bin, board_property, ctl, run_command, tag_in, value_text};
 use common::{pgn_games, pgn_moves, private_bus, wait_for};
-use eboard_bridge::board::Orientation;
 use eboard_bridge::bus::BOARD_INTERFACE;
-use eboard_bridge::device::{Emulator, EmulatorConfig};
 use eboard_bridge::log::SensorLog;
-use eboard_bridge::protocol::ClockTime;
-use eboard_bridge::sim::Hands;
 use futures_util::StreamExt;
-use shakmaty::{Chess, Move, Position};
+use shakmaty::{Chess, Move};
 
 /// A sensor log of `moves` from the start played by simulated hands, the clock
 /// at 1:30:00 both sides.
 fn game_log(moves: &[Move], seed: u64) -> SensorLog {
-    let mut hands = Hands::new(seed, common::quick(), Orientation::Normal);
-    hands.board(Chess::default().board());
-    hands.set_clock(ClockTime::from_hms(1, 30, 0).unwrap());
-    common::played_log(hands, &Chess::default(), moves, 1500)
+    common::emulated::hands_log(&Chess::default(), moves, seed, 1500)
 }
 
 /// A board standing in the start position with its clock at 1:30:00 (stopped),
@@ -50,17 +43,7 @@ fn standing(more: &str) -> SensorLog {
 
 /// An emulated board (serial number `serial`) playing `log`, `link` pointing at it.
 fn emulate(log: SensorLog, link: &Path, serial: &str) -> tokio::task::JoinHandle<()> {
-    let cfg = EmulatorConfig {
-        speed: 8.0,
-        serial: serial.into(),
-        ..EmulatorConfig::default()
-    };
-    let emulator = Emulator::open().unwrap();
-    let _ = std::fs::remove_file(link);
-    std::os::unix::fs::symlink(emulator.path(), link).unwrap();
-    tokio::spawn(async move {
-        let _ = emulator.run(&log, "generated", &cfg).await;
-    })
+    common::emulated::emulate(log, link, 8.0, serial)
 }
 
 /// A real game from the standard start with at least 30 plies.
@@ -95,32 +78,6 @@ fn three_boards(dir: &Path, more: &str) -> PathBuf {
 fn start(cfg: &Path, dir: &Path, address: &str) -> Running {
     let devices: Vec<PathBuf> = (1..=3).map(|n| dir.join(format!("board{n}"))).collect();
     Running::spawn(&mut run_command(cfg, &devices, Some(address)))
-}
-
-/// What a `ctl` run gave: exit status, stdout, stderr.
-struct Out {
-    code: i32,
-    out: String,
-    err: String,
-}
-
-/// `eboard-bridge ctl --bus session ARGS` against the bus at `address`, within 20 s.
-async fn ctl(address: &str, args: &[&str]) -> Out {
-    let run = tokio::process::Command::new(bin())
-        .args(["ctl", "--bus", "session"])
-        .args(args)
-        .env("DBUS_SESSION_BUS_ADDRESS", address)
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(20), run)
-        .await
-        .unwrap_or_else(|_| panic!("ctl {args:?} did not finish in 20 s"))
-        .unwrap();
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        out: String::from_utf8_lossy(&out.stdout).into_owned(),
-        err: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
 }
 
 /// `ctl ARGS` must succeed.
