@@ -113,7 +113,8 @@ async fn the_spectators_side_holds_under_abuse_while_a_game_plays() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 
-    // Memory: the peak while attacked, against before.
+    // Memory: the peak while attacked, against before. Not a wait on an
+    // outcome: the game's start given a moment to settle before the baseline.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let before = rss_kb(pid);
     let peak = Arc::new(AtomicU64::new(before));

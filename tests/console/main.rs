@@ -209,7 +209,8 @@ async fn the_console_in_chromium_signs_in_ranks_alerts_decides_and_survives_a_ki
         && !!document.querySelector('section.board[data-board=\"board1\"] li.alert.new button.ack')";
     assert_eq!(browser.eval(highlighted).await, Value::Bool(true));
     if let Ok(path) = std::env::var("EB_SCREENSHOT") {
-        // The page with its alert, as docs/ shows it.
+        // The page with its alert, as docs/ shows it (only when asked for): a
+        // moment for the page to paint, no outcome awaited.
         tokio::time::sleep(Duration::from_millis(600)).await;
         let png = browser.screenshot().await;
         std::fs::write(&path, png).unwrap();
@@ -341,6 +342,7 @@ async fn the_console_in_chromium_signs_in_ranks_alerts_decides_and_survives_a_ki
         browser
             .eval("document.querySelector('section.board[data-board=\"board3\"] details.decisions').scrollIntoView({block: 'center'}) ?? true")
             .await;
+        // The scroll given time to end before the picture; no outcome awaited.
         tokio::time::sleep(Duration::from_millis(600)).await;
         let png = browser.screenshot().await;
         std::fs::write(&path, png).unwrap();
