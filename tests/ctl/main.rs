@@ -58,16 +58,30 @@ fn long_game() -> Vec<Move> {
 /// A configuration for boards 1-3 (`dir`/board1..3), white on the clock's left,
 /// `more` at the end of the top level.
 fn three_boards(dir: &Path, more: &str) -> PathBuf {
+    desk_open(dir, more, 3, |n| format!("White {n}"))
+}
+
+/// A test's desk in `d`: a private bus (its address) and the configuration of
+/// boards 1-3 (`more` added; its path).
+async fn desk(d: &Path, more: &str) -> (String, PathBuf) {
+    (private_bus(d).await, three_boards(d, more))
+}
+
+/// The Desk Open's configuration, written to `dir/config.toml` (its path):
+/// round 1, white on the clock's left, `more` at the end of the top level,
+/// boards 1 to `boards` (`dir/boardN`), white named by `white`, black `Black N`.
+fn desk_open(dir: &Path, more: &str, boards: usize, white: impl Fn(usize) -> String) -> PathBuf {
     let cfg = dir.join("config.toml");
     let mut text = format!(
         "event = \"Desk Open\"\nround = 1\noutput = \"{}\"\nstate = \"{}\"\n{more}\n[clock]\nwhite = \"left\"\n",
         dir.join("live").display(),
         dir.join("state").display()
     );
-    for n in 1..=3 {
+    for n in 1..=boards {
         text.push_str(&format!(
-            "[[board]]\ndevice = \"{}\"\nnumber = {n}\nwhite = \"White {n}\"\nblack = \"Black {n}\"\n",
-            dir.join(format!("board{n}")).display()
+            "[[board]]\ndevice = \"{}\"\nnumber = {n}\nwhite = \"{}\"\nblack = \"Black {n}\"\n",
+            dir.join(format!("board{n}")).display(),
+            white(n)
         ));
     }
     std::fs::write(&cfg, text).unwrap();
@@ -76,8 +90,23 @@ fn three_boards(dir: &Path, more: &str) -> PathBuf {
 
 /// The real binary on the private bus at `address`, bridging boards 1-3.
 fn start(cfg: &Path, dir: &Path, address: &str) -> Running {
-    let devices: Vec<PathBuf> = (1..=3).map(|n| dir.join(format!("board{n}"))).collect();
+    start_boards(cfg, dir, address, 3)
+}
+
+/// The same, bridging boards 1 to `boards`.
+fn start_boards(cfg: &Path, dir: &Path, address: &str, boards: usize) -> Running {
+    let devices: Vec<PathBuf> = (1..=boards).map(|n| dir.join(format!("board{n}"))).collect();
     Running::spawn(&mut run_command(cfg, &devices, Some(address)))
+}
+
+/// Boards 1 to 3 (`d/boardN`, serial numbers `{serials}1` to `{serials}3`)
+/// playing `logs`.
+fn three_playing(d: &Path, serials: &str, logs: [SensorLog; 3]) -> Vec<tokio::task::JoinHandle<()>> {
+    let link = |n: usize| d.join(format!("board{n}"));
+    let boards = logs.into_iter().zip(1..=3);
+    boards
+        .map(|(log, n)| emulate(log, &link(n), &format!("{serials}{n}")))
+        .collect()
 }
 
 /// `ctl ARGS` must succeed.
@@ -131,17 +160,11 @@ fn me() -> String {
 async fn every_decision_through_ctl_shows_on_dbus_and_in_the_pgn_and_survives_sigkill() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let address = private_bus(d).await;
-    let cfg = three_boards(d, "");
+    let (address, cfg) = desk(d, "").await;
     let moves = long_game();
-    let _b1 = emulate(game_log(&moves[..12], 11), &d.join("board1"), "11001");
     // Board 2's clock runs (white's side): its reports show the time added.
-    let _b2 = emulate(
-        standing("0 clock left=1:30:00 right=1:30:00 running=left\n"),
-        &d.join("board2"),
-        "11002",
-    );
-    let _b3 = emulate(standing(""), &d.join("board3"), "11003");
+    let clocked = standing("0 clock left=1:30:00 right=1:30:00 running=left\n");
+    let _boards = three_playing(d, "1100", [game_log(&moves[..12], 11), clocked, standing("")]);
     let daemon = start(&cfg, d, &address);
     let round = d.join("live/round-1");
     let (first, second) = (round.join("game-1.pgn"), round.join("game-1-2.pgn"));
@@ -291,16 +314,10 @@ async fn every_decision_through_ctl_shows_on_dbus_and_in_the_pgn_and_survives_si
 async fn watch_prints_an_irregular_move_within_a_second() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let address = private_bus(d).await;
-    let cfg = three_boards(d, "[rules]\nirregular_ms = 300");
+    let (address, cfg) = desk(d, "[rules]\nirregular_ms = 300").await;
     // Board 2: e2 to e5 (no move) after 24 s of log time, 3 s at speed 8.
-    let _b1 = emulate(standing(""), &d.join("board1"), "2001");
-    let _b2 = emulate(
-        standing("24 lift e2 P\n24.8 place e5 P\n"),
-        &d.join("board2"),
-        "2002",
-    );
-    let _b3 = emulate(standing(""), &d.join("board3"), "2003");
+    let no_move = standing("24 lift e2 P\n24.8 place e5 P\n");
+    let _boards = three_playing(d, "200", [standing(""), no_move, standing("")]);
     let _daemon = start(&cfg, d, &address);
     let (_client, mut signals) = common::listen(&address, BOARD_INTERFACE, Some("Irregular")).await;
     property_is(&address, 2, "Status", "playing").await;

@@ -16,11 +16,8 @@ async fn ctl_tells_a_caller_outside_the_group_what_to_do() {
     ]) {
         return;
     }
-    let _turn = TURN.lock().within(600, "the other policy test to end").await;
-    let _made = MadeHere::new(&["eboard-arbiter"], &["eboard"]);
-    let (arbiter_uid, arbiter_gid) = arbiter();
     let dir = tempfile::tempdir().unwrap();
-    let (_bus, address) = system_bus(dir.path()).await;
+    let (_turn, _made, (arbiter_uid, arbiter_gid), _bus, address) = arbiter_and_bus(dir.path()).await;
     let state = dir.path().join("state");
     let (daemon, play) = bridged_at_the_start(dir.path(), &address).await;
     let snap = daemon.boards()[0].2.clone();

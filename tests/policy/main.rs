@@ -149,6 +149,26 @@ fn arbiter() -> (u32, u32) {
     ids("eboard-arbiter").expect("uid and gid of eboard-arbiter")
 }
 
+/// What a test of the policy holds: its turn (one such test at a time), the
+/// arbiter's user and the group `eboard` made for it (removed when dropped), the
+/// arbiter's uid and gid, and a system-style bus in `dir` with its address.
+async fn arbiter_and_bus(
+    dir: &Path,
+) -> (
+    tokio::sync::MutexGuard<'static, ()>,
+    MadeHere,
+    (u32, u32),
+    Broker,
+    String,
+) {
+    let turn = TURN.lock().within(600, "the other policy test to end").await;
+    let made = MadeHere::new(&["eboard-arbiter"], &["eboard"]);
+    // Before the bus starts: it resolves the policy's group name when it loads it.
+    let arbiter = arbiter();
+    let (bus, address) = system_bus(dir).await;
+    (turn, made, arbiter, bus, address)
+}
+
 /// The daemon (state and output in `dir`, on the bus at `address`) bridging an
 /// emulated board standing at the start position, once the board's game is on;
 /// the emulator's task with it.
@@ -188,12 +208,8 @@ async fn unprivileged_callers_read_but_cannot_change_a_game() {
     if !need(&needs) {
         return;
     }
-    let _turn = TURN.lock().within(600, "the other policy test to end").await;
-    let _made = MadeHere::new(&["eboard-arbiter"], &["eboard"]);
-    // Before the bus starts: it resolves the policy's group name when it loads it.
-    let (arbiter_uid, arbiter_gid) = arbiter();
     let dir = tempfile::tempdir().unwrap();
-    let (_bus, address) = system_bus(dir.path()).await;
+    let (_turn, _made, (arbiter_uid, arbiter_gid), _bus, address) = arbiter_and_bus(dir.path()).await;
 
     let (daemon, play) = bridged_at_the_start(dir.path(), &address).await;
     let path = daemon.boards()[0].1.clone();
