@@ -32,10 +32,16 @@ fn game_log(moves: &[Move], seed: u64) -> SensorLog {
 /// A board standing in the start position with its clock at 1:30:00 (stopped),
 /// `more` records after.
 fn standing(more: &str) -> SensorLog {
+    at_the_start(&format!(
+        "0 clock left=1:30:00 right=1:30:00 running=none\n{more}"
+    ))
+}
+
+/// A board in the start position, `more` records after (a clock, if any,
+/// among them).
+fn at_the_start(more: &str) -> SensorLog {
     eboard_bridge::log::parse_log(
-        &format!(
-            "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n0 clock left=1:30:00 right=1:30:00 running=none\n{more}"
-        ),
+        &format!("# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n{more}"),
         "standing.esl",
     )
     .unwrap()

@@ -24,17 +24,8 @@ async fn a_flag_given_time_and_a_new_game_without_a_clock_are_not_stale() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let (address, cfg) = desk(d, "").await;
-    let flagged = eboard_bridge::log::parse_log(
-        "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n\
-         0 clock left=0:00:00 right=0:05:00 running=none\n",
-        "flagged.esl",
-    )
-    .unwrap();
-    let no_clock = eboard_bridge::log::parse_log(
-        "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n",
-        "no-clock.esl",
-    )
-    .unwrap();
+    let flagged = at_the_start("0 clock left=0:00:00 right=0:05:00 running=none\n");
+    let no_clock = at_the_start("");
     let _boards = three_playing(d, "485", [flagged, no_clock.clone(), no_clock]);
     let daemon = start(&cfg, d, &address);
     property_is(&address, 1, "BlackClockMs", "300000").await;
