@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use attacks::boards;
-use common::{pgn_games, quick};
+use common::quick;
 use eboard_bridge::board::Orientation;
 use eboard_bridge::device::{Emulator, EmulatorConfig};
 use eboard_bridge::protocol::ClockTime;
@@ -56,16 +56,7 @@ async fn the_spectators_side_holds_under_abuse_while_a_game_plays() {
     let dir = tempfile::tempdir().unwrap();
     // A real game that ends in checkmate (so it has an end to wait for), played
     // over about 45 s.
-    let game = pgn_games("games/immortal-games.pgn")
-        .into_iter()
-        .find(|g| {
-            let mut pos = g.start.clone();
-            for m in &g.moves {
-                pos.play_unchecked(*m);
-            }
-            g.moves.len() >= 30 && pos.is_checkmate()
-        })
-        .expect("a game that ends in checkmate");
+    let game = common::mated_game();
     let mut hands = Hands::new(5, quick(), Orientation::Normal);
     hands.board(game.start.board());
     hands.set_clock(ClockTime::from_hms(1, 30, 0).unwrap());
@@ -88,11 +79,7 @@ async fn the_spectators_side_holds_under_abuse_while_a_game_plays() {
     });
     // The daemon in a process of its own (its memory is what is measured), on a
     // free port.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = common::web::free_port();
     let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
     let config = dir.path().join("config.toml");
     std::fs::write(
@@ -126,7 +113,8 @@ async fn the_spectators_side_holds_under_abuse_while_a_game_plays() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 
-    // Memory: the peak while attacked, against before.
+    // Memory: the peak while attacked, against before. Not a wait on an
+    // outcome: the game's start given a moment to settle before the baseline.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let before = rss_kb(pid);
     let peak = Arc::new(AtomicU64::new(before));

@@ -389,17 +389,8 @@ fn a_bus_that_is_not_there_is_named_with_the_way_out() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = folders(dir.path(), "");
     let address = format!("unix:path={}", dir.path().join("no-bus").display());
-    let out = run(bin()
-        .args([
-            "run",
-            "--bus",
-            "session",
-            "--device",
-            "/dev/nonexistent-board",
-            "--config",
-        ])
-        .arg(&cfg)
-        .env("DBUS_SESSION_BUS_ADDRESS", &address));
+    let nowhere = [std::path::PathBuf::from("/dev/nonexistent-board")];
+    let out = run(&mut common::process::run_command(&cfg, &nowhere, Some(&address)));
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(&format!("session bus at {address}")), "{err}");

@@ -12,36 +12,19 @@ use common::process::{
     Running, board_property, run_command, run_config, run_config_text, tag_in, value_text,
 };
 use common::replayed::{assert_replays_as_published, collect, live_jsonl, replay_jsonl};
-use common::{Within, pgn_games, pgn_moves, private_bus, quick, send_signal, wait_exit, wait_for};
-use eboard_bridge::board::Orientation;
+use common::{Within, pgn_games, pgn_moves, private_bus, send_signal, wait_exit, wait_for};
 use eboard_bridge::daemon::{BusChoice, Daemon};
-use eboard_bridge::device::{Emulator, EmulatorConfig};
 use eboard_bridge::log::SensorLog;
-use eboard_bridge::protocol::ClockTime;
 use eboard_bridge::rules::{EventKind, Profile};
-use eboard_bridge::sim::Hands;
 use shakmaty::{Chess, Move, Position};
 
 /// Starts an emulator playing `log` at `speed` and points `link` at it.
 fn emulate(log: SensorLog, link: &Path, speed: f64) -> tokio::task::JoinHandle<()> {
-    let emulator = Emulator::open().unwrap();
-    let _ = std::fs::remove_file(link);
-    std::os::unix::fs::symlink(emulator.path(), link).unwrap();
-    let cfg = EmulatorConfig {
-        speed,
-        serial: "24680".into(),
-        ..EmulatorConfig::default()
-    };
-    tokio::spawn(async move {
-        let _ = emulator.run(&log, "generated", &cfg).await;
-    })
+    common::emulated::emulate(log, link, speed, "24680")
 }
 
 fn game_log(start: &Chess, moves: &[Move], seed: u64) -> SensorLog {
-    let mut hands = Hands::new(seed, quick(), Orientation::Normal);
-    hands.board(start.board());
-    hands.set_clock(ClockTime::from_hms(1, 30, 0).unwrap());
-    common::played_log(hands, start, moves, 1500)
+    common::emulated::hands_log(start, moves, seed, 1500)
 }
 
 /// The real binary bridging `link` with the configuration `cfg`, on the bus at
@@ -248,10 +231,20 @@ async fn a_restart_with_other_rules_is_in_the_recording_and_replays_as_published
         .await
         .unwrap();
         let events = collect(&daemon);
+        let mut completions = daemon.events();
         let snap = daemon.boards()[0].2.clone();
         wait_for("the part's moves", 30, || snap.borrow().moves.len() == plies.end).await;
         // The last move made is completed by its press before the stop.
-        tokio::time::sleep(Duration::from_millis(600)).await;
+        let last_completed = async {
+            loop {
+                let e = completions.recv().await.expect("the daemon's events");
+                if matches!(e.event.kind, eboard_bridge::rules::EventKind::MoveCompleted { ply, .. } if ply as usize == plies.end)
+                {
+                    break;
+                }
+            }
+        };
+        last_completed.within(10, "the part's last move completed").await;
         daemon.shutdown().within(30, "the daemon to stop").await;
         emulator.abort();
         live.extend(events.within(10, "the daemon's events to end").await.unwrap());

@@ -470,18 +470,14 @@ fn a_core_without_events_or_san_records_the_same_games() {
             }
         }
         // What replay prints of the log: the full core's games.
-        let mut printed = Vec::new();
-        replay::replay_one(
-            path,
-            &name,
-            eboard_bridge::rules::Pinned::default(),
-            None,
-            replay::Print::Uci,
-            &mut printed,
-        )
-        .expect("the log replays");
+        let printed = |format| {
+            let mut printed = Vec::new();
+            let pinned = eboard_bridge::rules::Pinned::default();
+            replay::replay_one(path, &name, pinned, None, format, &mut printed).expect("the log replays");
+            printed
+        };
         assert!(
-            printed == replay::uci(full.games()).into_bytes(),
+            printed(replay::Print::Uci) == replay::uci(full.games()).into_bytes(),
             "{name}: --format uci"
         );
         let date = log
@@ -489,18 +485,8 @@ fn a_core_without_events_or_san_records_the_same_games() {
             .get("started")
             .and_then(|s| s.get(..10))
             .map_or_else(|| "????.??.??".to_string(), |d| d.replace('-', "."));
-        let mut printed = Vec::new();
-        replay::replay_one(
-            path,
-            &name,
-            eboard_bridge::rules::Pinned::default(),
-            None,
-            replay::Print::Pgn,
-            &mut printed,
-        )
-        .expect("the log replays");
         assert!(
-            printed == replay::pgn(full.games(), &date).into_bytes(),
+            printed(replay::Print::Pgn) == replay::pgn(full.games(), &date).into_bytes(),
             "{name}: --format pgn"
         );
     }

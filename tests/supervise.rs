@@ -11,36 +11,23 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::process::{Running, bin, board_property, run_command, run_config, value_text};
-use common::{Within, bus_client, output_within, pgn_moves, private_bus, quick, wait_for};
-use eboard_bridge::board::Orientation;
+use common::{Within, bus_client, output_within, pgn_moves, private_bus, wait_for};
 use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME};
-use eboard_bridge::device::{Emulator, EmulatorConfig};
-use eboard_bridge::log::SensorLog;
-use eboard_bridge::protocol::ClockTime;
-use eboard_bridge::sim::Hands;
 use shakmaty::{CastlingMode, Chess, Move, Position};
 
-/// A sensor log of `moves` from `start` played by simulated hands.
-fn game_log(start: &Chess, moves: &[Move], seed: u64) -> SensorLog {
-    let mut hands = Hands::new(seed, quick(), Orientation::Normal);
-    hands.board(start.board());
-    hands.set_clock(ClockTime::from_hms(1, 30, 0).unwrap());
-    common::played_log(hands, start, moves, 1500)
-}
-
-/// An emulated board with serial number `serial` playing `log`, `link` pointing at it.
-fn emulate(log: SensorLog, link: &Path, speed: f64, serial: &str) -> tokio::task::JoinHandle<()> {
-    let cfg = EmulatorConfig {
-        speed,
-        serial: serial.into(),
-        ..EmulatorConfig::default()
-    };
-    let emulator = Emulator::open().unwrap();
-    let _ = std::fs::remove_file(link);
-    std::os::unix::fs::symlink(emulator.path(), link).unwrap();
-    tokio::spawn(async move {
-        let _ = emulator.run(&log, "generated", &cfg).await;
-    })
+/// Board `n` of the two (serial number 11111 or 22222, at `dir/boardN`) playing
+/// `moves` from `start` at `speed`, as simulated hands play them.
+fn board(
+    dir: &Path,
+    n: usize,
+    start: &Chess,
+    moves: &[Move],
+    seed: u64,
+    speed: f64,
+) -> tokio::task::JoinHandle<()> {
+    let log = common::emulated::hands_log(start, moves, seed, 1500);
+    let link = dir.join(format!("board{n}"));
+    common::emulated::emulate(log, &link, speed, ["11111", "22222"][n])
 }
 
 /// The position after `moves` from the start.
@@ -153,18 +140,8 @@ async fn a_board_whose_task_panics_is_restarted_and_its_game_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let address = private_bus(dir.path()).await;
     let (a, b) = games();
-    let _board0 = emulate(
-        game_log(&Chess::default(), &a, 21),
-        &dir.path().join("board0"),
-        1.0,
-        "11111",
-    );
-    let _board1 = emulate(
-        game_log(&Chess::default(), &b, 22),
-        &dir.path().join("board1"),
-        1.0,
-        "22222",
-    );
+    let _board0 = board(dir.path(), 0, &Chess::default(), &a, 21, 1.0);
+    let _board1 = board(dir.path(), 1, &Chess::default(), &b, 22, 1.0);
     let daemon = start(dir.path(), &address, Some("panic:board0:6"));
     let round = dir.path().join("live/round-1");
     wait_for("board0's task to panic and be started again", 60, || {
@@ -226,18 +203,8 @@ async fn a_journal_that_panics_the_core_is_moved_aside_and_the_other_board_runs_
     let round = dir.path().join("live/round-1");
     let recordings = dir.path().join("state/recordings");
     // First run: eight moves on each board.
-    let first0 = emulate(
-        game_log(&Chess::default(), &a[..8], 31),
-        &dir.path().join("board0"),
-        2.0,
-        "11111",
-    );
-    let first1 = emulate(
-        game_log(&Chess::default(), &b[..8], 32),
-        &dir.path().join("board1"),
-        2.0,
-        "22222",
-    );
+    let first0 = board(dir.path(), 0, &Chess::default(), &a[..8], 31, 2.0);
+    let first1 = board(dir.path(), 1, &Chess::default(), &b[..8], 32, 2.0);
     let daemon = start(dir.path(), &address, None);
     wait_for("eight moves on each board", 60, || {
         moves_in(&round.join("game-1.pgn")) == 8 && moves_in(&round.join("game-2.pgn")) == 8
@@ -250,18 +217,8 @@ async fn a_journal_that_panics_the_core_is_moved_aside_and_the_other_board_runs_
 
     // Second run: board0's journal panics the core while it is resumed; board0
     // is set up for a new game (six moves of `b`), board1 plays on to 16.
-    let _second0 = emulate(
-        game_log(&Chess::default(), &b[..6], 33),
-        &dir.path().join("board0"),
-        2.0,
-        "11111",
-    );
-    let _second1 = emulate(
-        game_log(&after(&b[..8]), &b[8..16], 34),
-        &dir.path().join("board1"),
-        2.0,
-        "22222",
-    );
+    let _second0 = board(dir.path(), 0, &Chess::default(), &b[..6], 33, 2.0);
+    let _second1 = board(dir.path(), 1, &after(&b[..8]), &b[8..16], 34, 2.0);
     let daemon = start(dir.path(), &address, Some("resume:board0"));
     wait_for("board1's game to go on to sixteen moves", 60, || {
         moves_in(&round.join("game-2.pgn")) == 16
@@ -316,15 +273,9 @@ async fn a_board_that_keeps_panicking_is_stopped_alone_after_five_restarts() {
     let dir = tempfile::tempdir().unwrap();
     let address = private_bus(dir.path()).await;
     let (a, b) = games();
-    let _board0 = emulate(
-        game_log(&Chess::default(), &a, 41),
-        &dir.path().join("board0"),
-        1.0,
-        "11111",
-    );
+    let _board0 = board(dir.path(), 0, &Chess::default(), &a, 41, 1.0);
     // board1's game lasts past board0's restarts (0.5 + 1 + 2 + 4 + 8 s).
-    let slow = game_log(&Chess::default(), &b, 42);
-    let _board1 = emulate(slow, &dir.path().join("board1"), 0.5, "22222");
+    let _board1 = board(dir.path(), 1, &Chess::default(), &b, 42, 0.5);
     let daemon = start(dir.path(), &address, Some("panic:board0:2:9"));
     let fault = property_until(&address, "board0", "Fault", |f| f.contains("stopped after")).await;
     assert!(fault.contains("stopped after 5 restarts in a row"), "{fault}");

@@ -78,6 +78,13 @@ fn events(records: &[Record], cfg: &Config, mut asked: Option<&mut Seeded>) -> V
     let mut session = Session::new(Core::new(*cfg), "hands");
     session.core_mut().set_events(true);
     let mut out = Vec::new();
+    let taken = |session: &mut Session| {
+        let events = session.core_mut().take_events();
+        events
+            .iter()
+            .map(|e| serde_json::to_string(e).unwrap())
+            .collect::<Vec<_>>()
+    };
     for (i, r) in records.iter().enumerate() {
         // A `rx` record never fails: bytes are skipped, never refused.
         session.step(r, None).expect("rx records always fit");
@@ -93,22 +100,10 @@ fn events(records: &[Record], cfg: &Config, mut asked: Option<&mut Seeded>) -> V
                 session.core_mut().advance(to);
             }
         }
-        out.extend(
-            session
-                .core_mut()
-                .take_events()
-                .iter()
-                .map(|e| serde_json::to_string(e).unwrap()),
-        );
+        out.extend(taken(&mut session));
     }
     session.finish();
-    out.extend(
-        session
-            .core_mut()
-            .take_events()
-            .iter()
-            .map(|e| serde_json::to_string(e).unwrap()),
-    );
+    out.extend(taken(&mut session));
     out
 }
 

@@ -79,11 +79,7 @@ impl Hall {
         std::fs::write(&arbiters, &line.stdout).unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&arbiters, std::fs::Permissions::from_mode(0o640)).unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = super::web::free_port();
         let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
         let mut text = format!(
             "event = \"Hall Open\"\nround = 1\noutput = \"{}\"\nstate = \"{}\"\n[clock]\nwhite = \"left\"\n[http]\nlisten = \"{addr}\"\narbiters = \"{}\"\n{http}\n",

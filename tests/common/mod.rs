@@ -3,14 +3,21 @@
 #![allow(dead_code)]
 
 pub mod browser;
+pub mod emulated;
 pub mod hall;
+mod pgn;
 pub mod played;
 mod poll;
 pub mod process;
 pub mod replayed;
+mod waits;
 pub mod web;
 #[allow(unused_imports)]
+pub use pgn::{PgnGame, mated_game, pgn_games, pgn_moves, pgn_sections};
+#[allow(unused_imports)]
 pub use poll::polled;
+#[allow(unused_imports)]
+pub use waits::wait_until;
 
 use std::path::PathBuf;
 
@@ -65,148 +72,6 @@ pub const STANDARD_GAME_FILES: [&str; 6] = [
 /// The library's seeded generator, so that generated tests are repeatable.
 #[allow(unused_imports)]
 pub use eboard_bridge::sim::Seeded as Rng;
-
-/// A game from a PGN file: its tags and SAN moves (up to the first that does not
-/// parse or is not legal).
-pub struct PgnGame {
-    pub tags: Vec<(String, String)>,
-    pub start: shakmaty::Chess,
-    pub mode: shakmaty::CastlingMode,
-    pub moves: Vec<shakmaty::Move>,
-}
-
-impl PgnGame {
-    pub fn tag(&self, key: &str) -> Option<&str> {
-        self.tags.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
-    }
-}
-
-/// Reads every game of a PGN file (tags, comments, variations and NAGs handled).
-pub fn pgn_games(rel: &str) -> Vec<PgnGame> {
-    use shakmaty::{CastlingMode, Chess, Position, fen::Fen, san::San};
-    let text = String::from_utf8_lossy(&std::fs::read(data(rel)).expect("read pgn")).into_owned();
-    let mut games = Vec::new();
-    let mut tags: Vec<(String, String)> = Vec::new();
-    let mut movetext = String::new();
-    let mut flush = |tags: &mut Vec<(String, String)>, movetext: &mut String| {
-        if tags.is_empty() && movetext.trim().is_empty() {
-            return;
-        }
-        let tag = |k: &str| tags.iter().find(|(t, _)| t == k).map(|(_, v)| v.clone());
-        let chess960 = tag("Variant").is_some_and(|v| v.to_lowercase().contains("960"));
-        let mode = if chess960 {
-            CastlingMode::Chess960
-        } else {
-            CastlingMode::Standard
-        };
-        let start = match tag("FEN") {
-            Some(f) => match f
-                .parse::<Fen>()
-                .ok()
-                .and_then(|f| f.into_position::<Chess>(mode).ok())
-            {
-                Some(p) => p,
-                None => {
-                    tags.clear();
-                    movetext.clear();
-                    return;
-                }
-            },
-            None => Chess::default(),
-        };
-        // Strip comments, variations and NAGs.
-        let mut clean = String::new();
-        let (mut brace, mut paren) = (false, 0);
-        for c in movetext.chars() {
-            match c {
-                '{' => brace = true,
-                '}' => brace = false,
-                '(' if !brace => paren += 1,
-                ')' if !brace => paren -= 1,
-                _ if brace || paren > 0 => {}
-                _ => clean.push(c),
-            }
-        }
-        let mut pos = start.clone();
-        let mut moves = Vec::new();
-        for word in clean.split_whitespace() {
-            let w = word.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
-            let w = w.trim_end_matches(['!', '?']);
-            if w.is_empty() || w.starts_with('$') || matches!(w, "*" | "1-0" | "0-1" | "1/2-1/2") {
-                continue;
-            }
-            let Some(mv) = w.parse::<San>().ok().and_then(|s| s.to_move(&pos).ok()) else {
-                break;
-            };
-            pos.play_unchecked(mv);
-            moves.push(mv);
-        }
-        games.push(PgnGame {
-            tags: std::mem::take(tags),
-            start,
-            mode,
-            moves,
-        });
-        movetext.clear();
-    };
-    for line in text.lines() {
-        let l = line.trim();
-        if l.starts_with('[') && l.ends_with(']') {
-            if !movetext.trim().is_empty() {
-                flush(&mut tags, &mut movetext);
-            }
-            if let Some((k, v)) = l[1..l.len() - 1].split_once(' ') {
-                tags.push((k.to_string(), v.trim().trim_matches('"').to_string()));
-            }
-        } else if !l.starts_with('%') {
-            movetext.push_str(line);
-            movetext.push('\n');
-        }
-    }
-    flush(&mut tags, &mut movetext);
-    games
-}
-
-/// The moves of every game of a PGN file, by shakmaty's reading of its SAN (from
-/// the game's `FEN` tag when it has one).
-pub fn pgn_moves(text: &str) -> Vec<Vec<String>> {
-    text.split("\n\n[")
-        .map(|g| {
-            let body: String = g
-                .lines()
-                .filter(|l| !l.starts_with('['))
-                .collect::<Vec<_>>()
-                .join(" ");
-            let fen = g.lines().find_map(|l| {
-                let l = l.strip_prefix('[').unwrap_or(l);
-                l.strip_prefix("FEN \"").and_then(|r| r.strip_suffix("\"]"))
-            });
-            let mut pos = fen.map_or_else(shakmaty::Chess::default, |f| {
-                eboard_bridge::rules::parse_start(f)
-                    .unwrap_or_else(|e| panic!("FEN `{f}`: {e}"))
-                    .0
-            });
-            let mut out = Vec::new();
-            let mut in_comment = false;
-            for tok in body.split_whitespace() {
-                if tok.starts_with('{') {
-                    in_comment = true;
-                }
-                if in_comment {
-                    in_comment = !tok.ends_with('}');
-                    continue;
-                }
-                if tok.ends_with('.') || ["*", "1-0", "0-1", "1/2-1/2"].contains(&tok) {
-                    continue;
-                }
-                let san: shakmaty::san::San = tok.parse().unwrap_or_else(|e| panic!("`{tok}`: {e}"));
-                let mv = san.to_move(&pos).unwrap_or_else(|e| panic!("`{tok}`: {e}"));
-                out.push(shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut pos, mv).to_string());
-            }
-            out
-        })
-        .collect()
-}
 
 /// A private D-Bus broker (busd) in this process, listening in `dir`; its address.
 pub async fn private_bus(dir: &std::path::Path) -> String {
@@ -386,16 +251,30 @@ pub async fn bus_client(address: &str) -> zbus::Connection {
 pub async fn wait_exit(child: &mut std::process::Child, secs: u64, what: &str) -> std::process::ExitStatus {
     let until = std::time::Instant::now() + std::time::Duration::from_secs(secs);
     loop {
-        if let Some(status) = child.try_wait().unwrap_or_else(|e| panic!("{what}: {e}")) {
+        if let Some(status) = exited_by(child, until, secs, what) {
             return status;
-        }
-        if std::time::Instant::now() >= until {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("timed out after {secs} s waiting for {what} to exit (killed)");
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
+}
+
+/// One look at `child` for the two above: its status if it has ended; past
+/// `until`, it is killed and the test fails.
+fn exited_by(
+    child: &mut std::process::Child,
+    until: std::time::Instant,
+    secs: u64,
+    what: &str,
+) -> Option<std::process::ExitStatus> {
+    if let Some(status) = child.try_wait().unwrap_or_else(|e| panic!("{what}: {e}")) {
+        return Some(status);
+    }
+    if std::time::Instant::now() >= until {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("timed out after {secs} s waiting for {what} to exit (killed)");
+    }
+    None
 }
 
 /// The same for tests without a runtime.
@@ -406,13 +285,8 @@ pub fn wait_exit_blocking(
 ) -> std::process::ExitStatus {
     let until = std::time::Instant::now() + std::time::Duration::from_secs(secs);
     loop {
-        if let Some(status) = child.try_wait().unwrap_or_else(|e| panic!("{what}: {e}")) {
+        if let Some(status) = exited_by(child, until, secs, what) {
             return status;
-        }
-        if std::time::Instant::now() >= until {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("timed out after {secs} s waiting for {what} to exit (killed)");
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }

@@ -29,6 +29,34 @@ pub fn run_command(cfg: &Path, devices: &[PathBuf], address: Option<&str>) -> st
     cmd
 }
 
+/// What `eboard-bridge ctl` answered: its exit status (-1: killed), stdout
+/// and stderr.
+pub struct CtlOut {
+    pub code: i32,
+    pub out: String,
+    pub err: String,
+}
+
+/// `eboard-bridge ctl --bus session ARGS` against the bus at `address`; the test
+/// fails if it has not finished in 20 s.
+pub async fn ctl(address: &str, args: &[&str]) -> CtlOut {
+    let run = tokio::process::Command::new(bin())
+        .args(["ctl", "--bus", "session"])
+        .args(args)
+        .env("DBUS_SESSION_BUS_ADDRESS", address)
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(20), run)
+        .await
+        .unwrap_or_else(|_| panic!("ctl {args:?} did not finish in 20 s"))
+        .unwrap();
+    CtlOut {
+        code: out.status.code().unwrap_or(-1),
+        out: String::from_utf8_lossy(&out.stdout).into_owned(),
+        err: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
 /// A daemon process, killed however the test ends. Its log goes through this
 /// process (shown with the test's output, and kept for the test to read): a
 /// file size limit set on the daemon must not cut its own log short.
@@ -158,6 +186,19 @@ pub fn run_config_text(dir: &Path, more: &str) -> String {
         dir.join("live").display(),
         dir.join("state").display()
     )
+}
+
+/// The in-process daemon's configuration of these tests: the Test Open, round 4,
+/// one board (`dir/board0`, number 7, Anderssen - Kieseritzky), the broadcast in
+/// `dir/live`, the state in `dir/state`.
+pub fn test_open(dir: &Path) -> eboard_bridge::daemon::DaemonConfig {
+    let text = format!(
+        "event = \"Test Open\"\nround = 4\noutput = \"{}\"\nstate = \"{}\"\n[[board]]\ndevice = \"{}\"\nnumber = 7\nwhite = \"Anderssen, Adolf\"\nblack = \"Kieseritzky, Lionel\"\n",
+        dir.join("live").display(),
+        dir.join("state").display(),
+        dir.join("board0").display()
+    );
+    eboard_bridge::daemon::DaemonConfig::parse(&text, "test.toml").unwrap()
 }
 
 /// [`run_config_text`] written to `dir/config.toml`; its path.

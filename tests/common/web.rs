@@ -7,6 +7,15 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWrite
 
 use super::Within;
 
+/// A port free on 127.0.0.1 a moment ago, for a server of the test.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// An answer: status, headers (names in lower case), body.
 #[derive(Debug)]
 pub struct Answer {

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use common::browser::{Browser, CHROMIUM};
 use common::hall::{Hall, PASSWORD, USER, standing};
-use common::{Need, Within, need};
+use common::{Need, Within, need, wait_until};
 use serde_json::Value;
 
 /// One Chromium at a time: the tests of this binary each run a daemon and a
@@ -57,6 +57,18 @@ fn fill(fields: &[(&str, &str)]) -> String {
         .map(|(id, v)| format!("document.getElementById({id:?}).value = {v:?};"))
         .collect();
     format!("(() => {{ {sets} return true; }})()")
+}
+
+/// The sign-in page, ready.
+const SIGN_IN_READY: &str = "location.pathname === '/arbiter/login' && document.body.dataset.ready === 'yes'";
+
+/// Headless Chromium at `width` x `height` on the hall's console, at its
+/// sign-in page.
+async fn open_console(hall: &Hall, width: u32, height: u32) -> Browser {
+    let url = format!("http://{}/arbiter", hall.addr);
+    Browser::open_sized(&url, width, height)
+        .within(60, "headless Chromium to open the console")
+        .await
 }
 
 const PRESS_OK: &str = "(() => { document.getElementById('confirm-ok').click(); return true; })()";
@@ -112,17 +124,8 @@ async fn the_console_in_chromium_signs_in_ranks_alerts_decides_and_survives_a_ki
         standing("0 clock left=1:30:00 right=1:30:00 running=left\n"),
     ];
     let mut hall = Hall::open(d, logs, "").await;
-    let url = format!("http://{}/arbiter", hall.addr);
-    let mut browser = Browser::open_sized(&url, 1280, 900)
-        .within(60, "headless Chromium to open the console")
-        .await;
-    browser
-        .wait_true(
-            "the sign-in page",
-            15,
-            "location.pathname === '/arbiter/login' && document.body.dataset.ready === 'yes'",
-        )
-        .await;
+    let mut browser = open_console(&hall, 1280, 900).await;
+    browser.wait_true("the sign-in page", 15, SIGN_IN_READY).await;
 
     // A wrong password is refused and says so; the right one opens the console.
     browser.eval(&sign_in(USER, "not the password")).await;
@@ -206,7 +209,8 @@ async fn the_console_in_chromium_signs_in_ranks_alerts_decides_and_survives_a_ki
         && !!document.querySelector('section.board[data-board=\"board1\"] li.alert.new button.ack')";
     assert_eq!(browser.eval(highlighted).await, Value::Bool(true));
     if let Ok(path) = std::env::var("EB_SCREENSHOT") {
-        // The page with its alert, as docs/ shows it.
+        // The page with its alert, as docs/ shows it (only when asked for): a
+        // moment for the page to paint, no outcome awaited.
         tokio::time::sleep(Duration::from_millis(600)).await;
         let png = browser.screenshot().await;
         std::fs::write(&path, png).unwrap();
@@ -217,13 +221,8 @@ async fn the_console_in_chromium_signs_in_ranks_alerts_decides_and_survives_a_ki
     browser
         .eval("document.querySelector('section.board[data-board=\"board1\"] button.ack').click() ?? true")
         .await;
-    browser
-        .wait_true(
-            "the acknowledgement",
-            10,
-            &format!("({}).includes('seen by {USER}')", card_text("board1")),
-        )
-        .await;
+    let acknowledged = format!("({}).includes('seen by {USER}')", card_text("board1"));
+    browser.wait_true("the acknowledgement", 10, &acknowledged).await;
 
     // "Set result 1-0" on board 2, confirmed: the PGN and D-Bus have it.
     assert_eq!(
@@ -232,14 +231,15 @@ async fn the_console_in_chromium_signs_in_ranks_alerts_decides_and_survives_a_ki
     );
     browser.eval(&fill(&[("f-result", "1-0")])).await;
     press_twice(&mut browser, "Set the result of board 2 to 1-0").await;
-    let until = Instant::now() + Duration::from_secs(20);
-    while hall.property(2, "Result").await != "1-0" {
-        assert!(
-            Instant::now() < until,
-            "D-Bus: board 2's Result is not 1-0 in 20 s"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_until("D-Bus: board 2's Result 1-0", 20, || async {
+        let result = hall.property(2, "Result").await;
+        if result == "1-0" {
+            Ok(())
+        } else {
+            Err(format!("Result {result:?}"))
+        }
+    })
+    .await;
     let pgn_has = |d: &std::path::Path| {
         common::pgn_files(&d.join("live").join("round-1"))
             .iter()
@@ -253,14 +253,7 @@ async fn the_console_in_chromium_signs_in_ranks_alerts_decides_and_survives_a_ki
                     .contains("[Result \"1-0\"]")
             })
     };
-    let until = Instant::now() + Duration::from_secs(20);
-    while !pgn_has(d) {
-        assert!(
-            Instant::now() < until,
-            "board 2's PGN has no [Result \"1-0\"] in 20 s"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    common::wait_for("[Result \"1-0\"] in board 2's PGN", 20, || pgn_has(d)).await;
     browser
         .wait_true(
             "the decision in board 2's history",
@@ -289,18 +282,15 @@ async fn the_console_in_chromium_signs_in_ranks_alerts_decides_and_survives_a_ki
         .eval(&fill(&[("f-side", "black"), ("f-amount", "2"), ("f-unit", "60")]))
         .await;
     press_twice(&mut browser, "Add 120 s to black on board 3").await;
-    let until = Instant::now() + Duration::from_secs(20);
-    loop {
+    wait_until("2 minutes more on black's clock", 20, || async {
         let after = hall.board(3).await["BlackClockMs"].as_i64().unwrap_or(0);
         if (after - before - 120_000).abs() <= 1000 {
-            break;
+            Ok(())
+        } else {
+            Err(format!("black's clock went from {before} to {after} ms"))
         }
-        assert!(
-            Instant::now() < until,
-            "black's clock went from {before} to {after} ms, not 2 minutes more"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await;
     browser
         .wait_true(
             "the clock on the page",
@@ -352,18 +342,13 @@ async fn the_console_in_chromium_signs_in_ranks_alerts_decides_and_survives_a_ki
         browser
             .eval("document.querySelector('section.board[data-board=\"board3\"] details.decisions').scrollIntoView({block: 'center'}) ?? true")
             .await;
+        // The scroll given time to end before the picture; no outcome awaited.
         tokio::time::sleep(Duration::from_millis(600)).await;
         let png = browser.screenshot().await;
         std::fs::write(&path, png).unwrap();
         eprintln!("console: screenshot of the decisions in {path}");
     }
-    browser
-        .wait_true(
-            "the acknowledgement",
-            10,
-            &format!("({}).includes('seen by {USER}')", card_text("board1")),
-        )
-        .await;
+    browser.wait_true("the acknowledgement", 10, &acknowledged).await;
     browser.close().await;
     // Chromium wrote in its own temporary folder, now removed: no
     // `/tmp/org.chromium.Chromium.*` is left (issue 49).

@@ -14,8 +14,8 @@ use shakmaty::{Chess, Position};
 
 use crate::common::browser::{Browser, CHROMIUM};
 use crate::common::hall::{Hall, PASSWORD, USER, standing};
-use crate::common::{Need, Within, need, play_uci};
-use crate::{card_text, open_action, sign_in};
+use crate::common::{Need, need, play_uci};
+use crate::{SIGN_IN_READY, card_text, open_action, open_console, sign_in};
 
 /// The phone's width (CSS pixels) and height.
 const WIDTH: u32 = 375;
@@ -100,23 +100,14 @@ async fn at_375_px_nothing_is_clipped_and_clocks_coordinates_and_inferred_moves_
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
 
-    let url = format!("http://{}/arbiter", hall.addr);
-    let mut browser = Browser::open_sized(&url, WIDTH, HEIGHT)
-        .within(60, "headless Chromium to open the console")
-        .await;
+    let mut browser = open_console(&hall, WIDTH, HEIGHT).await;
     browser
         .call(
             "Emulation.setDeviceMetricsOverride",
             json!({"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 2, "mobile": true}),
         )
         .await;
-    browser
-        .wait_true(
-            "the sign-in page",
-            15,
-            "location.pathname === '/arbiter/login' && document.body.dataset.ready === 'yes'",
-        )
-        .await;
+    browser.wait_true("the sign-in page", 15, SIGN_IN_READY).await;
     fits(&mut browser, "the sign-in page").await;
     browser.eval(&sign_in(USER, PASSWORD)).await;
     browser

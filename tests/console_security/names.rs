@@ -27,30 +27,40 @@ async fn under(
         .await
 }
 
+/// A login as the test's arbiter, under `host`, from a page of `origin`.
+async fn login_under(hall: &Hall, host: &str, origin: &str) -> Answer {
+    let login = json!({"user": USER, "password": PASSWORD}).to_string();
+    let headers = [("Origin", origin), ("Content-Type", "application/json")];
+    under(hall, host, "POST", "/arbiter/login", &headers, &login).await
+}
+
+/// A decision on board 1 (`SetResult 1-0`) with a real session and its token,
+/// under `host`, from a page of `origin`.
+async fn decide_under(hall: &Hall, host: &str, origin: &str, (cookie, csrf): (&str, &str)) -> Answer {
+    let decide = json!({"board": "board1", "method": "SetResult", "args": ["1-0"]}).to_string();
+    let headers = [
+        ("Origin", origin),
+        ("Cookie", cookie),
+        ("X-CSRF-Token", csrf),
+        ("Content-Type", "application/json"),
+    ];
+    under(hall, host, "POST", "/arbiter/api/decide", &headers, &decide).await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_foreign_host_is_refused_and_so_is_a_foreign_origin_under_the_right_host() {
     let dir = tempfile::tempdir().unwrap();
     let mut hall = Hall::open(dir.path(), vec![standing("")], "").await;
     let port = hall.addr.port();
     let (cookie, csrf) = hall.login().await;
-    let login = json!({"user": USER, "password": PASSWORD}).to_string();
-    let decide = json!({"board": "board1", "method": "SetResult", "args": ["1-0"]}).to_string();
+    let session = (cookie.as_str(), csrf.as_str());
     let evil = format!("evil.example:{port}");
     let evil_origin = format!("http://{evil}");
-    let json = ("Content-Type", "application/json");
 
     // Issue 48's attack: Host and Origin both evil.example. The login and the
     // decision (with a real session and its token) are refused, as is every
     // page of the console; nothing changed and no cookie was set.
-    let a = under(
-        &hall,
-        &evil,
-        "POST",
-        "/arbiter/login",
-        &[("Origin", &evil_origin), json],
-        &login,
-    )
-    .await;
+    let a = login_under(&hall, &evil, &evil_origin).await;
     assert_eq!(a.status, 421, "{}", a.text());
     assert!(a.header("set-cookie").is_none());
     assert!(
@@ -59,20 +69,7 @@ async fn a_foreign_host_is_refused_and_so_is_a_foreign_origin_under_the_right_ho
         a.text()
     );
     assert_eq!(a.header("cache-control"), Some("no-store"));
-    let a = under(
-        &hall,
-        &evil,
-        "POST",
-        "/arbiter/api/decide",
-        &[
-            ("Origin", &evil_origin),
-            ("Cookie", &cookie),
-            ("X-CSRF-Token", &csrf),
-            json,
-        ],
-        &decide,
-    )
-    .await;
+    let a = decide_under(&hall, &evil, &evil_origin, session).await;
     assert_eq!(a.status, 421, "{}", a.text());
     for path in [
         "/arbiter",
@@ -88,44 +85,15 @@ async fn a_foreign_host_is_refused_and_so_is_a_foreign_origin_under_the_right_ho
 
     // Under the server's own name, a page of another origin is refused (403).
     let own = hall.addr.to_string();
-    let a = under(
-        &hall,
-        &own,
-        "POST",
-        "/arbiter/login",
-        &[("Origin", &evil_origin), json],
-        &login,
-    )
-    .await;
+    let a = login_under(&hall, &own, &evil_origin).await;
     assert_eq!(a.status, 403, "{}", a.text());
-    let a = under(
-        &hall,
-        &own,
-        "POST",
-        "/arbiter/api/decide",
-        &[
-            ("Origin", &evil_origin),
-            ("Cookie", &cookie),
-            ("X-CSRF-Token", &csrf),
-            json,
-        ],
-        &decide,
-    )
-    .await;
+    let a = decide_under(&hall, &own, &evil_origin, session).await;
     assert_eq!(a.status, 403, "{}", a.text());
     assert_eq!(hall.board(1).await["Result"], "");
 
     // Without server_names the machine's own names serve: localhost too.
     let local = format!("localhost:{port}");
-    let a = under(
-        &hall,
-        &local,
-        "POST",
-        "/arbiter/login",
-        &[("Origin", &format!("http://{local}")), json],
-        &login,
-    )
-    .await;
+    let a = login_under(&hall, &local, &format!("http://{local}")).await;
     assert_eq!(a.status, 200, "{}", a.text());
     // The spectators' side answers under any name (a display on another site).
     assert_eq!(
@@ -150,15 +118,7 @@ async fn a_foreign_host_is_refused_and_so_is_a_foreign_origin_under_the_right_ho
     std::fs::write(&hall.config, config).unwrap();
     hall.start().await;
     let named = format!("hall.example:{port}");
-    let a = under(
-        &hall,
-        &named,
-        "POST",
-        "/arbiter/login",
-        &[("Origin", &format!("http://{named}")), json],
-        &login,
-    )
-    .await;
+    let a = login_under(&hall, &named, &format!("http://{named}")).await;
     assert_eq!(a.status, 200, "{}", a.text());
     for refused in [own.as_str(), local.as_str(), evil.as_str()] {
         let a = under(&hall, refused, "GET", "/arbiter/login", &[], "").await;

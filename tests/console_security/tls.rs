@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::common::Within;
 use crate::common::hall::{Hall, PASSWORD, USER, standing};
-use crate::common::web::{exchange, request};
+use crate::common::web::{exchange, free_port, request};
 
 /// A client that trusts only `cert`.
 fn client_config(cert: &rcgen::Certificate) -> rustls::ClientConfig {
@@ -24,13 +24,6 @@ fn client_config(cert: &rcgen::Certificate) -> rustls::ClientConfig {
 }
 
 /// A free port of 127.0.0.1.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn arbiters_sign_in_over_https_with_a_secure_cookie_hsts_and_a_redirect_from_http() {

@@ -108,11 +108,8 @@ async fn ctl_ack_acknowledges_as_the_console_does() {
 async fn without_the_console_ctl_ack_says_why_there_is_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let address = private_bus(d).await;
-    let cfg = three_boards(d, "");
-    let _b: Vec<_> = (1..=3)
-        .map(|n| emulate(standing(""), &d.join(format!("board{n}")), &format!("486{n}")))
-        .collect();
+    let (address, cfg) = desk(d, "").await;
+    let _boards = three_playing(d, "486", [standing(""), standing(""), standing("")]);
     let _daemon = start(&cfg, d, &address);
     property_is(&address, 1, "Status", "playing").await;
     for target in ["1", "A3"] {

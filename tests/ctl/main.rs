@@ -16,33 +16,32 @@ mod watch;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::process::{Running, bin, board_property, run_command, tag_in, value_text};
+use common::process::{Running, bin, board_property, ctl, run_command, tag_in, value_text};
 use common::{pgn_games, pgn_moves, private_bus, wait_for};
-use eboard_bridge::board::Orientation;
 use eboard_bridge::bus::BOARD_INTERFACE;
-use eboard_bridge::device::{Emulator, EmulatorConfig};
 use eboard_bridge::log::SensorLog;
-use eboard_bridge::protocol::ClockTime;
-use eboard_bridge::sim::Hands;
 use futures_util::StreamExt;
-use shakmaty::{Chess, Move, Position};
+use shakmaty::{Chess, Move};
 
 /// A sensor log of `moves` from the start played by simulated hands, the clock
 /// at 1:30:00 both sides.
 fn game_log(moves: &[Move], seed: u64) -> SensorLog {
-    let mut hands = Hands::new(seed, common::quick(), Orientation::Normal);
-    hands.board(Chess::default().board());
-    hands.set_clock(ClockTime::from_hms(1, 30, 0).unwrap());
-    common::played_log(hands, &Chess::default(), moves, 1500)
+    common::emulated::hands_log(&Chess::default(), moves, seed, 1500)
 }
 
 /// A board standing in the start position with its clock at 1:30:00 (stopped),
 /// `more` records after.
 fn standing(more: &str) -> SensorLog {
+    at_the_start(&format!(
+        "0 clock left=1:30:00 right=1:30:00 running=none\n{more}"
+    ))
+}
+
+/// A board in the start position, `more` records after (a clock, if any,
+/// among them).
+fn at_the_start(more: &str) -> SensorLog {
     eboard_bridge::log::parse_log(
-        &format!(
-            "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n0 clock left=1:30:00 right=1:30:00 running=none\n{more}"
-        ),
+        &format!("# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n{more}"),
         "standing.esl",
     )
     .unwrap()
@@ -50,17 +49,7 @@ fn standing(more: &str) -> SensorLog {
 
 /// An emulated board (serial number `serial`) playing `log`, `link` pointing at it.
 fn emulate(log: SensorLog, link: &Path, serial: &str) -> tokio::task::JoinHandle<()> {
-    let cfg = EmulatorConfig {
-        speed: 8.0,
-        serial: serial.into(),
-        ..EmulatorConfig::default()
-    };
-    let emulator = Emulator::open().unwrap();
-    let _ = std::fs::remove_file(link);
-    std::os::unix::fs::symlink(emulator.path(), link).unwrap();
-    tokio::spawn(async move {
-        let _ = emulator.run(&log, "generated", &cfg).await;
-    })
+    common::emulated::emulate(log, link, 8.0, serial)
 }
 
 /// A real game from the standard start with at least 30 plies.
@@ -75,16 +64,30 @@ fn long_game() -> Vec<Move> {
 /// A configuration for boards 1-3 (`dir`/board1..3), white on the clock's left,
 /// `more` at the end of the top level.
 fn three_boards(dir: &Path, more: &str) -> PathBuf {
+    desk_open(dir, more, 3, |n| format!("White {n}"))
+}
+
+/// A test's desk in `d`: a private bus (its address) and the configuration of
+/// boards 1-3 (`more` added; its path).
+async fn desk(d: &Path, more: &str) -> (String, PathBuf) {
+    (private_bus(d).await, three_boards(d, more))
+}
+
+/// The Desk Open's configuration, written to `dir/config.toml` (its path):
+/// round 1, white on the clock's left, `more` at the end of the top level,
+/// boards 1 to `boards` (`dir/boardN`), white named by `white`, black `Black N`.
+fn desk_open(dir: &Path, more: &str, boards: usize, white: impl Fn(usize) -> String) -> PathBuf {
     let cfg = dir.join("config.toml");
     let mut text = format!(
         "event = \"Desk Open\"\nround = 1\noutput = \"{}\"\nstate = \"{}\"\n{more}\n[clock]\nwhite = \"left\"\n",
         dir.join("live").display(),
         dir.join("state").display()
     );
-    for n in 1..=3 {
+    for n in 1..=boards {
         text.push_str(&format!(
-            "[[board]]\ndevice = \"{}\"\nnumber = {n}\nwhite = \"White {n}\"\nblack = \"Black {n}\"\n",
-            dir.join(format!("board{n}")).display()
+            "[[board]]\ndevice = \"{}\"\nnumber = {n}\nwhite = \"{}\"\nblack = \"Black {n}\"\n",
+            dir.join(format!("board{n}")).display(),
+            white(n)
         ));
     }
     std::fs::write(&cfg, text).unwrap();
@@ -93,34 +96,23 @@ fn three_boards(dir: &Path, more: &str) -> PathBuf {
 
 /// The real binary on the private bus at `address`, bridging boards 1-3.
 fn start(cfg: &Path, dir: &Path, address: &str) -> Running {
-    let devices: Vec<PathBuf> = (1..=3).map(|n| dir.join(format!("board{n}"))).collect();
+    start_boards(cfg, dir, address, 3)
+}
+
+/// The same, bridging boards 1 to `boards`.
+fn start_boards(cfg: &Path, dir: &Path, address: &str, boards: usize) -> Running {
+    let devices: Vec<PathBuf> = (1..=boards).map(|n| dir.join(format!("board{n}"))).collect();
     Running::spawn(&mut run_command(cfg, &devices, Some(address)))
 }
 
-/// What a `ctl` run gave: exit status, stdout, stderr.
-struct Out {
-    code: i32,
-    out: String,
-    err: String,
-}
-
-/// `eboard-bridge ctl --bus session ARGS` against the bus at `address`, within 20 s.
-async fn ctl(address: &str, args: &[&str]) -> Out {
-    let run = tokio::process::Command::new(bin())
-        .args(["ctl", "--bus", "session"])
-        .args(args)
-        .env("DBUS_SESSION_BUS_ADDRESS", address)
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(20), run)
-        .await
-        .unwrap_or_else(|_| panic!("ctl {args:?} did not finish in 20 s"))
-        .unwrap();
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        out: String::from_utf8_lossy(&out.stdout).into_owned(),
-        err: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+/// Boards 1 to 3 (`d/boardN`, serial numbers `{serials}1` to `{serials}3`)
+/// playing `logs`.
+fn three_playing(d: &Path, serials: &str, logs: [SensorLog; 3]) -> Vec<tokio::task::JoinHandle<()>> {
+    let link = |n: usize| d.join(format!("board{n}"));
+    let boards = logs.into_iter().zip(1..=3);
+    boards
+        .map(|(log, n)| emulate(log, &link(n), &format!("{serials}{n}")))
+        .collect()
 }
 
 /// `ctl ARGS` must succeed.
@@ -174,17 +166,11 @@ fn me() -> String {
 async fn every_decision_through_ctl_shows_on_dbus_and_in_the_pgn_and_survives_sigkill() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let address = private_bus(d).await;
-    let cfg = three_boards(d, "");
+    let (address, cfg) = desk(d, "").await;
     let moves = long_game();
-    let _b1 = emulate(game_log(&moves[..12], 11), &d.join("board1"), "11001");
     // Board 2's clock runs (white's side): its reports show the time added.
-    let _b2 = emulate(
-        standing("0 clock left=1:30:00 right=1:30:00 running=left\n"),
-        &d.join("board2"),
-        "11002",
-    );
-    let _b3 = emulate(standing(""), &d.join("board3"), "11003");
+    let clocked = standing("0 clock left=1:30:00 right=1:30:00 running=left\n");
+    let _boards = three_playing(d, "1100", [game_log(&moves[..12], 11), clocked, standing("")]);
     let daemon = start(&cfg, d, &address);
     let round = d.join("live/round-1");
     let (first, second) = (round.join("game-1.pgn"), round.join("game-1-2.pgn"));
@@ -334,16 +320,10 @@ async fn every_decision_through_ctl_shows_on_dbus_and_in_the_pgn_and_survives_si
 async fn watch_prints_an_irregular_move_within_a_second() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let address = private_bus(d).await;
-    let cfg = three_boards(d, "[rules]\nirregular_ms = 300");
+    let (address, cfg) = desk(d, "[rules]\nirregular_ms = 300").await;
     // Board 2: e2 to e5 (no move) after 24 s of log time, 3 s at speed 8.
-    let _b1 = emulate(standing(""), &d.join("board1"), "2001");
-    let _b2 = emulate(
-        standing("24 lift e2 P\n24.8 place e5 P\n"),
-        &d.join("board2"),
-        "2002",
-    );
-    let _b3 = emulate(standing(""), &d.join("board3"), "2003");
+    let no_move = standing("24 lift e2 P\n24.8 place e5 P\n");
+    let _boards = three_playing(d, "200", [standing(""), no_move, standing("")]);
     let _daemon = start(&cfg, d, &address);
     let (_client, mut signals) = common::listen(&address, BOARD_INTERFACE, Some("Irregular")).await;
     property_is(&address, 2, "Status", "playing").await;

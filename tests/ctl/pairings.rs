@@ -11,12 +11,9 @@ use super::*;
 async fn pairings_from_pgn_and_csv_tag_the_next_games_and_bad_files_change_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let address = private_bus(d).await;
-    let cfg = three_boards(d, "");
+    let (address, cfg) = desk(d, "").await;
     let moves = long_game();
-    let _b1 = emulate(game_log(&moves[..2], 21), &d.join("board1"), "3001");
-    let _b2 = emulate(standing(""), &d.join("board2"), "3002");
-    let _b3 = emulate(standing(""), &d.join("board3"), "3003");
+    let _boards = three_playing(d, "300", [game_log(&moves[..2], 21), standing(""), standing("")]);
     let daemon = start(&cfg, d, &address);
     wait_for("board 1's game under way", 30, || {
         plies_in(&d.join("live/round-1/game-1.pgn")) == 2
@@ -150,7 +147,7 @@ async fn pairings_from_pgn_and_csv_tag_the_next_games_and_bad_files_change_nothi
         assert_eq!(o.code, code, "{}: {}", file.display(), o.err);
         assert!(o.err.contains(&says), "{}: {}", file.display(), o.err);
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Each refusal is answered before anything is applied: the pairing stands.
     for (n, white) in [(1, "Carlsen, Magnus"), (2, "Ding, Liren"), (3, "Hou, Yifan")] {
         property_is(&address, n, "White", white).await;
     }

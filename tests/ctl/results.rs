@@ -6,25 +6,12 @@ use super::*;
 
 /// A configuration for boards 1-2 (`dir`/board1..2), white on the clock's left.
 pub(super) fn two_boards(dir: &Path) -> PathBuf {
-    let cfg = dir.join("config.toml");
-    let mut text = format!(
-        "event = \"Desk Open\"\nround = 1\noutput = \"{}\"\nstate = \"{}\"\n[clock]\nwhite = \"left\"\n",
-        dir.join("live").display(),
-        dir.join("state").display()
-    );
-    for n in 1..=2 {
-        text.push_str(&format!(
-            "[[board]]\ndevice = \"{}\"\nnumber = {n}\nwhite = \"White, {n}\"\nblack = \"Black {n}\"\n",
-            dir.join(format!("board{n}")).display()
-        ));
-    }
-    std::fs::write(&cfg, text).unwrap();
-    cfg
+    desk_open(dir, "", 2, |n| format!("White, {n}"))
 }
 
+/// The real binary on the private bus at `address`, bridging boards 1-2.
 pub(super) fn start_two(cfg: &Path, dir: &Path, address: &str) -> Running {
-    let devices: Vec<PathBuf> = (1..=2).map(|n| dir.join(format!("board{n}"))).collect();
-    Running::spawn(&mut run_command(cfg, &devices, Some(address)))
+    start_boards(cfg, dir, address, 2)
 }
 
 /// Two boards, one result given with its termination: `set-clock 1 10 9` is
@@ -36,8 +23,7 @@ pub(super) fn start_two(cfg: &Path, dir: &Path, address: &str) -> Running {
 async fn a_result_with_its_termination_and_the_rounds_results_in_text_csv_and_pgn() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let address = private_bus(d).await;
-    let cfg = two_boards(d);
+    let (address, cfg) = (private_bus(d).await, two_boards(d));
     let moves = long_game();
     let _b1 = emulate(game_log(&moves[..6], 41), &d.join("board1"), "4801");
     let _b2 = emulate(standing(""), &d.join("board2"), "4802");

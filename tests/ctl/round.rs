@@ -15,12 +15,9 @@ use super::*;
 async fn ctl_round_starts_a_round_on_every_board_and_a_reload_is_watched() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let address = private_bus(d).await;
-    let cfg = three_boards(d, "");
+    let (address, cfg) = desk(d, "").await;
     let moves = long_game();
-    let _b1 = emulate(game_log(&moves[..2], 48), &d.join("board1"), "4801");
-    let _b2 = emulate(standing(""), &d.join("board2"), "4802");
-    let _b3 = emulate(standing(""), &d.join("board3"), "4803");
+    let _boards = three_playing(d, "480", [game_log(&moves[..2], 48), standing(""), standing("")]);
     let (_text, mut text) = watching(&address, false).await;
     let (_json, mut json) = watching(&address, true).await;
     let daemon = start(&cfg, d, &address);

@@ -23,25 +23,10 @@ async fn line_of(address: &str, n: u32) -> String {
 async fn a_flag_given_time_and_a_new_game_without_a_clock_are_not_stale() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let address = private_bus(d).await;
-    let cfg = three_boards(d, "");
-    let _b1 = emulate(
-        eboard_bridge::log::parse_log(
-            "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n\
-             0 clock left=0:00:00 right=0:05:00 running=none\n",
-            "flagged.esl",
-        )
-        .unwrap(),
-        &d.join("board1"),
-        "4851",
-    );
-    let no_clock = eboard_bridge::log::parse_log(
-        "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n",
-        "no-clock.esl",
-    )
-    .unwrap();
-    let _b2 = emulate(no_clock.clone(), &d.join("board2"), "4852");
-    let _b3 = emulate(no_clock, &d.join("board3"), "4853");
+    let (address, cfg) = desk(d, "").await;
+    let flagged = at_the_start("0 clock left=0:00:00 right=0:05:00 running=none\n");
+    let no_clock = at_the_start("");
+    let _boards = three_playing(d, "485", [flagged, no_clock.clone(), no_clock]);
     let daemon = start(&cfg, d, &address);
     property_is(&address, 1, "BlackClockMs", "300000").await;
     property_is(&address, 1, "Status", "playing").await;

@@ -14,8 +14,7 @@ use super::*;
 async fn undo_gives_a_finished_game_its_moves_and_result_back_and_history_says_it_in_words() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let address = private_bus(d).await;
-    let cfg = two_boards(d);
+    let (address, cfg) = (private_bus(d).await, two_boards(d));
     let moves = long_game();
     let _b1 = emulate(game_log(&moves[..6], 48), &d.join("board1"), "4811");
     let _b2 = emulate(standing(""), &d.join("board2"), "4812");

@@ -79,23 +79,14 @@ pub async fn lines_until(
 async fn watch_says_the_penalty_whose_piece_and_the_first_connection() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let address = private_bus(d).await;
-    let cfg = three_boards(d, "[rules]\nirregular_ms = 300");
-    let _b1 = emulate(standing(""), &d.join("board1"), "4811");
-    let _b2 = emulate(
-        eboard_bridge::log::parse_log(
-            "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n\
-             0 clock left=1:30:00 right=1:30:00 running=left\n\
-             24 lift d8 q\n28 place d8 q\n\
-             32 lift e2 P\n32.4 place e4 P\n32.8 press left\n\
-             35 press right\n37 press left\n39 press right\n",
-            "violations.esl",
-        )
-        .unwrap(),
-        &d.join("board2"),
-        "4812",
+    let (address, cfg) = desk(d, "[rules]\nirregular_ms = 300").await;
+    let violations = at_the_start(
+        "0 clock left=1:30:00 right=1:30:00 running=left\n\
+         24 lift d8 q\n28 place d8 q\n\
+         32 lift e2 P\n32.4 place e4 P\n32.8 press left\n\
+         35 press right\n37 press left\n39 press right\n",
     );
-    let _b3 = emulate(standing(""), &d.join("board3"), "4813");
+    let _boards = three_playing(d, "481", [standing(""), violations, standing("")]);
     let (_text, mut text) = watching(&address, false).await;
     let (_json, mut json) = watching(&address, true).await;
     let daemon = start(&cfg, d, &address);

@@ -6,10 +6,9 @@ use super::*;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_real_game_over_a_pty_is_published_on_dbus_and_in_the_broadcast_folder() {
     let dir = tempfile::tempdir().unwrap();
-    let game = &pgn_games("games/immortal-games.pgn")[0];
+    let (game, emulator) = immortal(dir.path());
     let expected = sans(&game.moves);
     let link = dir.path().join("board0");
-    let emulator = emulate(game_log(&game.start, &game.moves, 42), &link, 8.0);
     let address = private_bus(dir.path()).await;
 
     // A client listening before the daemon starts.

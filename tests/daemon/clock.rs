@@ -12,13 +12,19 @@ async fn a_later_text_replaces_an_earlier_one_and_its_end_is_recorded() {
     let _board = emulate(standing(""), &dir.path().join("board0"), 1.0);
     let (daemon, _, address) = bridged(dir.path(), config(dir.path())).await;
     let p = board0(&address).await;
-    p.call::<_, _, ()>("ShowText", &("FIRST", 1u32)).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    p.call::<_, _, ()>("ShowText", &("SECOND", 2u32)).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(2600)).await;
-    daemon.shutdown().within(30, "the daemon to stop").await;
+    let first = HostCommand::Clock(ClockCommand::text("FIRST", false)).encode();
     let end = HostCommand::Clock(ClockCommand::End).encode();
     let second = HostCommand::Clock(ClockCommand::text("SECOND", false)).encode();
+    p.call::<_, _, ()>("ShowText", &("FIRST", 1u32)).await.unwrap();
+    wait_for("the first text on the clock", 10, || {
+        sent_so_far(dir.path(), &first) == 1
+    })
+    .await;
+    p.call::<_, _, ()>("ShowText", &("SECOND", 2u32)).await.unwrap();
+    // The first End to go ends the test: if it were the first text's, it would
+    // come well before 2 s after the second text.
+    wait_for("an End", 10, || sent_so_far(dir.path(), &end) >= 1).await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
     let (ends, seconds) = (sent_at(dir.path(), &end), sent_at(dir.path(), &second));
     assert_eq!(seconds.len(), 1, "the second text is recorded");
     assert_eq!(ends.len(), 1, "one End, recorded: {ends:?}");
@@ -48,15 +54,28 @@ async fn clock_commands_wait_for_their_ack_are_resent_and_given_up() {
         let (daemon, _, address) = bridged(dir.path(), config(dir.path())).await;
         let mut events = daemon.events();
         let p = board0(&address).await;
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        wait_for("the version query", 10, || sent_so_far(dir.path(), &version) >= 1).await;
         p.call::<_, _, ()>("ShowText", &("HELLO", 30u32)).await.unwrap();
-        let wait = if dropped == 1 { 3 } else { 9 };
-        tokio::time::sleep(Duration::from_secs(wait)).await;
+        // The text goes once the query is answered or given up (at most 8 s).
+        wait_for("the text sent", 15, || sent_so_far(dir.path(), &text) == 1).await;
         let mut unresponsive = Vec::new();
         while let Ok(e) = events.try_recv() {
             if let EventKind::ClockUnresponsive { command } = e.event.kind {
                 unresponsive.push(command);
             }
+        }
+        if dropped != 1 && unresponsive.is_empty() {
+            // Said at the give-up, before the text goes; its event may trail the
+            // recording.
+            let said = async {
+                loop {
+                    if let EventKind::ClockUnresponsive { command } = events.recv().await.unwrap().event.kind
+                    {
+                        return command;
+                    }
+                }
+            };
+            unresponsive.push(said.within(5, "clock_unresponsive").await);
         }
         daemon.shutdown().within(30, "the daemon to stop").await;
         let (versions, texts) = (sent_at(dir.path(), &version), sent_at(dir.path(), &text));
@@ -218,9 +237,40 @@ async fn the_daemon_drives_the_clock_for_80_moves_without_drift() {
     cfg.time_scale = Some(DRIVE_SPEED);
     let (daemon, snap, _) = bridged(dir.path(), cfg).await;
     wait_for("160 plies", 240, || snap.borrow().moves.len() == 160).await;
-    // The last move's set, its acknowledgement and the clock's next report: the
-    // log's 1.5 s of rest, in game time.
-    tokio::time::sleep(Duration::from_secs_f64(1.5 / DRIVE_SPEED)).await;
+    // The last move's clock in the PGN, then its set, the set's acknowledgement
+    // and the clock's next report in the recording.
+    wait_for("the last move's clock", 10, || {
+        snap.borrow().pgn.matches("%clk").count() == 160
+    })
+    .await;
+    wait_for("a report after the last set", 10, || {
+        let steps = recorded_steps(dir.path());
+        let is_set = |s: &&eboard_bridge::log::Step| {
+            matches!(
+                &s.what,
+                Played::Host(HostInput::Command(eboard_bridge::protocol::HostCommand::Clock(
+                    ClockCommand::SetAndRun { .. }
+                )))
+            )
+        };
+        let Some(last_set) = steps.iter().rposition(|s| is_set(&s)) else {
+            return false;
+        };
+        let after = &steps[last_set..];
+        let acked = after.iter().position(|s| {
+            matches!(
+                s.what,
+                Played::Board(BoardEvent::ClockAck(AckKind::Command { command, .. }))
+                    if command == clock_code::SET_AND_RUN
+            )
+        });
+        acked.is_some_and(|a| {
+            after[a..]
+                .iter()
+                .any(|s| matches!(s.what, Played::Board(BoardEvent::Clock(_))))
+        })
+    })
+    .await;
     assert_eq!(snap.borrow().time_control, "5400+30");
     let published = snap.borrow().pgn.clone();
     daemon.shutdown().within(30, "the daemon to stop").await;
@@ -407,7 +457,14 @@ async fn show_moves_puts_each_completed_move_on_the_clock() {
     cfg.clock.show_moves = true;
     let (daemon, snap, _) = bridged(dir.path(), cfg).await;
     wait_for("two moves", 10, || snap.borrow().moves.len() == 2).await;
-    tokio::time::sleep(Duration::from_millis(3600)).await;
+    let nf6_shown = HostCommand::Clock(ClockCommand::text("Nf6", false)).encode();
+    let end = HostCommand::Clock(ClockCommand::End).encode();
+    // The first End after Nf6 ends the wait: were it e4's, it would come less
+    // than 3 s after Nf6.
+    wait_for("an End after Nf6", 10, || {
+        sent_so_far(dir.path(), &nf6_shown) == 1 && sent_so_far(dir.path(), &end) >= 1
+    })
+    .await;
     daemon.shutdown().within(30, "the daemon to stop").await;
     let text = |s: &str| {
         sent_at(
@@ -442,15 +499,25 @@ async fn an_xl_clock_gets_its_segment_display() {
     let _board = emulate_with(standing(""), &dir.path().join("board0"), cfg);
     let (daemon, _, address) = bridged(dir.path(), config(dir.path())).await;
     // The version answer comes with the start-up commands.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    wait_for("the clock's version", 10, || {
+        recorded_steps(dir.path()).iter().any(|s| {
+            matches!(
+                s.what,
+                eboard_bridge::log::Played::Board(eboard_bridge::board::BoardEvent::ClockAck(
+                    eboard_bridge::protocol::AckKind::Version { .. }
+                ))
+            )
+        })
+    })
+    .await;
     board0(&address)
         .await
         .call::<_, _, ()>("ShowText", &("Nf3", 2u32))
         .await
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    daemon.shutdown().within(30, "the daemon to stop").await;
     let xl = HostCommand::Clock(eboard_bridge::clock::segments("Nf3", false)).encode();
+    wait_for("the segments sent", 10, || sent_so_far(dir.path(), &xl) >= 1).await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
     assert_eq!(
         xl,
         [0x2b, 0x0b, 0x03, 0x01, 0x4f, 0x71, 0x54, 0, 0, 0, 0, 0x01, 0]

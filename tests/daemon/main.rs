@@ -14,15 +14,16 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::process::{Running, run_command, run_config, tag_in};
+use common::emulated::{emulate as emulate_as, emulate_with};
+use common::process::{Running, run_command, run_config, tag_in, test_open as config};
 use common::{
-    Need, Within, bus_client, listen, need, pgn_games, pgn_moves, private_bus, quick, send_signal, wait_exit,
+    Need, Within, bus_client, listen, need, pgn_games, pgn_moves, private_bus, send_signal, wait_exit,
     wait_for,
 };
 use eboard_bridge::board::Orientation;
 use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME, ROOT_PATH};
 use eboard_bridge::daemon::{BusChoice, Daemon, DaemonConfig, DaemonError};
-use eboard_bridge::device::{Emulator, EmulatorConfig};
+use eboard_bridge::device::EmulatorConfig;
 use eboard_bridge::log::SensorLog;
 use eboard_bridge::protocol::ClockTime;
 use eboard_bridge::rules::EventKind;
@@ -32,52 +33,24 @@ use shakmaty::{Chess, Move, Position};
 
 /// A sensor log of `moves` from `start` played by simulated hands.
 fn game_log(start: &Chess, moves: &[Move], seed: u64) -> SensorLog {
-    let mut hands = Hands::new(seed, quick(), Orientation::Normal);
-    hands.board(start.board());
-    hands.set_clock(ClockTime::from_hms(1, 30, 0).unwrap());
-    common::played_log(hands, start, moves, 1500)
+    common::emulated::hands_log(start, moves, seed, 1500)
 }
 
 fn sans(moves: &[Move]) -> Vec<String> {
     common::sans(&Chess::default(), moves)
 }
 
+/// The Immortal Game (the first of `games/immortal-games.pgn`) as hands play it,
+/// at 8x on an emulated board at `dir/board0`: the game and the emulator's task.
+fn immortal(dir: &Path) -> (common::PgnGame, tokio::task::JoinHandle<()>) {
+    let game = pgn_games("games/immortal-games.pgn").swap_remove(0);
+    let emulator = emulate(game_log(&game.start, &game.moves, 42), &dir.join("board0"), 8.0);
+    (game, emulator)
+}
+
 /// Starts an emulator playing `log` and points `link` at it.
 fn emulate(log: SensorLog, link: &Path, speed: f64) -> tokio::task::JoinHandle<()> {
     emulate_as(log, link, speed, "13579")
-}
-
-/// The same, for a board with this serial number.
-fn emulate_as(log: SensorLog, link: &Path, speed: f64, serial: &str) -> tokio::task::JoinHandle<()> {
-    let cfg = EmulatorConfig {
-        speed,
-        serial: serial.into(),
-        ..EmulatorConfig::default()
-    };
-    emulate_with(log, link, cfg)
-}
-
-/// The same, the emulator set up with `cfg`.
-fn emulate_with(log: SensorLog, link: &Path, cfg: EmulatorConfig) -> tokio::task::JoinHandle<()> {
-    let emulator = Emulator::open().unwrap();
-    let _ = std::fs::remove_file(link);
-    std::os::unix::fs::symlink(emulator.path(), link).unwrap();
-    tokio::spawn(async move {
-        let _ = emulator.run(&log, "generated", &cfg).await;
-    })
-}
-
-fn config(dir: &Path) -> DaemonConfig {
-    DaemonConfig::parse(
-        &format!(
-            "event = \"Test Open\"\nround = 4\noutput = \"{}\"\nstate = \"{}\"\n[[board]]\ndevice = \"{}\"\nnumber = 7\nwhite = \"Anderssen, Adolf\"\nblack = \"Kieseritzky, Lionel\"\n",
-            dir.join("live").display(),
-            dir.join("state").display(),
-            dir.join("board0").display()
-        ),
-        "test.toml",
-    )
-    .unwrap()
 }
 
 /// A real game from the standard start with at least 30 plies.
@@ -185,12 +158,31 @@ async fn bridged(
 /// When board0's recording in `dir` says `bytes` were sent to the board (s).
 fn sent_at(dir: &Path, bytes: &[u8]) -> Vec<f64> {
     let recording = eboard_bridge::log::read_log(&dir.join("state/recordings/board0.esl")).unwrap();
+    times_sent(&recording, bytes)
+}
+
+fn times_sent(recording: &SensorLog, bytes: &[u8]) -> Vec<f64> {
     recording
         .records
         .iter()
         .filter(|r| matches!(&r.kind, eboard_bridge::log::RecordKind::Tx(b) if b == bytes))
         .map(|r| r.time.micros() as f64 / 1e6)
         .collect()
+}
+
+/// How many times `bytes` went to board0 so far, read from its recording while the
+/// daemon runs (0 while the recording cannot be read whole): for waiting on it.
+fn sent_so_far(dir: &Path, bytes: &[u8]) -> usize {
+    eboard_bridge::log::read_log(&dir.join("state/recordings/board0.esl"))
+        .map_or(0, |recording| times_sent(&recording, bytes).len())
+}
+
+/// The steps of board0's recording so far (none while it cannot be read whole).
+fn recorded_steps(dir: &Path) -> Vec<eboard_bridge::log::Step> {
+    eboard_bridge::log::read_log(&dir.join("state/recordings/board0.esl"))
+        .ok()
+        .and_then(|recording| eboard_bridge::log::Player::play_log(&recording, "board0.esl").ok())
+        .unwrap_or_default()
 }
 
 /// Waits until `property` of board0 reads `want` (as its D-Bus value's text), at

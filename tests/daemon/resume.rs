@@ -269,7 +269,10 @@ async fn a_new_round_by_sighup_with_a_board_away_keeps_the_old_game_in_its_round
     property_is(&address, "Connected", "false").await;
     property_is(&address, "Round", "1").await;
     property_is(&address, "White", "White, Round1").await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    wait_for("the journal resumed", 10, || {
+        std::fs::read_to_string(&recording).is_ok_and(|t| t.contains("note resumed at "))
+    })
+    .await;
     old_game_kept("after a restart");
     // The board comes back set up for the new round, and a game starts.
     let _board = emulate(game_log(&Chess::default(), &game.moves[..2], 8), &link, 8.0);
@@ -336,7 +339,11 @@ async fn a_disk_that_fills_and_empties_loses_no_published_move() {
     prlimit("unlimited");
     wait_for("every move published", 60, || moves_in(&live) == 24).await;
     wait_for("the recording written again", 10, || size() > full).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    wait_for("what was held written whole", 10, || {
+        std::fs::read_to_string(&recording).is_ok_and(|t| t.ends_with('\n'))
+            && eboard_bridge::log::read_log(&recording).is_ok()
+    })
+    .await;
     signal(&mut daemon, "KILL").await;
     let published = std::fs::read_to_string(&live).unwrap();
     eboard_bridge::log::read_log(&recording).expect("the recording reads whole");
@@ -396,6 +403,7 @@ async fn sigkill_soak_loses_no_move_and_no_decision() {
     let mut decided: Option<String> = None;
     let mut decisions = 0;
     for i in 0..kills {
+        // Paces the kills (and the calls between them) at random: no outcome awaited.
         tokio::time::sleep(Duration::from_millis(random(300, 1500))).await;
         if random(0, 2) == 0 {
             let white = format!("White {i}");

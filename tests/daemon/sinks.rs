@@ -39,10 +39,9 @@ impl Sink for Recorder {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sink_that_blocks_holds_no_move_back_from_dbus() {
     let dir = tempfile::tempdir().unwrap();
-    let game = &pgn_games("games/immortal-games.pgn")[0];
+    let (game, emulator) = immortal(dir.path());
     let expected = sans(&game.moves);
     let link = dir.path().join("board0");
-    let emulator = emulate(game_log(&game.start, &game.moves, 42), &link, 8.0);
     let address = private_bus(dir.path()).await;
     let (_client, mut signals) = listen(&address, BOARD_INTERFACE, Some("MoveMade")).await;
 

@@ -48,16 +48,7 @@ fn config(dir: &Path, boards: usize) -> String {
 
 /// `ctl --bus session ARGS`: whether it was accepted (exit 0), within 20 s.
 async fn ctl(address: &str, args: &[&str]) -> bool {
-    let run = tokio::process::Command::new(bin())
-        .args(["ctl", "--bus", "session"])
-        .args(args)
-        .env("DBUS_SESSION_BUS_ADDRESS", address)
-        .kill_on_drop(true)
-        .output();
-    match tokio::time::timeout(Duration::from_secs(20), run).await {
-        Ok(Ok(out)) => out.status.success(),
-        _ => false,
-    }
+    crate::common::process::ctl(address, args).await.code == 0
 }
 
 /// Board `n`'s D-Bus property as text (`None`: the daemon did not answer).

@@ -63,7 +63,9 @@ async fn campaign(runs: Vec<Run>) -> Vec<Outcome> {
             }
         }));
     }
-    // Every game played out, then a while for the boards to settle.
+    // Not a wait on an outcome: the emulators' logs take this long to play (log
+    // time over SPEED), and their end is not observable from here; the poll
+    // below waits, bounded, on the outcome, which faults may keep from coming.
     let longest = logs
         .iter()
         .map(|l| l.records.last().map_or(0, |r| r.time.micros()))

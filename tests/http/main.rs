@@ -15,28 +15,19 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::browser::{Browser, CHROMIUM};
-use common::{Need, Within, need, pgn_games, quick, sans, wait_for};
-use eboard_bridge::board::Orientation;
+use common::emulated::hands_log as game_log;
+use common::{Need, Within, mated_game, need, pgn_games, sans, wait_for};
 use eboard_bridge::daemon::{BusChoice, Daemon, DaemonConfig};
-use eboard_bridge::device::{Emulator, EmulatorConfig};
+use eboard_bridge::device::EmulatorConfig;
 use eboard_bridge::log::SensorLog;
 use eboard_bridge::net::HttpConfig;
-use eboard_bridge::protocol::ClockTime;
-use eboard_bridge::sim::Hands;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
-use shakmaty::{Chess, Move, Position};
+use shakmaty::Position;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-
-fn game_log(start: &Chess, moves: &[Move], seed: u64, rest_ms: u64) -> SensorLog {
-    let mut hands = Hands::new(seed, quick(), Orientation::Normal);
-    hands.board(start.board());
-    hands.set_clock(ClockTime::from_hms(1, 30, 0).unwrap());
-    common::played_log(hands, start, moves, rest_ms)
-}
 
 fn emulate(
     log: SensorLog,
@@ -45,31 +36,17 @@ fn emulate(
     serial: &str,
     battery: Option<u8>,
 ) -> tokio::task::JoinHandle<()> {
-    let emulator = Emulator::open().unwrap();
-    let _ = std::fs::remove_file(link);
-    std::os::unix::fs::symlink(emulator.path(), link).unwrap();
     let cfg = EmulatorConfig {
         speed,
         serial: serial.into(),
         battery,
         ..EmulatorConfig::default()
     };
-    tokio::spawn(async move {
-        let _ = emulator.run(&log, "generated", &cfg).await;
-    })
+    common::emulated::emulate_with(log, link, cfg)
 }
 
 fn config(dir: &Path, http: HttpConfig) -> DaemonConfig {
-    let mut c = DaemonConfig::parse(
-        &format!(
-            "event = \"Test Open\"\nround = 4\noutput = \"{}\"\nstate = \"{}\"\n[[board]]\ndevice = \"{}\"\nnumber = 7\nwhite = \"Anderssen, Adolf\"\nblack = \"Kieseritzky, Lionel\"\n",
-            dir.join("live").display(),
-            dir.join("state").display(),
-            dir.join("board0").display()
-        ),
-        "test.toml",
-    )
-    .unwrap();
+    let mut c = common::process::test_open(dir);
     c.http = Some(http);
     c
 }
@@ -306,21 +283,6 @@ impl LiveChess {
             }
         }
     }
-}
-
-/// The first of the famous games whose moves (up to its first annotation error)
-/// end in checkmate.
-fn mated_game() -> common::PgnGame {
-    pgn_games("games/immortal-games.pgn")
-        .into_iter()
-        .find(|g| {
-            let mut pos = g.start.clone();
-            for m in &g.moves {
-                pos.play_unchecked(*m);
-            }
-            g.moves.len() >= 30 && pos.is_checkmate()
-        })
-        .expect("a game that ends in checkmate")
 }
 
 const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";

@@ -34,7 +34,6 @@ use std::time::Duration;
 use common::process::{Running, bin, run_command};
 use common::{Within, private_bus, quick, wait_for};
 use eboard_bridge::board::Orientation;
-use eboard_bridge::device::{Emulator, EmulatorConfig};
 use eboard_bridge::log::SensorLog;
 use eboard_bridge::protocol::ClockTime;
 use eboard_bridge::sim::Hands;
@@ -53,17 +52,7 @@ fn game_log(moves: &[Move], seed: u64, delay_ms: u64) -> SensorLog {
 
 /// An emulated board (serial `serial`) playing `log` at `speed`, `link` to it.
 fn emulate(log: SensorLog, link: &Path, serial: &str, speed: f64) -> tokio::task::JoinHandle<()> {
-    let cfg = EmulatorConfig {
-        speed,
-        serial: serial.into(),
-        ..EmulatorConfig::default()
-    };
-    let emulator = Emulator::open().unwrap();
-    let _ = std::fs::remove_file(link);
-    std::os::unix::fs::symlink(emulator.path(), link).unwrap();
-    tokio::spawn(async move {
-        let _ = emulator.run(&log, "generated", &cfg).await;
-    })
+    common::emulated::emulate(log, link, speed, serial)
 }
 
 /// The first `plies` plies of a real game from the start.
@@ -138,18 +127,8 @@ fn plies(text: &str) -> usize {
 /// `eboard-bridge ctl --bus session ARGS` on the bus at `address`, within 20 s:
 /// exit status, stdout, stderr.
 async fn ctl(address: &str, args: &[&str]) -> (i32, String, String) {
-    let run = tokio::process::Command::new(bin())
-        .args(["ctl", "--bus", "session"])
-        .args(args)
-        .env("DBUS_SESSION_BUS_ADDRESS", address)
-        .kill_on_drop(true)
-        .output();
-    let out = run.within(20, &format!("ctl {args:?}")).await.unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let o = common::process::ctl(address, args).await;
+    (o.code, o.out, o.err)
 }
 
 /// The `Manager1.Lichess` property on the bus at `address`, read afresh.

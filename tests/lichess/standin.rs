@@ -295,37 +295,17 @@ impl Seen {
 /// The games of a PGN text, each with its tags and its moves as lichess reads
 /// them (a move that is not legal ends the game's moves with an error).
 pub fn read_games(text: &str) -> Vec<Game> {
-    let mut games = Vec::new();
-    let mut tags = BTreeMap::new();
-    let mut movetext = String::new();
-    let mut flush = |tags: &mut BTreeMap<String, String>, movetext: &mut String| {
-        if tags.is_empty() && movetext.trim().is_empty() {
-            return;
-        }
-        let (moves, error) = read_moves(movetext);
-        games.push(Game {
-            tags: std::mem::take(tags),
-            moves,
-            error,
-        });
-        movetext.clear();
-    };
-    for line in text.lines() {
-        let l = line.trim();
-        if l.starts_with('[') && l.ends_with(']') {
-            if !movetext.trim().is_empty() {
-                flush(&mut tags, &mut movetext);
+    crate::common::pgn_sections(text)
+        .into_iter()
+        .map(|(tags, movetext)| {
+            let (moves, error) = read_moves(&movetext);
+            Game {
+                tags: tags.into_iter().collect(),
+                moves,
+                error,
             }
-            if let Some((k, v)) = l[1..l.len() - 1].split_once(' ') {
-                tags.insert(k.to_string(), v.trim().trim_matches('"').to_string());
-            }
-        } else {
-            movetext.push_str(line);
-            movetext.push('\n');
-        }
-    }
-    flush(&mut tags, &mut movetext);
-    games
+        })
+        .collect()
 }
 
 fn read_moves(movetext: &str) -> (Vec<String>, Option<String>) {

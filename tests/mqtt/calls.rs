@@ -3,7 +3,8 @@
 use super::*;
 
 /// Publishes a call as `user` and waits for its reply; the broker's answer to the
-/// publication comes with it.
+/// publication comes with it. A refused publication gets no reply (`None`); an
+/// accepted one whose reply does not come in 8 s fails the test.
 async fn call(
     port: u16,
     user: &str,
@@ -18,7 +19,7 @@ async fn call(
     let mut puback = None;
     let mut reply = None;
     // A refused publication gets no reply: the wait ends on the PUBACK.
-    let _ = tokio::time::timeout(Duration::from_secs(8), async {
+    let answered = tokio::time::timeout(Duration::from_secs(8), async {
         loop {
             match events.poll().await.unwrap() {
                 Event::Incoming(Packet::ConnAck(_)) => {
@@ -61,7 +62,27 @@ async fn call(
         }
     })
     .await;
+    if answered.is_err() {
+        match puback {
+            None => panic!("{user}'s call {method} on {board}: no answer from the broker in 8 s"),
+            Some(reason) => panic!(
+                "{user}'s call {method} on {board}: the broker answered {reason:?}, but no reply came in 8 s"
+            ),
+        }
+    }
     (puback.expect("the broker answered the call"), reply)
+}
+
+/// `SetPlayers` with these names on `board`, called as `user`.
+async fn set_players(port: u16, user: &str, board: &str, names: Value) -> (PubAckReason, Option<Value>) {
+    call(port, user, board, "SetPlayers", names).await
+}
+
+/// A reply that refuses the call as not allowed, saying `why`.
+fn assert_not_allowed(reply: Option<Value>, why: &str) {
+    let reply = reply.expect("a reply");
+    assert_eq!(reply["error"], "org.eboardbridge.Error.NotAllowed");
+    assert!(reply["message"].as_str().unwrap().contains(why), "{reply}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -90,21 +111,9 @@ async fn arbiter_calls_change_the_game_only_when_enabled_and_allowed() {
         state()["Moves"].as_array().is_some_and(|m| !m.is_empty())
     })
     .await;
-    let (ack, reply) = call(
-        port,
-        "arbiter",
-        "board_a",
-        "SetPlayers",
-        json!(["Carlsen", "Caruana"]),
-    )
-    .await;
+    let (ack, reply) = set_players(port, "arbiter", "board_a", json!(["Carlsen", "Caruana"])).await;
     assert_eq!(ack, PubAckReason::Success);
-    let reply = reply.expect("a reply");
-    assert_eq!(reply["error"], "org.eboardbridge.Error.NotAllowed");
-    assert!(
-        reply["message"].as_str().unwrap().contains("commands = false"),
-        "{reply}"
-    );
+    assert_not_allowed(reply, "commands = false");
     assert_eq!(state()["White"], "White, A");
     daemon.shutdown().within(30, "the daemon to stop").await;
 
@@ -116,30 +125,16 @@ async fn arbiter_calls_change_the_game_only_when_enabled_and_allowed() {
     })
     .await;
     // A reader may not call: the broker refuses the publication, no reply comes.
-    let (ack, reply) = call(
-        port,
-        "viewer",
-        "board_a",
-        "SetPlayers",
-        json!(["Viewer", "Viewer"]),
-    )
-    .await;
+    let (ack, reply) = set_players(port, "viewer", "board_a", json!(["Viewer", "Viewer"])).await;
     assert_eq!(ack, PubAckReason::NotAuthorized);
     assert!(reply.is_none());
     // An arbiter's malformed call is refused with the reason.
-    let (_, reply) = call(port, "arbiter", "board_a", "SetPlayers", json!(["Only one"])).await;
+    let (_, reply) = set_players(port, "arbiter", "board_a", json!(["Only one"])).await;
     assert_eq!(reply.unwrap()["error"], "org.eboardbridge.Error.InvalidArgument");
-    let (_, reply) = call(port, "arbiter", "nosuch", "SetPlayers", json!(["A", "B"])).await;
+    let (_, reply) = set_players(port, "arbiter", "nosuch", json!(["A", "B"])).await;
     assert_eq!(reply.unwrap()["error"], "org.eboardbridge.Error.NoBoard");
     // An arbiter's call is made.
-    let (ack, reply) = call(
-        port,
-        "arbiter",
-        "board_a",
-        "SetPlayers",
-        json!(["Carlsen", "Caruana"]),
-    )
-    .await;
+    let (ack, reply) = set_players(port, "arbiter", "board_a", json!(["Carlsen", "Caruana"])).await;
     assert_eq!(ack, PubAckReason::Success);
     assert_eq!(reply, Some(json!({"ok": true})));
     wait_for("the new players in the state", 10, || {
@@ -167,13 +162,8 @@ async fn arbiter_calls_change_the_game_only_when_enabled_and_allowed() {
         open_room.last("eboard/hall-a/boards/board_a/state").is_some()
     })
     .await;
-    let (_, reply) = call(open_port, "arbiter", "board_a", "SetPlayers", json!(["X", "Y"])).await;
-    let reply = reply.expect("a reply");
-    assert_eq!(reply["error"], "org.eboardbridge.Error.NotAllowed");
-    assert!(
-        reply["message"].as_str().unwrap().contains("without credentials"),
-        "{reply}"
-    );
+    let (_, reply) = set_players(open_port, "arbiter", "board_a", json!(["X", "Y"])).await;
+    assert_not_allowed(reply, "without credentials");
     let s = open_room.last("eboard/hall-a/boards/board_a/state").unwrap();
     assert!(s.payload.contains("\"White\":\"Carlsen\""), "{}", s.payload);
     daemon.shutdown().within(30, "the daemon to stop").await;

@@ -18,31 +18,20 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use common::{Need, Within, need, output_within, pgn_games, quick, sans, wait_for};
-use eboard_bridge::board::Orientation;
+use common::emulated::hands_log as game_log;
+use common::web::free_port;
+use common::{Need, Within, need, output_within, pgn_games, sans, wait_for};
 use eboard_bridge::daemon::{BusChoice, Daemon, DaemonConfig};
-use eboard_bridge::device::{Emulator, EmulatorConfig};
 use eboard_bridge::log::SensorLog;
-use eboard_bridge::protocol::ClockTime;
-use eboard_bridge::sim::Hands;
 use rumqttc::v5::mqttbytes::QoS;
 use rumqttc::v5::mqttbytes::v5::{Packet, PubAckReason, PublishProperties};
 use rumqttc::v5::{AsyncClient, Event, MqttOptions};
 use serde_json::{Value, json};
-use shakmaty::{Chess, Move, Position};
 
 const PASSWORD: &str = "change-me";
 
 fn docs(name: &str) -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/mqtt").join(name)).unwrap()
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// A Mosquitto broker of this test: its configuration, process and port.
@@ -277,24 +266,9 @@ impl Subscriber {
     }
 }
 
-fn game_log(start: &Chess, moves: &[Move], seed: u64, rest_ms: u64) -> SensorLog {
-    let mut hands = Hands::new(seed, quick(), Orientation::Normal);
-    hands.board(start.board());
-    hands.set_clock(ClockTime::from_hms(1, 30, 0).unwrap());
-    common::played_log(hands, start, moves, rest_ms)
-}
-
+/// An emulated board (serial number `serial`) playing `log` at its pace.
 fn emulate(log: SensorLog, link: &Path, serial: &str) -> tokio::task::JoinHandle<()> {
-    let emulator = Emulator::open().unwrap();
-    let _ = std::fs::remove_file(link);
-    std::os::unix::fs::symlink(emulator.path(), link).unwrap();
-    let cfg = EmulatorConfig {
-        serial: serial.into(),
-        ..EmulatorConfig::default()
-    };
-    tokio::spawn(async move {
-        let _ = emulator.run(&log, "generated", &cfg).await;
-    })
+    common::emulated::emulate(log, link, 1.0, serial)
 }
 
 /// The daemon configuration of `docs/mqtt/eboard-bridge.toml` for `hall`, with

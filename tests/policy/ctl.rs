@@ -16,37 +16,11 @@ async fn ctl_tells_a_caller_outside_the_group_what_to_do() {
     ]) {
         return;
     }
-    let _turn = TURN.lock().within(600, "the other policy test to end").await;
-    let _made = MadeHere::new(&["eboard-arbiter"], &["eboard"]);
-    let (arbiter_uid, arbiter_gid) = arbiter();
     let dir = tempfile::tempdir().unwrap();
-    let (_bus, address) = system_bus(dir.path()).await;
-    let log = eboard_bridge::log::parse_log(
-        "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n",
-        "start.esl",
-    )
-    .unwrap();
-    let emulator = Emulator::open().unwrap();
-    let link = dir.path().join("board0");
-    std::os::unix::fs::symlink(emulator.path(), &link).unwrap();
-    let play = tokio::spawn(async move {
-        let _ = emulator.run(&log, "start.esl", &EmulatorConfig::default()).await;
-    });
+    let (_turn, _made, (arbiter_uid, arbiter_gid), _bus, address) = arbiter_and_bus(dir.path()).await;
     let state = dir.path().join("state");
-    let config = DaemonConfig::parse(
-        &format!(
-            "state = \"{}\"\noutput = \"{}\"\n",
-            state.display(),
-            dir.path().join("live").display()
-        ),
-        "test.toml",
-    )
-    .unwrap();
-    let daemon = Daemon::start(vec![link], config, BusChoice::Address(address.clone()))
-        .await
-        .unwrap();
+    let (daemon, play) = bridged_at_the_start(dir.path(), &address).await;
     let snap = daemon.boards()[0].2.clone();
-    common::wait_for("the board's game", 10, || snap.borrow().status == "playing").await;
     // The binary where other users can run it.
     let exe = dir.path().join("eboard-bridge");
     std::fs::copy(env!("CARGO_BIN_EXE_eboard-bridge"), &exe).unwrap();

@@ -21,7 +21,7 @@ use std::time::Duration;
 use common::{Need, Within, need, output_within};
 use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME};
 use eboard_bridge::daemon::{BusChoice, Daemon, DaemonConfig};
-use eboard_bridge::device::{Emulator, EmulatorConfig};
+use eboard_bridge::device::EmulatorConfig;
 
 const NOBODY: u32 = 65534;
 
@@ -149,6 +149,55 @@ fn arbiter() -> (u32, u32) {
     ids("eboard-arbiter").expect("uid and gid of eboard-arbiter")
 }
 
+/// What a test of the policy holds: its turn (one such test at a time), the
+/// arbiter's user and the group `eboard` made for it (removed when dropped), the
+/// arbiter's uid and gid, and a system-style bus in `dir` with its address.
+async fn arbiter_and_bus(
+    dir: &Path,
+) -> (
+    tokio::sync::MutexGuard<'static, ()>,
+    MadeHere,
+    (u32, u32),
+    Broker,
+    String,
+) {
+    let turn = TURN.lock().within(600, "the other policy test to end").await;
+    let made = MadeHere::new(&["eboard-arbiter"], &["eboard"]);
+    // Before the bus starts: it resolves the policy's group name when it loads it.
+    let arbiter = arbiter();
+    let (bus, address) = system_bus(dir).await;
+    (turn, made, arbiter, bus, address)
+}
+
+/// The daemon (state and output in `dir`, on the bus at `address`) bridging an
+/// emulated board standing at the start position, once the board's game is on;
+/// the emulator's task with it.
+async fn bridged_at_the_start(dir: &Path, address: &str) -> (Daemon, tokio::task::JoinHandle<()>) {
+    let log = eboard_bridge::log::parse_log(
+        "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n",
+        "start.esl",
+    )
+    .unwrap();
+    let link = dir.join("board0");
+    let play = common::emulated::emulate_with(log, &link, EmulatorConfig::default());
+    let config = DaemonConfig::parse(
+        &format!(
+            "state = \"{}\"\noutput = \"{}\"\n",
+            dir.join("state").display(),
+            dir.join("live").display()
+        ),
+        "test.toml",
+    )
+    .unwrap();
+    let daemon = Daemon::start(vec![link], config, BusChoice::Address(address.to_string()))
+        .within(30, "the daemon to start")
+        .await
+        .unwrap();
+    let snap = daemon.boards()[0].2.clone();
+    common::wait_for("the board's game", 10, || snap.borrow().status == "playing").await;
+    (daemon, play)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unprivileged_callers_read_but_cannot_change_a_game() {
     let needs = [
@@ -159,48 +208,11 @@ async fn unprivileged_callers_read_but_cannot_change_a_game() {
     if !need(&needs) {
         return;
     }
-    let _turn = TURN.lock().within(600, "the other policy test to end").await;
-    let _made = MadeHere::new(&["eboard-arbiter"], &["eboard"]);
-    // Before the bus starts: it resolves the policy's group name when it loads it.
-    let (arbiter_uid, arbiter_gid) = arbiter();
     let dir = tempfile::tempdir().unwrap();
-    let (_bus, address) = system_bus(dir.path()).await;
+    let (_turn, _made, (arbiter_uid, arbiter_gid), _bus, address) = arbiter_and_bus(dir.path()).await;
 
-    // A board at the start position.
-    let log = eboard_bridge::log::parse_log(
-        "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n",
-        "start.esl",
-    )
-    .unwrap();
-    let emulator = Emulator::open().unwrap();
-    let link = dir.path().join("board0");
-    std::os::unix::fs::symlink(emulator.path(), &link).unwrap();
-    let play = tokio::spawn(async move {
-        let _ = emulator.run(&log, "start.esl", &EmulatorConfig::default()).await;
-    });
-    let config = DaemonConfig::parse(
-        &format!(
-            "state = \"{}\"\noutput = \"{}\"\n",
-            dir.path().join("state").display(),
-            dir.path().join("live").display()
-        ),
-        "test.toml",
-    )
-    .unwrap();
-    let daemon = Daemon::start(vec![link], config, BusChoice::Address(address.clone()))
-        .within(30, "the daemon to start")
-        .await
-        .unwrap();
+    let (daemon, play) = bridged_at_the_start(dir.path(), &address).await;
     let path = daemon.boards()[0].1.clone();
-    let snap = daemon.boards()[0].2.clone();
-    let until = tokio::time::Instant::now() + Duration::from_secs(10);
-    while snap.borrow().status != "playing" {
-        assert!(
-            tokio::time::Instant::now() < until,
-            "the board never started a game"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 
     let get = [
         &format!("--dest={BUS_NAME}"),
@@ -421,37 +433,14 @@ async fn a_bus_that_refuses_the_name_is_reported_with_the_policy_file_to_install
     }
     let dir = tempfile::tempdir().unwrap();
     let socket = dir.path().join("bus");
-    let conf = dir.path().join("bus.conf");
-    std::fs::write(
-        &conf,
-        format!(
-            r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path={}</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
+    let policy = format!(
+        r#"    <allow send_destination="*" eavesdrop="true"/>
     <allow eavesdrop="true"/>
     <allow own="*"/>
     <deny own="{BUS_NAME}"/>
-  </policy>
-</busconfig>
-"#,
-            socket.display()
-        ),
-    )
-    .unwrap();
-    let _bus = Broker(
-        Command::new("dbus-daemon")
-            .arg(format!("--config-file={}", conf.display()))
-            .arg("--nofork")
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("dbus-daemon (package dbus-daemon)"),
+"#
     );
-    common::wait_for("dbus-daemon to listen", 10, || socket.exists()).await;
+    let _bus = dbus_daemon(dir.path(), &socket, "session", &policy, "", Stdio::null()).await;
     let cfg = dir.path().join("config.toml");
     std::fs::write(
         &cfg,
@@ -461,22 +450,10 @@ async fn a_bus_that_refuses_the_name_is_reported_with_the_policy_file_to_install
         ),
     )
     .unwrap();
+    let nowhere = [std::path::PathBuf::from("/dev/nonexistent-board")];
+    let address = format!("unix:path={}", socket.display());
     let out = output_within(
-        Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
-            .args([
-                "run",
-                "--bus",
-                "session",
-                "--device",
-                "/dev/nonexistent-board",
-                "--config",
-            ])
-            .arg(&cfg)
-            .env(
-                "DBUS_SESSION_BUS_ADDRESS",
-                format!("unix:path={}", socket.display()),
-            )
-            .env_remove("RUST_LOG"),
+        common::process::run_command(&cfg, &nowhere, Some(&address)).env_remove("RUST_LOG"),
         30,
         "eboard-bridge run on a bus that refuses its name",
     );
@@ -500,18 +477,7 @@ async fn system_bus(dir: &Path) -> (Broker, String) {
     assert!(policy.is_file(), "no D-Bus policy file {}", policy.display());
     // A system-bus-like configuration (deny by default, as system.conf does) that
     // includes the project's policy file as installed.
-    let conf = dir.join("bus.conf");
-    std::fs::write(
-        &conf,
-        format!(
-            r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path={}</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
+    let default = r#"    <allow user="*"/>
     <deny own="*"/>
     <deny send_type="method_call"/>
     <allow send_type="signal"/>
@@ -523,25 +489,51 @@ async fn system_bus(dir: &Path) -> (Broker, String) {
     <allow receive_type="signal"/>
     <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
     <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
-  </policy>
-  <include>{}</include>
-</busconfig>
+"#;
+    let include = format!("  <include>{}</include>\n", policy.display());
+    let bus = dbus_daemon(dir, &socket, "system", default, &include, Stdio::inherit()).await;
+    (bus, format!("unix:path={}", socket.display()))
+}
+
+/// A `dbus-daemon` of this `kind` (`session`, `system`) listening on `socket`,
+/// its configuration (in `dir`) `default` as its default policy and `more` after
+/// it; once it listens.
+async fn dbus_daemon(
+    dir: &Path,
+    socket: &Path,
+    kind: &str,
+    default: &str,
+    more: &str,
+    stderr: Stdio,
+) -> Broker {
+    let conf = dir.join("bus.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>{kind}</type>
+  <listen>unix:path={}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+{default}  </policy>
+{more}</busconfig>
 "#,
-            socket.display(),
-            policy.display()
+            socket.display()
         ),
     )
     .unwrap();
-    let _bus = Broker(
+    let bus = Broker(
         Command::new("dbus-daemon")
             .arg(format!("--config-file={}", conf.display()))
             .arg("--nofork")
+            .stderr(stderr)
             .spawn()
             .expect("dbus-daemon (package dbus-daemon)"),
     );
     common::wait_for("dbus-daemon to listen", 10, || socket.exists()).await;
-    let address = format!("unix:path={}", socket.display());
-    (_bus, address)
+    bus
 }
 
 /// The broker, stopped however the test ends (a failed assertion too).
