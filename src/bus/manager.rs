@@ -66,6 +66,31 @@ impl Manager1 {
         self.alerts = slot;
         self
     }
+
+    /// `SetPairings` and `StartRound` (`new_round`): the pairings checked, then
+    /// handed to the daemon, which answers once every board has them.
+    async fn pairings_call(
+        &self,
+        round: u32,
+        pairings: Vec<(u32, HashMap<String, String>)>,
+        by: Option<String>,
+        new_round: bool,
+    ) -> Result<(), BusError> {
+        let boards = checked(pairings)?;
+        let (reply, answer) = oneshot::channel();
+        let gone = || BusError::Unavailable("the daemon is stopping".into());
+        self.calls
+            .send(PairingsCall {
+                round,
+                boards,
+                by,
+                reply,
+                new_round,
+            })
+            .await
+            .map_err(|_| gone())?;
+        Ok(answer.await.map_err(|_| gone())??)
+    }
 }
 
 #[zbus::interface(name = "org.eboardbridge.Manager1")]
@@ -83,21 +108,8 @@ impl Manager1 {
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
-        let boards = checked(pairings)?;
         let by = caller(conn, &header).await;
-        let (reply, answer) = oneshot::channel();
-        let gone = || BusError::Unavailable("the daemon is stopping".into());
-        self.calls
-            .send(PairingsCall {
-                round,
-                boards,
-                by,
-                reply,
-                new_round: false,
-            })
-            .await
-            .map_err(|_| gone())?;
-        Ok(answer.await.map_err(|_| gone())??)
+        self.pairings_call(round, pairings, by, false).await
     }
 
     /// Starts round `round` on every board: each board's next game (or its
@@ -119,21 +131,8 @@ impl Manager1 {
                 "round 0: rounds are numbered from 1".into(),
             ));
         }
-        let boards = checked(pairings)?;
         let by = caller(conn, &header).await;
-        let (reply, answer) = oneshot::channel();
-        let gone = || BusError::Unavailable("the daemon is stopping".into());
-        self.calls
-            .send(PairingsCall {
-                round,
-                boards,
-                by,
-                reply,
-                new_round: true,
-            })
-            .await
-            .map_err(|_| gone())?;
-        Ok(answer.await.map_err(|_| gone())??)
+        self.pairings_call(round, pairings, by, true).await
     }
 
     /// Acknowledges alert `id` as the caller (as the console's button does);
