@@ -5,20 +5,6 @@ use std::collections::BTreeMap;
 
 use super::{Pairing, Pairings, PairingsError, add, placeholder, placeholders_note, value};
 
-/// The tags a pairing takes from a PGN game.
-const PGN_TAGS: [&str; 10] = [
-    "White",
-    "Black",
-    "WhiteElo",
-    "BlackElo",
-    "WhiteFideId",
-    "BlackFideId",
-    "WhiteTitle",
-    "BlackTitle",
-    "WhiteTeam",
-    "BlackTeam",
-];
-
 /// One PGN tag line, `[Name "value"]`: the name and the value unescaped.
 fn tag_line(line: &str) -> Result<(String, String), String> {
     let inner = line
@@ -156,7 +142,8 @@ pub(super) fn parse_pgn(text: &str, file: &str, want: Option<u32>) -> Result<Pai
             ));
         };
         let mut tags = BTreeMap::new();
-        for name in PGN_TAGS {
+        // The players, and the pairing's other tags as `SetPairing` takes them.
+        for name in ["White", "Black"].into_iter().chain(crate::api::PAIRING_TAGS) {
             if tag(name).is_some_and(|v| placeholder(name, v)) {
                 found.push((g.line, name.to_string()));
             }

@@ -137,11 +137,11 @@ impl Decision {
     /// newer daemon's, in a journal: read on, as the event it is); `Err` for
     /// arguments that do not fit the method.
     pub fn from_record(method: &str, args: &[Value]) -> Result<Option<Decision>, Refused> {
+        // What the method takes, said when its arguments do not fit.
+        let takes = |what: &str| Refused::InvalidArgument(format!("{method} takes {what}"));
         let one_string = || match args {
             [Value::String(s)] => Ok(s.clone()),
-            _ => Err(Refused::InvalidArgument(format!(
-                "{method} takes one string argument"
-            ))),
+            _ => Err(takes("one string argument")),
         };
         Ok(Some(match method {
             "NewGame" => Decision::NewGame(one_string()?),
@@ -149,11 +149,7 @@ impl Decision {
             "SetResult" => match args {
                 [Value::String(r)] => Decision::SetResult(r.clone()),
                 [Value::String(r), Value::String(t)] => Decision::SetResultWith(r.clone(), t.clone()),
-                _ => {
-                    return Err(Refused::InvalidArgument(
-                        "SetResult takes a result and, optionally, the termination's words".into(),
-                    ));
-                }
+                _ => return Err(takes("a result and, optionally, the termination's words")),
             },
             "SetTimeControl" => match args {
                 [Value::String(spec)] => Decision::SetTimeControl {
@@ -168,112 +164,59 @@ impl Decision {
                         ))
                     })?,
                 },
-                _ => {
-                    return Err(Refused::InvalidArgument(
-                        "SetTimeControl takes a time control and a mode".into(),
-                    ));
-                }
+                _ => return Err(takes("a time control and a mode")),
             },
             "SetClock" => match args {
-                [w, b] => Decision::SetClock(
-                    w.as_i64()
-                        .ok_or_else(|| Refused::InvalidArgument(format!("SetClock takes ms, not {w}")))?,
-                    b.as_i64()
-                        .ok_or_else(|| Refused::InvalidArgument(format!("SetClock takes ms, not {b}")))?,
-                ),
-                _ => {
-                    return Err(Refused::InvalidArgument(
-                        "SetClock takes white's and black's ms".into(),
-                    ));
-                }
+                [w, b] => Decision::SetClock(integer(method, w, "ms")?, integer(method, b, "ms")?),
+                _ => return Err(takes("white's and black's ms")),
             },
             "AddTime" => match args {
-                [Value::String(side), s] => Decision::AddTime(
-                    side.clone(),
-                    s.as_i64()
-                        .and_then(|s| i32::try_from(s).ok())
-                        .ok_or_else(|| Refused::InvalidArgument(format!("AddTime takes seconds, not {s}")))?,
-                ),
-                _ => {
-                    return Err(Refused::InvalidArgument(
-                        "AddTime takes a side and seconds".into(),
-                    ));
-                }
+                [Value::String(side), s] => Decision::AddTime(side.clone(), integer(method, s, "seconds")?),
+                _ => return Err(takes("a side and seconds")),
             },
-            "Reinstate" => {
-                match args {
-                    [v] => Decision::Reinstate(v.as_u64().and_then(|p| u32::try_from(p).ok()).ok_or_else(
-                        || Refused::InvalidArgument(format!("Reinstate takes a ply number, not {v}")),
-                    )?),
-                    _ => return Err(Refused::InvalidArgument("Reinstate takes one ply number".into())),
-                }
-            }
+            "Reinstate" => match args {
+                [v] => Decision::Reinstate(integer(method, v, "a ply number")?),
+                _ => return Err(takes("one ply number")),
+            },
             "Undo" => match args {
                 [] => Decision::Undo { force: false },
                 [Value::Bool(force)] => Decision::Undo { force: *force },
-                _ => {
-                    return Err(Refused::InvalidArgument(
-                        "Undo takes nothing, or true to drop the plies recorded since".into(),
-                    ));
-                }
+                _ => return Err(takes("nothing, or true to drop the plies recorded since")),
             },
             "SetPlayers" => match args {
                 [Value::String(w), Value::String(b)] => Decision::SetPlayers(w.clone(), b.clone()),
-                _ => {
-                    return Err(Refused::InvalidArgument(
-                        "SetPlayers takes White's and Black's names".into(),
-                    ));
-                }
+                _ => return Err(takes("White's and Black's names")),
             },
             "SetTags" => match args {
                 [tags] => Decision::SetTags(tags_of(method, tags)?),
-                _ => {
-                    return Err(Refused::InvalidArgument(
-                        "SetTags takes one object of tags".into(),
-                    ));
-                }
+                _ => return Err(takes("one object of tags")),
             },
             "SetPairing" => match args {
-                [round, tags] => Decision::SetPairing(
-                    round
-                        .as_u64()
-                        .and_then(|r| u32::try_from(r).ok())
-                        .ok_or_else(|| {
-                            Refused::InvalidArgument(format!("SetPairing takes a round, not {round}"))
-                        })?,
-                    tags_of(method, tags)?,
-                ),
-                _ => {
-                    return Err(Refused::InvalidArgument(
-                        "SetPairing takes a round and an object of tags".into(),
-                    ));
+                [round, tags] => {
+                    Decision::SetPairing(integer(method, round, "a round")?, tags_of(method, tags)?)
                 }
+                _ => return Err(takes("a round and an object of tags")),
             },
             "ShowText" => match args {
-                [Value::String(text), s] => Decision::ShowText(
-                    text.clone(),
-                    s.as_u64().and_then(|s| u32::try_from(s).ok()).ok_or_else(|| {
-                        Refused::InvalidArgument(format!("ShowText takes seconds, not {s}"))
-                    })?,
-                ),
-                _ => {
-                    return Err(Refused::InvalidArgument(
-                        "ShowText takes a text and seconds".into(),
-                    ));
-                }
+                [Value::String(text), s] => Decision::ShowText(text.clone(), integer(method, s, "seconds")?),
+                _ => return Err(takes("a text and seconds")),
             },
             // The D-Bus method's name for a result with its words.
             "SetResultWith" => match args {
                 [Value::String(r), Value::String(t)] => Decision::SetResultWith(r.clone(), t.clone()),
-                _ => {
-                    return Err(Refused::InvalidArgument(
-                        "SetResultWith takes a result and the termination's words".into(),
-                    ));
-                }
+                _ => return Err(takes("a result and the termination's words")),
             },
             _ => return Ok(None),
         }))
     }
+}
+
+/// An integer argument of `method` that fits `T` (`what` it is, in the
+/// refusal: `Reinstate takes a ply number, not -1`).
+fn integer<T: TryFrom<i64>>(method: &str, v: &Value, what: &str) -> Result<T, Refused> {
+    v.as_i64()
+        .and_then(|n| T::try_from(n).ok())
+        .ok_or_else(|| Refused::InvalidArgument(format!("{method} takes {what}, not {v}")))
 }
 
 /// Tags as one JSON object (as the `arbiter` record holds them).
