@@ -16,8 +16,8 @@ mod common;
 use eboard_bridge::api::Snapshot;
 use eboard_bridge::log::{Player, SensorLog};
 use eboard_bridge::net::livechess::{LiveBoard, LiveSession};
-use eboard_bridge::output::replay::feed_step;
-use eboard_bridge::rules::{Config, Core};
+use eboard_bridge::rules::{Config, Core, Pinned};
+use eboard_bridge::session::Judge;
 use serde_json::Value;
 use shakmaty::san::San;
 use shakmaty::{Chess, Position};
@@ -82,7 +82,7 @@ fn lichess(client: &mut Client, last: &mut Vec<String>, push: &Value) {
 fn pushes(log: &SensorLog, name: &str) -> (Vec<Value>, Vec<String>) {
     let start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
     let steps = Player::play_log(log, name).expect("the log plays");
-    let mut core = Core::new(Config::default());
+    let mut judge = Judge::new(Core::new(Config::default()), Pinned::default());
     let mut session = LiveSession::default();
     let view = |core: &Core| {
         let game = core.game();
@@ -106,14 +106,14 @@ fn pushes(log: &SensorLog, name: &str) -> (Vec<Value>, Vec<String>) {
     };
     let mut frames = session.call(
         r#"{"id":1,"call":"subscribe","param":{"feed":"eboardevent","id":1,"param":{"serialnr":"1"}}}"#,
-        &[view(&core)],
+        &[view(judge.core())],
         0,
     );
     frames.extend(session.call(
         &format!(
             r#"{{"id":2,"call":"call","param":{{"id":1,"method":"setup","param":{{"fen":"{start}"}}}}}}"#
         ),
-        &[view(&core)],
+        &[view(judge.core())],
         0,
     ));
     for step in &steps {
@@ -121,34 +121,38 @@ fn pushes(log: &SensorLog, name: &str) -> (Vec<Value>, Vec<String>) {
         // The core's deadlines and the feed's settling, in time order, as the
         // daemon's timers wake them.
         loop {
-            let core_at = core.next_deadline().filter(|us| *us <= step.time.micros());
+            let core_at = judge
+                .core()
+                .next_deadline()
+                .filter(|us| *us <= step.time.micros());
             let feed_at = session.next_deadline().filter(|at| *at <= ms);
             match (core_at, feed_at) {
                 (Some(us), Some(at)) if us > at * 1000 => {
-                    let v = view(&core);
+                    let v = view(judge.core());
                     frames.extend(session.pushes(|_| Some(v.clone()), at));
                 }
                 (Some(us), _) => {
-                    core.advance(us);
-                    let v = view(&core);
+                    judge.advance(us);
+                    let v = view(judge.core());
                     frames.extend(session.pushes(|_| Some(v.clone()), us / 1000));
                 }
                 (None, Some(at)) => {
-                    let v = view(&core);
+                    let v = view(judge.core());
                     frames.extend(session.pushes(|_| Some(v.clone()), at));
                 }
                 (None, None) => break,
             }
         }
-        feed_step(&mut core, step);
-        let v = view(&core);
+        judge.step(step);
+        let v = view(judge.core());
         frames.extend(session.pushes(|_| Some(v.clone()), ms));
     }
-    core.finish();
+    judge.finish_with([]);
     let end = steps.last().map_or(0, |s| s.time.micros() / 1000) + 60_000;
-    let v = view(&core);
+    let v = view(judge.core());
     frames.extend(session.pushes(|_| Some(v.clone()), end));
-    let moves = core
+    let moves = judge
+        .core()
         .games()
         .last()
         .map(|g| g.moves.iter().map(|m| m.san.clone()).collect())

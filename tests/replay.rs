@@ -395,7 +395,7 @@ fn many_logs_at_once_print_what_each_prints_alone() {
 #[test]
 fn a_core_without_events_or_san_records_the_same_games() {
     use eboard_bridge::log::Player;
-    use eboard_bridge::rules::Core;
+    use eboard_bridge::session::{Session, Start};
     let mut logs: Vec<std::path::PathBuf> = Vec::new();
     for dir in [
         "tests/fixtures/scenarios",
@@ -431,26 +431,28 @@ fn a_core_without_events_or_san_records_the_same_games() {
         let name = path.display().to_string();
         let log = eboard_bridge::log::read_log(path).expect("the log reads");
         let steps = Player::play_log(&log, &name).expect("the log plays");
-        // The start position as `replay` takes it: the header's `fen`, if any.
-        let start = log
-            .header
-            .get("fen")
-            .map(|f| replay::parse_start(f).expect("the header's fen"));
-        let core = || match &start {
-            Some((pos, mode)) => Core::with_start(Config::default(), pos.clone(), *mode),
-            None => Core::new(Config::default()),
+        // The session as `replay` makes it from the header (its `fen`, if
+        // any), keeping events and SAN or not.
+        let judge = |events: bool| {
+            let start = Start {
+                events,
+                san: events,
+                ..Start::default()
+            };
+            Session::from_header(&log.header, &name, &start)
+                .session
+                .into_parts()
+                .1
         };
-        let (mut full, mut lean) = (core(), core());
-        lean.set_events(false);
-        lean.set_san(false);
-        for core in [&mut full, &mut lean] {
+        let (mut full, mut lean) = (judge(true), judge(false));
+        for judge in [&mut full, &mut lean] {
             for step in &steps {
-                replay::feed_step(core, step);
+                judge.step(step);
             }
-            core.finish();
+            judge.finish_with([]);
         }
         assert!(lean.take_events().is_empty(), "{name}: events kept");
-        let (a, b): (Vec<_>, Vec<_>) = (full.games().collect(), lean.games().collect());
+        let (a, b): (Vec<_>, Vec<_>) = (full.core().games().collect(), lean.core().games().collect());
         assert_eq!(a.len(), b.len(), "{name}: games");
         for (g, h) in a.iter().zip(&b) {
             assert_eq!(g.result, h.result, "{name}: result");
@@ -477,7 +479,7 @@ fn a_core_without_events_or_san_records_the_same_games() {
             printed
         };
         assert!(
-            printed(replay::Print::Uci) == replay::uci(full.games()).into_bytes(),
+            printed(replay::Print::Uci) == replay::uci(full.core().games()).into_bytes(),
             "{name}: --format uci"
         );
         let date = log
@@ -486,7 +488,7 @@ fn a_core_without_events_or_san_records_the_same_games() {
             .and_then(|s| s.get(..10))
             .map_or_else(|| "????.??.??".to_string(), |d| d.replace('-', "."));
         assert!(
-            printed(replay::Print::Pgn) == replay::pgn(full.games(), &date).into_bytes(),
+            printed(replay::Print::Pgn) == replay::pgn(full.core().games(), &date).into_bytes(),
             "{name}: --format pgn"
         );
     }

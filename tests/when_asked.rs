@@ -76,10 +76,9 @@ fn rx_game(seed: u64, style: Style, plies: usize, flip: f64) -> Vec<Record> {
 /// read, to a moment between that deadline and the read.
 fn events(records: &[Record], cfg: &Config, mut asked: Option<&mut Seeded>) -> Vec<String> {
     let mut session = Session::new(Core::new(*cfg), "hands");
-    session.core_mut().set_events(true);
     let mut out = Vec::new();
     let taken = |session: &mut Session| {
-        let events = session.core_mut().take_events();
+        let events = session.take_events();
         events
             .iter()
             .map(|e| serde_json::to_string(e).unwrap())
@@ -97,7 +96,7 @@ fn events(records: &[Record], cfg: &Config, mut asked: Option<&mut Seeded>) -> V
                     break;
                 };
                 let to = if next == u64::MAX { d } else { rng.range(d, next) };
-                session.core_mut().advance(to);
+                session.advance(to);
             }
         }
         out.extend(taken(&mut session));

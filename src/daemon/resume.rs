@@ -15,7 +15,7 @@ use crate::api::Decision;
 use crate::board::BoardEvent;
 use crate::log::{Header, Journal, LogTime, Played, Record, RecordKind, clip_to};
 use crate::rules::{Core, SETTINGS_KEY, Settings};
-use crate::session::{Session, arbiter_values};
+use crate::session::{FromHeader, Session, Start, arbiter_values};
 
 /// A journal open for writing, and what resuming it gave.
 pub(super) struct Opened {
@@ -58,19 +58,21 @@ pub(super) fn open(setup: &BoardSetup) -> Result<Opened, BoardError> {
     }
     let log = read_journal(path).map_err(|e| BoardError::Journal(format!("cannot resume: {e}")))?;
     // The journal is judged by the settings it states, as `replay` judges it;
-    // one from before they were written, by the configuration's.
-    let judged_by = match log.header.get(SETTINGS_KEY).map(Settings::from_json) {
-        Some(Ok(s)) => {
-            resumed.settings = s;
-            s
-        }
-        Some(Err(e)) => {
-            tracing::warn!("{file_name}: {e}: resuming with the configuration's");
-            setup.settings()
-        }
-        None => setup.settings(),
+    // one from before they were written, by the configuration's. A field that
+    // does not read is passed over (the board must run), with a warning.
+    let start = Start {
+        defaults: setup.settings(),
+        ..Start::default()
     };
-    let mut session = Session::new(Core::with_settings(&judged_by), &file_name);
+    let FromHeader {
+        mut session,
+        stated,
+        passed_over,
+    } = Session::from_header(&log.header, &file_name, &start);
+    for e in passed_over {
+        tracing::warn!("{file_name}: {e}: resuming as if the header did not have it");
+    }
+    resumed.settings = stated.unwrap_or_default();
     // The history's times count from the header's start (then from each anchor).
     let started = log.header.get("started").and_then(unix_from_rfc3339);
     resumed.history = Book::new(0, started.unwrap_or(0) * 1000);
@@ -87,16 +89,15 @@ pub(super) fn open(setup: &BoardSetup) -> Result<Opened, BoardError> {
             fault::on_resume(&setup.id);
         });
         // The history as it was made live: from the events, as they come.
-        let events = session.core_mut().take_events();
+        let events = session.take_events();
         resumed.history.observe(&events, session.core().game());
     }
-    let core = session.core_mut();
-    core.take_events();
-    for n in core.take_notes() {
+    session.take_events();
+    for n in session.take_notes() {
         tracing::warn!("{file_name} (resuming): {n}");
     }
     // Commands the clock got before the restart are not sent again.
-    core.take_clock_commands();
+    session.take_clock_commands();
     resumed.roster.all_noted();
     let mut writer = Journal::append(path, last).map_err(io)?;
     writer.comment(&format!("resumed {}", rfc3339_now()));
@@ -106,13 +107,13 @@ pub(super) fn open(setup: &BoardSetup) -> Result<Opened, BoardError> {
     if resumed.settings != settings {
         writer.comment(&format!("{SETTINGS_KEY}: {}", settings.to_json()));
     }
-    core.set_settings(&settings);
+    session.set_settings(&settings);
     // Restarted: the time since the last record is unknown; go on a second
     // later. What the board showed at rest by then is decided now (a move
     // whose release threshold passed before the stop), so that the first
     // publication has every move published before it.
     let offset_us = last.micros() + 1_000_000;
-    core.advance(offset_us);
+    session.advance(offset_us);
     // The journal's time from here is the wall clock's from now.
     let now = unix_ms_now();
     writer.write(&Record {

@@ -101,7 +101,7 @@ impl BoardTask {
     /// The clock commands the rules core made (drive mode, an arbiter's time, a
     /// penalty): through the clock's queue while connected.
     pub(super) async fn send_core_clock(&mut self) {
-        for c in self.session.core_mut().take_clock_commands() {
+        for c in self.session.take_clock_commands() {
             if self.connected {
                 self.send(HostCommand::Clock(c)).await;
             }

@@ -87,7 +87,7 @@ impl BoardTask {
                             // with `release_ms = 0`) is met in this turn, not the next.
                             let now = self.core_now();
                             if self.session.core().next_deadline().is_some_and(|d| d <= now) {
-                                self.session.core_mut().advance(now);
+                                self.session.advance(now);
                             }
                         }
                         Input::Device(DeviceEvent::Disconnected(why)) => {
@@ -112,7 +112,7 @@ impl BoardTask {
                 }
                 Wake::Deadline => {
                     let t = self.core_now();
-                    self.session.core_mut().advance(t);
+                    self.session.advance(t);
                     if self.text_end.is_some_and(|e| e <= t) {
                         self.text_end = None;
                         if self.connected {
@@ -126,8 +126,8 @@ impl BoardTask {
             self.send_core_clock().await;
             self.drive_clock().await;
             self.flush();
-            let mut events = self.session.core_mut().take_events();
-            for n in self.session.core_mut().take_notes() {
+            let mut events = self.session.take_events();
+            for n in self.session.take_notes() {
                 tracing::warn!(board = %self.setup.id, "{n}");
             }
             events.append(&mut self.own_events);
@@ -150,7 +150,7 @@ impl BoardTask {
         let t = self.now_us();
         self.journal_step(t, RecordKind::Note("stopped".into()));
         self.flush();
-        let events = self.session.core_mut().take_events();
+        let events = self.session.take_events();
         self.publish(events).await;
     }
 }

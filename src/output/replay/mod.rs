@@ -6,7 +6,8 @@
 use shakmaty::{CastlingMode, Chess};
 
 use crate::log::{Header, LogError, SensorLog, Step};
-use crate::rules::{Config, Core, Event, Game, Pinned, SETTINGS_KEY, Settings};
+use crate::rules::{Config, Core, Event, Game, Pinned, Settings};
+use crate::session::{Judge, Session, Start};
 
 /// What `replay` prints of a log (`--format`, but for `sensors`, which stops
 /// before the rules core).
@@ -25,10 +26,12 @@ const CHUNK: usize = 256 * 1024;
 const BATCH: usize = 512;
 
 /// What the reading side hands to the rules core: the header first (complete by
-/// the first record), then the played steps in batches.
+/// the first record), then the played steps in batches, then the player's last
+/// steps at the end of the log.
 enum Read {
     Header(Header),
     Steps(Vec<Step>),
+    End(Vec<Step>),
 }
 
 /// What the rules core hands back to be printed.
@@ -47,40 +50,35 @@ use print::Printer;
 pub use print::{EXTRA_TAGS, Tags, clk, game_pgn, game_pgn_digest, jsonl, pgn, text, uci};
 pub use threads::{replay_file, replay_many, replay_one};
 
-/// The rules core for a log: judged by the settings its header states (else
+/// The session for a log: judged by the settings its header states (else
 /// `defaults`) but for those `pinned`; its start position from `given`, else
-/// from the header's `fen`. Printing games only (`uci`, `pgn`), it
-/// keeps no events.
-fn start_core(
+/// from the header's `fen`. Printing games only (`uci`, `pgn`), it keeps no
+/// events. A header field that does not read is the log's problem.
+fn start_session(
     header: &Header,
     file: &str,
     defaults: Settings,
     pinned: Pinned,
     given: Option<&(Chess, CastlingMode)>,
     print: Print,
-) -> Result<Core, String> {
-    let stated = header
-        .get(SETTINGS_KEY)
-        .map(|s| Settings::from_json(s).map_err(|e| format!("{file}: header field `{SETTINGS_KEY}`: {e}")))
-        .transpose()?;
-    let start = match (given, header.get("fen")) {
-        (Some(s), _) => Some(s.clone()),
-        (None, Some(f)) => Some(parse_start(f).map_err(|e| format!("{file}: header field `fen`: {e}"))?),
-        (None, None) => None,
+) -> Result<Session, String> {
+    let start = Start {
+        defaults,
+        pinned,
+        given,
+        events: matches!(print, Print::Text | Print::Jsonl),
+        san: print != Print::Uci,
     };
-    let settings = pinned.over(stated.unwrap_or(defaults));
-    let mut core = Core::with_settings(&settings);
-    if let Some((pos, mode)) = start {
-        core.start_from(pos, mode);
+    let made = Session::from_header(header, file, &start);
+    match made.passed_over.first() {
+        Some(e) => Err(format!("{file}: {e}")),
+        None => Ok(made.session),
     }
-    core.set_events(matches!(print, Print::Text | Print::Jsonl));
-    core.set_san(print != Print::Uci);
-    Ok(core)
 }
 
 /// The rules core's warnings, logged (the core writes no log itself).
-fn warn_notes(core: &mut Core, file: &str) {
-    for n in core.take_notes() {
+fn warn_notes(notes: Vec<String>, file: &str) {
+    for n in notes {
         tracing::warn!("{file}: {n}");
     }
 }
@@ -108,7 +106,7 @@ pub fn run(
     start: Option<(Chess, CastlingMode)>,
 ) -> Result<Replay, LogError> {
     let defaults = Settings::new(cfg, None);
-    let core = start_core(
+    let mut session = start_session(
         &log.header,
         file,
         defaults,
@@ -121,24 +119,25 @@ pub fn run(
         line: 0,
         problem,
     })?;
-    let mut session = crate::session::Session::new(core, file);
     let mut events = Vec::new();
     for (i, record) in log.records.iter().enumerate() {
         session.step(record, log.line_of(i))?;
-        events.extend(session.core_mut().take_events());
-        warn_notes(session.core_mut(), file);
+        events.extend(session.take_events());
+        warn_notes(session.take_notes(), file);
     }
     session.finish();
-    let mut core = session.into_core();
-    events.extend(core.take_events());
-    warn_notes(&mut core, file);
-    Ok(Replay { events, core })
+    events.extend(session.take_events());
+    warn_notes(session.take_notes(), file);
+    Ok(Replay {
+        events,
+        core: session.into_core(),
+    })
 }
 
 /// Hands one played step to the rules core, as the daemon does live
-/// ([`crate::session::apply`]).
-pub fn feed_step(core: &mut Core, step: &crate::log::Step) {
-    crate::session::apply(core, step, &Pinned::default());
+/// ([`Judge::step`]).
+pub fn feed_step(judge: &mut Judge, step: &crate::log::Step) {
+    judge.step(step);
 }
 
 /// A start position from a FEN (kept here for the callers of `replay`).

@@ -7,7 +7,7 @@ use super::*;
 use crate::board::Orientation;
 use crate::log::{Record, RecordKind};
 use crate::protocol::ClockTime;
-use crate::rules::{GameResult, Termination};
+use crate::rules::{GameResult, SETTINGS_KEY, Termination};
 use crate::sim::{Hands, Seeded, Style};
 
 /// An event's time in microseconds is written as the float format writes

@@ -6,10 +6,10 @@ use std::sync::mpsc;
 
 use shakmaty::{CastlingMode, Chess};
 
-use super::{BATCH, CHUNK, Made, Print, Printer, Read, pgn_date, start_core};
+use super::{BATCH, CHUNK, Made, Print, Printer, Read, pgn_date, start_session};
 use crate::log::{LogError, Player};
-use crate::rules::{Core, Game, Pinned, Settings};
-use crate::session::{Session, apply};
+use crate::rules::{Game, Pinned, Settings};
+use crate::session::{Judge, Session};
 
 /// `replay` of one log file as a whole, on two threads, one a core each: one
 /// reads, parses and plays the log into board-level steps (decoder and board as
@@ -118,8 +118,8 @@ fn read_and_print(
         printer.date = pgn_date(&header);
         tx.send(Read::Header(header)).map_err(|_| String::new())?;
     }
-    steps.extend(player.finish());
     tx.send(Read::Steps(steps)).map_err(|_| String::new())?;
+    tx.send(Read::End(player.finish())).map_err(|_| String::new())?;
     drop(tx);
     for m in made {
         printer.print(&m);
@@ -198,17 +198,17 @@ fn replay_in(
     let events = matches!(print, Print::Text | Print::Jsonl);
     let mut games = Vec::new();
     let mut since = 0;
-    let hand_on = |core: &mut Core, printer: &mut Printer, games: &mut Vec<Game>, last: bool| {
+    let hand_on = |session: &mut Session, printer: &mut Printer, games: &mut Vec<Game>, last: bool| {
         if events {
-            let made = Made::Events(core.take_events());
+            let made = Made::Events(session.take_events());
             printer.print(&made);
-            super::warn_notes(core, file);
+            super::warn_notes(session.take_notes(), file);
         } else {
-            core.drain_events();
-            super::warn_notes(core, file);
-            games.extend(core.take_finished());
+            session.drop_events();
+            super::warn_notes(session.take_notes(), file);
+            games.extend(session.take_finished());
             if last {
-                games.extend(core.take_game());
+                games.extend(session.take_game());
             }
             if !games.is_empty() {
                 printer.print(&Made::Games(std::mem::take(games)));
@@ -221,16 +221,13 @@ fn replay_in(
                 Some(s) => s,
                 None => {
                     printer.date = pgn_date(header);
-                    let defaults = Settings::default();
-                    let core =
-                        start_core(header, file, defaults, pinned, given, print).map_err(|problem| {
-                            LogError {
-                                file: String::new(),
-                                line: 0,
-                                problem,
-                            }
+                    let made = start_session(header, file, Settings::default(), pinned, given, print)
+                        .map_err(|problem| LogError {
+                            file: String::new(),
+                            line: 0,
+                            problem,
                         })?;
-                    session.insert(Session::pinned(core, file, pinned))
+                    session.insert(made)
                 }
             };
             session.step(&record, Some(line))?;
@@ -238,7 +235,7 @@ fn replay_in(
             since += 1;
             if since >= BATCH {
                 since = 0;
-                hand_on(session.core_mut(), &mut printer, &mut games, false);
+                hand_on(session, &mut printer, &mut games, false);
             }
             Ok(())
         })
@@ -253,12 +250,18 @@ fn replay_in(
             Some(s) => s,
             None => {
                 printer.date = pgn_date(&header);
-                let core = start_core(&header, file, Settings::default(), pinned, given, print)?;
-                session.insert(Session::pinned(core, file, pinned))
+                session.insert(start_session(
+                    &header,
+                    file,
+                    Settings::default(),
+                    pinned,
+                    given,
+                    print,
+                )?)
             }
         };
         session.finish();
-        hand_on(session.core_mut(), &mut printer, &mut games, true);
+        hand_on(session, &mut printer, &mut games, true);
         Ok(())
     })();
     *out = printer.chunk;
@@ -282,17 +285,19 @@ fn play_steps(
         // The reader stopped before the header: its problem says why.
         return Ok(());
     };
-    let mut core = start_core(&header, file, Settings::default(), pinned, given, print)?;
+    let session = start_session(&header, file, Settings::default(), pinned, given, print)?;
+    // The player is the reading side's; this side judges its steps.
+    let (_, mut judge) = session.into_parts();
     let events = matches!(print, Print::Text | Print::Jsonl);
-    let hand_on = |core: &mut Core, last: bool| {
-        super::warn_notes(core, file);
+    let hand_on = |judge: &mut Judge, last: bool| {
+        super::warn_notes(judge.take_notes(), file);
         let made = if events {
-            Made::Events(core.take_events())
+            Made::Events(judge.take_events())
         } else {
-            core.drain_events();
-            let mut games = core.take_finished();
+            judge.drop_events();
+            let mut games = judge.take_finished();
             if last {
-                games.extend(core.game().cloned());
+                games.extend(judge.core().game().cloned());
             }
             Made::Games(games)
         };
@@ -300,13 +305,22 @@ fn play_steps(
         let _ = tx.send(made);
     };
     for read in rx {
-        let Read::Steps(steps) = read else { continue };
-        for step in &steps {
-            apply(&mut core, step, &pinned);
+        match read {
+            Read::Header(_) => {}
+            Read::Steps(steps) => {
+                for step in &steps {
+                    judge.step(step);
+                }
+                hand_on(&mut judge, false);
+            }
+            // The end of the log, as a session ends it.
+            Read::End(rest) => {
+                judge.finish_with(rest);
+                hand_on(&mut judge, true);
+                return Ok(());
+            }
         }
-        hand_on(&mut core, false);
     }
-    core.finish();
-    hand_on(&mut core, true);
+    // The reading side stopped before the end: its problem says why.
     Ok(())
 }

@@ -151,7 +151,7 @@ pub fn drive(data: &[u8]) -> Result<Tally, Found> {
         // The daemon meets the deadlines as they fall due; its timer may not
         // have fired yet when the next input comes (as a replay never does).
         if f.op & 0x80 == 0 {
-            run.live.core_mut().advance(run.t);
+            run.live.advance(run.t);
             if let Some(d) = run.live.core().next_deadline() {
                 if d <= run.t {
                     return Err(Found(format!(
@@ -255,9 +255,8 @@ impl Run {
     /// The events and clock commands made so far, taken; events must not go
     /// back in time.
     fn collect(&mut self) -> Result<(), Found> {
-        let core = self.live.core_mut();
-        let events = core.take_events();
-        self.commands.extend(core.take_clock_commands());
+        let events = self.live.take_events();
+        self.commands.extend(self.live.take_clock_commands());
         for e in events {
             if e.t_us < self.last_event_t {
                 return Err(Found(format!(
@@ -274,7 +273,7 @@ impl Run {
     /// An arbiter's call, as the daemon takes it: the deadlines due met
     /// first, then the call; accepted, it is journaled (see the module).
     fn call(&mut self, call: Call) -> Result<(), Found> {
-        self.live.core_mut().advance(self.t);
+        self.live.advance(self.t);
         self.collect()?;
         let before = view::games(self.live.core());
         let (method, args) = (call.method.clone(), call.args.clone());
@@ -300,8 +299,8 @@ impl Run {
                 if view::games(self.live.core()) != before {
                     return Err(Found(format!("{shown}: refused, yet the games changed")));
                 }
-                let core = self.live.core_mut();
-                let (events, commands) = (core.take_events(), core.take_clock_commands());
+                let live = &mut self.live;
+                let (events, commands) = (live.take_events(), live.take_clock_commands());
                 if !events.is_empty() || !commands.is_empty() {
                     return Err(Found(format!(
                         "{shown}: refused, yet it made events {events:?} and clock commands {commands:?}"
@@ -385,7 +384,7 @@ impl Run {
         // now, the time of the last input (a refused call is not journaled,
         // yet its time has come). The replay is brought to the same time,
         // as a resume is, and then both are finished alike.
-        self.live.core_mut().advance(self.t);
+        self.live.advance(self.t);
         self.live.finish();
         self.collect()?;
         let text = to_string(&Header::default(), &self.journal).map_err(|e| format!("journal: {e}"))?;
@@ -417,10 +416,9 @@ impl Run {
                 .step(r, log.line_of(i))
                 .map_err(|e| format!("replay: {e}"))?;
         }
-        replay.core_mut().advance(self.t);
+        replay.advance(self.t);
         replay.finish();
-        let core = replay.core_mut();
-        let (events, commands) = (core.take_events(), core.take_clock_commands());
+        let (events, commands) = (replay.take_events(), replay.take_clock_commands());
         if let Some(e) = events.windows(2).find(|w| w[1].t_us < w[0].t_us) {
             return Err(Found(format!("replay: event {:?} after {:?}", e[1], e[0])));
         }

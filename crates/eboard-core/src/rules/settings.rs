@@ -149,6 +149,11 @@ impl Core {
         self.start_at = Some((pos, mode));
     }
 
+    /// What the core judges by now.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
     /// Judges by `s` from now on (a recording's `# settings:` line: the daemon
     /// restarted with another configuration). A clock side learnt stays learnt
     /// when `s` fixes none.

@@ -1,178 +1,13 @@
-//! A board's session: the one decision path from an input to the rules core.
-//!
-//! A [`Session`] holds what a board's inputs go through: the decoder and the board
-//! model (inside the log's [`Player`], which turns a record into board-level
-//! steps), and the rules [`Core`]. Every input is a sensor-log record: bytes from
-//! the board (`rx`), a gap in the line, a note, a `# settings:` line, an
-//! arbiter's call. The daemon writes each input to the board's journal as that
-//! record and hands the same record to [`Session::step`]; resume and `replay`
-//! hand the journal's records to `step` in the same order, so all three run the
-//! same code on the same steps. An arbiter's call, which may be refused, goes
-//! through [`Session::decide`], which applies it exactly as `step` applies its
-//! record; the daemon journals it once it is accepted, before anything is
-//! published or answered.
-//!
-//! The deadlines of the rules core (a release threshold passing with no input)
-//! are not inputs: the daemon meets them with [`Core::advance`] as they fall due,
-//! and a session fed the journal meets them when the next record's time passes
-//! them, with the same decisions (the core decides by the times of its inputs,
-//! not by when it is asked).
+//! The session's tests: records and bytes, decisions as records, undo, and the
+//! clock's figures.
 
-use serde_json::Value;
+mod records {
+    use serde_json::Value;
 
-use crate::board::BoardState;
-use crate::log::{LogError, Played, Player, Record, Step};
-use crate::rules::{Core, Decision, Pinned, Refused, Settings};
-
-/// A board's decoder, board model and rules core, taking one input at a time.
-#[derive(Debug)]
-pub struct Session {
-    player: Player,
-    core: Core,
-    /// Settings given on the command line standing over the recording's own.
-    pinned: Pinned,
-}
-
-impl Session {
-    /// A session for the records of `file` (named in errors), judged by `core`.
-    pub fn new(core: Core, file: &str) -> Session {
-        Session::pinned(core, file, Pinned::default())
-    }
-
-    /// [`Session::new`], with settings that stand over the recording's
-    /// `# settings:` lines.
-    pub fn pinned(core: Core, file: &str, pinned: Pinned) -> Session {
-        Session {
-            player: Player::new(file),
-            core,
-            pinned,
-        }
-    }
-
-    pub fn core(&self) -> &Core {
-        &self.core
-    }
-
-    /// The rules core, for what is not an input: its deadlines, its settings
-    /// once a recording is resumed, taking its events and clock commands.
-    pub fn core_mut(&mut self) -> &mut Core {
-        &mut self.core
-    }
-
-    pub fn into_core(self) -> Core {
-        self.core
-    }
-
-    /// The board as the inputs so far left it.
-    pub fn board(&self) -> &BoardState {
-        self.player.board()
-    }
-
-    /// One input, as a record. Each board-level step it makes is shown to
-    /// `see` (with the rules core as it stands before the step) and then
-    /// applied. A record that does not fit the board (a `lift` where the board
-    /// has no piece) changes nothing and is the error.
-    pub fn step_with(
-        &mut self,
-        record: &Record,
-        line: Option<usize>,
-        mut see: impl FnMut(&Step, &Core),
-    ) -> Result<(), LogError> {
-        let (core, pinned) = (&mut self.core, &self.pinned);
-        self.player.play_with(record, line, |step| {
-            see(&step, core);
-            apply(core, &step, pinned);
-        })
-    }
-
-    /// [`Session::step_with`], with nothing to see.
-    pub fn step(&mut self, record: &Record, line: Option<usize>) -> Result<(), LogError> {
-        self.step_with(record, line, |_, _| {})
-    }
-
-    /// The end of the input: bytes left inside an unfinished message are a
-    /// line fault; the rules core ends its game as a recording's end does.
-    pub fn finish(&mut self) {
-        for step in self.player.finish() {
-            apply(&mut self.core, &step, &self.pinned);
-        }
-        self.core.finish();
-    }
-
-    /// An arbiter's decision, from any door, applied at `t` exactly as `step`
-    /// applies the `arbiter` record the journal writes of it
-    /// ([`Decision::method`], [`Decision::args`]). Refused, it changes
-    /// nothing: it is not to be journaled.
-    pub fn decide(&mut self, decision: &Decision, by: Option<String>, t: u64) -> Result<(), Refused> {
-        apply_decision(&mut self.core, decision, by, t)
-    }
-}
-
-/// One board-level step into the rules core: board events as they are, a `gap`
-/// record as a gap in the line, bytes the decoder had to skip as a line fault,
-/// an `arbiter` record as the decision it holds (one that does not apply, in a
-/// log written by hand, changes nothing), a `# settings:` line as the settings
-/// from there on (but for those `pinned`). `replay` on two threads plays the
-/// records on one and applies their steps with this on the other.
-pub fn apply(core: &mut Core, step: &Step, pinned: &Pinned) {
-    let t = step.time.micros();
-    match &step.what {
-        Played::Board(ev) => core.input(ev, t),
-        Played::Gap(_) => core.gap(t),
-        Played::Skipped(_) => core.line_fault(t),
-        Played::Arbiter(method, args, by) => {
-            if let Some(values) = arbiter_values(args) {
-                let _ = arbiter_record(core, method, values, by.clone(), t);
-            }
-        }
-        // Checked to be a JSON object when read; settings the rules core cannot
-        // take (a threshold over an hour) change nothing.
-        Played::Settings(json) => {
-            if let Ok(s) = Settings::from_json(json) {
-                core.set_settings(&pinned.over(s));
-            }
-        }
-        Played::Host(_) | Played::Note(_) => {}
-    }
-}
-
-/// An `arbiter` record applied: the decision it holds (if it is one), then the
-/// call itself as an `arbiter` event. Calls the rules core does not take (the
-/// players, a text on the clock) are events only.
-fn arbiter_record(
-    core: &mut Core,
-    method: &str,
-    args: Vec<Value>,
-    by: Option<String>,
-    t: u64,
-) -> Result<(), Refused> {
-    match Decision::from_record(method, &args)? {
-        Some(d) => apply_decision(core, &d, by, t),
-        // A newer daemon's call: the record, as the event it is.
-        None => {
-            core.arbiter_call(method, args, by, t);
-            Ok(())
-        }
-    }
-}
-
-/// A decision applied, then reported as the `arbiter` event its record gives.
-fn apply_decision(core: &mut Core, d: &Decision, by: Option<String>, t: u64) -> Result<(), Refused> {
-    core.arbiter(d, t)?;
-    core.arbiter_call(d.method(), d.args(), by, t);
-    Ok(())
-}
-
-/// An `arbiter` record's arguments as JSON values; `None` when one is not JSON
-/// (a hand-written log: the call does not apply).
-pub fn arbiter_values(args: &[String]) -> Option<Vec<Value>> {
-    args.iter().map(|a| serde_json::from_str(a).ok()).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
     use crate::log::{LogTime, RecordKind, parse_log};
+    use crate::log::{Player, Record};
+    use crate::rules::{Core, Decision, Refused};
+    use crate::session::Session;
 
     fn record(t: u64, kind: RecordKind) -> Record {
         Record {
@@ -264,7 +99,7 @@ mod tests {
                 None,
             )
             .unwrap();
-        let (a, b) = (live.core_mut().take_events(), replayed.core_mut().take_events());
+        let (a, b) = (live.take_events(), replayed.take_events());
         assert_eq!(a, b);
         assert!(
             a.iter().any(
@@ -279,8 +114,7 @@ mod tests {
 
 /// Undo through the session, as the daemon, resume and `replay` apply it
 /// (`rules::undo`).
-#[cfg(test)]
-mod undo_tests {
+mod undo {
     use serde_json::Value;
 
     use crate::log::{Record, RecordKind, parse_log};
@@ -296,7 +130,7 @@ mod undo_tests {
         for r in &log.records {
             s.step(r, None).unwrap();
         }
-        s.core_mut().take_events();
+        s.take_events();
         s
     }
 
@@ -319,10 +153,10 @@ mod undo_tests {
         call(&mut s, "SetResult", vec!["1-0".into()], 6).unwrap();
         call(&mut s, "Reinstate", vec![1.into()], 7).unwrap();
         assert_eq!(state(&s), (1, None));
-        s.core_mut().take_events();
+        s.take_events();
         call(&mut s, "Undo", vec![], 8).unwrap();
         assert_eq!(state(&s), (3, Some(GameResult::WhiteWins)));
-        let events: Vec<EventKind> = s.core_mut().take_events().into_iter().map(|e| e.kind).collect();
+        let events: Vec<EventKind> = s.take_events().into_iter().map(|e| e.kind).collect();
         let moves: Vec<(u32, &str)> = events
             .iter()
             .filter_map(|e| match e {
@@ -338,7 +172,7 @@ mod undo_tests {
         // Undone again: the take-back stands again.
         call(&mut s, "Undo", vec![], 9).unwrap();
         assert_eq!(state(&s), (1, None));
-        let events: Vec<EventKind> = s.core_mut().take_events().into_iter().map(|e| e.kind).collect();
+        let events: Vec<EventKind> = s.take_events().into_iter().map(|e| e.kind).collect();
         assert!(
             events
                 .iter()
@@ -377,7 +211,7 @@ mod undo_tests {
         for r in &more.records {
             s.step(r, None).unwrap();
         }
-        s.core_mut().advance(6_000_000);
+        s.advance(6_000_000);
         assert_eq!(state(&s), (3, None));
         match call(&mut s, "Undo", vec![], 7) {
             Err(Refused::GameUnderWay(m)) => assert!(m.contains("ply 3 was") && m.contains("force"), "{m}"),
@@ -429,7 +263,7 @@ mod undo_tests {
             };
             replayed.step(&record, None).unwrap();
         }
-        assert_eq!(live.core_mut().take_events(), replayed.core_mut().take_events());
+        assert_eq!(live.take_events(), replayed.take_events());
         assert_eq!(state(&live), (3, Some(GameResult::BlackWins)));
         assert_eq!(state(&replayed), state(&live));
     }
@@ -437,7 +271,6 @@ mod undo_tests {
 
 /// The clock's figures a session shows, as the rules core keeps them
 /// (`rules::clock`): issue 48's stale ones.
-#[cfg(test)]
 mod clock_figures {
     /// The decision a method and its JSON arguments hold.
     fn rec(method: &str, args: Vec<serde_json::Value>) -> crate::rules::Decision {
@@ -459,8 +292,9 @@ mod clock_figures {
         let text =
             format!("# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n{more}");
         let log = parse_log(&text, "t.esl").unwrap();
-        let mut s = Session::new(Core::new(Config::default()), "t.esl");
-        s.core_mut().set_white_side(ClockSide::Left);
+        let mut core = Core::new(Config::default());
+        core.set_white_side(ClockSide::Left);
+        let mut s = Session::new(core, "t.esl");
         for r in &log.records {
             s.step(r, None).unwrap();
         }
@@ -533,7 +367,7 @@ mod clock_figures {
             2_000_000,
         )
         .unwrap();
-        assert_eq!(s.core_mut().take_clock_commands().len(), 1);
+        assert_eq!(s.take_clock_commands().len(), 1);
         let ack = BoardMessage::ClockAck(ClockAck::ok(clock_code::SET_AND_RUN)).encode();
         step(&mut s, 2_100_000, RecordKind::Rx(ack));
         assert_eq!(s.core().clock(), Some((120_000, 300_000, None)));
@@ -554,5 +388,106 @@ mod clock_figures {
         let ack = BoardMessage::ClockAck(ClockAck::ok(clock_code::SET_AND_RUN)).encode();
         step(&mut s, 3_100_000, RecordKind::Rx(ack));
         assert_eq!(s.core().clock(), Some((100_000, 300_000, None)));
+    }
+}
+
+/// A session made from a recording's header (`Session::from_header`), as
+/// resume and `replay` make it.
+mod from_header {
+    use crate::log::parse_log;
+    use crate::rules::{Config, SETTINGS_KEY, Settings};
+    use crate::session::{HeaderError, Session, Start};
+
+    const FEN: &str = "r3k2r/ppq1bpp1/2p2nn1/4p2p/3P3P/2P3P1/PP1NQPB1/R1B1K2R w KQkq - 0 16";
+    const PLACEMENT: &str = "r3k2r/ppq1bpp1/2p2nn1/4p2p/3P3P/2P3P1/PP1NQPB1/R1B1K2R";
+
+    /// A log whose header has `fields` (`key: value` lines), then the board.
+    fn log(fields: &[(&str, &str)], placement: &str) -> crate::log::SensorLog {
+        let mut text = String::from("# eboard-sensor-log 1\n");
+        for (k, v) in fields {
+            text.push_str(&format!("# {k}: {v}\n"));
+        }
+        text.push_str(&format!("0 board {placement}\n"));
+        parse_log(&text, "h.esl").unwrap()
+    }
+
+    /// The settings and the start position the header states are the
+    /// session's; the ones pinned stand over them.
+    #[test]
+    fn the_header_states_the_settings_and_the_start() {
+        let stated = Settings::new(
+            Config {
+                release_ms: 900,
+                ..Config::default()
+            },
+            None,
+        );
+        let log = log(&[(SETTINGS_KEY, &stated.to_json()), ("fen", FEN)], PLACEMENT);
+        let made = Session::from_header(&log.header, "h.esl", &Start::default());
+        assert!(made.passed_over.is_empty(), "{:?}", made.passed_over);
+        assert_eq!(made.stated, Some(stated));
+        assert_eq!(made.session.core().config().release_ms, 900);
+        let mut s = made.session;
+        s.step(&log.records[0], None).unwrap();
+        assert_eq!(s.core().game().map(|g| g.start_fen.as_str()), Some(FEN));
+
+        let pinned = crate::rules::Pinned {
+            release_ms: Some(300),
+            ..Default::default()
+        };
+        let start = Start {
+            pinned,
+            ..Start::default()
+        };
+        let made = Session::from_header(&log.header, "h.esl", &start);
+        assert_eq!(made.session.core().config().release_ms, 300);
+    }
+
+    /// Fields that do not read are passed over, each named: the defaults and
+    /// the standard start stand for them.
+    #[test]
+    fn fields_that_do_not_read_are_named_and_passed_over() {
+        let standard = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR";
+        let log = log(
+            &[(SETTINGS_KEY, "{\"profile\":\"bullet\"}"), ("fen", "not a fen")],
+            standard,
+        );
+        let defaults = Settings::new(
+            Config {
+                release_ms: 700,
+                ..Config::default()
+            },
+            None,
+        );
+        let start = Start {
+            defaults,
+            ..Start::default()
+        };
+        let made = Session::from_header(&log.header, "h.esl", &start);
+        assert_eq!(made.stated, None);
+        assert!(
+            matches!(
+                made.passed_over.as_slice(),
+                [HeaderError::Settings(_), HeaderError::Fen(_)]
+            ),
+            "{:?}",
+            made.passed_over
+        );
+        let said: Vec<String> = made.passed_over.iter().map(|e| e.to_string()).collect();
+        assert!(
+            said[0].starts_with(&format!("header field `{SETTINGS_KEY}`: ")),
+            "{said:?}"
+        );
+        assert!(
+            said[1].starts_with("header field `fen`: ") && said[1].contains("not a fen"),
+            "{said:?}"
+        );
+        assert_eq!(made.session.core().config().release_ms, 700);
+        let mut s = made.session;
+        s.step(&log.records[0], None).unwrap();
+        assert_eq!(
+            s.core().game().map(|g| g.start_fen.clone()),
+            Some(format!("{standard} w KQkq - 0 1"))
+        );
     }
 }
