@@ -10,6 +10,7 @@
 pub use eboard_core::{board, clock, protocol, rules, session, sim, text};
 
 pub mod api;
+pub mod arbiters;
 pub mod bus;
 pub mod cli;
 pub mod ctl;

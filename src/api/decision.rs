@@ -56,6 +56,9 @@ pub fn bounded(d: Decision) -> Result<Decision, Error> {
             bounded("Black's name", b, MAX_TAG_CHARS * 4)?,
         ),
         Decision::AddTime(side, secs) => Decision::AddTime(bounded("the side", side, 8)?, secs),
+        Decision::SetLichessRound(round, id) => {
+            Decision::SetLichessRound(round, bounded("the round's id", id, MAX_ARGUMENT)?)
+        }
         // Tags are checked, names and values bounded, by `check_tags`.
         other @ (Decision::Reinstate(_)
         | Decision::Undo { .. }

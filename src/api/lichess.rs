@@ -11,10 +11,7 @@ use serde::Serialize;
 use tokio::sync::{mpsc, oneshot};
 
 use super::Error;
-
-/// The D-Bus method (`Manager1`) and the journal's `arbiter` record of a
-/// round's broadcast id.
-pub const SET_ROUND: &str = "SetLichessRound";
+use crate::rules::Decision;
 
 /// A lichess broadcast round's id: the 8 letters and digits at the end of the
 /// round's address (`https://lichess.org/broadcast/<tour>/<round>/AbCd1234`).
@@ -82,39 +79,36 @@ pub enum RoundDecision {
 }
 
 impl RoundDecision {
-    /// The journal's record: the method and its arguments (`SetLichessRound 3
-    /// "AbCd1234"`; `""` for none, as D-Bus takes it).
-    pub fn record(&self) -> (&'static str, Vec<serde_json::Value>) {
+    /// The decision as every door and journal has it
+    /// ([`Decision::SetLichessRound`]; `""` for no id, as D-Bus takes it).
+    pub fn decision(&self) -> Decision {
         match self {
-            RoundDecision::SetRound { round, id } => (
-                SET_ROUND,
-                vec![(*round).into(), id.as_ref().map_or("", |i| i.as_str()).into()],
-            ),
+            RoundDecision::SetRound { round, id } => {
+                Decision::SetLichessRound(*round, id.as_ref().map_or("", |i| i.as_str()).to_string())
+            }
         }
     }
 
-    /// The decision a record stands for (a D-Bus call's arguments are the same).
-    pub fn from_record(method: &str, args: &[serde_json::Value]) -> Result<RoundDecision, String> {
-        match (method, args) {
-            (SET_ROUND, [round, id]) => {
-                let round = round
-                    .as_u64()
-                    .and_then(|r| u32::try_from(r).ok())
-                    .filter(|r| *r > 0)
-                    .ok_or_else(|| {
-                        format!("{SET_ROUND}: round `{round}` is not a round number (1, 2, ...)")
-                    })?;
-                let id = id
-                    .as_str()
-                    .ok_or_else(|| format!("{SET_ROUND}: `{id}` is not an id"))?;
-                let id = if id.is_empty() {
-                    None
-                } else {
-                    Some(RoundId::parse(id)?)
-                };
-                Ok(RoundDecision::SetRound { round, id })
-            }
-            _ => Err(format!("{method}: not a decision about lichess")),
+    /// The journal's record: the method and its arguments (`SetLichessRound 3
+    /// "AbCd1234"`).
+    pub fn record(&self) -> (&'static str, Vec<serde_json::Value>) {
+        let d = self.decision();
+        (d.method(), d.args())
+    }
+
+    /// The decision about the pushes a [`Decision`] holds (read from a record
+    /// by [`Decision::from_record`], the one parser of method names), its id
+    /// checked.
+    pub fn from_decision(d: &Decision) -> Result<RoundDecision, String> {
+        match d {
+            Decision::SetLichessRound(round, id) => Ok(RoundDecision::SetRound {
+                round: *round,
+                id: match id.trim() {
+                    "" => None,
+                    id => Some(RoundId::parse(id)?),
+                },
+            }),
+            other => Err(format!("{}: not a decision about lichess", other.method())),
         }
     }
 }
@@ -284,12 +278,23 @@ mod tests {
             serde_json::Value::from(args.clone()).to_string(),
             r#"[3,"AbCd1234"]"#
         );
-        assert_eq!(RoundDecision::from_record(method, &args).unwrap(), d);
+        // As the journal reads a record: the one parser, then the id checked.
+        let read = |method: &str, args: &[serde_json::Value]| -> Result<RoundDecision, String> {
+            match Decision::from_record(method, args) {
+                Ok(Some(d)) => RoundDecision::from_decision(&d),
+                Ok(None) => Err(format!("{method}: no such method")),
+                Err(e) => Err(e.to_string()),
+            }
+        };
+        assert_eq!(read(method, &args).unwrap(), d);
         let off = RoundDecision::SetRound { round: 3, id: None };
         let (m, a) = off.record();
-        assert_eq!(RoundDecision::from_record(m, &a).unwrap(), off);
-        assert!(RoundDecision::from_record(SET_ROUND, &[0.into(), "AbCd1234".into()]).is_err());
-        assert!(RoundDecision::from_record(SET_ROUND, &[1.into(), "nope".into()]).is_err());
-        assert!(RoundDecision::from_record("SetResult", &["1-0".into()]).is_err());
+        assert_eq!(read(m, &a).unwrap(), off);
+        let zero = read(method, &[0.into(), "AbCd1234".into()]).unwrap_err();
+        assert!(zero.contains("not 0"), "{zero}");
+        let nope = read(method, &[1.into(), "nope".into()]).unwrap_err();
+        assert!(nope.contains("is not a lichess broadcast round id"), "{nope}");
+        let other = read("SetResult", &["1-0".into()]).unwrap_err();
+        assert_eq!(other, "SetResult: not a decision about lichess");
     }
 }

@@ -59,7 +59,7 @@ pub fn run(user: &str) -> Result<(), CtlError> {
             "the password is shorter than 8 characters: choose a longer one".into(),
         ));
     }
-    let line = crate::net::arbiter::auth::passwd_line(user, &password).map_err(CtlError::Usage)?;
+    let line = crate::arbiters::passwd_line(user, &password).map_err(CtlError::Usage)?;
     println!("{line}");
     Ok(())
 }

@@ -21,6 +21,7 @@ use std::time::Instant;
 
 use crate::api::lichess::{RoundDecision, RoundId};
 use crate::log::{DECIDED_BY, Header, Journal, LogTime, Record, RecordKind};
+use crate::rules::Decision;
 
 /// The note of the configuration's rounds.
 const CONFIGURED: &str = "configured ";
@@ -59,7 +60,8 @@ impl Replayed {
             RecordKind::Arbiter { method, args } => {
                 let values: Option<Vec<serde_json::Value>> =
                     args.iter().map(|a| serde_json::from_str(a).ok()).collect();
-                if let Some(Ok(d)) = values.map(|v| RoundDecision::from_record(method, &v)) {
+                let decision = values.and_then(|v| Decision::from_record(method, &v).ok().flatten());
+                if let Some(Ok(d)) = decision.map(|d| RoundDecision::from_decision(&d)) {
                     self.decide(&d);
                 }
             }

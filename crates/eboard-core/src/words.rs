@@ -111,6 +111,8 @@ pub fn call_words(method: &str, args: &[Value], game: Option<&Game>) -> String {
         Decision::SetTags(tags) => format!("tags {}", shown(&tags)),
         Decision::SetPairing(0, tags) => format!("pairing: {}", shown(&tags)),
         Decision::SetPairing(r, tags) => format!("pairing for round {r}: {}", shown(&tags)),
+        Decision::SetLichessRound(r, id) if id.is_empty() => format!("round {r} no longer pushed to lichess"),
+        Decision::SetLichessRound(r, id) => format!("round {r} pushed to lichess broadcast round {id}"),
     }
 }
 

@@ -129,6 +129,7 @@ impl BoardTask {
                 self.show_text(&text, Some(seconds)).await;
                 Ok(())
             }
+            Decision::SetLichessRound(..) => Err(Error::InvalidArgument(crate::rules::NOT_A_BOARDS.into())),
         }
     }
 

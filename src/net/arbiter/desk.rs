@@ -74,7 +74,7 @@ mod tests {
     fn alerts_acknowledged_one_or_a_boards_all_are_kept() {
         let dir = tempfile::tempdir().unwrap();
         let users = dir.path().join("arbiters");
-        let line = super::super::auth::passwd_line("alice", "a long password").unwrap();
+        let line = crate::arbiters::passwd_line("alice", "a long password").unwrap();
         std::fs::write(&users, format!("{line}\n")).unwrap();
         {
             use std::os::unix::fs::PermissionsExt;

@@ -20,7 +20,8 @@ use super::api::{answer, refused};
 use super::origin::same_origin;
 use super::sessions::SESSION_MAX;
 use super::throttle::{Account, HOLD, Turn};
-use super::{COOKIE, Console, auth};
+use super::{COOKIE, Console};
+use crate::arbiters;
 use crate::net::guard::Peer;
 
 #[derive(Deserialize)]
@@ -34,7 +35,7 @@ struct Login {
 fn decoy() -> &'static str {
     static DECOY: OnceLock<String> = OnceLock::new();
     DECOY.get_or_init(|| {
-        auth::passwd_line("decoy", &auth::hex(&auth::random_bytes::<16>()))
+        arbiters::passwd_line("decoy", &arbiters::hex(&arbiters::random_bytes::<16>()))
             .map(|l| l["decoy:".len()..].to_string())
             .unwrap_or_default()
     })
@@ -140,7 +141,7 @@ pub async fn login(
             "expected {\"user\": ..., \"password\": ...}",
         );
     };
-    if form.user.len() > auth::MAX_USER || form.password.len() > auth::MAX_PASSWORD {
+    if form.user.len() > arbiters::MAX_USER || form.password.len() > arbiters::MAX_PASSWORD {
         return refused(
             StatusCode::BAD_REQUEST,
             "the user name or the password is too long",
@@ -169,7 +170,7 @@ pub async fn login(
     let known = hash.is_some();
     let password = form.password;
     let ok = tokio::task::spawn_blocking(move || {
-        auth::verify(hash.as_deref().unwrap_or_else(|| decoy()), &password)
+        arbiters::verify(hash.as_deref().unwrap_or_else(|| decoy()), &password)
     })
     .await
     .unwrap_or(false);

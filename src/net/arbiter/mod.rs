@@ -20,7 +20,6 @@
 
 pub mod alerts;
 mod api;
-pub mod auth;
 mod desk;
 mod login;
 pub mod origin;
@@ -85,7 +84,7 @@ impl Console {
         boards: watch::Receiver<Vec<BoardRef>>,
         lichess: Option<watch::Receiver<Vec<RoundStatus>>>,
     ) -> Result<Arc<Console>, String> {
-        let users = auth::read_users(users)?;
+        let users = crate::arbiters::read_users(users)?;
         let store = Store::open(&state.join("arbiter")).map_err(|e| format!("arbiter console: {e}"))?;
         Ok(Arc::new(Console {
             throttle: Mutex::new(throttle::LoginThrottle::new(users.keys())),

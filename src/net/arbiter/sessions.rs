@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use super::auth::{hex, random_bytes};
+use crate::arbiters::{hex, random_bytes};
 
 /// Sessions at once (the oldest goes when one more signs in), and per user.
 pub const MAX_SESSIONS: usize = 64;

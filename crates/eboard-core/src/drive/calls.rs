@@ -174,10 +174,11 @@ pub(super) fn malformed(which: u8) -> Call {
     }
 }
 
-/// The malformed calls, one for each `b` (modulo their number).
+/// The malformed calls, and calls no board takes, one for each `b` (modulo
+/// their number).
 fn bad(b: u8) -> (&'static str, Vec<Value>) {
     let long = "x".repeat(5000);
-    let calls: [(&str, Value); 60] = [
+    let calls: [(&str, Value); 63] = [
         ("NewGame", json!([])),
         ("NewGame", json!([1])),
         ("NewGame", json!([null])),
@@ -244,6 +245,10 @@ fn bad(b: u8) -> (&'static str, Vec<Value>) {
         ("Undo", json!([1])),
         ("Undo", json!([true, true])),
         ("Undo", json!([{}])),
+        // The daemon's decision, not a board's: refused however well formed.
+        ("SetLichessRound", json!([3, "AbCd1234"])),
+        ("SetLichessRound", json!([0, ""])),
+        ("SetLichessRound", json!(["3", ""])),
     ];
     let (method, args) = calls[usize::from(b) % calls.len()].clone();
     let args = match args {

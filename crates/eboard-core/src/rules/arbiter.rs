@@ -59,7 +59,15 @@ pub enum Decision {
     SetPairing(u32, BTreeMap<String, String>),
     /// A text on the clock, for this many seconds.
     ShowText(String, u32),
+    /// Round `round` of the event is pushed to the lichess broadcast round
+    /// with this id from now on (empty: it is no longer pushed). The daemon's,
+    /// not a board's: journaled in the pushes' own journal
+    /// (`<state>/lichess/rounds.esl`); a board refuses it.
+    SetLichessRound(u32, String),
 }
+
+/// Why a board refuses [`Decision::SetLichessRound`].
+pub const NOT_A_BOARDS: &str = "SetLichessRound is the daemon's decision, not a board's: use `eboard-bridge ctl lichess ROUND ID` (D-Bus Manager1.SetLichessRound)";
 
 /// Why a decision was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -86,6 +94,7 @@ impl Decision {
                 | Decision::SetTags(_)
                 | Decision::SetPairing(..)
                 | Decision::ShowText(..)
+                | Decision::SetLichessRound(..)
         )
     }
 
@@ -104,6 +113,7 @@ impl Decision {
             Decision::SetTags(_) => "SetTags",
             Decision::SetPairing(..) => "SetPairing",
             Decision::ShowText(..) => "ShowText",
+            Decision::SetLichessRound(..) => "SetLichessRound",
         }
     }
 
@@ -129,6 +139,7 @@ impl Decision {
             Decision::SetTags(tags) => vec![tags_json(tags)],
             Decision::SetPairing(round, tags) => vec![Value::from(*round), tags_json(tags)],
             Decision::ShowText(text, seconds) => vec![Value::String(text.clone()), Value::from(*seconds)],
+            Decision::SetLichessRound(round, id) => vec![Value::from(*round), Value::String(id.clone())],
         }
     }
 
@@ -200,6 +211,13 @@ impl Decision {
             "ShowText" => match args {
                 [Value::String(text), s] => Decision::ShowText(text.clone(), integer(method, s, "seconds")?),
                 _ => return Err(takes("a text and seconds")),
+            },
+            "SetLichessRound" => match args {
+                [round, Value::String(id)] => match integer(method, round, "a round number (1, 2, ...)")? {
+                    0 => return Err(takes("a round number (1, 2, ...), not 0")),
+                    r => Decision::SetLichessRound(r, id.clone()),
+                },
+                _ => return Err(takes("a round and a broadcast round's id (\"\" for none)")),
             },
             // The D-Bus method's name for a result with its words.
             "SetResultWith" => match args {
@@ -312,8 +330,10 @@ impl Core {
     ///   and is kept, and a game starts from the position. An empty FEN is refused
     ///   (it would be `NewGame`).
     pub fn arbiter(&mut self, decision: &Decision, t_us: u64) -> Result<(), Refused> {
-        if let Decision::Undo { force } = decision {
-            return self.undo(*force, t_us);
+        match decision {
+            Decision::Undo { force } => return self.undo(*force, t_us),
+            Decision::SetLichessRound(..) => return Err(Refused::InvalidArgument(NOT_A_BOARDS.into())),
+            _ => {}
         }
         if !decision.is_rules() {
             // The daemon's (players, tags, a text): the record and the time
@@ -380,6 +400,8 @@ impl Core {
             | Decision::SetTags(_)
             | Decision::SetPairing(..)
             | Decision::ShowText(..) => Ok(()),
+            // Refused by `arbiter`.
+            Decision::SetLichessRound(..) => Err(Refused::InvalidArgument(NOT_A_BOARDS.into())),
         }
     }
 }

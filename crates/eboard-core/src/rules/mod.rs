@@ -35,7 +35,7 @@ mod values;
 
 use shakmaty::{Bitboard, Board, CastlingMode, Chess, Color, Move, Piece, Position, Role, Square};
 
-pub use arbiter::{Decision, MAX_TERMINATION_CHARS, Refused, parse_start, termination_words};
+pub use arbiter::{Decision, MAX_TERMINATION_CHARS, NOT_A_BOARDS, Refused, parse_start, termination_words};
 pub use event::{
     Config, Event, EventKind, FlagPolicy, IrregularKind, MAX_THRESHOLD_MS, Penalty, Profile, Side,
     UnknownName,

@@ -73,7 +73,8 @@ impl Core {
             | Decision::SetPlayers(..)
             | Decision::SetTags(_)
             | Decision::SetPairing(..)
-            | Decision::ShowText(..) => return,
+            | Decision::ShowText(..)
+            | Decision::SetLichessRound(..) => return,
             Decision::NewGame(_) => Before::Not(NEW_GAME),
             Decision::SetPosition(_) if !same => Before::Not(NEW_GAME),
             Decision::SetTimeControl { .. } => Before::Not(TIME_CONTROL),

@@ -1,7 +1,8 @@
 //! Who may use the console: the arbiters' file (`USER:HASH` lines, Argon2id
 //! hashes made by `eboard-bridge ctl passwd`), which must not be readable by
-//! every user of the machine, and the passwords checked against it. The
-//! sessions are `sessions`, the throttle of failed logins `throttle`.
+//! every user of the machine, and the passwords checked against it. Below both
+//! its users: the console (`net::arbiter`, with its sessions and the throttle
+//! of failed logins) reads the file, `ctl passwd` writes its lines.
 
 use std::collections::HashMap;
 use std::io::Read;
