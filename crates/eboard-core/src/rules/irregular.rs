@@ -88,7 +88,7 @@ impl Core {
     pub(super) fn needs_irregular_check(&self) -> bool {
         // Not while the board may be a move under way a few plies on (its piece
         // in the hand), which is looked at again once it has stood long.
-        if self.tentative.is_some()
+        if self.under_way.tentative.is_some()
             || self
                 .line
                 .resync
@@ -167,7 +167,7 @@ impl Core {
             return None;
         }
         // A reply under way from a move held back (see `Core::held`).
-        if let Some(h) = self.held.filter(|h| h.base == game.ply()) {
+        if let Some(h) = self.under_way.held.filter(|h| h.base == game.ply()) {
             let mut after = pos.clone();
             after.play_unchecked(h.mv);
             if is_partial(&after, &board) {

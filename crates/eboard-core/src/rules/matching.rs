@@ -321,7 +321,7 @@ impl Core {
     /// legal reply's result, or a reply under way with something set down beyond
     /// the move. Never a result by kings.
     pub(super) fn held_goes_on(&self) -> bool {
-        let (Some(h), Some(game)) = (self.held, &self.game) else {
+        let (Some(h), Some(game)) = (self.under_way.held, &self.game) else {
             return false;
         };
         if h.base != game.ply() {
@@ -354,12 +354,12 @@ impl Core {
         if let Some((result, _)) = kings_result(&board) {
             // A forced end whose move was not completed stands: the kings only say
             // the game is over.
-            if self.pending_end.is_some() {
+            if self.under_way.end.is_some() {
                 self.settle_end(t);
                 return;
             }
             // Never a move: drop a king step onto the centre that is not completed.
-            self.tentative = None;
+            self.under_way.tentative = None;
             let Some(g) = self.game.as_ref() else { return };
             if let Some(last) = g.moves.last() {
                 if !last.completed && last.mv.role() == Role::King && CENTRE.contains(&last.mv.to()) {
@@ -380,10 +380,9 @@ impl Core {
             None => (false, &[] as &[Board]),
         };
         let inferred = |base: usize| gap && !seen.contains(game.positions[base].board());
-        self.takeback = None;
+        self.under_way.takeback = None;
         if game.shows(n, h, &board) {
-            self.tentative = None;
-            self.held = None;
+            self.under_way.drop_moves();
             self.leave_resync(t);
             self.resolve(t);
             return;
@@ -392,7 +391,7 @@ impl Core {
             // A king step onto the centre (not a capture) may be the start of a
             // result by kings.
             let kings_hold = mv.role() == Role::King && CENTRE.contains(&mv.to()) && !mv.is_capture();
-            self.held = None;
+            self.under_way.held = None;
             self.show(Tentative {
                 base: n,
                 mv,
@@ -453,8 +452,8 @@ impl Core {
         let under_way = is_partial(game.current(), &board);
         for k in (n.saturating_sub(8)..n).rev() {
             if game.shows(k, h, &board) {
-                self.tentative = None;
-                self.takeback = Some(k);
+                self.under_way.tentative = None;
+                self.under_way.takeback = Some(k);
                 return;
             }
             if under_way {
@@ -477,21 +476,22 @@ impl Core {
         // piece of the mover's to capture it): that move is held, made once the
         // board goes on from it.
         let left = self
+            .under_way
             .tentative
             .take()
-            .filter(|t| t.base == n && self.held.is_none());
+            .filter(|t| t.base == n && self.under_way.held.is_none());
         if let Some(tent) = left {
             let mut after = game.positions[n].clone();
             after.play_unchecked(tent.mv);
             if is_partial(&after, &board) {
-                self.held = Some(tent);
+                self.under_way.held = Some(tent);
             }
         }
         // The opponent lifted a piece the held move could have captured (or the
         // board left it as above), and the board goes on from that move: it was
         // made after all.
         if self.held_goes_on() {
-            self.tentative = self.held;
+            self.under_way.unhold();
             self.commit(t);
             self.evaluate(t);
             return;

@@ -25,6 +25,7 @@ mod event;
 mod game;
 mod irregular;
 mod matching;
+mod outbox;
 mod record;
 mod resync;
 mod settings;
@@ -53,8 +54,7 @@ use resync::*;
 use start::*;
 use touch::*;
 
-/// The most warnings [`Core::take_notes`] keeps between two takes.
-pub const MAX_NOTES: usize = 64;
+pub use outbox::MAX_NOTES;
 
 /// The rules core of one board.
 #[derive(Debug)]
@@ -63,51 +63,32 @@ pub struct Core {
     /// The sensors' placement in board numbering, with its placement hash.
     sensors: Sensors,
     game: Option<Game>,
-    /// Games before the current one, in order.
-    finished: Vec<Game>,
-    games: u32,
-    /// A game to start from a given position once the board is seen (`--fen`).
-    start_at: Option<(Chess, CastlingMode)>,
+    /// The games before the current one, their numbering, and how the next
+    /// starts.
+    games: start::Games,
     last_change: u64,
     /// The hands: lifts pending, the last placement, the touches (touch-move).
     hands: Hands,
-    tentative: Option<Tentative>,
-    /// A move the board showed and then left for a reply under way from it: the
-    /// opponent lifted a piece the move could have captured (it may yet become
-    /// the capture), or a piece of the mover's to capture it, or their king
-    /// after a king step onto the centre (it may yet be a result by kings).
-    /// Made, as of when it showed, once the board goes on from it.
-    held: Option<Tentative>,
-    /// An earlier ply the board shows (a take-back under way).
-    takeback: Option<usize>,
+    /// What the board shows beyond the record: moves not yet made, a
+    /// take-back under way, a forced end waiting for its move's completion.
+    under_way: UnderWay,
     irregular: Option<Irregular>,
     /// Completed violations per side (white, black).
     violations: [u32; 2],
-    white_side: Option<ClockSide>,
     /// What the line left open: plies missed, hypotheses, dumps to confirm.
     line: Line,
-    /// A forced end (mate, stalemate, ...) waiting for its move to be completed:
-    /// (ply, result, termination).
-    pending_end: Option<(usize, GameResult, Termination)>,
     /// The clock's part: time control, the host's clock, commands, reports,
     /// presses and flags.
     clk: clock::Timing,
     /// How many board states have shown a new move so far (the daemon checks each
     /// against a dump).
     shown: u64,
-    /// The time of the last event: events never go back in time.
-    last_emit: u64,
     /// What undoing the last accepted decision puts back ([`Decision::Undo`]).
     undo: Option<undo::UndoPoint>,
-    /// Warnings for the caller's log ([`Core::take_notes`]).
-    notes: Vec<String>,
-    /// Whether events are kept for [`Core::take_events`] (the default); a
-    /// caller that wants only the record (`replay --format uci|pgn`) turns them
-    /// off, and neither they nor their strings are made.
-    events: bool,
-    /// Whether the games' moves get their SAN (the default; see [`Core::set_san`]).
-    san: bool,
-    out: Vec<Event>,
+    /// The events and warnings until the caller takes them; whether events
+    /// are kept (a caller that wants only the record, `replay --format
+    /// uci|pgn`, turns them off, and neither they nor their strings are made).
+    outbox: outbox::Outbox,
 }
 
 impl Core {
@@ -121,34 +102,24 @@ impl Core {
             cfg,
             sensors: Sensors::default(),
             game: None,
-            finished: Vec::new(),
-            games: 0,
-            start_at: None,
+            games: start::Games::default(),
             last_change: 0,
             hands: Hands::default(),
-            tentative: None,
-            held: None,
-            takeback: None,
+            under_way: UnderWay::default(),
             irregular: None,
             violations: [0, 0],
-            white_side: None,
             line: Line::default(),
-            pending_end: None,
             clk: clock::Timing::default(),
             shown: 0,
-            last_emit: 0,
             undo: None,
-            notes: Vec::new(),
-            events: true,
-            san: true,
-            out: Vec::new(),
+            outbox: outbox::Outbox::default(),
         }
     }
 
     /// A core whose first game starts from `pos` when the board first reports.
     pub fn with_start(cfg: Config, pos: Chess, mode: CastlingMode) -> Core {
         let mut c = Core::new(cfg);
-        c.start_at = Some((pos, mode));
+        c.games.start_from(pos, mode);
         c
     }
 
@@ -181,12 +152,12 @@ impl Core {
 
     /// Which clock side is white's, when known (configured or learnt).
     pub fn white_side(&self) -> Option<ClockSide> {
-        self.white_side
+        self.clk.white()
     }
 
     /// Fixes which clock side is white's (from the configuration).
     pub fn set_white_side(&mut self, side: ClockSide) {
-        self.white_side = Some(side);
+        self.clk.fix_white(side);
     }
 
     /// Arbiter: a new game from `pos` (the game under way, if unfinished, ends
@@ -223,8 +194,7 @@ impl Core {
         }
         g.result = None;
         g.termination_words = None;
-        self.tentative = None;
-        self.held = None;
+        self.under_way.drop_moves();
         self.take_back(ply, t_us);
         self.last_change = t_us;
         self.evaluate(t_us);
@@ -270,7 +240,7 @@ impl Core {
 
     /// Every game seen, in order, the current one last.
     pub fn games(&self) -> impl Iterator<Item = &Game> {
-        self.finished.iter().chain(self.game.as_ref())
+        self.games.finished().iter().chain(self.game.as_ref())
     }
 
     /// Hands over the current game (the core then has none): for a caller done
@@ -282,7 +252,7 @@ impl Core {
     /// Hands over the games that are over and no longer the current one (a
     /// replay prints them and lets them go; the daemon keeps them all).
     pub fn take_finished(&mut self) -> Vec<Game> {
-        std::mem::take(&mut self.finished)
+        self.games.take_finished()
     }
 
     /// Whether events are kept (true by default). Off, the core decides exactly
@@ -290,7 +260,7 @@ impl Core {
     /// none and builds none of their strings: for a caller that reads only the
     /// games (`replay --format uci`, `pgn`).
     pub fn set_events(&mut self, on: bool) {
-        self.events = on;
+        self.outbox.set_keep(on);
     }
 
     /// Whether the moves of games started from now on are given their SAN (true
@@ -298,7 +268,7 @@ impl Core {
     /// a caller that prints only UCI moves (`replay --format uci`) with events
     /// off (events and PGN show SAN).
     pub fn set_san(&mut self, on: bool) {
-        self.san = on;
+        self.games.set_san(on);
     }
 
     /// Warnings made so far and not yet taken (a clock report that contradicts
@@ -306,25 +276,22 @@ impl Core {
     /// to log: the core itself writes no log. At most [`MAX_NOTES`] are kept
     /// (the latest).
     pub fn take_notes(&mut self) -> Vec<String> {
-        std::mem::take(&mut self.notes)
+        self.outbox.take_notes()
     }
 
     fn note(&mut self, text: String) {
-        if self.notes.len() >= MAX_NOTES {
-            self.notes.remove(0);
-        }
-        self.notes.push(text);
+        self.outbox.note(text);
     }
 
     /// Events produced so far and not yet taken.
     pub fn take_events(&mut self) -> Vec<Event> {
-        std::mem::take(&mut self.out)
+        self.outbox.take()
     }
 
     /// Events produced so far and not yet taken, leaving the core's buffer in
     /// place for the next ones.
     pub fn drain_events(&mut self) -> std::vec::Drain<'_, Event> {
-        self.out.drain(..)
+        self.outbox.drain()
     }
 
     /// When the core next needs to be told the time (a release, inference or
@@ -349,6 +316,7 @@ impl Core {
             (x, None) | (None, x) => x,
         };
         let tentative = self
+            .under_way
             .tentative
             .as_ref()
             .map(|t| if t.kings_hold { irregular } else { release });
@@ -383,7 +351,7 @@ impl Core {
                 None => break,
             }
         }
-        let t = self.last_change.max(self.last_emit);
+        let t = self.last_change.max(self.outbox.last());
         self.flush_touches(t);
         self.settle_end(t);
     }
@@ -474,15 +442,12 @@ impl Core {
     /// An event made by `make` only when events are kept (its strings cost more
     /// than the decision); its time counts either way.
     fn emit_with(&mut self, t_us: u64, make: impl FnOnce(&Core) -> EventKind) {
-        // Events are in order: one decided late (a touch known only when its
-        // flicker threshold passed) carries the time it is reported at.
-        let t_us = t_us.max(self.last_emit);
-        self.last_emit = t_us;
-        if !self.events {
+        let t_us = self.outbox.stamp(t_us);
+        if !self.outbox.keeps() {
             return;
         }
         let kind = make(self);
-        self.out.push(Event { t_us, kind });
+        self.outbox.push(t_us, kind);
     }
 
     /// A placement left more pieces of its kind on the sensor board than the game
@@ -531,7 +496,7 @@ impl Core {
             self.host_flag(d);
             return;
         }
-        if let Some(tent) = self.tentative {
+        if let Some(tent) = self.under_way.tentative {
             let wait = if tent.kings_hold {
                 self.cfg.irregular_ms
             } else {
@@ -553,7 +518,7 @@ impl Core {
             return;
         }
         if self.last_change + self.cfg.irregular_ms * 1000 <= d {
-            if let Some(k) = self.takeback.take() {
+            if let Some(k) = self.under_way.takeback.take() {
                 self.take_back(k, d);
                 self.resolve(d);
                 return;

@@ -25,21 +25,62 @@ pub(super) struct Tentative {
     pub(super) at: u64,
 }
 
+/// What the board shows beyond the record, until it is made, taken back or
+/// left: a move seen and not yet made, one held for a reply, a take-back under
+/// way, and a forced end waiting for its move to be completed.
+#[derive(Debug, Default)]
+pub(super) struct UnderWay {
+    /// A move the board shows, not yet reported as made.
+    pub(super) tentative: Option<Tentative>,
+    /// A move the board showed and then left for a reply under way from it: the
+    /// opponent lifted a piece the move could have captured (it may yet become
+    /// the capture), or a piece of the mover's to capture it, or their king
+    /// after a king step onto the centre (it may yet be a result by kings).
+    /// Made, as of when it showed, once the board goes on from it.
+    pub(super) held: Option<Tentative>,
+    /// An earlier ply the board shows (a take-back under way).
+    pub(super) takeback: Option<usize>,
+    /// A forced end (mate, stalemate, ...) waiting for its move to be completed:
+    /// (ply, result, termination).
+    pub(super) end: Option<(usize, GameResult, Termination)>,
+}
+
+impl UnderWay {
+    /// Nothing under way: a new game, or the record set by a decision.
+    pub(super) fn clear(&mut self) {
+        *self = UnderWay::default();
+    }
+
+    /// The board left the move it showed and the move held: neither is made.
+    pub(super) fn drop_moves(&mut self) {
+        self.tentative = None;
+        self.held = None;
+    }
+
+    /// The move held is the move shown again (the reply under way from it was
+    /// not made).
+    pub(super) fn unhold(&mut self) {
+        self.tentative = self.held;
+    }
+}
+
 impl Core {
     /// The board shows a move not yet made: it waits for its release. A new move
     /// shown is counted (the daemon checks it against a dump).
     pub(super) fn show(&mut self, mut tent: Tentative) {
-        match self.tentative {
+        match self.under_way.tentative {
             Some(t) if t.base == tent.base && t.mv == tent.mv => tent.at = t.at,
             _ => self.shown += 1,
         }
-        self.tentative = Some(tent);
+        self.under_way.tentative = Some(tent);
     }
 
     /// The board shows a move (or an amendment, or a take-back and a move): record it.
     pub(super) fn commit(&mut self, t: u64) {
-        let Some(tent) = self.tentative.take() else { return };
-        self.held = None;
+        let Some(tent) = self.under_way.tentative.take() else {
+            return;
+        };
+        self.under_way.held = None;
         // Lifts since the board showed the move are the next turn's (a reply
         // started before the move was made): they wait, and are judged for it.
         if !tent.found {
@@ -53,7 +94,7 @@ impl Core {
             }
             // Amendment of a move made but not completed.
             let was_mv = game.moves[n - 1].mv;
-            let was_san = if self.events {
+            let was_san = if self.outbox.keeps() {
                 game.moves[n - 1].san.clone()
             } else {
                 String::new()
@@ -115,7 +156,7 @@ impl Core {
         let ply = game.ply() as u32;
         // Touches are judged only for a move seen being played (and only said:
         // nothing is judged when no events are kept).
-        let flags = if tent.inferred || tent.found || !self.events {
+        let flags = if tent.inferred || tent.found || !self.outbox.keeps() {
             Vec::new()
         } else {
             let legal = self
@@ -187,8 +228,8 @@ impl Core {
     fn settle_move(&mut self, t: u64) {
         let Some(game) = self.game.as_mut() else { return };
         let ply = game.ply();
-        self.pending_end = game.forced_end().map(|(r, term)| (ply, r, term));
-        if let Some((_, result, termination)) = self.pending_end {
+        self.under_way.end = game.forced_end().map(|(r, term)| (ply, r, term));
+        if let Some((_, result, termination)) = self.under_way.end {
             if game.moves.last().is_some_and(|m| m.completed) {
                 self.end_game(t, result, termination);
             }
@@ -212,8 +253,8 @@ impl Core {
             return;
         }
         game.truncate(to_ply);
-        if self.pending_end.is_some_and(|(p, ..)| p > to_ply) {
-            self.pending_end = None;
+        if self.under_way.end.is_some_and(|(p, ..)| p > to_ply) {
+            self.under_way.end = None;
         }
         let turn = game.current().turn();
         self.emit_with(t, |c| EventKind::Takeback {
@@ -237,7 +278,7 @@ impl Core {
                 side: side.into(),
             },
         );
-        if self.pending_end.is_some_and(|(p, ..)| p == ply) {
+        if self.under_way.end.is_some_and(|(p, ..)| p == ply) {
             self.settle_end(t);
         }
     }

@@ -146,7 +146,7 @@ impl Core {
     /// The first game starts from `pos` when the board first reports (as
     /// [`Core::with_start`]).
     pub fn start_from(&mut self, pos: shakmaty::Chess, mode: shakmaty::CastlingMode) {
-        self.start_at = Some((pos, mode));
+        self.games.start_from(pos, mode);
     }
 
     /// What the core judges by now.

@@ -93,11 +93,77 @@ pub(super) fn kings_result(board: &Board) -> Option<(GameResult, ())> {
 
 pub(super) const CENTRE: [Square; 4] = [Square::D4, Square::D5, Square::E4, Square::E5];
 
+/// The games besides the one under way: those over, in order, and their
+/// numbering; where the first starts from, and whether moves get their SAN.
+#[derive(Debug)]
+pub(super) struct Games {
+    /// Games before the current one, in order.
+    finished: Vec<Game>,
+    /// How many games have started (the last one's number).
+    started: u32,
+    /// A game to start from a given position once the board is seen (`--fen`).
+    start_at: Option<(Chess, CastlingMode)>,
+    /// Whether the games' moves get their SAN (the default; see
+    /// [`Core::set_san`]).
+    san: bool,
+}
+
+impl Default for Games {
+    fn default() -> Games {
+        Games {
+            finished: Vec::new(),
+            started: 0,
+            start_at: None,
+            san: true,
+        }
+    }
+}
+
+impl Games {
+    /// A new game, numbered after the last; `previous` (the game under way
+    /// until now) is kept, in order, with the games over.
+    pub(super) fn start(
+        &mut self,
+        pos: Chess,
+        mode: CastlingMode,
+        orientation: Orientation,
+        previous: Option<Game>,
+    ) -> Game {
+        self.started += 1;
+        let mut g = Game::new(self.started, pos, mode, orientation);
+        g.set_san(self.san);
+        self.finished.extend(previous);
+        g
+    }
+
+    pub(super) fn finished(&self) -> &[Game] {
+        &self.finished
+    }
+
+    pub(super) fn take_finished(&mut self) -> Vec<Game> {
+        std::mem::take(&mut self.finished)
+    }
+
+    /// The first game starts from `pos` once the board is seen.
+    pub(super) fn start_from(&mut self, pos: Chess, mode: CastlingMode) {
+        self.start_at = Some((pos, mode));
+    }
+
+    /// The position given for the first game, once.
+    pub(super) fn take_start(&mut self) -> Option<(Chess, CastlingMode)> {
+        self.start_at.take()
+    }
+
+    pub(super) fn set_san(&mut self, on: bool) {
+        self.san = on;
+    }
+}
+
 impl Core {
     /// A start position on the board starts a game; so does, on a `dump` after a
     /// gap with no game under way, a game a few plies in.
     pub(super) fn try_new_game(&mut self, t: u64, dump: bool) -> bool {
-        if let Some((pos, mode)) = self.start_at.take() {
+        if let Some((pos, mode)) = self.games.take_start() {
             let placement = pos.board().clone();
             let orientation = if Orientation::Rotated.real_board(self.sensors.board()) == placement {
                 Orientation::Rotated
@@ -204,12 +270,7 @@ impl Core {
     }
 
     pub(super) fn start_game(&mut self, pos: Chess, mode: CastlingMode, orientation: Orientation, t: u64) {
-        self.games += 1;
-        let mut g = Game::new(self.games, pos, mode, orientation);
-        g.set_san(self.san);
-        if let Some(prev) = self.game.take() {
-            self.finished.push(prev);
-        }
+        let g = self.games.start(pos, mode, orientation, self.game.take());
         self.emit(
             t,
             EventKind::GameStart {
@@ -221,30 +282,26 @@ impl Core {
         );
         self.game = Some(g);
         self.hands.new_game();
-        self.tentative = None;
-        self.held = None;
-        self.takeback = None;
+        self.under_way.clear();
         // A board reported irregular (the last game's, or this one's before it
         // started) is explained by the new game: `resolved`, so that no
         // alarm raised stands for ever.
         self.resolve(t);
         self.violations = [0, 0];
         self.line.new_game();
-        self.pending_end = None;
         if let Some(g) = &mut self.game {
             g.time_control = self.clk.tc.as_ref().map(crate::clock::control::TimeControl::pgn);
         }
-        self.clk.new_game(self.white_side);
+        self.clk.new_game();
         self.start_host(t);
     }
 
     pub(super) fn end_game(&mut self, t: u64, result: GameResult, termination: Termination) {
-        self.pending_end = None;
+        self.under_way.end = None;
         if let Some(g) = &mut self.game {
             if g.result.is_none() {
                 g.result = Some((result, termination));
-                self.tentative = None;
-                self.held = None;
+                self.under_way.drop_moves();
                 self.line.resync = None;
                 self.clk.unconfirmed_press = None;
                 self.emit(t, EventKind::GameEnd { result, termination });
@@ -266,7 +323,7 @@ impl Core {
 
     /// A pending forced end becomes the result.
     pub(super) fn settle_end(&mut self, t: u64) {
-        if let Some((_, result, termination)) = self.pending_end.take() {
+        if let Some((_, result, termination)) = self.under_way.end.take() {
             self.end_game(t, result, termination);
         }
     }

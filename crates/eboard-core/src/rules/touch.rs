@@ -282,7 +282,7 @@ impl Core {
                 // A reply set down on a move held back: that move was made, and
                 // the lifts since it showed are the reply's.
                 if self.held_goes_on() {
-                    self.tentative = self.held;
+                    self.under_way.unhold();
                     self.commit(t);
                 }
                 self.hands.touches.placed(real, piece);
@@ -302,6 +302,7 @@ impl Core {
                     // own side's at once).
                     let game = self.game.as_ref();
                     let until = self
+                        .under_way
                         .held
                         .filter(|h| !h.kings_hold && game.is_some_and(|g| g.ply() == h.base))
                         .map_or(u64::MAX, |h| h.at);
@@ -356,7 +357,7 @@ impl Core {
                 && p.piece.role == Role::King
                 && game.positions[t.base].turn() != p.piece.color
         };
-        let side = match (&self.tentative, &self.held) {
+        let side = match (&self.under_way.tentative, &self.under_way.held) {
             (Some(t), _) if game.positions[t.base].turn() == p.piece.color => p.piece.color,
             (Some(t), _) | (None, Some(t)) if kings_hold(t) => p.piece.color,
             _ if self.amending(p.piece.color) => p.piece.color,
@@ -393,12 +394,12 @@ impl Core {
     /// is made (the opponent starts their turn), and completed if there is no clock.
     pub(super) fn opponent_lift(&mut self, square: Square, piece: Piece, t: u64) {
         let Some(game) = &self.game else { return };
-        if let Some(tent) = self.tentative {
+        if let Some(tent) = self.under_way.tentative {
             let base = &game.positions[tent.base];
             let mover = base.turn();
             if piece.color != mover && !(tent.kings_hold && piece.role == Role::King) {
                 if capture_target(base, square) {
-                    self.held = Some(tent);
+                    self.under_way.held = Some(tent);
                 } else {
                     self.commit(t);
                 }
@@ -410,7 +411,7 @@ impl Core {
             // Without a clock the opponent's touch completes the move; with one,
             // a move that ended the game is completed by it too (the opponent
             // has no move to make: the game is over).
-            let ends = self.pending_end.is_some_and(|(p, ..)| p == game.ply());
+            let ends = self.under_way.end.is_some_and(|(p, ..)| p == game.ply());
             if !last.completed && piece.color != mover && (!self.clk.seen || ends) {
                 let ply = game.ply();
                 self.complete(ply, t);

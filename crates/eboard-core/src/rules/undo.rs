@@ -178,10 +178,7 @@ impl Core {
     /// result given back.
     fn restore(&mut self, now: Game, was: Game, t: u64) -> Game {
         self.game = Some(was);
-        self.tentative = None;
-        self.held = None;
-        self.takeback = None;
-        self.pending_end = None;
+        self.under_way.clear();
         self.line.resync = None;
         let Some(g) = &self.game else { return now };
         let common = common_plies(&now, g);

@@ -79,30 +79,51 @@ pub(super) struct Timing {
     /// A press that would be a completed violation on a line that lost
     /// something lately, waiting to be confirmed.
     pub unconfirmed_press: Option<super::irregular::Unconfirmed>,
+    /// Which clock side is white's: fixed by the configuration, else learnt
+    /// from the first press or report that tells it ([`Timing::learn_white`]);
+    /// once known, it stays from game to game.
+    white: Option<ClockSide>,
 }
 
 impl Timing {
+    /// Which clock side is white's, when known.
+    pub fn white(&self) -> Option<ClockSide> {
+        self.white
+    }
+
+    /// White's clock side, fixed (the configuration's `[clock] white`).
+    pub fn fix_white(&mut self, side: ClockSide) {
+        self.white = Some(side);
+    }
+
+    /// Clock side `side` is `color`'s, unless which side is white's is known
+    /// already. Which side is white's, now.
+    pub fn learn_white(&mut self, side: ClockSide, color: Color) -> ClockSide {
+        *self
+            .white
+            .get_or_insert(if color.is_white() { side } else { side.other() })
+    }
+
     /// A new game: what the clock said of the game before is forgotten.
-    /// `white`: which clock side is white's, when known.
-    pub fn new_game(&mut self, white: Option<ClockSide>) {
+    pub fn new_game(&mut self) {
         self.for_ply = None;
         self.unconfirmed_press = None;
         self.flag_seen = None;
         self.flags_reported = [false; 2];
         self.last_press = None;
-        self.host_gone(white);
+        self.host_gone();
     }
 
     /// The host's clock is gone (a new game, a time control the clock runs
     /// itself): the figures shown are no longer its. They are the last report
     /// a clock gave, which still stands; with no clock, there are none (a board
     /// without a clock showed the last game's host times, issue 48).
-    pub fn host_gone(&mut self, white: Option<ClockSide>) {
+    pub fn host_gone(&mut self) {
         if self.host.take().is_none() && self.taken.is_some() {
             // Report mode with a clock: the figures are already the clock's.
             return;
         }
-        let white = white.unwrap_or(ClockSide::Left);
+        let white = self.white.unwrap_or(ClockSide::Left);
         self.said = self.taken.map(|(status, _)| {
             let running = status
                 .running_side()
@@ -163,7 +184,7 @@ impl Core {
         }
         self.clk.drive = drive && tc.is_some();
         self.clk.tc = tc;
-        self.clk.host_gone(self.white_side);
+        self.clk.host_gone();
         let text = self.clk.tc.as_ref().map(TimeControl::pgn);
         if let Some(g) = self.game.as_mut().filter(|g| !g.is_over()) {
             g.time_control = text;
@@ -241,7 +262,7 @@ impl Core {
         }
         // The last report taken, the running side's time brought up to now.
         let (status, at) = self.clk.taken?;
-        let white = self.white_side?;
+        let white = self.clk.white()?;
         let now = |side: ClockSide| {
             let shown = i64::from(status.time(side).millis());
             if status.running_side() == Some(side) {
@@ -254,7 +275,7 @@ impl Core {
     }
 
     pub(super) fn set_times(&mut self, white_ms: i64, black_ms: i64, t: u64) -> Result<(), Refused> {
-        if self.white_side.is_none() {
+        if self.clk.white().is_none() {
             return Err(Refused::InvalidArgument(
                 "which clock side is white's is not known yet: set `[clock] white` or wait for the first press".into(),
             ));
@@ -272,7 +293,7 @@ impl Core {
     /// A completed violation's penalty on the clock, when configured: the
     /// opponent's time, exactly, the running side going on.
     pub(super) fn penalty_to_clock(&mut self, offender: Color, t: u64) -> bool {
-        if !self.cfg.apply_penalties || self.white_side.is_none() {
+        if !self.cfg.apply_penalties || self.clk.white().is_none() {
             return false;
         }
         let add = penalty_ms(self.cfg.profile);
@@ -292,7 +313,8 @@ impl Core {
         // The violation was completed by the offender's press: the opponent's
         // clock runs, and goes on running.
         let running = self
-            .white_side
+            .clk
+            .white()
             .map(|w| if opponent.is_white() { w } else { w.other() });
         self.push_set(
             w.min(MAX_SHOWN_MS as i64) as u64,
@@ -308,11 +330,11 @@ impl Core {
         let Some(h) = &self.clk.host else { return };
         let (w, b) = (h.left_ms(0, t), h.left_ms(1, t));
         let running = h.running();
-        let running_side = match (running, self.white_side) {
+        let running_side = match (running, self.clk.white()) {
             (Some(i), Some(white)) => Some(if i == 0 { white } else { white.other() }),
             _ => None,
         };
-        if self.white_side.is_none() && w != b {
+        if self.clk.white().is_none() && w != b {
             // Which side shows whose time is not known yet (and both differ).
             return;
         }
@@ -329,7 +351,7 @@ impl Core {
     /// shows), the running side rounded up (the clock is then never behind the
     /// model, and its display, which rounds down, within a second of it).
     fn push_set(&mut self, white_ms: u64, black_ms: u64, running: Option<ClockSide>, t: u64) {
-        let white = self.white_side.unwrap_or(ClockSide::Left);
+        let white = self.clk.white().unwrap_or(ClockSide::Left);
         let hms = |ms: u64, side: ClockSide| {
             let ms = if running == Some(side) {
                 ms.div_ceil(1000) * 1000
@@ -399,7 +421,7 @@ impl Core {
         let Some(set) = self.clk.set_to.take() else { return };
         self.clk.taken = Some((set, self.clk.set_at));
         self.clk.suspect = None;
-        let white = self.white_side.unwrap_or(ClockSide::Left);
+        let white = self.clk.white().unwrap_or(ClockSide::Left);
         let running = set
             .running_side()
             .map(|s| if s == white { Color::White } else { Color::Black });

@@ -12,13 +12,10 @@ impl Core {
         if self.clk.host.is_some() {
             // Before the first move, a press starts the clock of the side to move:
             // the presser sits on the other side.
-            if self.white_side.is_none() {
-                if let Some(g) = self.game.as_ref().filter(|g| g.ply() == 0) {
-                    let to_move = g.current().turn();
-                    self.white_side = Some(if to_move.is_white() { side.other() } else { side });
-                }
+            if let Some(g) = self.game.as_ref().filter(|g| g.ply() == 0) {
+                self.clk.learn_white(side.other(), g.current().turn());
             }
-            if let (Some(white), Some(h)) = (self.white_side, self.clk.host.as_mut()) {
+            if let (Some(white), Some(h)) = (self.clk.white(), self.clk.host.as_mut()) {
                 let runs = if side.other() == white { 0 } else { 1 };
                 h.switch(Some(runs), t);
             }
@@ -83,39 +80,40 @@ impl Core {
         }
         // A king step onto the centre held since the other king was lifted (it
         // might still have become a result by kings): its mover's press makes it.
-        if self.tentative.is_none() {
-            if let Some(h) = self.held.filter(|h| h.base == game.ply()) {
+        if self.under_way.tentative.is_none() {
+            if let Some(h) = self.under_way.held.filter(|h| h.base == game.ply()) {
                 let mover = game.positions[h.base].turn();
-                if self.white_side.is_none_or(|w| (w == side) == mover.is_white()) {
-                    self.tentative = Some(h);
+                if self.clk.white().is_none_or(|w| (w == side) == mover.is_white()) {
+                    self.under_way.tentative = Some(h);
                 }
             }
         }
         let Some(game) = &self.game else { return };
         // Who pressed: the mover of a move the board shows or that is not completed.
-        let presser = match (&self.tentative, game.moves.last()) {
+        let presser = match (&self.under_way.tentative, game.moves.last()) {
             (Some(tent), _) => Some(game.positions[tent.base].turn()),
             (None, Some(last)) if !last.completed => Some(game.positions[game.ply() - 1].turn()),
             _ => None,
         };
-        if let (Some(color), None) = (presser, self.white_side) {
-            self.white_side = Some(if color.is_white() { side } else { side.other() });
+        if let Some(color) = presser {
+            self.clk.learn_white(side, color);
         }
         let color = presser.or_else(|| {
-            self.white_side
+            self.clk
+                .white()
                 .map(|w| if w == side { Color::White } else { Color::Black })
         });
         // Before the first move, a press with the board changed is the side to move's.
         let color = match color {
             None if game.ply() == 0 && game.current().board() != &self.real_board() => {
                 let us = game.current().turn();
-                self.white_side = Some(if us.is_white() { side } else { side.other() });
+                self.clk.learn_white(side, us);
                 Some(us)
             }
             c => c,
         };
         let emt = self.clock_pressed(side, t);
-        if self.tentative.is_some() {
+        if self.under_way.tentative.is_some() {
             self.commit(t);
         }
         let Some(game) = &self.game else { return };

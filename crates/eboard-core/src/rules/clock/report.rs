@@ -38,10 +38,10 @@ impl Core {
             if self.clk.host.as_ref().is_some_and(|h| h.running().is_none()) {
                 if let Some(g) = self.game.as_ref().filter(|g| !g.is_over()) {
                     let to_move = g.current().turn();
-                    if self.white_side.is_none() && g.ply() == 0 {
-                        self.white_side = Some(if to_move.is_white() { s } else { s.other() });
+                    if g.ply() == 0 {
+                        self.clk.learn_white(s, to_move);
                     }
-                    if let (Some(white), Some(h)) = (self.white_side, self.clk.host.as_mut()) {
+                    if let (Some(white), Some(h)) = (self.clk.white(), self.clk.host.as_mut()) {
                         h.switch(Some(if s == white { 0 } else { 1 }), t);
                     }
                 }
@@ -65,7 +65,8 @@ impl Core {
         self.clk.suspect = None;
         self.clk.taken = Some((*status, t));
         self.clock_across_gap(status, t);
-        let white_side = self.white_side.unwrap_or(ClockSide::Left);
+        let known = self.clk.white().is_some();
+        let white_side = self.clk.white().unwrap_or(ClockSide::Left);
         let running = status.running_side().map(|s| {
             if s == white_side {
                 Color::White
@@ -75,7 +76,7 @@ impl Core {
         });
         if let Some(h) = &mut self.clk.host {
             // After a gap the clock ran on without the host: its times stand.
-            if std::mem::take(&mut self.clk.resync_host) && self.white_side.is_some() {
+            if std::mem::take(&mut self.clk.resync_host) && known {
                 let (w, b) = (
                     status.time(white_side).millis(),
                     status.time(white_side.other()).millis(),
@@ -114,7 +115,7 @@ impl Core {
                 ClockSide::Right => status.right_flags.fallen,
             });
         let seen = std::mem::replace(&mut self.clk.flag_seen, fallen);
-        let (Some(side), Some(white)) = (fallen, self.white_side) else {
+        let (Some(side), Some(white)) = (fallen, self.clk.white()) else {
             return;
         };
         if seen != Some(side) {
@@ -231,12 +232,12 @@ impl Core {
             self.clk.across_gap = None;
             return;
         }
-        if self.tentative.is_some() || self.unexplained() {
+        if self.under_way.tentative.is_some() || self.unexplained() {
             // The board is not (yet) the record's position: plies may be found.
             return;
         }
         self.clk.across_gap = None;
-        let Some(white) = self.white_side else { return };
+        let Some(white) = self.clk.white() else { return };
         let waiting = !game.current().turn();
         let side = if waiting.is_white() { white } else { white.other() };
         if gap.before.running_side() == Some(side) || status.running_side() == Some(side) {

@@ -174,14 +174,14 @@ impl Core {
         let seen_from = self.seen_from(base, &path);
         self.hands.touches.forget();
         if base < n && !amend {
-            self.tentative = None;
+            self.under_way.tentative = None;
             self.take_back(base, t);
             self.commit_path(path, seen_from, t);
         } else if base < n {
             // The first ply amends the move not completed.
             let mut rest = path.into_iter();
             if let Some(first) = rest.next() {
-                self.tentative = Some(Tentative {
+                self.under_way.tentative = Some(Tentative {
                     base,
                     mv: first,
                     kings_hold: false,
@@ -330,7 +330,10 @@ impl Core {
     /// dumps since have chosen), when every ply replaced was inferred.
     fn take_up(&mut self, from: usize, plies: Vec<Move>, t: u64) -> bool {
         let Some(game) = &self.game else { return false };
-        if game.is_over() || !game.moves[from..].iter().all(|m| m.inferred) || self.tentative.is_some() {
+        if game.is_over()
+            || !game.moves[from..].iter().all(|m| m.inferred)
+            || self.under_way.tentative.is_some()
+        {
             return false;
         }
         self.hands.touches.forget();
@@ -399,7 +402,7 @@ impl Core {
     /// runs and its sides are known.
     pub(in crate::rules) fn clock_turn(&self) -> Option<Color> {
         let side = self.clk.status?.running_side()?;
-        let white = self.white_side?;
+        let white = self.clk.white()?;
         Some(if side == white { Color::White } else { Color::Black })
     }
 
@@ -417,7 +420,7 @@ impl Core {
         let last = path.len().saturating_sub(1);
         for (i, mv) in path.into_iter().enumerate() {
             let base = self.game.as_ref().map_or(0, Game::ply);
-            self.tentative = Some(Tentative {
+            self.under_way.tentative = Some(Tentative {
                 base,
                 mv,
                 kings_hold: false,

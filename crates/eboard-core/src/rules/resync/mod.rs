@@ -252,7 +252,7 @@ impl Core {
         if self.line.confirm_dump || self.irregular.as_ref().is_some_and(|i| i.kind.is_some()) {
             return true;
         }
-        self.line.resync.is_some() && self.tentative.is_none() && self.unexplained()
+        self.line.resync.is_some() && self.under_way.tentative.is_none() && self.unexplained()
     }
 
     /// Whether the last dump awaits a second that agrees with it (or the first
@@ -315,7 +315,7 @@ impl Core {
             // record (or a move on from it), the line is in step again.
             // With no game under way there is nothing to be in step with: a game
             // whose start the line lost may still show up a few plies in.
-            let in_step = self.game.is_some() && (self.tentative.is_some() || !self.unexplained());
+            let in_step = self.game.is_some() && (self.under_way.tentative.is_some() || !self.unexplained());
             if in_step && self.line.resync.as_ref().is_some_and(|r| r.cause == Cause::Gap) {
                 self.leave_resync(t);
             }
@@ -385,8 +385,8 @@ impl Core {
         self.last_change = t;
         if step_made {
             let n = self.game.as_ref().map_or(0, Game::ply);
-            if self.tentative.is_none() {
-                self.tentative = self.held;
+            if self.under_way.tentative.is_none() {
+                self.under_way.unhold();
             }
             self.commit(t);
             if let Some(r) = &mut self.line.resync {
@@ -416,7 +416,7 @@ impl Core {
         self.changed(t, None);
         // A move the dump after a gap shows was made (released) while the line was
         // away: it is made now, not after another release threshold.
-        if gated && self.tentative.is_some() {
+        if gated && self.under_way.tentative.is_some() {
             self.commit(t);
         }
         if let Some(status) = clock {
@@ -466,7 +466,7 @@ impl Core {
         let Some((color, emt)) = self.line.resync.take().and_then(|r| r.pressed) else {
             return;
         };
-        let shown_by_presser = match (&self.tentative, &self.game) {
+        let shown_by_presser = match (&self.under_way.tentative, &self.game) {
             (Some(tent), Some(g)) => g.positions[tent.base].turn() == color,
             _ => false,
         };
@@ -499,7 +499,7 @@ impl Core {
     /// and placements or matched as usual).
     fn held_step_made(&self, board: &Board, held: bool) -> bool {
         let Some(g) = &self.game else { return false };
-        let Some(tent) = self.tentative.or(self.held.filter(|_| held)) else {
+        let Some(tent) = self.under_way.tentative.or(self.under_way.held.filter(|_| held)) else {
             return false;
         };
         let real = g.orientation.real_board(board);
@@ -577,7 +577,7 @@ impl Core {
     /// judged for nothing else (what happened in the gap is not known).
     pub(super) fn held_press(&mut self, side: ClockSide, t: u64) {
         self.clk.seen = true;
-        if self.tentative.is_some() {
+        if self.under_way.tentative.is_some() {
             self.commit(t);
         }
         let Some(game) = &self.game else { return };
@@ -588,7 +588,7 @@ impl Core {
         let mover = game.positions[n - 1].turn();
         // Who pressed across a gap is known only from the clock's sides, never
         // learnt from such a press (it may be any press made while away).
-        let Some(white) = self.white_side else { return };
+        let Some(white) = self.clk.white() else { return };
         let presser = if white == side { Color::White } else { Color::Black };
         let emt = self.clock_pressed(side, t);
         if presser == mover {
