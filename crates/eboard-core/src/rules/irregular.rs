@@ -3,7 +3,11 @@
 //! and reported; a completed violation is judged, on a suspect line only once a
 //! dump has confirmed the board; `resolved` when the board is explained again.
 
-use super::*;
+use super::matching::{diff_squares, is_partial};
+use super::resync::Cause;
+use super::start::kings_result;
+use super::{Core, EventKind, Game, IrregularKind, Penalty, Side, side_index};
+use shakmaty::{Board, Color, Position, Square};
 
 /// An unexplained board that has been reported.
 #[derive(Debug, Clone)]

@@ -9,9 +9,12 @@
 //! moves that can explain the squares that differ are tried (`quick`), and a hit
 //! is confirmed on the boards themselves, so a hash collision never makes a move.
 
-use super::*;
-use shakmaty::{Board, Chess, Color, Move, Piece, Position, Role, Square};
+use shakmaty::{Bitboard, Board, Chess, Color, Move, Piece, Position, Role, Square};
 
+use super::record::Tentative;
+use super::resync::{Cause, Found, Resync, Search};
+use super::start::{CENTRE, kings_result};
+use super::{Core, Termination, game};
 use crate::board::Orientation;
 
 pub mod quick;

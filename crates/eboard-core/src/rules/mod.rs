@@ -34,7 +34,7 @@ mod touch;
 mod undo;
 mod values;
 
-use shakmaty::{Bitboard, Board, CastlingMode, Chess, Color, Move, Piece, Position, Role, Square};
+use shakmaty::{Board, CastlingMode, Chess, Color, Piece, Position, Role, Square};
 
 pub use arbiter::{Decision, MAX_TERMINATION_CHARS, NOT_A_BOARDS, Refused, parse_start, termination_words};
 pub use event::{
@@ -46,13 +46,12 @@ pub use settings::{ClockMode, Pinned, SETTINGS_KEY, Settings, SettingsError};
 pub use values::{Article, DrawReason, GameResult, Termination, Variant, joined, running_str};
 
 use crate::board::{BoardEvent, Orientation};
-use crate::protocol::{ClockSide, ClockStatus, PieceCode};
-use irregular::*;
-use matching::*;
-use record::*;
-use resync::*;
-use start::*;
-use touch::*;
+use crate::protocol::{ClockSide, PieceCode};
+use irregular::Irregular;
+use matching::Sensors;
+use record::UnderWay;
+use resync::Line;
+use touch::Hands;
 
 pub use outbox::MAX_NOTES;
 

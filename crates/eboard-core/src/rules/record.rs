@@ -2,7 +2,8 @@
 //! move), then is made, amended (Art. 4.7), taken back, or completed; after each,
 //! the end the position forces and the draws claimable.
 
-use super::*;
+use super::{Core, DrawReason, EventKind, Game, GameResult, Termination, touch};
+use shakmaty::{Color, Move, Position};
 
 /// A move the board shows but that is not yet reported as made.
 #[derive(Debug, Clone, Copy)]

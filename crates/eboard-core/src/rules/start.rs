@@ -2,7 +2,10 @@
 //! (standard or Chess960, either way round) starts a game; a game under way seen
 //! after a gap is taken up; kings on the centre squares end it.
 
-use super::*;
+use super::resync::{Cause, Resync};
+use super::{Core, EventKind, Game, GameResult, Termination, game};
+use crate::board::Orientation;
+use shakmaty::{Bitboard, Board, CastlingMode, Chess, Color, Piece, Position, Role, Square};
 
 /// The start position the board shows, if any: standard or Chess960, either way round.
 pub(super) fn start_position(sensors: &Board) -> Option<(Chess, CastlingMode, Orientation)> {

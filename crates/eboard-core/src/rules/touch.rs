@@ -3,8 +3,10 @@
 //! The core never rejects a legal move because of touch-move: it records the move
 //! and raises a flag that the opponent could claim.
 
-use super::*;
-use shakmaty::{Chess, Color, Move, Piece, Role, Square};
+use super::matching::capture_target;
+use super::record::Tentative;
+use super::{Article, Core, EventKind};
+use shakmaty::{Chess, Color, Move, Piece, Position, Role, Square};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Touch {

@@ -13,10 +13,9 @@
 mod press;
 mod report;
 
-use super::*;
-use shakmaty::{Color, Position};
+use shakmaty::Color;
 
-use super::{Core, EventKind, FlagPolicy, Profile, Refused, Side, side_index};
+use super::{Core, EventKind, Profile, Refused, Side, side_index};
 use crate::clock::control::{MAX_SHOWN_MS, TimeControl};
 use crate::clock::host::HostClock;
 use crate::protocol::{ClockCommand, ClockSide, ClockStatus, ClockTime, Hms, RunFlags, clock_code};

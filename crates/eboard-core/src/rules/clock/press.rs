@@ -2,7 +2,12 @@
 //! `%clk` and `%emt`, the host's flag (drive mode), and what a press decides
 //! about the move it completes.
 
-use super::*;
+use super::{color_of, ix};
+use crate::clock::host::HostClock;
+use crate::protocol::ClockSide;
+use crate::rules::irregular::Unconfirmed;
+use crate::rules::{Core, IrregularKind};
+use shakmaty::{Color, Position};
 
 impl Core {
     /// A press (the lever changed side): the host's clock switches, and the time

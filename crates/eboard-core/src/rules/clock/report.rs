@@ -2,7 +2,10 @@
 //! that cannot follow from it is held until the next agrees), flags (6.8),
 //! and the clock across a gap in the line.
 
-use super::*;
+use super::{AcrossGap, color_of};
+use crate::protocol::{ClockSide, ClockStatus};
+use crate::rules::{Core, EventKind, FlagPolicy, GameResult, IrregularKind, Side, Termination, side_index};
+use shakmaty::{Color, Position};
 
 impl Core {
     /// A clock report. Its times are believed unless a set is pending (the
@@ -291,6 +294,7 @@ fn plausible(prev: &ClockStatus, at: u64, new: &ClockStatus, t: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::ClockTime;
 
     fn status(l: u32, r: u32, running: Option<ClockSide>, lever_right: bool) -> ClockStatus {
         ClockStatus::new(

@@ -2,7 +2,8 @@
 //! the record's position that end on the board seen again (`infer_path`), and
 //! the trips back to a first square no board can show (`round_trip`).
 
-use super::*;
+use crate::rules::matching;
+use shakmaty::{Bitboard, Board, Chess, Move, Piece, Position, Role, Square};
 
 /// The most plies a gap in the line is bridged by (`docs/RULES.md`, "What it never does").
 pub const MAX_INFERRED_PLIES: usize = 6;

@@ -1,6 +1,7 @@
 //! Tests of `infer` (the searches for plies the line did not show).
 
 use super::*;
+use shakmaty::CastlingMode;
 use shakmaty::fen::Fen;
 
 fn pos(fen: &str) -> Chess {

@@ -6,7 +6,7 @@ use shakmaty::fen::Fen;
 use shakmaty::san::{San, SanPlus, Suffix};
 use shakmaty::uci::UciMove;
 use shakmaty::zobrist::Zobrist64;
-use shakmaty::{Bitboard, Board, CastlingMode, Chess, EnPassantMode, Move, Piece, Position, Role, Square};
+use shakmaty::{Board, CastlingMode, Chess, EnPassantMode, Move, Position};
 
 use super::matching;
 use super::{DrawReason, GameResult, Termination, Variant};

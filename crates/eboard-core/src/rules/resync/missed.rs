@@ -1,7 +1,10 @@
 //! The plies the line may have missed: searched for once the board rests
 //! (`best_path`, `game::infer_path`), then recorded as inferred.
 
-use super::*;
+use super::{Cause, Found, Resync, SHORT_PLIES, Search, inferred_tail};
+use crate::rules::record::Tentative;
+use crate::rules::{Core, EventKind, Game, IrregularKind, Side, game, side_index};
+use shakmaty::{Board, Chess, Color, Move, Position};
 
 /// The most plies an `ambiguous` stretch is looked for in (from the start of
 /// the inferred plies before the new ones).

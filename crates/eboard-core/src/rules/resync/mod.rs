@@ -6,9 +6,14 @@
 //! This file holds the state of a stretch of doubt and handles gaps and dumps;
 //! `missed` searches for the missed plies and records them.
 
-mod missed;
+use super::irregular::NOISY_FOR_US;
+use super::matching::{Sensors, diff_squares, is_partial};
+use super::start::kings_result;
+use super::{Core, Game, game, matching};
+use crate::protocol::{ClockSide, ClockStatus};
+use shakmaty::{Board, Chess, Color, Move, Piece, Position, Role, Square};
 
-use super::*;
+mod missed;
 
 /// Why the line may have missed changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
