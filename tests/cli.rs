@@ -181,9 +181,14 @@ fn emulate_links_a_pty_that_answers_like_a_board() {
     common::send_signal(child.id(), libc::SIGTERM);
     let status = common::wait_exit_blocking(&mut child, 10, "`emulate` after SIGTERM");
     assert!(status.success(), "{status:?}");
+    assert_link_removed(&link, "SIGTERM");
+}
+
+/// Fails the test when `emulate`'s link is still there after `signal` stopped it.
+fn assert_link_removed(link: &std::path::Path, signal: &str) {
     assert!(
-        std::fs::symlink_metadata(&link).is_err(),
-        "the link {} is left after SIGTERM",
+        std::fs::symlink_metadata(link).is_err(),
+        "the link {} is left after {signal}",
         link.display()
     );
 }
@@ -193,12 +198,11 @@ fn emulate_links_a_pty_that_answers_like_a_board() {
 #[test]
 fn emulate_removes_its_link_when_stopped_by_a_signal() {
     let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("game.esl");
-    std::fs::write(
-        &log,
+    let log = common::write_file(
+        dir.path(),
+        "game.esl",
         "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n",
-    )
-    .unwrap();
+    );
     for (name, signal) in [("SIGTERM", libc::SIGTERM), ("SIGINT", libc::SIGINT)] {
         let link = dir.path().join(format!("board-{name}"));
         let mut child = bin()
@@ -226,11 +230,7 @@ fn emulate_removes_its_link_when_stopped_by_a_signal() {
         common::send_signal(child.id(), signal);
         let status = common::wait_exit_blocking(&mut child, 10, &format!("`emulate` after {name}"));
         assert!(status.success(), "{name}: {status:?}");
-        assert!(
-            std::fs::symlink_metadata(&link).is_err(),
-            "{name}: the link {} is left",
-            link.display()
-        );
+        assert_link_removed(&link, name);
     }
 }
 
@@ -298,17 +298,12 @@ fn replay_takes_thresholds_and_the_fen_header() {
 
 /// A configuration with its folders in `dir`.
 fn folders(dir: &std::path::Path, extra: &str) -> std::path::PathBuf {
-    let cfg = dir.join("c.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "output = \"{}\"\nstate = \"{}\"\n{extra}",
-            dir.join("live").display(),
-            dir.join("state").display()
-        ),
-    )
-    .unwrap();
-    cfg
+    let text = format!(
+        "output = \"{}\"\nstate = \"{}\"\n{extra}",
+        dir.join("live").display(),
+        dir.join("state").display()
+    );
+    common::write_file(dir, "c.toml", &text)
 }
 
 /// Runs `eboard-bridge run ARGS`, waits until its stderr holds `wanted` (or 10 s),
@@ -359,10 +354,7 @@ fn run_says_which_board_it_waits_for_and_why_without_colours() {
         "waiting for it",
     );
     // A warning (not information a newcomer's eye passes over), with what to check.
-    let line = said
-        .lines()
-        .find(|l| l.contains("/dev/nonexistent-board: no board there"))
-        .unwrap_or_else(|| panic!("{said}"));
+    let line = common::line_with(&said, "/dev/nonexistent-board: no board there");
     assert!(line.contains("WARN"), "{line}");
     assert!(
         line.contains("waiting for it to appear (is it plugged in? is the path right?)"),

@@ -38,6 +38,49 @@ pub fn fixture(rel: &str) -> PathBuf {
         .join(rel)
 }
 
+/// The first game of the PGN file `rel` (in `tests/data`) that starts from the
+/// standard position and has at least `plies` plies.
+pub fn game_of_at_least(rel: &str, plies: usize) -> PgnGame {
+    pgn_games(rel)
+        .into_iter()
+        .find(|g| g.moves.len() >= plies && g.start == shakmaty::Chess::default())
+        .unwrap_or_else(|| panic!("no game of {plies} plies from the start in {rel}"))
+}
+
+/// Writes `text` to `dir/name` (a fixture of the test) and returns its path.
+pub fn write_file(dir: &std::path::Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+    path
+}
+
+/// The files in `dir` whose extension is `ext`, sorted.
+pub fn files_with_extension(dir: &std::path::Path, ext: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == ext))
+        .collect();
+    files.sort();
+    files
+}
+
+/// How many plies a PGN file holds (0 while it does not exist).
+pub fn plies_in(path: &std::path::Path) -> usize {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|t| pgn_moves(&t).concat().len())
+        .unwrap_or(0)
+}
+
+/// The first line of `text` that contains `needle`; the test fails, showing
+/// `text`, when none does.
+pub fn line_with<'a>(text: &'a str, needle: &str) -> &'a str {
+    text.lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line contains {needle:?}: {text}"))
+}
+
 /// The UCI moves of a `captures/N.uci` file (`1. e2e4 e7e5` per line).
 pub fn uci_moves(rel: &str) -> Vec<String> {
     let text = std::fs::read_to_string(data(rel)).expect("read uci file");
@@ -174,6 +217,18 @@ pub fn random_game(plies: usize, mut seed: u64) -> Vec<shakmaty::Move> {
             return moves;
         }
         seed += 1;
+    }
+}
+
+/// Steady hands: they think and step within these ranges (ms), and never touch a
+/// piece twice nor slide one.
+pub fn steady_hands(think_ms: (u64, u64), step_ms: (u64, u64)) -> eboard_bridge::sim::Style {
+    eboard_bridge::sim::Style {
+        think_ms,
+        step_ms,
+        retouch: 0,
+        slide: 0,
+        ..eboard_bridge::sim::Style::default()
     }
 }
 

@@ -108,11 +108,7 @@ async fn ctl_round_starts_a_round_on_every_board_and_a_reload_is_watched() {
     );
 
     // The file moved on to round 3: it wins, and `ctl watch` says so loudly.
-    let moved = std::fs::read_to_string(&cfg)
-        .unwrap()
-        .replace("round = 1\n", "round = 3\n");
-    std::fs::write(&cfg, moved).unwrap();
-    common::send_signal(daemon.child.id(), libc::SIGHUP);
+    edit_and_reload(&daemon, &cfg, "round = 1\n", "round = 3\n");
     let seen = lines_until(&mut text, 20, |l| l.contains("CONFIGURATION READ AGAIN")).await;
     assert!(
         seen.last().unwrap().contains(

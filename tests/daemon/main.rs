@@ -17,8 +17,8 @@ use std::time::Duration;
 use common::emulated::{emulate as emulate_as, emulate_with};
 use common::process::{Running, run_command, run_config, tag_in, test_open as config};
 use common::{
-    Need, Within, bus_client, listen, need, pgn_games, pgn_moves, private_bus, send_signal, wait_exit,
-    wait_for,
+    Need, Within, bus_client, listen, need, pgn_games, pgn_moves, plies_in, private_bus, send_signal,
+    wait_exit, wait_for,
 };
 use eboard_bridge::board::Orientation;
 use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME, ROOT_PATH};
@@ -27,7 +27,7 @@ use eboard_bridge::device::EmulatorConfig;
 use eboard_bridge::log::SensorLog;
 use eboard_bridge::protocol::ClockTime;
 use eboard_bridge::rules::EventKind;
-use eboard_bridge::sim::{Hands, Style};
+use eboard_bridge::sim::Hands;
 use futures_util::StreamExt;
 use shakmaty::{Chess, Move, Position};
 
@@ -55,18 +55,7 @@ fn emulate(log: SensorLog, link: &Path, speed: f64) -> tokio::task::JoinHandle<(
 
 /// A real game from the standard start with at least 30 plies.
 fn long_game() -> common::PgnGame {
-    pgn_games("games/immortal-games.pgn")
-        .into_iter()
-        .find(|g| g.moves.len() >= 30 && g.start == Chess::default())
-        .expect("a long game")
-}
-
-/// How many moves a broadcast PGN file holds (0 while it does not exist).
-fn moves_in(path: &Path) -> usize {
-    std::fs::read_to_string(path)
-        .ok()
-        .map(|t| pgn_moves(&t).concat().len())
-        .unwrap_or(0)
+    common::game_of_at_least("games/immortal-games.pgn", 30)
 }
 
 /// A daemon resuming board0 from a recording with `text`, the board not plugged
@@ -212,16 +201,11 @@ async fn property_is(address: &str, property: &str, want: &str) {
 
 /// A configuration for round `round` whose board 7 (board0) has these players.
 fn round_config(dir: &Path, round: u32, white: &str, black: &str) -> PathBuf {
-    let cfg = dir.join("config.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "event = \"Open\"\nround = {round}\noutput = \"{}\"\nstate = \"{}\"\n[[board]]\ndevice = \"{}\"\nnumber = 7\nwhite = \"{white}\"\nblack = \"{black}\"\n",
-            dir.join("live").display(),
-            dir.join("state").display(),
-            dir.join("board0").display()
-        ),
-    )
-    .unwrap();
-    cfg
+    let text = format!(
+        "event = \"Open\"\nround = {round}\noutput = \"{}\"\nstate = \"{}\"\n[[board]]\ndevice = \"{}\"\nnumber = 7\nwhite = \"{white}\"\nblack = \"{black}\"\n",
+        dir.join("live").display(),
+        dir.join("state").display(),
+        dir.join("board0").display()
+    );
+    common::write_file(dir, "config.toml", &text)
 }

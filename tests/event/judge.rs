@@ -298,25 +298,15 @@ mod tests {
     /// An alarm that never clears (issue 47, 4).
     #[test]
     fn an_alarm_never_cleared_fails() {
-        let (t, mut s) = good();
-        s.alarms = vec!["game_start".into(), "move".into(), "irregular".into()];
-        fails_with(&t, &s, "never cleared");
-        let (t, mut s) = good();
-        s.alarms = vec![
-            "game_start".into(),
-            "irregular".into(),
-            "move".into(),
-            "move".into(),
-        ];
-        fails_with(&t, &s, "never cleared");
-        let (t, mut s) = good();
-        s.alarms = vec![
-            "irregular".into(),
-            "inferred_move".into(),
-            "move".into(),
-            "resolved".into(),
-        ];
-        fails_with(&t, &s, "never cleared");
+        for alarms in [
+            &["game_start", "move", "irregular"][..],
+            &["game_start", "irregular", "move", "move"],
+            &["irregular", "inferred_move", "move", "resolved"],
+        ] {
+            let (t, mut s) = good();
+            s.alarms = alarms.iter().map(|a| a.to_string()).collect();
+            fails_with(&t, &s, "never cleared");
+        }
         let (t, mut s) = good();
         s.bus.insert("Status", "irregular".into());
         fails_with(&t, &s, "still shown irregular");

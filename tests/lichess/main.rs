@@ -31,7 +31,7 @@ mod standin;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::process::{Running, bin, run_command};
+use common::process::{Running, run_command};
 use common::{Within, private_bus, quick, wait_for};
 use eboard_bridge::board::Orientation;
 use eboard_bridge::log::SensorLog;
@@ -57,11 +57,7 @@ fn emulate(log: SensorLog, link: &Path, serial: &str, speed: f64) -> tokio::task
 
 /// The first `plies` plies of a real game from the start.
 fn real_game(file: &str, plies: usize) -> Vec<Move> {
-    let g = common::pgn_games(file)
-        .into_iter()
-        .find(|g| g.moves.len() >= plies && g.start == Chess::default())
-        .expect("a game long enough");
-    g.moves[..plies].to_vec()
+    common::game_of_at_least(file, plies).moves[..plies].to_vec()
 }
 
 /// The token file in `dir`, for its owner only.

@@ -31,14 +31,7 @@ async fn a_game_lichess_refuses_is_reported_once_and_the_others_are_accepted() {
     )
     .await;
     // `ctl watch` before the daemon: it prints the report as it comes.
-    let mut watch = tokio::process::Command::new(bin())
-        .args(["ctl", "--bus", "session", "watch"])
-        .env("DBUS_SESSION_BUS_ADDRESS", &address)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut watch = common::process::spawn_ctl(&address, &["watch"], std::process::Stdio::null());
     let mut watched = tokio::io::BufReader::new(watch.stdout.take().unwrap()).lines();
     // The arbiters' console too.
     use common::hall::{PASSWORD, USER};
