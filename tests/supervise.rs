@@ -11,8 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::process::{Running, bin, board_property, run_command, run_config, value_text};
-use common::{Within, bus_client, output_within, pgn_moves, plies_in, private_bus, wait_for};
-use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME};
+use common::{bus_client, output_within, pgn_moves, plies_in, private_bus, wait_for};
 use shakmaty::{CastlingMode, Chess, Move, Position};
 
 /// Board `n` of the two (serial number 11111 or 22222, at `dir/boardN`) playing
@@ -278,15 +277,7 @@ async fn a_board_that_keeps_panicking_is_stopped_alone_after_five_restarts() {
     );
     assert_eq!(daemon.logged("board board0 is stopped"), 1);
     let client = bus_client(&address).await;
-    let p = zbus::Proxy::new(
-        &client,
-        BUS_NAME,
-        "/org/eboardbridge/board/board0",
-        BOARD_INTERFACE,
-    )
-    .within(10, "a proxy of board0")
-    .await
-    .unwrap();
+    let p = common::board_proxy(&client, "/org/eboardbridge/board/board0").await;
     let e = p.call::<_, _, ()>("SetPlayers", &("A", "B")).await.unwrap_err();
     assert!(e.to_string().contains("Unavailable"), "{e}");
     assert!(e.to_string().contains("stopped after 5 restarts"), "{e}");

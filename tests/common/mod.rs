@@ -81,6 +81,10 @@ pub fn line_with<'a>(text: &'a str, needle: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no line contains {needle:?}: {text}"))
 }
 
+/// The first lines of a sensor log of a board standing in the start position
+/// (more records may follow).
+pub const AT_THE_START: &str = "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n";
+
 /// The UCI moves of a `captures/N.uci` file (`1. e2e4 e7e5` per line).
 pub fn uci_moves(rel: &str) -> Vec<String> {
     let text = std::fs::read_to_string(data(rel)).expect("read uci file");
@@ -298,6 +302,34 @@ pub async fn bus_client(address: &str) -> zbus::Connection {
         .within(10, &format!("a connection to the bus at {address}"))
         .await
         .unwrap_or_else(|e| panic!("cannot connect to the bus at {address}: {e}"))
+}
+
+/// A proxy on `client` of the board object at `path` (`BOARD_INTERFACE` of the
+/// daemon's name), made within 10 s.
+pub async fn board_proxy(client: &zbus::Connection, path: &str) -> zbus::Proxy<'static> {
+    use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME};
+    zbus::Proxy::new(client, BUS_NAME, path.to_string(), BOARD_INTERFACE)
+        .within(10, &format!("a proxy of {path}"))
+        .await
+        .unwrap_or_else(|e| panic!("a proxy of {path}: {e}"))
+}
+
+/// A proxy on `client` of the daemon's object `path` with `interface`, which reads
+/// its properties afresh (a caching proxy waits on the signals of a daemon that
+/// may have been replaced); made within 10 s.
+pub async fn uncached_proxy(client: &zbus::Connection, path: &str, interface: &str) -> zbus::Proxy<'static> {
+    zbus::proxy::Builder::new(client)
+        .destination(eboard_bridge::bus::BUS_NAME)
+        .unwrap()
+        .path(path.to_string())
+        .unwrap()
+        .interface(interface.to_string())
+        .unwrap()
+        .cache_properties(zbus::proxy::CacheProperties::No)
+        .build()
+        .within(10, &format!("a proxy of {interface} at {path}"))
+        .await
+        .unwrap_or_else(|e| panic!("a proxy of {interface} at {path}: {e}"))
 }
 
 /// Waits for a child process to end, at most `secs`, without blocking the test's

@@ -41,11 +41,38 @@ fn sans(moves: &[Move]) -> Vec<String> {
 }
 
 /// The Immortal Game (the first of `games/immortal-games.pgn`) as hands play it,
-/// at 8x on an emulated board at `dir/board0`: the game and the emulator's task.
-fn immortal(dir: &Path) -> (common::PgnGame, tokio::task::JoinHandle<()>) {
+/// at 8x on an emulated board at `dir/board0`, and a private bus in `dir` with a
+/// client listening to `MoveMade` from before a daemon starts: the game, its
+/// SAN, the emulator's task, the board's link, the bus's address, the client
+/// and its signals.
+async fn immortal_heard(
+    dir: &Path,
+) -> (
+    common::PgnGame,
+    Vec<String>,
+    tokio::task::JoinHandle<()>,
+    PathBuf,
+    String,
+    (zbus::Connection, zbus::MessageStream),
+) {
     let game = pgn_games("games/immortal-games.pgn").swap_remove(0);
-    let emulator = emulate(game_log(&game.start, &game.moves, 42), &dir.join("board0"), 8.0);
-    (game, emulator)
+    let link = dir.join("board0");
+    let emulator = emulate(game_log(&game.start, &game.moves, 42), &link, 8.0);
+    let expected = sans(&game.moves);
+    let address = private_bus(dir).await;
+    let heard = listen(&address, BOARD_INTERFACE, Some("MoveMade")).await;
+    (game, expected, emulator, link, address, heard)
+}
+
+/// The next message of `signals`, which must come within `secs` (`what` says
+/// which).
+async fn next_signal(signals: &mut zbus::MessageStream, secs: u64, what: &str) -> zbus::Message {
+    signals
+        .next()
+        .within(secs, what)
+        .await
+        .unwrap_or_else(|| panic!("the signals ended before {what}"))
+        .unwrap_or_else(|e| panic!("{what}: {e}"))
 }
 
 /// Starts an emulator playing `log` and points `link` at it.
@@ -101,18 +128,7 @@ async fn signal(Running { child, .. }: &mut Running, how: &str) {
 /// (a caching proxy waits on the signals of a daemon that may have been replaced).
 async fn board0(address: &str) -> zbus::Proxy<'static> {
     let client = bus_client(address).await;
-    zbus::proxy::Builder::new(&client)
-        .destination(BUS_NAME)
-        .unwrap()
-        .path("/org/eboardbridge/board/board0")
-        .unwrap()
-        .interface(BOARD_INTERFACE)
-        .unwrap()
-        .cache_properties(zbus::proxy::CacheProperties::No)
-        .build()
-        .within(10, "a proxy of board0")
-        .await
-        .unwrap()
+    common::uncached_proxy(&client, "/org/eboardbridge/board/board0", BOARD_INTERFACE).await
 }
 
 /// A board standing in the start position, `more` records after it.

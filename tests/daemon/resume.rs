@@ -66,12 +66,8 @@ async fn an_arbiters_result_survives_sigkill_and_sigterm_and_replays() {
     let live = dir.path().join("live/round-1/game-1.pgn");
     let start = || start_binary(&cfg, &link, Some(&address));
     let client = bus_client(&address).await;
-    let proxy = |c: zbus::Connection| async move {
-        zbus::Proxy::new(&c, BUS_NAME, "/org/eboardbridge/board/board0", BOARD_INTERFACE)
-            .within(10, "a proxy of board0")
-            .await
-            .unwrap()
-    };
+    let proxy =
+        |c: zbus::Connection| async move { common::board_proxy(&c, "/org/eboardbridge/board/board0").await };
     let result_of = |p: &Path| {
         std::fs::read_to_string(p)
             .ok()
