@@ -13,6 +13,20 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
 }
 
+/// The lines `reader` gives, each sent as it comes by a thread of its own (a
+/// read has no timeout); the channel closes at its end.
+fn lines_of(reader: impl Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(reader).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
 /// Runs the binary to its end (at most a minute) and returns what it said.
 fn run(cmd: &mut Command) -> std::process::Output {
     let what = format!("{cmd:?}");
@@ -114,8 +128,8 @@ fn replay_sensors_prints_the_board_level_stream_of_a_capture() {
 #[test]
 fn emulate_links_a_pty_that_answers_like_a_board() {
     let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("game.esl");
-    std::fs::write(&log, "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n0.5 lift e2 P\n0.8 place e4 P\n").unwrap();
+    let moves = format!("{}0.5 lift e2 P\n0.8 place e4 P\n", common::AT_THE_START);
+    let log = common::write_file(dir.path(), "game.esl", &moves);
     let link = dir.path().join("board0");
     let mut child = bin()
         .args(["emulate", "--speed", "5", "--log"])
@@ -126,15 +140,9 @@ fn emulate_links_a_pty_that_answers_like_a_board() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Its first line, read by a thread of its own (a read has no timeout).
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut first = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut first);
-        let _ = tx.send(first);
-    });
-    let first = rx.recv_timeout(Duration::from_secs(10)).unwrap_or_else(|_| {
+    // Its first line.
+    let lines = lines_of(child.stdout.take().unwrap());
+    let first = lines.recv_timeout(Duration::from_secs(10)).unwrap_or_else(|_| {
         let _ = child.kill();
         panic!("timed out after 10 s waiting for `emulate` to print its pty's path")
     });
@@ -198,11 +206,7 @@ fn assert_link_removed(link: &std::path::Path, signal: &str) {
 #[test]
 fn emulate_removes_its_link_when_stopped_by_a_signal() {
     let dir = tempfile::tempdir().unwrap();
-    let log = common::write_file(
-        dir.path(),
-        "game.esl",
-        "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n",
-    );
+    let log = common::write_file(dir.path(), "game.esl", common::AT_THE_START);
     for (name, signal) in [("SIGTERM", libc::SIGTERM), ("SIGINT", libc::SIGINT)] {
         let link = dir.path().join(format!("board-{name}"));
         let mut child = bin()
@@ -319,15 +323,7 @@ fn run_says(args: &[&str], cfg: &std::path::Path, wanted: &str) -> String {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let rx = lines_of(child.stderr.take().unwrap());
     let mut said = String::new();
     let until = std::time::Instant::now() + Duration::from_secs(10);
     while !said.contains(wanted) {

@@ -21,12 +21,14 @@ use common::{plies_in, private_bus, wait_for};
 use eboard_bridge::bus::BOARD_INTERFACE;
 use eboard_bridge::log::SensorLog;
 use futures_util::StreamExt;
-use shakmaty::{Chess, Move};
+use shakmaty::Chess;
 
-/// A sensor log of `moves` from the start played by simulated hands, the clock
-/// at 1:30:00 both sides.
-fn game_log(moves: &[Move], seed: u64) -> SensorLog {
-    common::emulated::hands_log(&Chess::default(), moves, seed, 1500)
+/// A sensor log of the first `plies` plies of a real game from the start (one
+/// of 30 plies at least) played by simulated hands (`seed`), the clock at
+/// 1:30:00 both sides.
+fn opening(plies: usize, seed: u64) -> SensorLog {
+    let moves = common::game_of_at_least("games/immortal-games.pgn", 30).moves;
+    common::emulated::hands_log(&Chess::default(), &moves[..plies], seed, 1500)
 }
 
 /// A board standing in the start position with its clock at 1:30:00 (stopped),
@@ -50,11 +52,6 @@ fn at_the_start(more: &str) -> SensorLog {
 /// An emulated board (serial number `serial`) playing `log`, `link` pointing at it.
 fn emulate(log: SensorLog, link: &Path, serial: &str) -> tokio::task::JoinHandle<()> {
     common::emulated::emulate(log, link, 8.0, serial)
-}
-
-/// A real game from the standard start with at least 30 plies.
-fn long_game() -> Vec<Move> {
-    common::game_of_at_least("games/immortal-games.pgn", 30).moves
 }
 
 /// A configuration for boards 1-3 (`dir`/board1..3), white on the clock's left,
@@ -175,10 +172,9 @@ async fn every_decision_through_ctl_shows_on_dbus_and_in_the_pgn_and_survives_si
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let (address, cfg) = desk(d, "").await;
-    let moves = long_game();
     // Board 2's clock runs (white's side): its reports show the time added.
     let clocked = standing("0 clock left=1:30:00 right=1:30:00 running=left\n");
-    let _boards = three_playing(d, "1100", [game_log(&moves[..12], 11), clocked, standing("")]);
+    let _boards = three_playing(d, "1100", [opening(12, 11), clocked, standing("")]);
     let daemon = start(&cfg, d, &address);
     let round = d.join("live/round-1");
     let (first, second) = (round.join("game-1.pgn"), round.join("game-1-2.pgn"));

@@ -12,8 +12,7 @@ async fn pairings_from_pgn_and_csv_tag_the_next_games_and_bad_files_change_nothi
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let (address, cfg) = desk(d, "").await;
-    let moves = long_game();
-    let _boards = three_playing(d, "300", [game_log(&moves[..2], 21), standing(""), standing("")]);
+    let _boards = three_playing(d, "300", [opening(2, 21), standing(""), standing("")]);
     let daemon = start(&cfg, d, &address);
     wait_for("board 1's game under way", 30, || {
         plies_in(&d.join("live/round-1/game-1.pgn")) == 2

@@ -25,13 +25,8 @@ pub(super) async fn six_plies_on_board1(
     serials: &str,
 ) -> (String, PathBuf, Running, PathBuf) {
     let (address, cfg) = (private_bus(d).await, two_boards(d));
-    let moves = long_game();
     // Dropping the handles at the end leaves the emulators running.
-    let _board1 = emulate(
-        game_log(&moves[..6], seed),
-        &d.join("board1"),
-        &format!("{serials}1"),
-    );
+    let _board1 = emulate(opening(6, seed), &d.join("board1"), &format!("{serials}1"));
     let _board2 = emulate(standing(""), &d.join("board2"), &format!("{serials}2"));
     let daemon = start_two(&cfg, d, &address);
     let game1 = d.join("live/round-1/game-1.pgn");

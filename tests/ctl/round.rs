@@ -16,8 +16,7 @@ async fn ctl_round_starts_a_round_on_every_board_and_a_reload_is_watched() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let (address, cfg) = desk(d, "").await;
-    let moves = long_game();
-    let _boards = three_playing(d, "480", [game_log(&moves[..2], 48), standing(""), standing("")]);
+    let _boards = three_playing(d, "480", [opening(2, 48), standing(""), standing("")]);
     let (_text, mut text) = watching(&address, false).await;
     let (_json, mut json) = watching(&address, true).await;
     let daemon = start(&cfg, d, &address);
