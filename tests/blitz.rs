@@ -36,13 +36,7 @@ struct Played {
 
 /// Every game of `tests/data/games`.
 fn real_games() -> Vec<Played> {
-    let dir = common::data("games");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "pgn"))
-        .collect();
-    files.sort();
+    let files = common::files_with_extension(&common::data("games"), "pgn");
     let mut games = Vec::new();
     for f in files {
         let rel = format!("games/{}", f.file_name().unwrap().to_string_lossy());
@@ -206,11 +200,7 @@ fn replay_log(game: &Played, log: &SensorLog) -> Tally {
     let start = (game.start != Chess::default() || game.mode != CastlingMode::Standard)
         .then(|| (game.start.clone(), game.mode));
     let r = replay::run(log, &game.name, Config::default(), start).unwrap();
-    let moves: Vec<String> = r
-        .core
-        .games()
-        .flat_map(|g| g.moves.iter().map(|m| m.uci.clone()))
-        .collect();
+    let moves = common::replayed::recorded_ucis(&r);
     let truth: Vec<String> = game
         .moves
         .iter()

@@ -13,6 +13,20 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
 }
 
+/// The lines `reader` gives, each sent as it comes by a thread of its own (a
+/// read has no timeout); the channel closes at its end.
+fn lines_of(reader: impl Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(reader).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
 /// Runs the binary to its end (at most a minute) and returns what it said.
 fn run(cmd: &mut Command) -> std::process::Output {
     let what = format!("{cmd:?}");
@@ -114,8 +128,8 @@ fn replay_sensors_prints_the_board_level_stream_of_a_capture() {
 #[test]
 fn emulate_links_a_pty_that_answers_like_a_board() {
     let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("game.esl");
-    std::fs::write(&log, "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n0.5 lift e2 P\n0.8 place e4 P\n").unwrap();
+    let moves = format!("{}0.5 lift e2 P\n0.8 place e4 P\n", common::AT_THE_START);
+    let log = common::write_file(dir.path(), "game.esl", &moves);
     let link = dir.path().join("board0");
     let mut child = bin()
         .args(["emulate", "--speed", "5", "--log"])
@@ -126,15 +140,9 @@ fn emulate_links_a_pty_that_answers_like_a_board() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Its first line, read by a thread of its own (a read has no timeout).
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut first = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut first);
-        let _ = tx.send(first);
-    });
-    let first = rx.recv_timeout(Duration::from_secs(10)).unwrap_or_else(|_| {
+    // Its first line.
+    let lines = lines_of(child.stdout.take().unwrap());
+    let first = lines.recv_timeout(Duration::from_secs(10)).unwrap_or_else(|_| {
         let _ = child.kill();
         panic!("timed out after 10 s waiting for `emulate` to print its pty's path")
     });
@@ -181,9 +189,14 @@ fn emulate_links_a_pty_that_answers_like_a_board() {
     common::send_signal(child.id(), libc::SIGTERM);
     let status = common::wait_exit_blocking(&mut child, 10, "`emulate` after SIGTERM");
     assert!(status.success(), "{status:?}");
+    assert_link_removed(&link, "SIGTERM");
+}
+
+/// Fails the test when `emulate`'s link is still there after `signal` stopped it.
+fn assert_link_removed(link: &std::path::Path, signal: &str) {
     assert!(
-        std::fs::symlink_metadata(&link).is_err(),
-        "the link {} is left after SIGTERM",
+        std::fs::symlink_metadata(link).is_err(),
+        "the link {} is left after {signal}",
         link.display()
     );
 }
@@ -193,12 +206,7 @@ fn emulate_links_a_pty_that_answers_like_a_board() {
 #[test]
 fn emulate_removes_its_link_when_stopped_by_a_signal() {
     let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("game.esl");
-    std::fs::write(
-        &log,
-        "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n",
-    )
-    .unwrap();
+    let log = common::write_file(dir.path(), "game.esl", common::AT_THE_START);
     for (name, signal) in [("SIGTERM", libc::SIGTERM), ("SIGINT", libc::SIGINT)] {
         let link = dir.path().join(format!("board-{name}"));
         let mut child = bin()
@@ -226,11 +234,7 @@ fn emulate_removes_its_link_when_stopped_by_a_signal() {
         common::send_signal(child.id(), signal);
         let status = common::wait_exit_blocking(&mut child, 10, &format!("`emulate` after {name}"));
         assert!(status.success(), "{name}: {status:?}");
-        assert!(
-            std::fs::symlink_metadata(&link).is_err(),
-            "{name}: the link {} is left",
-            link.display()
-        );
+        assert_link_removed(&link, name);
     }
 }
 
@@ -298,17 +302,12 @@ fn replay_takes_thresholds_and_the_fen_header() {
 
 /// A configuration with its folders in `dir`.
 fn folders(dir: &std::path::Path, extra: &str) -> std::path::PathBuf {
-    let cfg = dir.join("c.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "output = \"{}\"\nstate = \"{}\"\n{extra}",
-            dir.join("live").display(),
-            dir.join("state").display()
-        ),
-    )
-    .unwrap();
-    cfg
+    let text = format!(
+        "output = \"{}\"\nstate = \"{}\"\n{extra}",
+        dir.join("live").display(),
+        dir.join("state").display()
+    );
+    common::write_file(dir, "c.toml", &text)
 }
 
 /// Runs `eboard-bridge run ARGS`, waits until its stderr holds `wanted` (or 10 s),
@@ -324,15 +323,7 @@ fn run_says(args: &[&str], cfg: &std::path::Path, wanted: &str) -> String {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let rx = lines_of(child.stderr.take().unwrap());
     let mut said = String::new();
     let until = std::time::Instant::now() + Duration::from_secs(10);
     while !said.contains(wanted) {
@@ -359,10 +350,7 @@ fn run_says_which_board_it_waits_for_and_why_without_colours() {
         "waiting for it",
     );
     // A warning (not information a newcomer's eye passes over), with what to check.
-    let line = said
-        .lines()
-        .find(|l| l.contains("/dev/nonexistent-board: no board there"))
-        .unwrap_or_else(|| panic!("{said}"));
+    let line = common::line_with(&said, "/dev/nonexistent-board: no board there");
     assert!(line.contains("WARN"), "{line}");
     assert!(
         line.contains("waiting for it to appear (is it plugged in? is the path right?)"),

@@ -12,7 +12,7 @@ use eboard_bridge::output::replay;
 use eboard_bridge::protocol::{ClockCommand, ClockSide, ClockTime, HostCommand};
 use eboard_bridge::rules::{Config, EventKind, FlagPolicy};
 use eboard_bridge::rules::{GameResult, Termination};
-use eboard_bridge::sim::{Hands, Style};
+use eboard_bridge::sim::Hands;
 use shakmaty::{Chess, Position};
 
 const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR";
@@ -107,13 +107,7 @@ fn played(plies: usize, seed: u64, clock: Option<ClockTime>) -> (SensorLog, Vec<
     for m in &legal {
         sans.push(shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut pos, *m).to_string());
     }
-    let style = Style {
-        think_ms: (200, 6000),
-        step_ms: (60, 200),
-        retouch: 0,
-        slide: 0,
-        ..Style::default()
-    };
+    let style = common::steady_hands((200, 6000), (60, 200));
     let mut hands = Hands::new(seed, style, Orientation::Normal);
     hands.board(Chess::default().board());
     if let Some(t) = clock {

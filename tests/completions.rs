@@ -95,24 +95,19 @@ fn zsh_and_fish_completions_parse() {
     }
     let out = generated();
     let dir = out.path();
-    let zsh = Command::new("zsh")
-        .arg("-n")
-        .arg(dir.join("_eboard-bridge"))
-        .output()
-        .unwrap();
-    assert!(
-        zsh.status.success() && zsh.stderr.is_empty(),
-        "zsh -n: {}",
-        String::from_utf8_lossy(&zsh.stderr)
-    );
-    let fish = Command::new("fish")
-        .arg("--no-execute")
-        .arg(dir.join("eboard-bridge.fish"))
-        .output()
-        .unwrap();
-    assert!(
-        fish.status.success() && fish.stderr.is_empty(),
-        "fish --no-execute: {}",
-        String::from_utf8_lossy(&fish.stderr)
-    );
+    for (shell, check, file) in [
+        ("zsh", "-n", "_eboard-bridge"),
+        ("fish", "--no-execute", "eboard-bridge.fish"),
+    ] {
+        let parsed = Command::new(shell)
+            .arg(check)
+            .arg(dir.join(file))
+            .output()
+            .unwrap();
+        assert!(
+            parsed.status.success() && parsed.stderr.is_empty(),
+            "{shell} {check}: {}",
+            String::from_utf8_lossy(&parsed.stderr)
+        );
+    }
 }

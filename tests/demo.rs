@@ -9,8 +9,8 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{Within, listen, pgn_games, pgn_moves, private_bus};
-use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME};
+use common::{listen, pgn_games, pgn_moves, private_bus};
+use eboard_bridge::bus::BOARD_INTERFACE;
 use eboard_bridge::rules::game_fen;
 use futures_util::StreamExt;
 use shakmaty::san::{San, SanPlus};
@@ -144,10 +144,7 @@ async fn demo_publishes_the_game_on_the_session_bus() {
 
     // The finished game's properties, read while the demo shows its last position.
     assert_eq!(path, "/org/eboardbridge/board/dgt_demo");
-    let proxy = zbus::Proxy::new(&client, BUS_NAME, path.as_str(), BOARD_INTERFACE)
-        .within(10, "a proxy of the demo's board")
-        .await
-        .unwrap();
+    let proxy = common::board_proxy(&client, &path).await;
     let moves: Vec<String> = proxy.get_property("Moves").await.unwrap();
     assert_eq!(moves, expected);
     let status: String = proxy.get_property("Status").await.unwrap();

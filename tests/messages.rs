@@ -123,12 +123,11 @@ fn no_system_bus_points_to_the_session_bus() {
 #[test]
 fn every_unknown_key_of_a_configuration_is_named() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("old.toml");
-    std::fs::write(
-        &cfg,
+    let cfg = common::write_file(
+        dir.path(),
+        "old.toml",
         "event = \"Open\"\nvenue = \"Hall\"\n[rules]\nrelease = 300\nirregular_ms = 2000\nflikker_ms = 100\n",
-    )
-    .unwrap();
+    );
     let (code, _, err) = run(bin().args(["run", "--bus", "none", "--config"]).arg(&cfg));
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("line 2: unknown field `venue`"), "{err}");

@@ -37,11 +37,7 @@ fn update_log(start: &Chess, moves: &[Move], seed: u64, quick: bool) -> SensorLo
 
 fn moves_of(log: &SensorLog) -> (Vec<String>, usize, usize) {
     let r = replay::run(log, "polled", Config::default(), None).unwrap();
-    let moves = r
-        .core
-        .games()
-        .flat_map(|g| g.moves.iter().map(|m| m.uci.clone()))
-        .collect();
+    let moves = common::replayed::recorded_ucis(&r);
     let inferred = r
         .events
         .iter()

@@ -3,6 +3,8 @@
 //! rules core records only legal moves, and a board's session holds under any
 //! board events and arbiter calls (live as replayed).
 
+mod common;
+
 use eboard_bridge::log::{Header, LogTime, Record, RecordKind, Running, parse_log, to_string};
 use eboard_bridge::protocol::{ClockButton, ClockSide, ClockTime, Decoded, Decoder, Placement};
 use eboard_core::drive::Frame;
@@ -208,6 +210,32 @@ proptest! {
     }
 }
 
+/// A sensor record at `now` ms of the log.
+fn record_at(now: u64, kind: RecordKind) -> Record {
+    Record {
+        time: LogTime::from_micros(now * 1000),
+        kind,
+    }
+}
+
+/// Takes the piece on `sq` off `board`, recording the lift at `now` ms.
+fn lift_off(board: &mut shakmaty::Board, records: &mut Vec<Record>, now: u64, sq: Square) {
+    board.discard_piece_at(sq);
+    records.push(record_at(
+        now,
+        RecordKind::Lift {
+            square: sq,
+            piece: None,
+        },
+    ));
+}
+
+/// Sets `piece` on `sq` of `board`, recording the placement at `now` ms.
+fn put_on(board: &mut shakmaty::Board, records: &mut Vec<Record>, now: u64, sq: Square, piece: Piece) {
+    board.set_piece_at(sq, piece);
+    records.push(record_at(now, RecordKind::Place { square: sq, piece }));
+}
+
 /// A random legal game of `plies` from the start, each move's physical steps (every
 /// square it empties or fills) in a random order with random gaps, as sensor records.
 fn shuffled_game(seed: u64, plies: usize, max_gap_ms: u64) -> Vec<Record> {
@@ -216,11 +244,7 @@ fn shuffled_game(seed: u64, plies: usize, max_gap_ms: u64) -> Vec<Record> {
     let mut rng = Seeded::new(seed);
     let mut pos = Chess::default();
     let mut now = 0u64;
-    let at = |now: u64, kind: RecordKind| Record {
-        time: LogTime::from_micros(now * 1000),
-        kind,
-    };
-    let mut records = vec![at(
+    let mut records = vec![record_at(
         0,
         RecordKind::Board(Box::new(Placement::from_board(pos.board()))),
     )];
@@ -247,53 +271,24 @@ fn shuffled_game(seed: u64, plies: usize, max_gap_ms: u64) -> Vec<Record> {
         for (sq, piece) in steps {
             now += rng.range(0, max_gap_ms);
             match piece {
-                None if board.piece_at(sq).is_some() => {
-                    board.discard_piece_at(sq);
-                    records.push(at(
-                        now,
-                        RecordKind::Lift {
-                            square: sq,
-                            piece: None,
-                        },
-                    ));
-                }
+                None if board.piece_at(sq).is_some() => lift_off(&mut board, &mut records, now, sq),
                 None => {}
                 Some(p) => {
                     // A piece on the square (one being captured) may be taken off
                     // first, or replaced directly.
                     if board.piece_at(sq).is_some() && rng.chance(50) {
-                        board.discard_piece_at(sq);
-                        records.push(at(
-                            now,
-                            RecordKind::Lift {
-                                square: sq,
-                                piece: None,
-                            },
-                        ));
+                        lift_off(&mut board, &mut records, now, sq);
                         now += rng.range(0, max_gap_ms);
                     }
-                    board.set_piece_at(sq, p);
-                    records.push(at(now, RecordKind::Place { square: sq, piece: p }));
+                    put_on(&mut board, &mut records, now, sq, p);
                 }
             }
         }
         // Whatever the order, the board ends on the move's result.
         for sq in Square::ALL {
             match after.board().piece_at(sq) {
-                Some(p) if board.piece_at(sq) != Some(p) => {
-                    board.set_piece_at(sq, p);
-                    records.push(at(now, RecordKind::Place { square: sq, piece: p }));
-                }
-                None if board.piece_at(sq).is_some() => {
-                    board.discard_piece_at(sq);
-                    records.push(at(
-                        now,
-                        RecordKind::Lift {
-                            square: sq,
-                            piece: None,
-                        },
-                    ));
-                }
+                Some(p) if board.piece_at(sq) != Some(p) => put_on(&mut board, &mut records, now, sq, p),
+                None if board.piece_at(sq).is_some() => lift_off(&mut board, &mut records, now, sq),
                 _ => {}
             }
         }
@@ -495,11 +490,7 @@ fn recorded_exactly_or_reported(
             lines: Vec::new(),
         };
         let r = replay::run(&log, "hands", Config::default(), None).expect("generated logs play");
-        let moves: Vec<String> = r
-            .core
-            .games()
-            .flat_map(|g| g.moves.iter().map(|m| m.uci.clone()))
-            .collect();
+        let moves = common::replayed::recorded_ucis(&r);
         let reported = r
             .events
             .iter()

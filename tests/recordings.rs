@@ -12,7 +12,7 @@ use common::process::{
     Running, board_property, run_command, run_config, run_config_text, tag_in, value_text,
 };
 use common::replayed::{assert_replays_as_published, collect, live_jsonl, replay_jsonl};
-use common::{Within, pgn_games, pgn_moves, private_bus, send_signal, wait_exit, wait_for};
+use common::{Within, pgn_moves, plies_in, private_bus, send_signal, wait_exit, wait_for};
 use eboard_bridge::daemon::{BusChoice, Daemon};
 use eboard_bridge::log::SensorLog;
 use eboard_bridge::rules::{EventKind, Profile};
@@ -47,13 +47,6 @@ async fn property(address: &str, name: &str) -> String {
         .unwrap_or_default()
 }
 
-fn moves_in(path: &Path) -> usize {
-    std::fs::read_to_string(path)
-        .ok()
-        .map(|t| pgn_moves(&t).concat().len())
-        .unwrap_or(0)
-}
-
 /// Report mode (the default) with a configured time control: the time control is
 /// journaled as the decision it is, so after a SIGKILL in the middle of the game
 /// the `TimeControl` property and the PGN tag are still there, and `replay` of
@@ -61,17 +54,14 @@ fn moves_in(path: &Path) -> usize {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_configured_time_control_survives_sigkill_mid_game_and_replays() {
     let dir = tempfile::tempdir().unwrap();
-    let game = pgn_games("games/immortal-games.pgn")
-        .into_iter()
-        .find(|g| g.moves.len() >= 30 && g.start == Chess::default())
-        .expect("a long game");
+    let game = common::game_of_at_least("games/immortal-games.pgn", 30);
     let link = dir.path().join("board0");
     let cfg = run_config(dir.path(), "[clock]\ntime_control = \"5400+30\"\n");
     let address = private_bus(dir.path()).await;
     let live = dir.path().join("live/round-1/game-1.pgn");
     let _first = emulate(game_log(&game.start, &game.moves[..12], 7), &link, 8.0);
     let mut daemon = start_binary(&cfg, &link, &address);
-    wait_for("twelve moves on disk", 30, || moves_in(&live) == 12).await;
+    wait_for("twelve moves on disk", 30, || plies_in(&live) == 12).await;
     assert_eq!(tag_in(&live, "TimeControl"), "5400+30");
     assert_eq!(property(&address, "TimeControl").await, "5400+30");
     stop(&mut daemon, libc::SIGKILL, "the daemon after SIGKILL").await;
@@ -85,7 +75,7 @@ async fn a_configured_time_control_survives_sigkill_mid_game_and_replays() {
     let _second = emulate(game_log(&pos, &game.moves[12..20], 8), &link, 8.0);
     std::fs::remove_file(&live).unwrap();
     let mut daemon = start_binary(&cfg, &link, &address);
-    wait_for("twenty moves on disk", 30, || moves_in(&live) == 20).await;
+    wait_for("twenty moves on disk", 30, || plies_in(&live) == 20).await;
     assert_eq!(tag_in(&live, "TimeControl"), "5400+30", "the tag after SIGKILL");
     assert_eq!(
         property(&address, "TimeControl").await,
@@ -199,10 +189,7 @@ fn rules_config(dir: &Path, rules: &str) -> eboard_bridge::daemon::DaemonConfig 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_with_other_rules_is_in_the_recording_and_replays_as_published() {
     let dir = tempfile::tempdir().unwrap();
-    let game = pgn_games("games/immortal-games.pgn")
-        .into_iter()
-        .find(|g| g.moves.len() >= 20 && g.start == Chess::default())
-        .expect("a game of 20 plies");
+    let game = common::game_of_at_least("games/immortal-games.pgn", 20);
     let link = dir.path().join("board0");
     let mut live = Vec::new();
     let mut pos = game.start.clone();

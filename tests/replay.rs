@@ -364,12 +364,11 @@ fn many_logs_at_once_print_what_each_prints_alone() {
     }
     // A malformed log third: the first two printed, then its problem, status 2.
     let tmp = tempfile::tempdir().unwrap();
-    let bad = tmp.path().join("bad.esl");
-    std::fs::write(
-        &bad,
+    let bad = common::write_file(
+        tmp.path(),
+        "bad.esl",
         "# eboard-sensor-log 1\n0.000 board 8/8/8/8/8/8/8/8\n0.500 fly e2\n",
-    )
-    .unwrap();
+    );
     let mut some = logs[..2].to_vec();
     some.push(bad.clone());
     some.extend(logs[2..6].iter().cloned());

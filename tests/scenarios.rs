@@ -154,13 +154,7 @@ fn check(path: &PathBuf) -> Result<(), String> {
 
 #[test]
 fn every_scenario_produces_its_expected_events() {
-    let dir = common::fixture("scenarios");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "esl"))
-        .collect();
-    paths.sort();
+    let paths = common::files_with_extension(&common::fixture("scenarios"), "esl");
     assert!(paths.len() >= 30, "only {} scenarios", paths.len());
     let failures: Vec<String> = paths
         .iter()

@@ -11,8 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::process::{Running, bin, board_property, run_command, run_config, value_text};
-use common::{Within, bus_client, output_within, pgn_moves, private_bus, wait_for};
-use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME};
+use common::{bus_client, output_within, pgn_moves, plies_in, private_bus, wait_for};
 use shakmaty::{CastlingMode, Chess, Move, Position};
 
 /// Board `n` of the two (serial number 11111 or 22222, at `dir/boardN`) playing
@@ -69,14 +68,6 @@ fn replayed(log: &Path) -> Vec<Vec<String>> {
         }
     }
     games
-}
-
-/// How many moves a broadcast PGN file holds (0 while it does not exist).
-fn moves_in(path: &Path) -> usize {
-    std::fs::read_to_string(path)
-        .ok()
-        .map(|t| pgn_moves(&t).concat().len())
-        .unwrap_or(0)
 }
 
 /// The fault hook is built into debug builds only (`daemon::fault`): a release
@@ -152,7 +143,7 @@ async fn a_board_whose_task_panics_is_restarted_and_its_game_goes_on() {
     assert!(fault.contains("its task panicked (fault hook"), "{fault}");
     assert!(fault.contains("restarted from its journal"), "{fault}");
     wait_for("both games whole on disk", 90, || {
-        moves_in(&round.join("game-1.pgn")) == 24 && moves_in(&round.join("game-2.pgn")) == 24
+        plies_in(&round.join("game-1.pgn")) == 24 && plies_in(&round.join("game-2.pgn")) == 24
     })
     .await;
     assert_eq!(daemon.logged("board board0: its task panicked"), 1, "one restart");
@@ -207,7 +198,7 @@ async fn a_journal_that_panics_the_core_is_moved_aside_and_the_other_board_runs_
     let first1 = board(dir.path(), 1, &Chess::default(), &b[..8], 32, 2.0);
     let daemon = start(dir.path(), &address, None);
     wait_for("eight moves on each board", 60, || {
-        moves_in(&round.join("game-1.pgn")) == 8 && moves_in(&round.join("game-2.pgn")) == 8
+        plies_in(&round.join("game-1.pgn")) == 8 && plies_in(&round.join("game-2.pgn")) == 8
     })
     .await;
     daemon.stop().await;
@@ -221,7 +212,7 @@ async fn a_journal_that_panics_the_core_is_moved_aside_and_the_other_board_runs_
     let _second1 = board(dir.path(), 1, &after(&b[..8]), &b[8..16], 34, 2.0);
     let daemon = start(dir.path(), &address, Some("resume:board0"));
     wait_for("board1's game to go on to sixteen moves", 60, || {
-        moves_in(&round.join("game-2.pgn")) == 16
+        plies_in(&round.join("game-2.pgn")) == 16
     })
     .await;
     let fault = property_until(&address, "board0", "Fault", |f| !f.is_empty()).await;
@@ -286,15 +277,7 @@ async fn a_board_that_keeps_panicking_is_stopped_alone_after_five_restarts() {
     );
     assert_eq!(daemon.logged("board board0 is stopped"), 1);
     let client = bus_client(&address).await;
-    let p = zbus::Proxy::new(
-        &client,
-        BUS_NAME,
-        "/org/eboardbridge/board/board0",
-        BOARD_INTERFACE,
-    )
-    .within(10, "a proxy of board0")
-    .await
-    .unwrap();
+    let p = common::board_proxy(&client, "/org/eboardbridge/board/board0").await;
     let e = p.call::<_, _, ()>("SetPlayers", &("A", "B")).await.unwrap_err();
     assert!(e.to_string().contains("Unavailable"), "{e}");
     assert!(e.to_string().contains("stopped after 5 restarts"), "{e}");
@@ -314,7 +297,7 @@ async fn a_board_that_keeps_panicking_is_stopped_alone_after_five_restarts() {
     );
     let round = dir.path().join("live/round-1");
     wait_for("board1's whole game", 90, || {
-        moves_in(&round.join("game-2.pgn")) == 24
+        plies_in(&round.join("game-2.pgn")) == 24
     })
     .await;
     let file = std::fs::read_to_string(round.join("game-2.pgn")).unwrap();

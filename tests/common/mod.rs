@@ -38,6 +38,53 @@ pub fn fixture(rel: &str) -> PathBuf {
         .join(rel)
 }
 
+/// The first game of the PGN file `rel` (in `tests/data`) that starts from the
+/// standard position and has at least `plies` plies.
+pub fn game_of_at_least(rel: &str, plies: usize) -> PgnGame {
+    pgn_games(rel)
+        .into_iter()
+        .find(|g| g.moves.len() >= plies && g.start == shakmaty::Chess::default())
+        .unwrap_or_else(|| panic!("no game of {plies} plies from the start in {rel}"))
+}
+
+/// Writes `text` to `dir/name` (a fixture of the test) and returns its path.
+pub fn write_file(dir: &std::path::Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+    path
+}
+
+/// The files in `dir` whose extension is `ext`, sorted.
+pub fn files_with_extension(dir: &std::path::Path, ext: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == ext))
+        .collect();
+    files.sort();
+    files
+}
+
+/// How many plies a PGN file holds (0 while it does not exist).
+pub fn plies_in(path: &std::path::Path) -> usize {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|t| pgn_moves(&t).concat().len())
+        .unwrap_or(0)
+}
+
+/// The first line of `text` that contains `needle`; the test fails, showing
+/// `text`, when none does.
+pub fn line_with<'a>(text: &'a str, needle: &str) -> &'a str {
+    text.lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line contains {needle:?}: {text}"))
+}
+
+/// The first lines of a sensor log of a board standing in the start position
+/// (more records may follow).
+pub const AT_THE_START: &str = "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n";
+
 /// The UCI moves of a `captures/N.uci` file (`1. e2e4 e7e5` per line).
 pub fn uci_moves(rel: &str) -> Vec<String> {
     let text = std::fs::read_to_string(data(rel)).expect("read uci file");
@@ -177,6 +224,18 @@ pub fn random_game(plies: usize, mut seed: u64) -> Vec<shakmaty::Move> {
     }
 }
 
+/// Steady hands: they think and step within these ranges (ms), and never touch a
+/// piece twice nor slide one.
+pub fn steady_hands(think_ms: (u64, u64), step_ms: (u64, u64)) -> eboard_bridge::sim::Style {
+    eboard_bridge::sim::Style {
+        think_ms,
+        step_ms,
+        retouch: 0,
+        slide: 0,
+        ..eboard_bridge::sim::Style::default()
+    }
+}
+
 /// Quick hands: a game is played in a few seconds of log time.
 pub fn quick() -> eboard_bridge::sim::Style {
     eboard_bridge::sim::Style {
@@ -243,6 +302,34 @@ pub async fn bus_client(address: &str) -> zbus::Connection {
         .within(10, &format!("a connection to the bus at {address}"))
         .await
         .unwrap_or_else(|e| panic!("cannot connect to the bus at {address}: {e}"))
+}
+
+/// A proxy on `client` of the board object at `path` (`BOARD_INTERFACE` of the
+/// daemon's name), made within 10 s.
+pub async fn board_proxy(client: &zbus::Connection, path: &str) -> zbus::Proxy<'static> {
+    use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME};
+    zbus::Proxy::new(client, BUS_NAME, path.to_string(), BOARD_INTERFACE)
+        .within(10, &format!("a proxy of {path}"))
+        .await
+        .unwrap_or_else(|e| panic!("a proxy of {path}: {e}"))
+}
+
+/// A proxy on `client` of the daemon's object `path` with `interface`, which reads
+/// its properties afresh (a caching proxy waits on the signals of a daemon that
+/// may have been replaced); made within 10 s.
+pub async fn uncached_proxy(client: &zbus::Connection, path: &str, interface: &str) -> zbus::Proxy<'static> {
+    zbus::proxy::Builder::new(client)
+        .destination(eboard_bridge::bus::BUS_NAME)
+        .unwrap()
+        .path(path.to_string())
+        .unwrap()
+        .interface(interface.to_string())
+        .unwrap()
+        .cache_properties(zbus::proxy::CacheProperties::No)
+        .build()
+        .within(10, &format!("a proxy of {interface} at {path}"))
+        .await
+        .unwrap_or_else(|e| panic!("a proxy of {interface} at {path}: {e}"))
 }
 
 /// Waits for a child process to end, at most `secs`, without blocking the test's

@@ -57,6 +57,21 @@ pub async fn ctl(address: &str, args: &[&str]) -> CtlOut {
     }
 }
 
+/// `eboard-bridge ctl --bus session ARGS` started (a command that goes on, as
+/// `watch`) against the bus at `address`: its stdout piped, its stderr to
+/// `stderr`; killed when dropped.
+pub fn spawn_ctl(address: &str, args: &[&str], stderr: std::process::Stdio) -> tokio::process::Child {
+    tokio::process::Command::new(bin())
+        .args(["ctl", "--bus", "session"])
+        .args(args)
+        .env("DBUS_SESSION_BUS_ADDRESS", address)
+        .stdout(std::process::Stdio::piped())
+        .stderr(stderr)
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start ctl {args:?}: {e}"))
+}
+
 /// A daemon process, killed however the test ends. Its log goes through this
 /// process (shown with the test's output, and kept for the test to read): a
 /// file size limit set on the daemon must not cut its own log short.

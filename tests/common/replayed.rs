@@ -8,6 +8,14 @@ use std::path::Path;
 use eboard_bridge::daemon::{Daemon, Tapped};
 use tokio::sync::broadcast::error::RecvError;
 
+/// The UCI of every move the games of replay `r` recorded, in order.
+pub fn recorded_ucis(r: &eboard_bridge::output::replay::Replay) -> Vec<String> {
+    r.core
+        .games()
+        .flat_map(|g| g.moves.iter().map(|m| m.uci.clone()))
+        .collect()
+}
+
 /// Collects every event the daemon publishes from its start until it stops (the
 /// task ends when the daemon's event channel closes). Fails the test if it fell
 /// behind and lost events: the comparison would then prove nothing.
@@ -55,6 +63,15 @@ pub fn replay_jsonl(recording: &Path) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).expect("replay prints UTF-8")
+}
+
+/// The events `replay --format jsonl RECORDING` prints, each line read as JSON
+/// (a line that is not JSON is passed over).
+pub fn replayed_events(recording: &Path) -> Vec<serde_json::Value> {
+    replay_jsonl(recording)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .collect()
 }
 
 /// Asserts that the recording of `board` (a daemon stopped, its events `live`)

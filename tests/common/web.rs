@@ -65,18 +65,10 @@ pub async fn request(
         .await
 }
 
-/// The same from the local address `from` (one of 127.0.0.0/8 on the
-/// loopback: a test may speak from as many addresses as it likes), with `host`
-/// as the `Host` header.
-pub async fn request_from(
-    from: std::net::IpAddr,
-    addr: SocketAddr,
-    host: &str,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &[u8],
-) -> Answer {
+/// A new TCP connection to `addr` from the local address `from` (one of
+/// 127.0.0.0/8 on the loopback: a test may speak from as many addresses as it
+/// likes), made within 10 s.
+pub async fn connect_from(from: std::net::IpAddr, addr: SocketAddr) -> tokio::net::TcpStream {
     let connect = async {
         let socket = match from {
             std::net::IpAddr::V4(_) => tokio::net::TcpSocket::new_v4(),
@@ -86,11 +78,7 @@ pub async fn request_from(
         socket.bind(SocketAddr::new(from, 0)).unwrap();
         socket.connect(addr).await.unwrap()
     };
-    let stream = connect.within(10, "a TCP connection").await;
-    exchange(stream, host, method, path, headers, body)
-        // A login may be held for its account's turn (at most 30 s).
-        .within(60, &format!("the answer to {method} {path}"))
-        .await
+    connect.within(10, "a TCP connection").await
 }
 
 /// The same over any stream (TLS in the tests of HTTPS); `host` for the `Host` header.

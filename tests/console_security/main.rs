@@ -40,6 +40,17 @@ fn decide_result(board: &str, result: &str) -> String {
     json!({"board": board, "method": "SetResult", "args": [result]}).to_string()
 }
 
+/// The console's answer to the decision `body`, posted by the session of
+/// `cookie` with its CSRF token `csrf`.
+async fn post_decision(hall: &Hall, cookie: &str, csrf: &str, body: &str) -> common::web::Answer {
+    hall.post(
+        "/arbiter/api/decide",
+        &[("Cookie", cookie), ("X-CSRF-Token", csrf)],
+        body,
+    )
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_console_refuses_what_it_must_and_slows_failed_logins() {
     let dir = tempfile::tempdir().unwrap();
@@ -138,13 +149,7 @@ async fn the_console_refuses_what_it_must_and_slows_failed_logins() {
     assert_eq!(cross_login.status, 403);
     assert_eq!(hall.board(1).await["Result"], "");
     // The same from the console's own origin is done.
-    let ok = hall
-        .post(
-            "/arbiter/api/decide",
-            &[("Cookie", &cookie), ("X-CSRF-Token", &csrf)],
-            &decide_result("board1", "1/2-1/2"),
-        )
-        .await;
+    let ok = post_decision(&hall, &cookie, &csrf, &decide_result("board1", "1/2-1/2")).await;
     assert_eq!(ok.status, 200, "{}", ok.text());
     // A result over that result is asked again, in `ctl --force`'s words, and
     // changes nothing until confirmed (issue 48).
@@ -155,13 +160,7 @@ async fn the_console_refuses_what_it_must_and_slows_failed_logins() {
         tokio::time::sleep(Duration::from_millis(100)).await;
         board1 = hall.board(1).await;
     }
-    let again = hall
-        .post(
-            "/arbiter/api/decide",
-            &[("Cookie", &cookie), ("X-CSRF-Token", &csrf)],
-            &decide_result("board1", "1-0"),
-        )
-        .await;
+    let again = post_decision(&hall, &cookie, &csrf, &decide_result("board1", "1-0")).await;
     assert_eq!(again.status, 409, "{}", again.text());
     let words = again.json()["confirm"].as_str().unwrap_or_default().to_string();
     assert!(
@@ -172,13 +171,7 @@ async fn the_console_refuses_what_it_must_and_slows_failed_logins() {
     assert_eq!(hall.board(1).await["Result"], "1/2-1/2");
     let mut forced: Value = serde_json::from_str(&decide_result("board1", "1-0")).unwrap();
     forced["force"] = Value::Bool(true);
-    let done = hall
-        .post(
-            "/arbiter/api/decide",
-            &[("Cookie", &cookie), ("X-CSRF-Token", &csrf)],
-            &forced.to_string(),
-        )
-        .await;
+    let done = post_decision(&hall, &cookie, &csrf, &forced.to_string()).await;
     assert_eq!(done.status, 200, "{}", done.text());
     // The console's decisions are the board's history, in words, with the door.
     let state = hall
@@ -200,13 +193,7 @@ async fn the_console_refuses_what_it_must_and_slows_failed_logins() {
         "{{\"board\":\"board1\",\"method\":\"SetPlayers\",\"args\":[\"{}\",\"x\"]}}",
         "a".repeat(20_000)
     );
-    let a = hall
-        .post(
-            "/arbiter/api/decide",
-            &[("Cookie", &cookie), ("X-CSRF-Token", &csrf)],
-            &big,
-        )
-        .await;
+    let a = post_decision(&hall, &cookie, &csrf, &big).await;
     assert_eq!(a.status, 413, "{}", a.text());
 
     // The spectators' side shows nothing of the console.

@@ -80,10 +80,7 @@ async fn a_failed_login_s_user_name_does_not_reach_the_log() {
     .await;
     let log = hall.log();
     assert!(!log.contains("Tr0ub4dor"), "{log}");
-    let line = log
-        .lines()
-        .find(|l| l.contains("not in the arbiters' file"))
-        .unwrap_or_else(|| panic!("no line for the unknown name: {log}"));
+    let line = crate::common::line_with(&log, "not in the arbiters' file");
     assert!(line.contains("(fingerprint "), "{line}");
     // A name of the file is the account tried: that is said.
     assert!(

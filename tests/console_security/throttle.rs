@@ -12,9 +12,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use crate::common::Within;
 use crate::common::hall::{Hall, PASSWORD, USER, standing};
 use crate::common::wait_for;
-use crate::common::web::request_from;
+use crate::common::web::{connect_from, exchange};
 
 /// Guessing addresses, tasks guessing at once, and how long the guessing
 /// lasts at least.
@@ -54,15 +55,16 @@ async fn login_from(ip: IpAddr, server: SocketAddr, password: &str) -> crate::co
     let host = server.to_string();
     let origin = format!("http://{host}");
     let body = json!({"user": USER, "password": password}).to_string();
-    request_from(
-        ip,
-        server,
+    exchange(
+        connect_from(ip, server).await,
         &host,
         "POST",
         "/arbiter/login",
         &[("Origin", &origin), ("Content-Type", "application/json")],
         body.as_bytes(),
     )
+    // A login may be held for its account's turn (at most 30 s).
+    .within(60, "the answer to POST /arbiter/login")
     .await
 }
 

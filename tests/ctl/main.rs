@@ -16,17 +16,19 @@ mod watch;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::process::{Running, bin, board_property, ctl, run_command, tag_in, value_text};
-use common::{pgn_games, pgn_moves, private_bus, wait_for};
+use common::process::{Running, bin, board_property, ctl, run_command, spawn_ctl, tag_in, value_text};
+use common::{plies_in, private_bus, wait_for};
 use eboard_bridge::bus::BOARD_INTERFACE;
 use eboard_bridge::log::SensorLog;
 use futures_util::StreamExt;
-use shakmaty::{Chess, Move};
+use shakmaty::Chess;
 
-/// A sensor log of `moves` from the start played by simulated hands, the clock
-/// at 1:30:00 both sides.
-fn game_log(moves: &[Move], seed: u64) -> SensorLog {
-    common::emulated::hands_log(&Chess::default(), moves, seed, 1500)
+/// A sensor log of the first `plies` plies of a real game from the start (one
+/// of 30 plies at least) played by simulated hands (`seed`), the clock at
+/// 1:30:00 both sides.
+fn opening(plies: usize, seed: u64) -> SensorLog {
+    let moves = common::game_of_at_least("games/immortal-games.pgn", 30).moves;
+    common::emulated::hands_log(&Chess::default(), &moves[..plies], seed, 1500)
 }
 
 /// A board standing in the start position with its clock at 1:30:00 (stopped),
@@ -50,15 +52,6 @@ fn at_the_start(more: &str) -> SensorLog {
 /// An emulated board (serial number `serial`) playing `log`, `link` pointing at it.
 fn emulate(log: SensorLog, link: &Path, serial: &str) -> tokio::task::JoinHandle<()> {
     common::emulated::emulate(log, link, 8.0, serial)
-}
-
-/// A real game from the standard start with at least 30 plies.
-fn long_game() -> Vec<Move> {
-    pgn_games("games/immortal-games.pgn")
-        .into_iter()
-        .find(|g| g.moves.len() >= 30 && g.start == Chess::default())
-        .expect("a long game")
-        .moves
 }
 
 /// A configuration for boards 1-3 (`dir`/board1..3), white on the clock's left,
@@ -143,12 +136,24 @@ async fn property_is(address: &str, n: u32, name: &str, want: &str) {
     panic!("board {n}: {name} is {last:?}, not {want:?}");
 }
 
-/// How many plies a broadcast PGN file holds (0 while it does not exist).
-fn plies_in(path: &Path) -> usize {
-    std::fs::read_to_string(path)
-        .ok()
-        .map(|t| pgn_moves(&t).concat().len())
-        .unwrap_or(0)
+/// Edits the configuration file `cfg` (`from` replaced by `to`) and has
+/// `daemon` read it again (SIGHUP).
+fn edit_and_reload(daemon: &Running, cfg: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(cfg).unwrap();
+    assert!(
+        text.contains(from),
+        "{from:?} is not in the configuration: {text}"
+    );
+    std::fs::write(cfg, text.replace(from, to)).unwrap();
+    common::send_signal(daemon.child.id(), libc::SIGHUP);
+}
+
+/// Waits (at most 20 s) until `daemon` has logged `line` once.
+async fn logged_once(daemon: &Running, line: &str) {
+    wait_for(&format!("the daemon to log {line:?}"), 20, || {
+        daemon.logged(line) == 1
+    })
+    .await;
 }
 
 /// The user running the tests, as the daemon names who decided.
@@ -167,10 +172,9 @@ async fn every_decision_through_ctl_shows_on_dbus_and_in_the_pgn_and_survives_si
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let (address, cfg) = desk(d, "").await;
-    let moves = long_game();
     // Board 2's clock runs (white's side): its reports show the time added.
     let clocked = standing("0 clock left=1:30:00 right=1:30:00 running=left\n");
-    let _boards = three_playing(d, "1100", [game_log(&moves[..12], 11), clocked, standing("")]);
+    let _boards = three_playing(d, "1100", [opening(12, 11), clocked, standing("")]);
     let daemon = start(&cfg, d, &address);
     let round = d.join("live/round-1");
     let (first, second) = (round.join("game-1.pgn"), round.join("game-1-2.pgn"));
@@ -288,14 +292,8 @@ async fn every_decision_through_ctl_shows_on_dbus_and_in_the_pgn_and_survives_si
     let recording = d.join("state/recordings/board1.esl");
     let text = std::fs::read_to_string(&recording).unwrap();
     assert!(text.contains(&format!(" note decided by {}\n", me())), "{text}");
-    let jsonl = std::process::Command::new(bin())
-        .args(["replay", "--format", "jsonl"])
-        .arg(&recording)
-        .output()
-        .unwrap();
-    let decisions: Vec<serde_json::Value> = String::from_utf8_lossy(&jsonl.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+    let decisions: Vec<serde_json::Value> = common::replayed::replayed_events(&recording)
+        .into_iter()
         .filter(|e| e["type"] == "arbiter")
         .collect();
     let methods: Vec<&str> = decisions.iter().filter_map(|e| e["method"].as_str()).collect();
@@ -328,14 +326,7 @@ async fn watch_prints_an_irregular_move_within_a_second() {
     let (_client, mut signals) = common::listen(&address, BOARD_INTERFACE, Some("Irregular")).await;
     property_is(&address, 2, "Status", "playing").await;
 
-    let mut watch = tokio::process::Command::new(bin())
-        .args(["ctl", "--bus", "session", "watch", "--json"])
-        .env("DBUS_SESSION_BUS_ADDRESS", &address)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut watch = spawn_ctl(&address, &["watch", "--json"], std::process::Stdio::piped());
     use tokio::io::AsyncBufReadExt;
     let mut err = tokio::io::BufReader::new(watch.stderr.take().unwrap()).lines();
     let ready = tokio::time::timeout(Duration::from_secs(10), err.next_line())

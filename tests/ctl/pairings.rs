@@ -12,8 +12,7 @@ async fn pairings_from_pgn_and_csv_tag_the_next_games_and_bad_files_change_nothi
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let (address, cfg) = desk(d, "").await;
-    let moves = long_game();
-    let _boards = three_playing(d, "300", [game_log(&moves[..2], 21), standing(""), standing("")]);
+    let _boards = three_playing(d, "300", [opening(2, 21), standing(""), standing("")]);
     let daemon = start(&cfg, d, &address);
     wait_for("board 1's game under way", 30, || {
         plies_in(&d.join("live/round-1/game-1.pgn")) == 2
@@ -169,9 +168,10 @@ async fn pairings_from_pgn_and_csv_tag_the_next_games_and_bad_files_change_nothi
     // A reload with the file as it was keeps what `ctl` set (it undid it before:
     // board 2's next game went back to round 1), and says so.
     common::send_signal(daemon.child.id(), libc::SIGHUP);
-    wait_for("the reload said", 20, || {
-        daemon.logged("configuration read again: round 4 and the pairings set by `ctl pairings` stand") == 1
-    })
+    logged_once(
+        &daemon,
+        "configuration read again: round 4 and the pairings set by `ctl pairings` stand",
+    )
     .await;
     ok(&address, &["new-game", "2"]).await;
     // Answered once the new game is published.
@@ -184,15 +184,8 @@ async fn pairings_from_pgn_and_csv_tag_the_next_games_and_bad_files_change_nothi
         );
     }
     // A file that moved on to round 5 wins, and says what it replaced.
-    let text = std::fs::read_to_string(&cfg)
-        .unwrap()
-        .replace("round = 1\n", "round = 5\n");
-    std::fs::write(&cfg, text).unwrap();
-    common::send_signal(daemon.child.id(), libc::SIGHUP);
-    wait_for("the file's round said", 20, || {
-        daemon.logged("configuration read again: the file's round 5 and its pairings replace round 4 and the pairings set by `ctl pairings`") == 1
-    })
-    .await;
+    edit_and_reload(&daemon, &cfg, "round = 1\n", "round = 5\n");
+    logged_once(&daemon, "configuration read again: the file's round 5 and its pairings replace round 4 and the pairings set by `ctl pairings`").await;
     ok(&address, &["new-game", "2"]).await;
     property_is(&address, 2, "Round", "5").await;
     let next = d.join("live/round-5/game-2.pgn");

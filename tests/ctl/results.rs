@@ -14,6 +14,26 @@ pub(super) fn start_two(cfg: &Path, dir: &Path, address: &str) -> Running {
     start_boards(cfg, dir, address, 2)
 }
 
+/// Boards 1-2 (serial numbers `{serials}1`, `{serials}2`) on a private bus in
+/// `d`, the daemon bridging them: board 1 plays six plies of a real game (hands
+/// seeded `seed`), board 2 stands at the start (both emulators run on their
+/// own). Returns once the six plies are on disk: the bus's address, the
+/// configuration's path, the daemon and board 1's game in the broadcast folder.
+pub(super) async fn six_plies_on_board1(
+    d: &Path,
+    seed: u64,
+    serials: &str,
+) -> (String, PathBuf, Running, PathBuf) {
+    let (address, cfg) = (private_bus(d).await, two_boards(d));
+    // Dropping the handles at the end leaves the emulators running.
+    let _board1 = emulate(opening(6, seed), &d.join("board1"), &format!("{serials}1"));
+    let _board2 = emulate(standing(""), &d.join("board2"), &format!("{serials}2"));
+    let daemon = start_two(&cfg, d, &address);
+    let game1 = d.join("live/round-1/game-1.pgn");
+    wait_for("six plies on board 1", 30, || plies_in(&game1) == 6).await;
+    (address, cfg, daemon, game1)
+}
+
 /// Two boards, one result given with its termination: `set-clock 1 10 9` is
 /// refused with the forms it takes and changes nothing; `result --termination`
 /// is journaled (`SetResult` with two arguments) and is the PGN's Termination
@@ -23,13 +43,7 @@ pub(super) fn start_two(cfg: &Path, dir: &Path, address: &str) -> Running {
 async fn a_result_with_its_termination_and_the_rounds_results_in_text_csv_and_pgn() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let (address, cfg) = (private_bus(d).await, two_boards(d));
-    let moves = long_game();
-    let _b1 = emulate(game_log(&moves[..6], 41), &d.join("board1"), "4801");
-    let _b2 = emulate(standing(""), &d.join("board2"), "4802");
-    let daemon = start_two(&cfg, d, &address);
-    let game1 = d.join("live/round-1/game-1.pgn");
-    wait_for("six plies on board 1", 30, || plies_in(&game1) == 6).await;
+    let (address, cfg, daemon, game1) = six_plies_on_board1(d, 41, "480").await;
     property_is(&address, 2, "Status", "playing").await;
 
     // A bare number is no clock time: refused (usage), nothing changed.

@@ -16,8 +16,7 @@ async fn ctl_round_starts_a_round_on_every_board_and_a_reload_is_watched() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let (address, cfg) = desk(d, "").await;
-    let moves = long_game();
-    let _boards = three_playing(d, "480", [game_log(&moves[..2], 48), standing(""), standing("")]);
+    let _boards = three_playing(d, "480", [opening(2, 48), standing(""), standing("")]);
     let (_text, mut text) = watching(&address, false).await;
     let (_json, mut json) = watching(&address, true).await;
     let daemon = start(&cfg, d, &address);
@@ -108,11 +107,7 @@ async fn ctl_round_starts_a_round_on_every_board_and_a_reload_is_watched() {
     );
 
     // The file moved on to round 3: it wins, and `ctl watch` says so loudly.
-    let moved = std::fs::read_to_string(&cfg)
-        .unwrap()
-        .replace("round = 1\n", "round = 3\n");
-    std::fs::write(&cfg, moved).unwrap();
-    common::send_signal(daemon.child.id(), libc::SIGHUP);
+    edit_and_reload(&daemon, &cfg, "round = 1\n", "round = 3\n");
     let seen = lines_until(&mut text, 20, |l| l.contains("CONFIGURATION READ AGAIN")).await;
     assert!(
         seen.last().unwrap().contains(

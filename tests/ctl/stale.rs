@@ -45,15 +45,8 @@ async fn a_flag_given_time_and_a_new_game_without_a_clock_are_not_stale() {
     ok(&address, &["time-control", "2", "5+0"]).await;
     property_is(&address, 2, "WhiteClockMs", "300000").await;
     ok(&address, &["result", "2", "1-0"]).await;
-    let text = std::fs::read_to_string(&cfg)
-        .unwrap()
-        .replace("[clock]\n", "[clock]\ntime_control = \"90+30\"\n");
-    std::fs::write(&cfg, text).unwrap();
-    common::send_signal(daemon.child.id(), libc::SIGHUP);
-    wait_for("the reload", 20, || {
-        daemon.logged("configuration read again") == 1
-    })
-    .await;
+    edit_and_reload(&daemon, &cfg, "[clock]\n", "[clock]\ntime_control = \"90+30\"\n");
+    logged_once(&daemon, "configuration read again").await;
     ok(&address, &["new-game", "2"]).await;
     property_is(&address, 2, "Status", "playing").await;
     property_is(&address, 2, "WhiteClockMs", "0").await;

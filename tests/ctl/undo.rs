@@ -2,7 +2,7 @@
 //! its result come back), `ctl history` says every decision in words with the
 //! time of day, who and through which door, and both hold across a SIGKILL.
 
-use super::results::{start_two, two_boards};
+use super::results::{six_plies_on_board1, start_two};
 use super::*;
 
 /// Board 1 plays six plies and is given 1-0 on time; `reinstate --force`
@@ -14,13 +14,7 @@ use super::*;
 async fn undo_gives_a_finished_game_its_moves_and_result_back_and_history_says_it_in_words() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let (address, cfg) = (private_bus(d).await, two_boards(d));
-    let moves = long_game();
-    let _b1 = emulate(game_log(&moves[..6], 48), &d.join("board1"), "4811");
-    let _b2 = emulate(standing(""), &d.join("board2"), "4812");
-    let daemon = start_two(&cfg, d, &address);
-    let game1 = d.join("live/round-1/game-1.pgn");
-    wait_for("six plies on board 1", 30, || plies_in(&game1) == 6).await;
+    let (address, cfg, daemon, game1) = six_plies_on_board1(d, 48, "481").await;
 
     ok(&address, &["result", "1", "1-0", "--termination", "time forfeit"]).await;
     property_is(&address, 1, "Result", "1-0").await;

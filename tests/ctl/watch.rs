@@ -14,18 +14,8 @@ pub async fn watching(
     tokio::process::Child,
     tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
 ) {
-    let mut cmd = tokio::process::Command::new(bin());
-    cmd.args(["ctl", "--bus", "session", "watch"]);
-    if json {
-        cmd.arg("--json");
-    }
-    let mut child = cmd
-        .env("DBUS_SESSION_BUS_ADDRESS", address)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let args: &[&str] = if json { &["watch", "--json"] } else { &["watch"] };
+    let mut child = spawn_ctl(address, args, std::process::Stdio::piped());
     let mut err = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
     let ready = async {
         while let Ok(Some(line)) = err.next_line().await {
@@ -151,14 +141,8 @@ async fn watch_says_the_penalty_whose_piece_and_the_first_connection() {
     // The penalty's words are the recording's events' (`eboard_core::words`).
     drop(daemon);
     let recording = d.join("state/recordings/board2.esl");
-    let jsonl = std::process::Command::new(bin())
-        .args(["replay", "--format", "jsonl"])
-        .arg(&recording)
-        .output()
-        .unwrap();
-    let words: Vec<serde_json::Value> = String::from_utf8_lossy(&jsonl.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+    let words: Vec<serde_json::Value> = common::replayed::replayed_events(&recording)
+        .into_iter()
         .filter(|e| e["type"] == "irregular" && e["completed"] == true)
         .map(|e| e["penalty"].clone())
         .collect();

@@ -6,13 +6,8 @@ use super::*;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_real_game_over_a_pty_is_published_on_dbus_and_in_the_broadcast_folder() {
     let dir = tempfile::tempdir().unwrap();
-    let (game, emulator) = immortal(dir.path());
-    let expected = sans(&game.moves);
-    let link = dir.path().join("board0");
-    let address = private_bus(dir.path()).await;
-
     // A client listening before the daemon starts.
-    let (client, mut signals) = listen(&address, BOARD_INTERFACE, Some("MoveMade")).await;
+    let (game, expected, emulator, link, address, (client, mut signals)) = immortal_heard(dir.path()).await;
 
     let daemon = Daemon::start(
         vec![link.clone()],
@@ -28,10 +23,7 @@ async fn a_real_game_over_a_pty_is_published_on_dbus_and_in_the_broadcast_folder
     wait_for("every move", 60, || snap.borrow().moves.len() == expected.len()).await;
 
     // The properties, read over the bus.
-    let proxy = zbus::Proxy::new(&client, BUS_NAME, path.as_str(), BOARD_INTERFACE)
-        .within(10, "a proxy of the board")
-        .await
-        .unwrap();
+    let proxy = common::board_proxy(&client, &path).await;
     let moves: Vec<String> = proxy.get_property("Moves").await.unwrap();
     assert_eq!(moves, expected);
     let fen: String = proxy.get_property("Fen").await.unwrap();
@@ -52,11 +44,7 @@ async fn a_real_game_over_a_pty_is_published_on_dbus_and_in_the_broadcast_folder
     // The signals, in order.
     let mut made = Vec::new();
     while made.len() < expected.len() {
-        let msg = tokio::time::timeout(Duration::from_secs(5), signals.next())
-            .await
-            .expect("a MoveMade signal per move")
-            .unwrap()
-            .unwrap();
+        let msg = next_signal(&mut signals, 5, "a MoveMade signal per move").await;
         let (ply, san, _uci, _fen): (u32, String, String, String) = msg.body().deserialize().unwrap();
         made.push((ply, san));
     }
@@ -143,11 +131,7 @@ async fn properties_read_on_a_signal_show_the_move_and_change_in_one_signal() {
 
     // Each MoveMade, as it arrives: LastMove and Moves read over the bus at once.
     for ply in 1..=expected.len() as u32 {
-        let msg = tokio::time::timeout(Duration::from_secs(10), made.next())
-            .await
-            .expect("a MoveMade signal per move")
-            .unwrap()
-            .unwrap();
+        let msg = next_signal(&mut made, 10, "a MoveMade signal per move").await;
         let (p, san, uci, fen): (u32, String, String, String) = msg.body().deserialize().unwrap();
         assert_eq!((p, san.as_str()), (ply, expected[ply as usize - 1].as_str()));
         let (last, moves, now) = tokio::join!(
@@ -232,6 +216,28 @@ async fn a_board_pulled_away_mid_game_comes_back_without_losing_a_move() {
     common::replayed::assert_replays_as_published(&recording, "board0", &live);
 }
 
+/// An emulated board (serial number `serial`, at speed 8) playing `log`, plugged
+/// into `port` of the folder `devices` (its link there).
+fn plug_in(devices: &Path, port: &str, log: SensorLog, serial: &str) -> tokio::task::JoinHandle<()> {
+    emulate_as(log, &devices.join(port), 8.0, serial)
+}
+
+/// Waits (at most 10 s) until `daemon` bridges `n` boards; the `n`th, which
+/// must be named after its device `port`, as its snapshots.
+async fn bridged_as(
+    daemon: &Daemon,
+    n: usize,
+    port: &str,
+) -> tokio::sync::watch::Receiver<eboard_bridge::api::Snapshot> {
+    wait_for(&format!("{n} board(s) bridged"), 10, || {
+        daemon.boards().len() == n
+    })
+    .await;
+    let (id, _, snap) = daemon.boards()[n - 1].clone();
+    assert_eq!(id, port);
+    snap
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn boards_plugged_in_are_bridged_and_one_back_on_another_port_keeps_its_game() {
     let dir = tempfile::tempdir().unwrap();
@@ -264,15 +270,13 @@ async fn boards_plugged_in_are_bridged_and_one_back_on_another_port_keeps_its_ga
 
     // A board is plugged in and ten moves are played.
     let game = &long_game();
-    let first = emulate_as(
+    let first = plug_in(
+        &devices,
+        "dgt_port1",
         game_log(&game.start, &game.moves[..10], 5),
-        &devices.join("dgt_port1"),
-        8.0,
         "24680",
     );
-    wait_for("the board to be bridged", 10, || daemon.boards().len() == 1).await;
-    let (id, _, snap) = daemon.boards()[0].clone();
-    assert_eq!(id, "dgt_port1");
+    let snap = bridged_as(&daemon, 1, "dgt_port1").await;
     wait_for("ten moves", 30, || snap.borrow().moves.len() == 10).await;
     assert_eq!(snap.borrow().serial_number, "24680");
 
@@ -285,10 +289,10 @@ async fn boards_plugged_in_are_bridged_and_one_back_on_another_port_keeps_its_ga
     for m in &game.moves[..12] {
         pos.play_unchecked(*m);
     }
-    let _second = emulate_as(
+    let _second = plug_in(
+        &devices,
+        "dgt_port2",
         game_log(&pos, &game.moves[12..20], 6),
-        &devices.join("dgt_port2"),
-        8.0,
         "24680",
     );
     wait_for("the board to come back", 10, || snap.borrow().connected).await;
@@ -303,15 +307,8 @@ async fn boards_plugged_in_are_bridged_and_one_back_on_another_port_keeps_its_ga
 
     // Another board (another serial number) is a board of its own.
     let short = &game.moves[..4];
-    let _third = emulate_as(
-        game_log(&game.start, short, 7),
-        &devices.join("dgt_port3"),
-        8.0,
-        "11111",
-    );
-    wait_for("a second board", 10, || daemon.boards().len() == 2).await;
-    let (id3, _, snap3) = daemon.boards()[1].clone();
-    assert_eq!(id3, "dgt_port3");
+    let _third = plug_in(&devices, "dgt_port3", game_log(&game.start, short, 7), "11111");
+    let snap3 = bridged_as(&daemon, 2, "dgt_port3").await;
     wait_for("four moves on the second board", 30, || {
         snap3.borrow().moves.len() == 4
     })

@@ -212,17 +212,7 @@ async fn the_daemon_drives_the_clock_for_80_moves_without_drift() {
     use eboard_bridge::protocol::{AckKind, ClockCommand, HostInput, clock_code};
     let dir = tempfile::tempdir().unwrap();
     let moves = common::random_game(160, 3);
-    let mut hands = Hands::new(
-        5,
-        Style {
-            think_ms: (50, 400),
-            step_ms: (30, 60),
-            retouch: 0,
-            slide: 0,
-            ..Style::default()
-        },
-        Orientation::Normal,
-    );
+    let mut hands = Hands::new(5, common::steady_hands((50, 400), (30, 60)), Orientation::Normal);
     hands.board(Chess::default().board());
     hands.set_clock(ClockTime::from_hms(1, 30, 0).unwrap());
     let log = common::played_log(hands, &Chess::default(), &moves, 1500);
@@ -399,13 +389,7 @@ async fn the_live_clocks_are_the_replay_s_for_80_moves() {
     // Played at the log's pace, in game time: a real clock runs in real time,
     // and the daemon ignores a report that falls faster than the time between
     // reports allows (its time is scaled with the emulator's).
-    let style = Style {
-        think_ms: (30, 400),
-        step_ms: (20, 50),
-        retouch: 0,
-        slide: 0,
-        ..Style::default()
-    };
+    let style = common::steady_hands((30, 400), (20, 50));
     let mut hands = Hands::new(9, style, Orientation::Normal);
     hands.board(Chess::default().board());
     hands.set_clock(ClockTime::from_hms(1, 30, 0).unwrap());

@@ -26,6 +26,20 @@ async fn tool(program: &str, args: Vec<String>) -> (std::process::ExitStatus, St
     )
 }
 
+/// Runs `program args` as `tool` does, which must succeed and say no warning
+/// or error (`complaints`); its standard output.
+async fn clean_output(program: &str, args: Vec<String>) -> String {
+    let what = format!("{program} {}", args.join(" "));
+    let (status, out, err) = tool(program, args).await;
+    assert!(status.success(), "{what}: {status:?} {err}");
+    assert_eq!(
+        complaints(&err, &out),
+        Vec::<String>::new(),
+        "{what}:\n{err}{out}"
+    );
+    out
+}
+
 /// The lines of a tool's output that are warnings or errors.
 fn complaints(stderr: &str, stdout: &str) -> Vec<String> {
     stderr
@@ -76,17 +90,11 @@ async fn busctl_and_gdbus_read_every_object_without_a_warning() {
     let bus = format!("--address={address}");
 
     // The tree: every object, nothing said on the side.
-    let (status, out, err) = tool(
+    let out = clean_output(
         "busctl",
         vec![bus.clone(), "--no-pager".into(), "tree".into(), BUS_NAME.into()],
     )
     .await;
-    assert!(status.success(), "busctl tree: {status:?} {err}");
-    assert_eq!(
-        complaints(&err, &out),
-        Vec::<String>::new(),
-        "busctl tree:\n{err}{out}"
-    );
     let listed: Vec<&str> = out
         .lines()
         .filter_map(|l| l.find('/').map(|i| l[i..].trim()))
@@ -97,7 +105,7 @@ async fn busctl_and_gdbus_read_every_object_without_a_warning() {
 
     // Each object, introspected by busctl: its interfaces, no warning.
     for o in objects {
-        let (status, out, err) = tool(
+        let out = clean_output(
             "busctl",
             vec![
                 bus.clone(),
@@ -108,12 +116,6 @@ async fn busctl_and_gdbus_read_every_object_without_a_warning() {
             ],
         )
         .await;
-        assert!(status.success(), "busctl introspect {o}: {status:?} {err}");
-        assert_eq!(
-            complaints(&err, &out),
-            Vec::<String>::new(),
-            "busctl introspect {o}:\n{err}{out}"
-        );
         assert!(out.contains("org.freedesktop.DBus.Introspectable"), "{o}: {out}");
         let board = boards.contains(&o);
         assert_eq!(out.contains(BOARD_INTERFACE), board, "{o}: {out}");
@@ -161,7 +163,7 @@ async fn busctl_and_gdbus_read_every_object_without_a_warning() {
 
     // gdbus, recursively from the root, where it is installed.
     if common::find_tool("gdbus").is_some() {
-        let (status, out, err) = tool(
+        let out = clean_output(
             "gdbus",
             vec![
                 "introspect".into(),
@@ -175,8 +177,6 @@ async fn busctl_and_gdbus_read_every_object_without_a_warning() {
             ],
         )
         .await;
-        assert!(status.success(), "gdbus introspect: {status:?} {err}");
-        assert_eq!(complaints(&err, &out), Vec::<String>::new(), "gdbus:\n{err}{out}");
         for o in &objects[1..] {
             assert!(out.contains(&format!("node {o} {{")), "gdbus lists {o}: {out}");
         }

@@ -17,8 +17,8 @@ use std::time::Duration;
 use common::emulated::{emulate as emulate_as, emulate_with};
 use common::process::{Running, run_command, run_config, tag_in, test_open as config};
 use common::{
-    Need, Within, bus_client, listen, need, pgn_games, pgn_moves, private_bus, send_signal, wait_exit,
-    wait_for,
+    Need, Within, bus_client, listen, need, pgn_games, pgn_moves, plies_in, private_bus, send_signal,
+    wait_exit, wait_for,
 };
 use eboard_bridge::board::Orientation;
 use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME, ROOT_PATH};
@@ -27,7 +27,7 @@ use eboard_bridge::device::EmulatorConfig;
 use eboard_bridge::log::SensorLog;
 use eboard_bridge::protocol::ClockTime;
 use eboard_bridge::rules::EventKind;
-use eboard_bridge::sim::{Hands, Style};
+use eboard_bridge::sim::Hands;
 use futures_util::StreamExt;
 use shakmaty::{Chess, Move, Position};
 
@@ -41,11 +41,38 @@ fn sans(moves: &[Move]) -> Vec<String> {
 }
 
 /// The Immortal Game (the first of `games/immortal-games.pgn`) as hands play it,
-/// at 8x on an emulated board at `dir/board0`: the game and the emulator's task.
-fn immortal(dir: &Path) -> (common::PgnGame, tokio::task::JoinHandle<()>) {
+/// at 8x on an emulated board at `dir/board0`, and a private bus in `dir` with a
+/// client listening to `MoveMade` from before a daemon starts: the game, its
+/// SAN, the emulator's task, the board's link, the bus's address, the client
+/// and its signals.
+async fn immortal_heard(
+    dir: &Path,
+) -> (
+    common::PgnGame,
+    Vec<String>,
+    tokio::task::JoinHandle<()>,
+    PathBuf,
+    String,
+    (zbus::Connection, zbus::MessageStream),
+) {
     let game = pgn_games("games/immortal-games.pgn").swap_remove(0);
-    let emulator = emulate(game_log(&game.start, &game.moves, 42), &dir.join("board0"), 8.0);
-    (game, emulator)
+    let link = dir.join("board0");
+    let emulator = emulate(game_log(&game.start, &game.moves, 42), &link, 8.0);
+    let expected = sans(&game.moves);
+    let address = private_bus(dir).await;
+    let heard = listen(&address, BOARD_INTERFACE, Some("MoveMade")).await;
+    (game, expected, emulator, link, address, heard)
+}
+
+/// The next message of `signals`, which must come within `secs` (`what` says
+/// which).
+async fn next_signal(signals: &mut zbus::MessageStream, secs: u64, what: &str) -> zbus::Message {
+    signals
+        .next()
+        .within(secs, what)
+        .await
+        .unwrap_or_else(|| panic!("the signals ended before {what}"))
+        .unwrap_or_else(|e| panic!("{what}: {e}"))
 }
 
 /// Starts an emulator playing `log` and points `link` at it.
@@ -55,18 +82,7 @@ fn emulate(log: SensorLog, link: &Path, speed: f64) -> tokio::task::JoinHandle<(
 
 /// A real game from the standard start with at least 30 plies.
 fn long_game() -> common::PgnGame {
-    pgn_games("games/immortal-games.pgn")
-        .into_iter()
-        .find(|g| g.moves.len() >= 30 && g.start == Chess::default())
-        .expect("a long game")
-}
-
-/// How many moves a broadcast PGN file holds (0 while it does not exist).
-fn moves_in(path: &Path) -> usize {
-    std::fs::read_to_string(path)
-        .ok()
-        .map(|t| pgn_moves(&t).concat().len())
-        .unwrap_or(0)
+    common::game_of_at_least("games/immortal-games.pgn", 30)
 }
 
 /// A daemon resuming board0 from a recording with `text`, the board not plugged
@@ -112,18 +128,7 @@ async fn signal(Running { child, .. }: &mut Running, how: &str) {
 /// (a caching proxy waits on the signals of a daemon that may have been replaced).
 async fn board0(address: &str) -> zbus::Proxy<'static> {
     let client = bus_client(address).await;
-    zbus::proxy::Builder::new(&client)
-        .destination(BUS_NAME)
-        .unwrap()
-        .path("/org/eboardbridge/board/board0")
-        .unwrap()
-        .interface(BOARD_INTERFACE)
-        .unwrap()
-        .cache_properties(zbus::proxy::CacheProperties::No)
-        .build()
-        .within(10, "a proxy of board0")
-        .await
-        .unwrap()
+    common::uncached_proxy(&client, "/org/eboardbridge/board/board0", BOARD_INTERFACE).await
 }
 
 /// A board standing in the start position, `more` records after it.
@@ -212,16 +217,11 @@ async fn property_is(address: &str, property: &str, want: &str) {
 
 /// A configuration for round `round` whose board 7 (board0) has these players.
 fn round_config(dir: &Path, round: u32, white: &str, black: &str) -> PathBuf {
-    let cfg = dir.join("config.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "event = \"Open\"\nround = {round}\noutput = \"{}\"\nstate = \"{}\"\n[[board]]\ndevice = \"{}\"\nnumber = 7\nwhite = \"{white}\"\nblack = \"{black}\"\n",
-            dir.join("live").display(),
-            dir.join("state").display(),
-            dir.join("board0").display()
-        ),
-    )
-    .unwrap();
-    cfg
+    let text = format!(
+        "event = \"Open\"\nround = {round}\noutput = \"{}\"\nstate = \"{}\"\n[[board]]\ndevice = \"{}\"\nnumber = 7\nwhite = \"{white}\"\nblack = \"{black}\"\n",
+        dir.join("live").display(),
+        dir.join("state").display(),
+        dir.join("board0").display()
+    );
+    common::write_file(dir, "config.toml", &text)
 }

@@ -14,7 +14,7 @@ async fn a_daemon_killed_with_sigkill_resumes_the_same_game() {
     let start = || start_binary(&cfg, &link, None);
     let _first = emulate(game_log(&game.start, &game.moves[..16], 3), &link, 8.0);
     let mut daemon = start();
-    wait_for("sixteen moves on disk", 30, || moves_in(&live) == 16).await;
+    wait_for("sixteen moves on disk", 30, || plies_in(&live) == 16).await;
     signal(&mut daemon, "KILL").await;
     // Restarted on the same board: the same game, every move, and it goes on.
     let mut pos = game.start.clone();
@@ -24,7 +24,7 @@ async fn a_daemon_killed_with_sigkill_resumes_the_same_game() {
     let _second = emulate(game_log(&pos, &game.moves[16..24], 4), &link, 8.0);
     std::fs::remove_file(&live).unwrap();
     let mut daemon = start();
-    wait_for("twenty-four moves on disk", 30, || moves_in(&live) == 24).await;
+    wait_for("twenty-four moves on disk", 30, || plies_in(&live) == 24).await;
     let text = std::fs::read_to_string(&live).unwrap();
     assert_eq!(pgn_moves(&text), vec![sans(&game.moves[..24])]);
     // SIGTERM: a clean stop.
@@ -66,12 +66,8 @@ async fn an_arbiters_result_survives_sigkill_and_sigterm_and_replays() {
     let live = dir.path().join("live/round-1/game-1.pgn");
     let start = || start_binary(&cfg, &link, Some(&address));
     let client = bus_client(&address).await;
-    let proxy = |c: zbus::Connection| async move {
-        zbus::Proxy::new(&c, BUS_NAME, "/org/eboardbridge/board/board0", BOARD_INTERFACE)
-            .within(10, "a proxy of board0")
-            .await
-            .unwrap()
-    };
+    let proxy =
+        |c: zbus::Connection| async move { common::board_proxy(&c, "/org/eboardbridge/board/board0").await };
     let result_of = |p: &Path| {
         std::fs::read_to_string(p)
             .ok()
@@ -84,7 +80,7 @@ async fn an_arbiters_result_survives_sigkill_and_sigterm_and_replays() {
     };
     let _board = emulate(game_log(&game.start, &game.moves[..12], 5), &link, 8.0);
     let mut daemon = start();
-    wait_for("twelve moves on disk", 30, || moves_in(&live) == 12).await;
+    wait_for("twelve moves on disk", 30, || plies_in(&live) == 12).await;
     let p = proxy(client.clone()).await;
     // Refused calls change nothing and are not journaled; the accepted one is.
     let huge = "x".repeat(1 << 20);
@@ -108,7 +104,7 @@ async fn an_arbiters_result_survives_sigkill_and_sigterm_and_replays() {
         signal(&mut daemon, how).await;
         std::fs::remove_file(&live).unwrap();
         daemon = start();
-        wait_for("the game on disk again", 30, || moves_in(&live) == 12).await;
+        wait_for("the game on disk again", 30, || plies_in(&live) == 12).await;
         assert_eq!(result_of(&live), "1-0", "after SIG{how}");
         property_is(&address, "Result", "1-0").await;
         property_is(&address, "Status", "finished").await;
@@ -155,7 +151,7 @@ async fn arbiter_decisions_and_every_game_survive_sigkill_and_sigterm() {
     let (first, second) = (round.join("game-1.pgn"), round.join("game-1-2.pgn"));
     let _board = emulate(game_log(&game.start, &game.moves[..12], 6), &link, 8.0);
     let mut daemon = start_binary(&cfg, &link, Some(&address));
-    wait_for("twelve moves on disk", 30, || moves_in(&first) == 12).await;
+    wait_for("twelve moves on disk", 30, || plies_in(&first) == 12).await;
     let p = board0(&address).await;
     // A time control set while moves are played would reset both clocks: refused.
     let e = p.call::<_, _, ()>("SetTimeControl", &("90",)).await.unwrap_err();
@@ -169,11 +165,11 @@ async fn arbiter_decisions_and_every_game_survive_sigkill_and_sigterm() {
     p.call::<_, _, ()>("NewGame", &("",)).await.unwrap();
     p.call::<_, _, ()>("SetResult", &("0-1",)).await.unwrap();
     let check = |when: &str| {
-        assert_eq!(moves_in(&first), 8, "{when}: the first game");
+        assert_eq!(plies_in(&first), 8, "{when}: the first game");
         assert_eq!(tag_in(&first, "Result"), "*", "{when}");
         assert_eq!(tag_in(&first, "Termination"), "abandoned", "{when}");
         assert_eq!(tag_in(&first, "White"), "Anand, Viswanathan", "{when}");
-        assert_eq!(moves_in(&second), 0, "{when}: the second game");
+        assert_eq!(plies_in(&second), 0, "{when}: the second game");
         assert_eq!(tag_in(&second, "Result"), "0-1", "{when}");
         assert_eq!(tag_in(&second, "Black"), "Carlsen, Magnus", "{when}");
         let all = std::fs::read_to_string(round.join("games.pgn")).unwrap();
@@ -181,7 +177,7 @@ async fn arbiter_decisions_and_every_game_survive_sigkill_and_sigterm() {
     };
     // The writer replaces each game's file, then games.pgn: wait for both.
     let on_disk = || {
-        moves_in(&first) == 8
+        plies_in(&first) == 8
             && tag_in(&second, "Result") == "0-1"
             && std::fs::read_to_string(round.join("games.pgn"))
                 .is_ok_and(|a| a.matches("[Event ").count() == 2)
@@ -234,7 +230,7 @@ async fn a_new_round_by_sighup_with_a_board_away_keeps_the_old_game_in_its_round
     let recording = dir.path().join("state/recordings/board0.esl");
     let board = emulate(game_log(&game.start, &game.moves[..6], 7), &link, 8.0);
     let mut daemon = start_binary(&cfg, &link, Some(&address));
-    wait_for("six moves on disk", 30, || moves_in(&old) == 6).await;
+    wait_for("six moves on disk", 30, || plies_in(&old) == 6).await;
     board.abort();
     property_is(&address, "Connected", "false").await;
     round_config(dir.path(), 2, "White, Round2", "Black, Round2");
@@ -244,7 +240,7 @@ async fn a_new_round_by_sighup_with_a_board_away_keeps_the_old_game_in_its_round
     })
     .await;
     let old_game_kept = |when: &str| {
-        assert_eq!(moves_in(&old), 6, "{when}");
+        assert_eq!(plies_in(&old), 6, "{when}");
         assert_eq!(tag_in(&old, "White"), "White, Round1", "{when}");
         assert_eq!(tag_in(&old, "Round"), "1.7", "{when}");
         let files = common::pgn_files(&round2);
@@ -277,11 +273,11 @@ async fn a_new_round_by_sighup_with_a_board_away_keeps_the_old_game_in_its_round
     // The board comes back set up for the new round, and a game starts.
     let _board = emulate(game_log(&Chess::default(), &game.moves[..2], 8), &link, 8.0);
     let new = round2.join("game-7.pgn");
-    wait_for("the new round's game", 30, || moves_in(&new) == 2).await;
+    wait_for("the new round's game", 30, || plies_in(&new) == 2).await;
     assert_eq!(tag_in(&new, "White"), "White, Round2");
     assert_eq!(tag_in(&new, "Round"), "2.7");
     property_is(&address, "Round", "2").await;
-    assert_eq!(moves_in(&old), 6);
+    assert_eq!(plies_in(&old), 6);
     assert_eq!(tag_in(&old, "Termination"), "abandoned");
     assert_eq!(tag_in(&old, "White"), "White, Round1");
     signal(&mut daemon, "TERM").await;
@@ -315,15 +311,15 @@ async fn a_disk_that_fills_and_empties_loses_no_published_move() {
         );
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     };
-    wait_for("four moves on disk", 30, || moves_in(&live) >= 4).await;
+    wait_for("four moves on disk", 30, || plies_in(&live) >= 4).await;
     // The disk is full: the recording cannot grow. Its size is read again once
     // the limit is set: a record written between the first reading and the
     // limit (a busy machine) is already on disk, and nothing can follow it.
     prlimit(&size().to_string());
     let full = size();
-    let at_full = moves_in(&live);
+    let at_full = plies_in(&live);
     wait_for("eight more moves published", 60, || {
-        moves_in(&live) >= at_full + 8
+        plies_in(&live) >= at_full + 8
     })
     .await;
     assert_eq!(size(), full, "the recording grew on a full disk");
@@ -337,7 +333,7 @@ async fn a_disk_that_fills_and_empties_loses_no_published_move() {
     assert!(text.ends_with('\n'), "a torn line on a full disk");
     // Room again: what was held is written, the game goes on.
     prlimit("unlimited");
-    wait_for("every move published", 60, || moves_in(&live) == 24).await;
+    wait_for("every move published", 60, || plies_in(&live) == 24).await;
     wait_for("the recording written again", 10, || size() > full).await;
     wait_for("what was held written whole", 10, || {
         std::fs::read_to_string(&recording).is_ok_and(|t| t.ends_with('\n'))
@@ -349,7 +345,7 @@ async fn a_disk_that_fills_and_empties_loses_no_published_move() {
     eboard_bridge::log::read_log(&recording).expect("the recording reads whole");
     std::fs::remove_file(&live).unwrap();
     let mut daemon = start_binary(&cfg, &link, None);
-    wait_for("every move resumed", 30, || moves_in(&live) == 24).await;
+    wait_for("every move resumed", 30, || plies_in(&live) == 24).await;
     assert_eq!(
         pgn_moves(&std::fs::read_to_string(&live).unwrap()),
         pgn_moves(&published)
@@ -415,16 +411,16 @@ async fn sigkill_soak_loses_no_move_and_no_decision() {
             }
             tokio::time::sleep(Duration::from_millis(random(0, 300))).await;
         }
-        let before = moves_in(&live);
+        let before = plies_in(&live);
         signal(&mut daemon, "KILL").await;
         daemon = start_binary(&cfg, &link, Some(&address));
-        wait_for("the game published again", 30, || moves_in(&live) >= before).await;
+        wait_for("the game published again", 30, || plies_in(&live) >= before).await;
         if let Some(w) = &decided {
             property_is(&address, "White", w).await;
         }
     }
     wait_for("the whole game", 60 + 3 * plies as u64, || {
-        moves_in(&live) == plies
+        plies_in(&live) == plies
     })
     .await;
     let published = pgn_moves(&std::fs::read_to_string(&live).unwrap());
@@ -433,7 +429,7 @@ async fn sigkill_soak_loses_no_move_and_no_decision() {
     signal(&mut daemon, "KILL").await;
     std::fs::remove_file(&live).unwrap();
     let mut daemon = start_binary(&cfg, &link, Some(&address));
-    wait_for("the game after the last kill", 30, || moves_in(&live) == plies).await;
+    wait_for("the game after the last kill", 30, || plies_in(&live) == plies).await;
     wait_for("the result after the last kill", 10, || {
         tag_in(&live, "Result") == "1/2-1/2"
     })

@@ -39,11 +39,7 @@ impl Sink for Recorder {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sink_that_blocks_holds_no_move_back_from_dbus() {
     let dir = tempfile::tempdir().unwrap();
-    let (game, emulator) = immortal(dir.path());
-    let expected = sans(&game.moves);
-    let link = dir.path().join("board0");
-    let address = private_bus(dir.path()).await;
-    let (_client, mut signals) = listen(&address, BOARD_INTERFACE, Some("MoveMade")).await;
+    let (_game, expected, emulator, link, address, (_client, mut signals)) = immortal_heard(dir.path()).await;
 
     let stuck = Arc::new(Stuck::default());
     let recorder = Arc::new(Recorder::default());
@@ -62,11 +58,8 @@ async fn a_sink_that_blocks_holds_no_move_back_from_dbus() {
     // plays a move about every 0.3 s), while the sink is stuck in its first offer.
     let mut made = Vec::new();
     while made.len() < expected.len() {
-        let msg = tokio::time::timeout(Duration::from_secs(5), signals.next())
-            .await
-            .unwrap_or_else(|_| panic!("MoveMade {} within 5 s of the one before", made.len() + 1))
-            .unwrap()
-            .unwrap();
+        let what = format!("MoveMade {} within 5 s of the one before", made.len() + 1);
+        let msg = next_signal(&mut signals, 5, &what).await;
         let (_ply, san, _uci, _fen): (u32, String, String, String) = msg.body().deserialize().unwrap();
         made.push(san);
     }

@@ -223,6 +223,13 @@ mod tests {
         assert!(f.iter().any(|m| m.contains(what)), "{what:?} not in {f:?}");
     }
 
+    /// The good round fails, saying `what`, once `change` is made to what was seen.
+    fn fails_when(change: impl FnOnce(&mut Seen), what: &str) {
+        let (t, mut s) = good();
+        change(&mut s);
+        fails_with(&t, &s, what);
+    }
+
     #[test]
     fn a_round_as_played_passes() {
         let (t, s) = good();
@@ -241,92 +248,95 @@ mod tests {
     /// A phantom game after a restart (issue 47, 1).
     #[test]
     fn a_game_nobody_played_fails() {
-        let (t, mut s) = good();
-        s.files.push((
-            "game-1-2.pgn".into(),
-            "[Result \"*\"]\n\n1. e4 {inferred} e5 {inferred} *\n".into(),
-        ));
-        fails_with(&t, &s, "2 game files");
+        fails_when(
+            |s| {
+                s.files.push((
+                    "game-1-2.pgn".into(),
+                    "[Result \"*\"]\n\n1. e4 {inferred} e5 {inferred} *\n".into(),
+                ));
+            },
+            "2 game files",
+        );
     }
 
     /// A move invented, or one lost.
     #[test]
     fn a_move_the_board_did_not_show_fails() {
-        let (t, mut s) = good();
-        s.files[0].1 = s.files[0].1.replace("2. Nf3", "2. Nc3");
-        fails_with(&t, &s, "publishes");
+        fails_when(
+            |s| s.files[0].1 = s.files[0].1.replace("2. Nf3", "2. Nc3"),
+            "publishes",
+        );
     }
 
     /// A ply seen whole marked inferred (issue 47, 2), and one never seen not.
     #[test]
     fn a_wrong_inferred_mark_fails() {
-        let (t, mut s) = good();
-        s.files[0].1 = s.files[0].1.replace("e5 2.", "e5 {inferred} 2.");
-        fails_with(&t, &s, "reached the daemon whole but is marked inferred");
-        let (t, mut s) = good();
-        s.touches[1] = (0, 2);
-        fails_with(&t, &s, "never reached the daemon");
+        fails_when(
+            |s| s.files[0].1 = s.files[0].1.replace("e5 2.", "e5 {inferred} 2."),
+            "reached the daemon whole but is marked inferred",
+        );
+        fails_when(|s| s.touches[1] = (0, 2), "never reached the daemon");
     }
 
     /// A decision lost by a restart: not journaled, or not on D-Bus.
     #[test]
     fn a_decision_lost_fails() {
-        let (t, mut s) = good();
-        s.journaled.clear();
-        fails_with(&t, &s, "SetResult accepted, 0 in the journal");
-        let (t, mut s) = good();
-        s.bus.insert("Result", "*".into());
-        fails_with(&t, &s, "D-Bus Result");
-        let (t, mut s) = good();
-        s.files[0].1 = s.files[0].1.replace("[Result \"1/2-1/2\"]", "[Result \"*\"]");
-        fails_with(&t, &s, "result *, not 1/2-1/2");
+        fails_when(|s| s.journaled.clear(), "SetResult accepted, 0 in the journal");
+        fails_when(
+            |s| {
+                s.bus.insert("Result", "*".into());
+            },
+            "D-Bus Result",
+        );
+        fails_when(
+            |s| s.files[0].1 = s.files[0].1.replace("[Result \"1/2-1/2\"]", "[Result \"*\"]"),
+            "result *, not 1/2-1/2",
+        );
     }
 
     /// A colour swap that leaves the ratings on the colours (issue 47, 5).
     #[test]
     fn tags_that_stay_on_the_colour_fail() {
-        let (t, mut s) = good();
-        s.files[0].1 = s.files[0].1.replace(
-            "[White \"A, Ann\"]\n[Black \"B, Bob\"]",
-            "[White \"B, Bob\"]\n[Black \"A, Ann\"]",
+        fails_when(
+            |s| {
+                s.files[0].1 = s.files[0].1.replace(
+                    "[White \"A, Ann\"]\n[Black \"B, Bob\"]",
+                    "[White \"B, Bob\"]\n[Black \"A, Ann\"]",
+                );
+                s.bus.insert("White", "B, Bob".into());
+                s.bus.insert("Black", "A, Ann".into());
+            },
+            "shown with WhiteElo \"2100\", theirs is \"2200\"",
         );
-        s.bus.insert("White", "B, Bob".into());
-        s.bus.insert("Black", "A, Ann".into());
-        fails_with(&t, &s, "shown with WhiteElo \"2100\", theirs is \"2200\"");
     }
 
     /// An alarm that never clears (issue 47, 4).
     #[test]
     fn an_alarm_never_cleared_fails() {
-        let (t, mut s) = good();
-        s.alarms = vec!["game_start".into(), "move".into(), "irregular".into()];
-        fails_with(&t, &s, "never cleared");
-        let (t, mut s) = good();
-        s.alarms = vec![
-            "game_start".into(),
-            "irregular".into(),
-            "move".into(),
-            "move".into(),
-        ];
-        fails_with(&t, &s, "never cleared");
-        let (t, mut s) = good();
-        s.alarms = vec![
-            "irregular".into(),
-            "inferred_move".into(),
-            "move".into(),
-            "resolved".into(),
-        ];
-        fails_with(&t, &s, "never cleared");
-        let (t, mut s) = good();
-        s.bus.insert("Status", "irregular".into());
-        fails_with(&t, &s, "still shown irregular");
+        for alarms in [
+            &["game_start", "move", "irregular"][..],
+            &["game_start", "irregular", "move", "move"],
+            &["irregular", "inferred_move", "move", "resolved"],
+        ] {
+            fails_when(
+                |s| s.alarms = alarms.iter().map(|a| a.to_string()).collect(),
+                "never cleared",
+            );
+        }
+        fails_when(
+            |s| {
+                s.bus.insert("Status", "irregular".into());
+            },
+            "still shown irregular",
+        );
     }
 
     /// `replay` of the recording that differs from what was published live.
     #[test]
     fn a_replay_that_differs_fails() {
-        let (t, mut s) = good();
-        s.replayed = s.replayed.replace("Nf3", "Nf3 {inferred}");
-        fails_with(&t, &s, "replay of the recording gives");
+        fails_when(
+            |s| s.replayed = s.replayed.replace("Nf3", "Nf3 {inferred}"),
+            "replay of the recording gives",
+        );
     }
 }

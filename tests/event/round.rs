@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use eboard_bridge::device::{Emulator, EmulatorConfig};
 use eboard_bridge::log::SensorLog;
 
 use super::boards::{BoardGame, board_game, pairings};
@@ -186,24 +185,8 @@ pub async fn play(plan: &Plan) -> Outcome {
     std::fs::write(d.join("pairings.csv"), pairings(&games, &swapped)).unwrap();
     let cfg = d.join("config.toml");
     std::fs::write(&cfg, config(d, plan.boards)).unwrap();
-    let mut emulators = Vec::new();
-    let mut relays = Vec::new();
-    for (i, g) in games.iter().enumerate() {
-        let emulator = Emulator::open().unwrap();
-        let board = emulator.path().to_path_buf();
-        let ecfg = EmulatorConfig {
-            speed: SPEED,
-            serial: format!("{}", 40000 + i),
-            ..EmulatorConfig::default()
-        };
-        let log = g.log.clone();
-        emulators.push(tokio::spawn(async move {
-            let _ = emulator.run(&log, "generated", &ecfg).await;
-        }));
-        let link = d.join(format!("line{i}"));
-        relays.push(relay::start(&board, &link, LineFaults::CLEAN).unwrap());
-    }
-    let devices: Vec<PathBuf> = (0..plan.boards).map(|i| d.join(format!("line{i}"))).collect();
+    let logs = games.iter().map(|g| g.log.clone()).collect();
+    let (emulators, relays, devices) = relay::relayed_boards(logs, SPEED, 40000, d, |_| LineFaults::CLEAN);
     let mut daemon = Some(start(&cfg, &devices, &address).await);
     let started = tokio::time::Instant::now();
     let mut decisions: Vec<BTreeMap<String, usize>> = vec![BTreeMap::new(); plan.boards];

@@ -7,37 +7,21 @@ async fn campaign(runs: Vec<Run>) -> Vec<Outcome> {
     let dir = tempfile::tempdir().unwrap();
     let n = runs.len();
     let (logs, plies): (Vec<SensorLog>, Vec<_>) = runs.iter().map(game_log).unzip();
-    let mut relays = Vec::new();
-    let mut emulators = Vec::new();
-    for (i, (run, log)) in runs.iter().zip(&logs).enumerate() {
-        let emulator = Emulator::open().unwrap();
-        let board = emulator.path().to_path_buf();
-        let cfg = EmulatorConfig {
-            speed: SPEED,
-            serial: format!("{}", 20000 + i),
-            ..EmulatorConfig::default()
-        };
-        let log = log.clone();
-        emulators.push(tokio::spawn(async move {
-            let _ = emulator.run(&log, "generated", &cfg).await;
-        }));
-        let faults = match run.fault {
-            Fault::Drop(p) => LineFaults {
-                drop: p,
-                flip: 0.0,
-                seed: run.seed,
-            },
-            Fault::Flip(p) => LineFaults {
-                drop: 0.0,
-                flip: p,
-                seed: run.seed,
-            },
-            Fault::Cuts => LineFaults::CLEAN,
-        };
-        let link = dir.path().join(format!("line{i}"));
-        relays.push(relay::start(&board, &link, faults).unwrap());
-    }
-    let devices: Vec<PathBuf> = (0..n).map(|i| dir.path().join(format!("line{i}"))).collect();
+    let faults = |i: usize| match runs[i].fault {
+        Fault::Drop(p) => LineFaults {
+            drop: p,
+            flip: 0.0,
+            seed: runs[i].seed,
+        },
+        Fault::Flip(p) => LineFaults {
+            drop: 0.0,
+            flip: p,
+            seed: runs[i].seed,
+        },
+        Fault::Cuts => LineFaults::CLEAN,
+    };
+    let (emulators, mut relays, devices) =
+        relay::relayed_boards(logs.clone(), SPEED, 20000, dir.path(), faults);
     let daemon = Daemon::start(devices, config(dir.path(), n), BusChoice::None)
         .within(30, "the daemon to start")
         .await
@@ -88,14 +72,9 @@ async fn campaign(runs: Vec<Run>) -> Vec<Outcome> {
     for c in cutters {
         let _ = c.within(60, "the line cuts to be done").await;
     }
-    daemon.shutdown().within(30, "the daemon to stop").await;
-    let events = collector
-        .within(10, "the daemon's event stream to close after it stopped")
+    let events = stop_and_collect(daemon, collector, emulators)
         .await
         .unwrap_or_default();
-    for e in emulators {
-        e.abort();
-    }
     if std::env::var_os("FAULTS_KEEP").is_some() {
         println!("campaign folder kept: {}", dir.path().display());
     }

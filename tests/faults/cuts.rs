@@ -94,23 +94,8 @@ async fn a_cut_over_more_than_six_plies_is_lost_track_and_the_game_resumes() {
             lines: Vec::new(),
         });
     }
-    let mut relays = Vec::new();
-    let mut emulators = Vec::new();
-    for (i, log) in logs.into_iter().enumerate() {
-        let emulator = Emulator::open().unwrap();
-        let board = emulator.path().to_path_buf();
-        let cfg = EmulatorConfig {
-            speed: SPEED,
-            serial: format!("{}", 30000 + i),
-            ..EmulatorConfig::default()
-        };
-        emulators.push(tokio::spawn(async move {
-            let _ = emulator.run(&log, "generated", &cfg).await;
-        }));
-        let link = dir.path().join(format!("line{i}"));
-        relays.push(relay::start(&board, &link, LineFaults::CLEAN).unwrap());
-    }
-    let devices: Vec<PathBuf> = (0..2).map(|i| dir.path().join(format!("line{i}"))).collect();
+    let (emulators, relays, devices) =
+        relay::relayed_boards(logs, SPEED, 30000, dir.path(), |_| LineFaults::CLEAN);
     let daemon = Daemon::start(
         devices,
         config(dir.path(), 2),
@@ -187,14 +172,7 @@ async fn a_cut_over_more_than_six_plies_is_lost_track_and_the_game_resumes() {
     while !done() && tokio::time::Instant::now() < until {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    daemon.shutdown().within(30, "the daemon to stop").await;
-    let events = collector
-        .within(10, "the daemon's event stream to close after it stopped")
-        .await
-        .unwrap();
-    for e in emulators {
-        e.abort();
-    }
+    let events = stop_and_collect(daemon, collector, emulators).await.unwrap();
     let mut stats = Vec::new();
     for (line, handle) in relays {
         drop(line);

@@ -15,7 +15,7 @@ mod cuts;
 #[path = "../relay/mod.rs"]
 mod relay;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use common::played::{
@@ -25,7 +25,6 @@ use common::{Within, pgn_moves, sans};
 use eboard_bridge::board::Orientation;
 use eboard_bridge::bus::{BOARD_INTERFACE, BUS_NAME};
 use eboard_bridge::daemon::{BusChoice, Daemon, DaemonConfig, Tapped};
-use eboard_bridge::device::{Emulator, EmulatorConfig};
 use eboard_bridge::log::SensorLog;
 use eboard_bridge::protocol::ClockTime;
 use eboard_bridge::rules::EventKind;
@@ -94,6 +93,23 @@ fn game_log(run: &Run) -> (SensorLog, Vec<Vec<(u64, Touch)>>) {
         );
     }
     (common::played_log(hands, &pos, &[], 3000), plies)
+}
+
+/// Stops `daemon` (within 30 s), then the emulated boards; what `collector`
+/// gathered of its events once their stream has closed (within 10 s).
+async fn stop_and_collect(
+    daemon: Daemon,
+    collector: tokio::task::JoinHandle<Vec<Tapped>>,
+    emulators: Vec<tokio::task::JoinHandle<()>>,
+) -> Result<Vec<Tapped>, tokio::task::JoinError> {
+    daemon.shutdown().within(30, "the daemon to stop").await;
+    let events = collector
+        .within(10, "the daemon's event stream to close after it stopped")
+        .await;
+    for e in emulators {
+        e.abort();
+    }
+    events
 }
 
 fn config(dir: &Path, boards: usize) -> DaemonConfig {

@@ -8,13 +8,8 @@ async fn live_pgn_is_the_folder_s_bytes_and_304_when_unchanged() {
     let dir = tempfile::tempdir().unwrap();
     let game = &mated_game();
     let expected = sans(&game.start, &game.moves);
-    let (daemon, addr, emulator) = start(
-        dir.path(),
-        game_log(&game.start, &game.moves, 42, 1500),
-        8.0,
-        HttpConfig::on("127.0.0.1:0"),
-    )
-    .await;
+    let (daemon, addr, emulator) =
+        start_on_loopback(dir.path(), game_log(&game.start, &game.moves, 42, 1500), 8.0).await;
     let snap = daemon.boards()[0].2.clone();
     wait_for("the game's end", 60, || !snap.borrow().result.is_empty()).await;
     let round = dir.path().join("live/round-4");
@@ -53,8 +48,7 @@ async fn live_pgn_is_the_folder_s_bytes_and_304_when_unchanged() {
     // A change gives a new tag.
     let before = get(addr, "/round-4/games.pgn", &[]).await;
     let tag = before.header("etag").unwrap().to_string();
-    daemon.shutdown().within(30, "the daemon to stop").await;
-    emulator.abort();
+    stop(daemon, emulator).await;
     let after_tag = {
         let body = std::fs::read(&all).unwrap();
         let mut changed = body.clone();
@@ -65,13 +59,8 @@ async fn live_pgn_is_the_folder_s_bytes_and_304_when_unchanged() {
     assert_ne!(after_tag, tag);
     // Paths outside the folder's files are not served.
     let dir2 = tempfile::tempdir().unwrap();
-    let (daemon, addr, emulator) = start(
-        dir2.path(),
-        game_log(&game.start, &game.moves[..2], 1, 500),
-        8.0,
-        HttpConfig::on("127.0.0.1:0"),
-    )
-    .await;
+    let (daemon, addr, emulator) =
+        start_on_loopback(dir2.path(), game_log(&game.start, &game.moves[..2], 1, 500), 8.0).await;
     for path in [
         "/round-4/../state/recordings/board0.esl",
         "/round-x/games.pgn",
@@ -81,21 +70,15 @@ async fn live_pgn_is_the_folder_s_bytes_and_304_when_unchanged() {
         let r = get(addr, path, &[]).await;
         assert_eq!(r.status, 404, "{path}");
     }
-    daemon.shutdown().within(30, "the daemon to stop").await;
-    emulator.abort();
+    stop(daemon, emulator).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn events_resume_with_last_event_id_losing_none() {
     let dir = tempfile::tempdir().unwrap();
     let game = &mated_game();
-    let (daemon, addr, emulator) = start(
-        dir.path(),
-        game_log(&game.start, &game.moves, 42, 1500),
-        6.0,
-        HttpConfig::on("127.0.0.1:0"),
-    )
-    .await;
+    let (daemon, addr, emulator) =
+        start_on_loopback(dir.path(), game_log(&game.start, &game.moves, 42, 1500), 6.0).await;
     // One client reads everything; another leaves after some events and comes
     // back with the last id it saw.
     let mut steady = SseClient::open(addr, None).await;
@@ -174,8 +157,7 @@ async fn events_resume_with_last_event_id_losing_none() {
     assert_eq!(reset.event.as_deref(), Some("reset"));
     let first = other.next(5).await.unwrap();
     assert!(first.id.unwrap().ends_with("-1"));
-    daemon.shutdown().within(30, "the daemon to stop").await;
-    emulator.abort();
+    stop(daemon, emulator).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -238,8 +220,7 @@ async fn a_client_behind_the_history_is_told_what_it_lost_and_the_api_lists_the_
     ] {
         assert!(b.get(p).is_some(), "{p}");
     }
-    daemon.shutdown().within(30, "the daemon to stop").await;
-    emulator.abort();
+    stop(daemon, emulator).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -293,6 +274,5 @@ async fn connections_over_the_limit_are_refused_and_a_stuck_client_holds_only_it
     assert_eq!(last_move, sans(&game.start, &game.moves).last().cloned());
     assert_eq!(snap.borrow().moves.len(), game.moves.len());
     drop(stuck);
-    daemon.shutdown().within(30, "the daemon to stop").await;
-    emulator.abort();
+    stop(daemon, emulator).await;
 }

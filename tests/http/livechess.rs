@@ -12,13 +12,8 @@ async fn a_livechess_client_gets_every_move_of_a_real_game() {
         end.play_unchecked(*m);
     }
     let final_board = end.board().to_string();
-    let (daemon, addr, emulator) = start(
-        dir.path(),
-        game_log(&game.start, &game.moves, 7, 1500),
-        6.0,
-        HttpConfig::on("127.0.0.1:0"),
-    )
-    .await;
+    let (daemon, addr, emulator) =
+        start_on_loopback(dir.path(), game_log(&game.start, &game.moves, 7, 1500), 6.0).await;
     let snap = daemon.boards()[0].2.clone();
     wait_for("the board's serial number", 10, || {
         !snap.borrow().serial_number.is_empty()
@@ -152,6 +147,5 @@ async fn a_livechess_client_gets_every_move_of_a_real_game() {
     assert_eq!(r.status, 200);
     let v: Value = serde_json::from_slice(&r.body).unwrap();
     assert_eq!(v[0]["board"], final_board.as_str());
-    daemon.shutdown().within(30, "the daemon to stop").await;
-    emulator.abort();
+    stop(daemon, emulator).await;
 }

@@ -61,6 +61,22 @@ async fn start(
     start_board(dir, log, speed, http, None).await
 }
 
+/// The same, the HTTP server on a free port of 127.0.0.1 with its other
+/// settings as they come.
+async fn start_on_loopback(
+    dir: &Path,
+    log: SensorLog,
+    speed: f64,
+) -> (Daemon, SocketAddr, tokio::task::JoinHandle<()>) {
+    start(dir, log, speed, HttpConfig::on("127.0.0.1:0")).await
+}
+
+/// Stops `daemon` (within 30 s) and the emulated board playing to it.
+async fn stop(daemon: Daemon, emulator: tokio::task::JoinHandle<()>) {
+    daemon.shutdown().within(30, "the daemon to stop").await;
+    emulator.abort();
+}
+
 /// The same, the board a Bluetooth one when `battery` is given.
 async fn start_board(
     dir: &Path,

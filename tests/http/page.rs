@@ -33,13 +33,8 @@ async fn the_live_page_in_chromium_follows_the_game() {
     let game = &mated_game();
     let expected = sans(&game.start, &game.moves);
     let result = if game.moves.len() % 2 == 1 { "1-0" } else { "0-1" };
-    let (daemon, addr, emulator) = start(
-        dir.path(),
-        game_log(&game.start, &game.moves, 11, 3000),
-        3.0,
-        HttpConfig::on("127.0.0.1:0"),
-    )
-    .await;
+    let (daemon, addr, emulator) =
+        start_on_loopback(dir.path(), game_log(&game.start, &game.moves, 11, 3000), 3.0).await;
     let snap = daemon.boards()[0].2.clone();
     wait_for("some moves", 30, || snap.borrow().moves.len() >= 4).await;
     let mut browser = Browser::open(&format!("http://{addr}/"))
@@ -105,8 +100,7 @@ async fn the_live_page_in_chromium_follows_the_game() {
     }
     assert_eq!(last["pieces"], end.board().occupied().count());
     browser.close().await;
-    daemon.shutdown().within(30, "the daemon to stop").await;
-    emulator.abort();
+    stop(daemon, emulator).await;
 }
 
 /// A Bluetooth board answers the battery question: LiveChess clients get its
@@ -136,6 +130,5 @@ async fn a_bluetooth_board_reports_its_battery() {
     let r = get(addr, "/api/boards", &[]).await;
     let v: Value = serde_json::from_slice(&r.body).unwrap();
     assert_eq!(v[0]["Battery"], 84, "{}", v[0]);
-    daemon.shutdown().within(30, "the daemon to stop").await;
-    emulator.abort();
+    stop(daemon, emulator).await;
 }

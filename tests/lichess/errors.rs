@@ -131,17 +131,7 @@ async fn a_token_file_others_may_read_keeps_the_daemon_from_starting() {
     let d = dir.path();
     let token = token_file(d, "lip_secretToken");
     std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o644)).unwrap();
-    std::fs::create_dir_all(d.join("dev")).unwrap();
-    let cfg = d.join("config.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "device_dir = \"{}\"\n{}",
-            d.join("dev").display(),
-            config_text(d, &[], "rounds = { 1 = \"Round001\" }")
-        ),
-    )
-    .unwrap();
+    let cfg = device_dir_config(d, "", "rounds = { 1 = \"Round001\" }");
     let mut cmd = run_command(&cfg, &[], None);
     let out = tokio::task::spawn_blocking(move || common::output_within(&mut cmd, 30, "the daemon"))
         .await
@@ -160,26 +150,16 @@ async fn more_boards_than_a_round_takes_are_named_at_start() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     token_file(d, TOKEN);
-    std::fs::create_dir_all(d.join("dev")).unwrap();
     let mut csv = String::from("board,white,black\n");
     for n in 1..=66 {
         csv += &format!("{n},White {n},Black {n}\n");
     }
     std::fs::write(d.join("pairings.csv"), csv).unwrap();
-    let cfg = d.join("config.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "pairings = \"pairings.csv\"\ndevice_dir = \"{}\"\n{}",
-            d.join("dev").display(),
-            config_text(
-                d,
-                &[],
-                "url = \"http://127.0.0.1:9\"\nrounds = { 1 = \"Round001\" }"
-            )
-        ),
-    )
-    .unwrap();
+    let cfg = device_dir_config(
+        d,
+        "pairings = \"pairings.csv\"\n",
+        "url = \"http://127.0.0.1:9\"\nrounds = { 1 = \"Round001\" }",
+    );
     let daemon = Running::spawn(&mut run_command(&cfg, &[], None));
     wait_for("the daemon to say so", 20, || daemon.logged("not pushed") > 0).await;
     assert_eq!(
@@ -189,4 +169,18 @@ async fn more_boards_than_a_round_takes_are_named_at_start() {
         daemon.log()
     );
     daemon.stop().await;
+}
+
+/// Writes `d/config.toml`: `head`, then the boards found in `d/dev` (made here)
+/// and the lichess section `lichess` of `config_text`; its path.
+fn device_dir_config(d: &Path, head: &str, lichess: &str) -> PathBuf {
+    std::fs::create_dir_all(d.join("dev")).unwrap();
+    let text = format!(
+        "{head}device_dir = \"{}\"\n{}",
+        d.join("dev").display(),
+        config_text(d, &[], lichess)
+    );
+    let cfg = d.join("config.toml");
+    std::fs::write(&cfg, text).unwrap();
+    cfg
 }

@@ -31,7 +31,7 @@ mod standin;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::process::{Running, bin, run_command};
+use common::process::{Running, run_command};
 use common::{Within, private_bus, quick, wait_for};
 use eboard_bridge::board::Orientation;
 use eboard_bridge::log::SensorLog;
@@ -57,11 +57,33 @@ fn emulate(log: SensorLog, link: &Path, serial: &str, speed: f64) -> tokio::task
 
 /// The first `plies` plies of a real game from the start.
 fn real_game(file: &str, plies: usize) -> Vec<Move> {
-    let g = common::pgn_games(file)
+    common::game_of_at_least(file, plies).moves[..plies].to_vec()
+}
+
+/// The immortal games of `tests/data/games`.
+const IMMORTAL: &str = "games/immortal-games.pgn";
+/// Kasparov - Deep Blue (1997).
+const DEEP_BLUE: &str = "games/kasparov-deep-blue-1997.pgn";
+/// Nepomniachtchi - Ding (2023), game 1.
+const NEPO_DING: &str = "games/nepomniachtchi-liren-game1.pgn";
+
+/// Boards 1 and 2 in `d` (serial numbers `{serials}1` and `{serials}2`, at a real
+/// board's pace), each playing `(file, plies, seed, delay_ms)`: the first
+/// `plies` plies of the first game of `file` long enough, by hands seeded
+/// `seed` that wait `delay_ms` first.
+fn two_real_boards(
+    d: &Path,
+    serials: &str,
+    games: [(&str, usize, u64, u64); 2],
+) -> Vec<tokio::task::JoinHandle<()>> {
+    games
         .into_iter()
-        .find(|g| g.moves.len() >= plies && g.start == Chess::default())
-        .expect("a game long enough");
-    g.moves[..plies].to_vec()
+        .zip(1..)
+        .map(|((file, plies, seed, delay_ms), n)| {
+            let log = game_log(&real_game(file, plies), seed, delay_ms);
+            emulate(log, &d.join(format!("board{n}")), &format!("{serials}{n}"), 1.0)
+        })
+        .collect()
 }
 
 /// The token file in `dir`, for its owner only.
@@ -133,20 +155,9 @@ async fn ctl(address: &str, args: &[&str]) -> (i32, String, String) {
 
 /// The `Manager1.Lichess` property on the bus at `address`, read afresh.
 async fn lichess_property(address: &str) -> Vec<eboard_bridge::api::lichess::RoundStatus> {
-    use eboard_bridge::bus::{BUS_NAME, MANAGER_INTERFACE, ROOT_PATH};
+    use eboard_bridge::bus::{MANAGER_INTERFACE, ROOT_PATH};
     let client = common::bus_client(address).await;
-    let proxy = zbus::proxy::Builder::<zbus::Proxy>::new(&client)
-        .destination(BUS_NAME)
-        .unwrap()
-        .path(ROOT_PATH)
-        .unwrap()
-        .interface(MANAGER_INTERFACE)
-        .unwrap()
-        .cache_properties(zbus::proxy::CacheProperties::No)
-        .build()
-        .within(10, "a proxy of Manager1")
-        .await
-        .unwrap();
+    let proxy = common::uncached_proxy(&client, ROOT_PATH, MANAGER_INTERFACE).await;
     let v: zbus::zvariant::OwnedValue = proxy
         .get_property("Lichess")
         .within(10, "the Lichess property")

@@ -17,12 +17,7 @@ async fn a_game_lichess_refuses_is_reported_once_and_the_others_are_accepted() {
     let lichess = StandIn::start(&["Round001"], &[]).await;
     lichess.refuse_white("Refused, Rita", "No move found: Pawn a8");
     token_file(d, TOKEN);
-    let (a, b) = (
-        real_game("games/immortal-games.pgn", 16),
-        real_game("games/nepomniachtchi-liren-game1.pgn", 12),
-    );
-    let _b1 = emulate(game_log(&a, 3, 0), &d.join("board1"), "5301", 1.0);
-    let _b2 = emulate(game_log(&b, 4, 0), &d.join("board2"), "5302", 1.0);
+    let _boards = two_real_boards(d, "530", [(IMMORTAL, 16, 3, 0), (NEPO_DING, 12, 4, 0)]);
     let address = private_bus(d).await;
     let (_listener, mut signals) = common::listen(
         &address,
@@ -31,14 +26,7 @@ async fn a_game_lichess_refuses_is_reported_once_and_the_others_are_accepted() {
     )
     .await;
     // `ctl watch` before the daemon: it prints the report as it comes.
-    let mut watch = tokio::process::Command::new(bin())
-        .args(["ctl", "--bus", "session", "watch"])
-        .env("DBUS_SESSION_BUS_ADDRESS", &address)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut watch = common::process::spawn_ctl(&address, &["watch"], std::process::Stdio::null());
     let mut watched = tokio::io::BufReader::new(watch.stdout.take().unwrap()).lines();
     // The arbiters' console too.
     use common::hall::{PASSWORD, USER};

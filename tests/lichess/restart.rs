@@ -14,12 +14,7 @@ async fn sigkill_mid_round_and_a_restart_push_the_round_whole_again() {
     let d = dir.path();
     let lichess = StandIn::start(&["Round001", "Round002"], &[]).await;
     token_file(d, TOKEN);
-    let (a, b) = (
-        real_game("games/immortal-games.pgn", 40),
-        real_game("games/kasparov-deep-blue-1997.pgn", 40),
-    );
-    let _b1 = emulate(game_log(&a, 5, 0), &d.join("board1"), "5501", 1.0);
-    let _b2 = emulate(game_log(&b, 6, 0), &d.join("board2"), "5502", 1.0);
+    let _boards = two_real_boards(d, "550", [(IMMORTAL, 40, 5, 0), (DEEP_BLUE, 40, 6, 0)]);
     let address = private_bus(d).await;
     let cfg = config_file(
         d,

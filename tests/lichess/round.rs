@@ -17,12 +17,7 @@ async fn a_round_reaches_lichess_game_by_game_and_move_by_move() {
     let d = dir.path();
     let lichess = StandIn::start(&["Round001"], &[]).await;
     token_file(d, TOKEN);
-    let (a, b) = (
-        real_game("games/immortal-games.pgn", 24),
-        real_game("games/kasparov-deep-blue-1997.pgn", 16),
-    );
-    let _b1 = emulate(game_log(&a, 1, 0), &d.join("board1"), "5101", 1.0);
-    let _b2 = emulate(game_log(&b, 2, 6000), &d.join("board2"), "5102", 1.0);
+    let _boards = two_real_boards(d, "510", [(IMMORTAL, 24, 1, 0), (DEEP_BLUE, 16, 2, 6000)]);
     let boards = [
         (1, "Anderssen, Adolf", "Kieseritzky, Lionel"),
         (2, "Kasparov, Garry", "Deep Blue"),

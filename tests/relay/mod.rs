@@ -110,6 +110,39 @@ pub fn start(
     Ok((cuts_tx, tokio::spawn(run(upstream, host, link, faults, cuts))))
 }
 
+/// A relay as `start` returns it: where to send its cuts, and its task.
+pub type Relay = (mpsc::Sender<Duration>, tokio::task::JoinHandle<RelayStats>);
+
+/// Emulated boards playing `logs` at `speed` (serial numbers from
+/// `first_serial` on), board `i` behind a relay with the faults `faults(i)` whose
+/// line is linked at `dir/line{i}`: the emulators' tasks, the relays and the
+/// lines' paths, in the boards' order.
+pub fn relayed_boards(
+    logs: Vec<eboard_bridge::log::SensorLog>,
+    speed: f64,
+    first_serial: usize,
+    dir: &Path,
+    faults: impl Fn(usize) -> LineFaults,
+) -> (Vec<tokio::task::JoinHandle<()>>, Vec<Relay>, Vec<PathBuf>) {
+    let (mut emulators, mut relays, mut lines) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, log) in logs.into_iter().enumerate() {
+        let emulator = eboard_bridge::device::Emulator::open().unwrap();
+        let board = emulator.path().to_path_buf();
+        let cfg = eboard_bridge::device::EmulatorConfig {
+            speed,
+            serial: format!("{}", first_serial + i),
+            ..eboard_bridge::device::EmulatorConfig::default()
+        };
+        emulators.push(tokio::spawn(async move {
+            let _ = emulator.run(&log, "generated", &cfg).await;
+        }));
+        let link = dir.join(format!("line{i}"));
+        relays.push(start(&board, &link, faults(i)).unwrap());
+        lines.push(link);
+    }
+    (emulators, relays, lines)
+}
+
 async fn run(
     mut upstream: SerialStream,
     host: HostSide,
