@@ -2,24 +2,43 @@
 //! time control configured.
 
 use super::BoardTask;
-use crate::clock::queue::{Due, RESENDS};
+use crate::clock::control::TimeControl;
+use crate::clock::queue::{CommandQueue, Due, RESENDS};
 use crate::protocol::{ClockCommand, HostCommand};
 use crate::rules::{ClockMode, Decision, Event, EventKind, IrregularKind};
+
+/// The commands on their way to the clock, and what the clock is known to be
+/// and show.
+#[derive(Debug, Default)]
+pub(super) struct ClockLink {
+    /// Clock commands: one in flight until acknowledged, the others waiting.
+    pub(super) queue: CommandQueue,
+    /// Clock commands to send at the next chance (the next one after an ack).
+    pub(super) next: Vec<ClockCommand>,
+    /// The clock's version (major, minor), once it answered: 1 is an XL, which
+    /// shows six 7-segment characters instead of text.
+    pub(super) version: Option<(u8, u8)>,
+    /// When the text shown on the clock (`ShowText`) is to end (µs of log time).
+    pub(super) text_end: Option<u64>,
+    /// The configured time control last applied (a later one waits for a game
+    /// without moves).
+    pub(super) applied_tc: Option<(TimeControl, ClockMode)>,
+}
 
 impl BoardTask {
     /// The clock acknowledged a command: the next waiting one goes.
     pub(super) fn clock_acked(&mut self, code: u8, t: u64) {
-        if let Some(next) = self.clock_queue.acked(code, t) {
-            self.clock_next.push(next);
+        if let Some(next) = self.clock.queue.acked(code, t) {
+            self.clock.next.push(next);
         }
     }
 
     /// Clock commands due: the next after an ack, a resend, or one given up on
     /// (a `clock_unresponsive` event).
     pub(super) async fn drive_clock(&mut self) {
-        let t = self.now_us();
-        let mut send: Vec<ClockCommand> = std::mem::take(&mut self.clock_next);
-        for due in self.clock_queue.due(t) {
+        let t = self.time.now_us();
+        let mut send: Vec<ClockCommand> = std::mem::take(&mut self.clock.next);
+        for due in self.clock.queue.due(t) {
             match due {
                 Due::Send(c) => send.push(c),
                 Due::GaveUp(c) => {
@@ -48,12 +67,12 @@ impl BoardTask {
     /// The text's End is this task's to send (and record) when it is due; a later
     /// text replaces this one and its End. An XL shows six 7-segment characters.
     pub(super) async fn show_text(&mut self, text: &str, seconds: Option<u32>) {
-        let cmd = match self.clock_version {
+        let cmd = match self.clock.version {
             Some((major, _)) if major < 2 => crate::clock::segments(text, false),
             _ => ClockCommand::text(text, false),
         };
         self.send(HostCommand::Clock(cmd)).await;
-        self.text_end = seconds.map(|s| self.now_us() + u64::from(s.max(1)) * 1_000_000);
+        self.clock.text_end = seconds.map(|s| self.time.now_us() + u64::from(s.max(1)) * 1_000_000);
     }
 
     /// `[clock] show_moves`: the last move after each completed move (3 s), the
@@ -90,7 +109,7 @@ impl BoardTask {
                     self.show_text(text, None).await;
                 }
                 EventKind::Resolved { .. } => {
-                    self.text_end = None;
+                    self.clock.text_end = None;
                     self.send(HostCommand::Clock(ClockCommand::End)).await;
                 }
                 _ => {}
@@ -115,7 +134,7 @@ impl BoardTask {
     /// periods and the `TimeControl` tag; in drive mode the daemon keeps the time).
     pub(super) fn apply_configured_time_control(&mut self) {
         if self.setup.configured.time_control.is_none()
-            || self.setup.configured.time_control == self.applied_tc
+            || self.setup.configured.time_control == self.clock.applied_tc
         {
             return;
         }
@@ -130,7 +149,7 @@ impl BoardTask {
         let Some((tc, mode)) = self.setup.configured.time_control.clone() else {
             return;
         };
-        let t = self.core_now();
+        let t = self.time.core_now();
         let d = Decision::SetTimeControl { spec: tc.pgn(), mode };
         let program = match mode {
             ClockMode::Drive => "",
@@ -139,6 +158,6 @@ impl BoardTask {
         let note = format!("time control {} from the configuration{program}", tc.pgn());
         let _ = self.decide(t, &d, None, Some(note));
         tracing::info!(board = %self.setup.id, "time control {}{}", tc.pgn(), if mode == ClockMode::Drive { ", the daemon drives the clock" } else { "" });
-        self.applied_tc = Some((tc, mode));
+        self.clock.applied_tc = Some((tc, mode));
     }
 }

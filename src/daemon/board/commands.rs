@@ -13,7 +13,7 @@ impl BoardTask {
     pub(super) async fn command(&mut self, cmd: Decision, who: Asker) -> Result<(), Error> {
         // The decision is journaled at the time it was applied: resume and
         // `replay` apply it at that time too.
-        let t = self.core_now();
+        let t = self.time.core_now();
         let by = who.by.clone();
         let r = self.apply(&cmd, t, Some(&who)).await;
         match &r {
@@ -82,7 +82,7 @@ impl BoardTask {
         self.apply_call(cmd).await?;
         // A call the rules core does not take (a text on the clock) may have
         // written to the board meanwhile: it is journaled after that.
-        let t = self.core_now();
+        let t = self.time.core_now();
         self.decide(t, cmd, who, None).map_err(Error::from)
     }
 

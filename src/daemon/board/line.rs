@@ -11,14 +11,26 @@ use crate::protocol::{AckKind, ClockCommand, HostCommand};
 /// (never while idle: asking is tied to the board's own activity).
 const BATTERY_AGAIN_US: u64 = 300_000_000;
 
+/// When the board was last asked for a dump, the clock for its times, the
+/// battery for its charge (µs of log time), and what a dump was asked for.
+#[derive(Debug, Default)]
+pub(super) struct Asked {
+    pub(super) dump: Option<u64>,
+    pub(super) clock: Option<u64>,
+    pub(super) battery: Option<u64>,
+    /// The core's count of moves shown when the board was last asked for a
+    /// dump (each new one is checked against a dump).
+    pub(super) checked_shown: u64,
+}
+
 impl BoardTask {
     /// Sends a command to the board; a clock command goes through the clock's
     /// queue (sent now only when no other waits for its acknowledgement).
     pub(super) async fn send(&mut self, cmd: HostCommand) {
         match cmd {
             HostCommand::Clock(c) => {
-                let t = self.now_us();
-                if let Some(c) = self.clock_queue.push(c, t) {
+                let t = self.time.now_us();
+                if let Some(c) = self.clock.queue.push(c, t) {
                     self.send_now(HostCommand::Clock(c)).await;
                 }
             }
@@ -29,7 +41,7 @@ impl BoardTask {
     /// Writes a command on the line now, and records it.
     pub(super) async fn send_now(&mut self, cmd: HostCommand) {
         let bytes = cmd.encode();
-        let t = self.now_us();
+        let t = self.time.now_us();
         self.record(t, RecordKind::Tx(bytes.clone()));
         let _ = self.outgoing.send(bytes).await;
     }
@@ -44,7 +56,7 @@ impl BoardTask {
             time: LogTime::from_micros(t),
             kind: RecordKind::Rx(bytes.to_vec()),
         };
-        self.writer.write(&record);
+        self.journal.write(&record);
         // What the task itself follows of the steps, taken in order once the
         // rules core has them (none of it changes what the core decides).
         let mut seen = std::mem::take(&mut self.seen);
@@ -70,26 +82,27 @@ impl BoardTask {
                     self.clock_acked(command, t)
                 }
                 Seen::Board(BoardEvent::ClockAck(AckKind::Version { major, minor })) => {
-                    self.clock_version = Some((major, minor));
+                    self.clock.version = Some((major, minor));
                     self.clock_acked(ClockCommand::Version.code(), t)
                 }
                 Seen::Board(BoardEvent::Dump(_)) => {
                     if self.session.core().confirming() {
                         // This dump needs a second that agrees: asked for at once.
-                        self.dump_asked = None;
+                        self.asked.dump = None;
                     }
                 }
                 Seen::Board(_) => {}
                 Seen::Skipped(s) => {
                     tracing::warn!(board = %self.setup.id, "line fault: {s}; asking for the board");
-                    self.writer.comment(&format!("line fault: {s}"));
+                    self.journal.comment(&format!("line fault: {s}"));
                     // The bytes lost may have been the dump asked for: ask again
                     // soon (not for every skipped byte of a burst).
                     if self
-                        .dump_asked
+                        .asked
+                        .dump
                         .is_some_and(|a| t >= a + self.setup.rules.release_ms * 1000)
                     {
-                        self.dump_asked = None;
+                        self.asked.dump = None;
                     }
                 }
             }
@@ -106,30 +119,32 @@ impl BoardTask {
         if !self.connected {
             return;
         }
-        let t = self.now_us();
+        let t = self.time.now_us();
         let again = self.ask_again_us();
         let due = |asked: Option<u64>| asked.is_none_or(|a| t >= a + again);
         let shown = self.session.core().moves_shown();
-        let resync = std::mem::take(&mut self.resync_journal);
-        if resync || shown != self.checked_shown || (self.session.core().wants_dump() && due(self.dump_asked))
+        let resync = self.journal.take_resync();
+        if resync
+            || shown != self.asked.checked_shown
+            || (self.session.core().wants_dump() && due(self.asked.dump))
         {
-            self.checked_shown = shown;
-            self.dump_asked = Some(t);
+            self.asked.checked_shown = shown;
+            self.asked.dump = Some(t);
             self.send(HostCommand::SendBoard).await;
         }
-        if self.session.core().wants_clock() && due(self.clock_asked) {
-            self.clock_asked = Some(t);
+        if self.session.core().wants_clock() && due(self.asked.clock) {
+            self.asked.clock = Some(t);
             self.send(HostCommand::SendClock).await;
         }
         // The battery: once the board has answered its serial number, and again
         // every few minutes of play for a board that reports one (a wired board
         // never answers, and is not asked again).
-        let battery_due = match self.battery_asked {
+        let battery_due = match self.asked.battery {
             None => !self.serial.is_empty(),
             Some(a) => self.battery.is_some() && t >= a + BATTERY_AGAIN_US,
         };
         if battery_due {
-            self.battery_asked = Some(t);
+            self.asked.battery = Some(t);
             self.send(HostCommand::SendBattery).await;
         }
     }
@@ -144,12 +159,12 @@ impl BoardTask {
             .session
             .core()
             .wants_dump()
-            .then(|| self.dump_asked.map_or(0, |a| a + again));
+            .then(|| self.asked.dump.map_or(0, |a| a + again));
         let clock = self
             .session
             .core()
             .wants_clock()
-            .then(|| self.clock_asked.map_or(0, |a| a + again));
+            .then(|| self.asked.clock.map_or(0, |a| a + again));
         dump.into_iter().chain(clock).min()
     }
 

@@ -11,7 +11,6 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
 
 use tokio::sync::mpsc;
 
@@ -19,23 +18,25 @@ use super::civil_date;
 use super::config;
 use super::roster::{GameTags, Roster};
 use crate::api::Sink;
-use crate::api::throttle::{Throttle, more};
 use crate::bus::Publisher;
 use crate::clock::control::TimeControl;
-use crate::clock::queue::CommandQueue;
-use crate::log::{Flushed, Journal, LogTime, Record, RecordKind};
+use crate::log::{LogTime, Record, RecordKind};
 use crate::output::replay::Tags;
-use crate::protocol::{ClockCommand, ClockSide};
+use crate::protocol::ClockSide;
 use crate::rules::{ClockMode, Config, Event, Settings};
 use crate::session::Session;
+use recording::Recording;
+use time::TaskTime;
 
 mod clock;
 mod commands;
 pub(super) mod history;
 mod line;
 mod publish;
+mod recording;
 pub(super) mod remember;
 mod run;
+mod time;
 
 /// What a board's task is set up with.
 #[derive(Debug, Clone)]
@@ -62,52 +63,28 @@ pub struct BoardTask {
     /// The decoder, board model and rules core: every input is journaled as a
     /// record and handed to it (`Session::step`), as resume and `replay` do.
     session: Session,
-    writer: Journal,
-    /// Journal write errors, said once a minute.
-    write_errors: Throttle,
-    /// Microseconds of log time at `started`.
-    offset_us: u64,
-    started: Instant,
+    /// The journal, written as the inputs come.
+    journal: Recording,
+    /// Log time, and the rules core's.
+    time: TaskTime,
     connected: bool,
     serial: String,
     outgoing: mpsc::Sender<Vec<u8>>,
-    /// D-Bus: first, inline.
-    publisher: Arc<Publisher>,
-    /// Then every other sink, offered each turn's publication in this order.
-    sinks: Vec<Arc<dyn Sink>>,
-    /// The board's id, for the publications.
-    name: Arc<str>,
-    /// The latest time the rules core was given.
-    core_t: u64,
+    /// Where each turn's publication goes.
+    outlets: publish::Outlets,
     /// Each game's round, players and broadcast file.
     roster: Roster,
-    /// When the text shown on the clock (`ShowText`) is to end (µs of log time).
-    text_end: Option<u64>,
-    /// The clock's version (major, minor), once it answered: 1 is an XL, which
-    /// shows six 7-segment characters instead of text.
-    clock_version: Option<(u8, u8)>,
-    /// The configured time control last applied (a later one waits for a game
-    /// without moves).
-    applied_tc: Option<(TimeControl, ClockMode)>,
-    /// Clock commands: one in flight until acknowledged, the others waiting.
-    clock_queue: CommandQueue,
-    /// Clock commands to send at the next chance (the next one after an ack).
-    clock_next: Vec<ClockCommand>,
+    /// The commands on their way to the clock and what it shows.
+    clock: clock::ClockLink,
     /// Events of the task itself (a clock that does not answer), published with
     /// the core's.
     own_events: Vec<Event>,
-    /// The core's count of moves shown when the board was last asked for a dump.
-    checked_shown: u64,
-    /// The journal works again after failing: a fresh dump is to be asked for.
-    resync_journal: bool,
-    /// When a dump, and the clock, were last asked for (µs of log time).
-    dump_asked: Option<u64>,
-    clock_asked: Option<u64>,
+    /// When the board was last asked for a dump, the clock for its times, the
+    /// battery for its charge.
+    asked: line::Asked,
     /// The charge a Bluetooth board last reported (percent); `None` for a wired
     /// board, which never answers the question.
     battery: Option<u8>,
-    /// When the battery was last asked for (µs of log time).
-    battery_asked: Option<u64>,
     /// What went wrong with this board's task before (`supervise`), shown as
     /// the `Fault` property.
     fault: String,
@@ -179,48 +156,37 @@ impl BoardTask {
             offset_us,
             resumed,
         } = super::resume::open(&setup)?;
+        let journal = Recording::new(writer, setup.recording.clone());
+        let time = TaskTime::new(offset_us, setup.time_scale);
         let mut task = BoardTask {
-            name: setup.id.as_str().into(),
+            outlets: publish::Outlets::new(setup.id.as_str().into(), publisher, sinks),
             setup,
             session,
-            writer,
-            write_errors: Throttle::default(),
-            offset_us,
-            started: Instant::now(),
+            journal,
+            time,
             connected: false,
             serial: String::new(),
             battery: resumed.battery,
-            battery_asked: None,
             outgoing,
-            publisher,
-            sinks,
-            core_t: offset_us,
             roster: resumed.roster,
-            text_end: None,
-            clock_version: None,
-            applied_tc: None,
-            clock_queue: CommandQueue::default(),
-            clock_next: Vec::new(),
+            clock: clock::ClockLink::default(),
             own_events: Vec::new(),
-            checked_shown: 0,
-            resync_journal: false,
-            dump_asked: None,
-            clock_asked: None,
+            asked: line::Asked::default(),
             fault: String::new(),
             seen: Vec::new(),
             history: resumed.history,
         };
-        task.checked_shown = task.session.core().moves_shown();
+        task.asked.checked_shown = task.session.core().moves_shown();
         // A time control the recording already has stands (an arbiter may have
         // set it); the configuration's is applied only when it has none.
         if task.session.core().time_control().is_some() {
-            task.applied_tc = task.setup.configured.time_control.clone();
+            task.clock.applied_tc = task.setup.configured.time_control.clone();
         }
         if !resumed.serial.is_empty() {
             task.learn_serial(&resumed.serial);
         }
         task.flush();
-        task.publisher.history(task.history.entries());
+        task.outlets.publisher.history(task.history.entries());
         Ok(task)
     }
 
@@ -289,7 +255,7 @@ impl BoardTask {
         }
         // SetPlayers stood until now: the configuration's players stand again.
         self.roster.reloaded();
-        let t = self.now_us();
+        let t = self.time.now_us();
         self.journal_step(t, RecordKind::Note(super::resume::RELOADED_NOTE.into()));
         if changed {
             tracing::info!(
@@ -312,47 +278,6 @@ impl BoardTask {
         self
     }
 
-    fn now_us(&self) -> u64 {
-        self.offset_us + self.game_us(self.started.elapsed())
-    }
-
-    /// A wall-clock duration in game time (microseconds).
-    fn game_us(&self, d: std::time::Duration) -> u64 {
-        let scale = self.setup.time_scale;
-        if scale == 1.0 {
-            d.as_micros() as u64
-        } else {
-            (d.as_secs_f64() * scale * 1e6) as u64
-        }
-    }
-
-    /// Game time (microseconds) as a wall-clock duration.
-    fn wall(&self, us: u64) -> std::time::Duration {
-        let scale = self.setup.time_scale;
-        if scale == 1.0 {
-            std::time::Duration::from_micros(us)
-        } else {
-            std::time::Duration::from_secs_f64(us as f64 / 1e6 / scale)
-        }
-    }
-
-    /// Now, for the rules core: never before a time it was already given.
-    fn core_now(&mut self) -> u64 {
-        let t = self.now_us().max(self.core_t);
-        self.core_t = t;
-        t
-    }
-
-    /// The time of bytes read at `at`, for the rules core and the journal: when
-    /// they were read, unless the core has already been told of a later time
-    /// (a deadline handled while they waited), since its time never goes back.
-    fn read_time(&mut self, at: Instant) -> u64 {
-        let read = self.offset_us + self.game_us(at.saturating_duration_since(self.started));
-        let t = read.max(self.core_t);
-        self.core_t = t;
-        t
-    }
-
     /// An input other than bytes (a gap in the line, a note): journaled as
     /// its record, then that record is the session's step, as resume and
     /// `replay` take it.
@@ -361,7 +286,7 @@ impl BoardTask {
             time: LogTime::from_micros(t),
             kind,
         };
-        self.writer.write(&record);
+        self.journal.write(&record);
         // A gap or a note always fits the board.
         let _ = self.session.step(&record, None);
     }
@@ -373,33 +298,14 @@ impl BoardTask {
             time: LogTime::from_micros(t),
             kind,
         };
-        self.writer.write(&r);
+        self.journal.write(&r);
     }
 
-    /// Writes the journal. While the disk fails, records are held (and the error
-    /// said once a minute); when it works again they are written, and a fresh dump
-    /// is asked for, so that the journal is back in step even if some were dropped.
+    /// Writes the journal; once it works again after failing, a fresh dump
+    /// is asked for ([`Recording::flush`]).
     fn flush(&mut self) {
-        match self.writer.flush() {
-            Flushed::Written => {}
-            Flushed::Failing(e) => {
-                if let Some(n) = self.write_errors.allow() {
-                    tracing::error!(
-                        "{}: cannot write: {e}{}; the game goes on and is published",
-                        self.setup.recording.display(),
-                        more(n)
-                    );
-                }
-            }
-            Flushed::Recovered { dropped } => {
-                self.write_errors.reset();
-                tracing::warn!(
-                    "{}: written again ({dropped} records lost); asking the board for a fresh dump",
-                    self.setup.recording.display()
-                );
-                self.dump_asked = None;
-                self.resync_journal = true;
-            }
+        if self.journal.flush() {
+            self.asked.dump = None;
         }
     }
 }

@@ -6,11 +6,31 @@
 use std::sync::Arc;
 
 use super::BoardTask;
-use crate::api::{Publication, Snapshot};
+use crate::api::{Publication, Sink, Snapshot};
+use crate::bus::Publisher;
 use crate::clock::control::TimeControl;
 use crate::log::RecordKind;
 use crate::output::replay::game_pgn;
 use crate::rules::{Event, EventKind};
+
+/// Where a board's publications go: D-Bus first, inline, then every other
+/// sink in order.
+pub(super) struct Outlets {
+    /// The board's id, for the publications.
+    pub(super) name: Arc<str>,
+    pub(super) publisher: Arc<Publisher>,
+    pub(super) sinks: Vec<Arc<dyn Sink>>,
+}
+
+impl Outlets {
+    pub(super) fn new(name: Arc<str>, publisher: Arc<Publisher>, sinks: Vec<Arc<dyn Sink>>) -> Outlets {
+        Outlets {
+            name,
+            publisher,
+            sinks,
+        }
+    }
+}
 
 impl BoardTask {
     /// The snapshot D-Bus shows.
@@ -107,9 +127,9 @@ impl BoardTask {
     /// journal's notes, and the publication offered to the sinks, none of
     /// which waits.
     pub(super) async fn publish(&mut self, events: Vec<Event>) {
-        self.publisher.signal(&events).await;
+        self.outlets.publisher.signal(&events).await;
         if self.history.observe(&events, self.session.core().game()) {
-            self.publisher.history(self.history.entries());
+            self.outlets.publisher.history(self.history.entries());
         }
         // Every game's file, the current one's and any that just ended (the
         // snapshot's PGN comes from here).
@@ -117,13 +137,13 @@ impl BoardTask {
         let current = self.session.core().game().map(|g| g.number);
         let (notes, files) = self.roster.update(self.session.core().games(), current, &default);
         let snap = self.snapshot();
-        let changed = self.publisher.differs(&snap);
-        let shared = (changed && !self.sinks.is_empty()).then(|| Arc::new(snap.clone()));
+        let changed = self.outlets.publisher.differs(&snap);
+        let shared = (changed && !self.outlets.sinks.is_empty()).then(|| Arc::new(snap.clone()));
         // After signals, always: property reads wait for this snapshot.
         if changed || !events.is_empty() {
-            self.publisher.publish(snap).await;
+            self.outlets.publisher.publish(snap).await;
         }
-        let publication = Arc::new(Publication::new(self.name.clone(), events, shared, files));
+        let publication = Arc::new(Publication::new(self.outlets.name.clone(), events, shared, files));
         for e in &publication.events {
             if !matches!(e.event.kind, EventKind::Touch { .. } | EventKind::Clock { .. }) {
                 tracing::info!(board = %self.setup.id, "{}", e.json());
@@ -131,7 +151,7 @@ impl BoardTask {
         }
         // The tags of a game seen for the first time go to the journal at once.
         if !notes.is_empty() {
-            let t = self.now_us();
+            let t = self.time.now_us();
             for n in notes {
                 self.record(t, RecordKind::Note(n));
             }
@@ -140,7 +160,7 @@ impl BoardTask {
         if publication.is_empty() {
             return;
         }
-        for sink in &self.sinks {
+        for sink in &self.outlets.sinks {
             sink.offer(&publication);
         }
     }

@@ -21,13 +21,13 @@ impl BoardTask {
             let next = [
                 self.session.core().next_deadline(),
                 self.next_ask(),
-                self.text_end,
-                self.clock_queue.deadline(),
+                self.clock.text_end,
+                self.clock.queue.deadline(),
             ]
             .into_iter()
             .flatten()
             .min();
-            let now = self.now_us();
+            let now = self.time.now_us();
             // A deadline already due is handled at once, not by a timer (which
             // would round it up to the runtime's next millisecond), unless input is
             // waiting: input goes first, and the core handles the deadlines before
@@ -42,7 +42,7 @@ impl BoardTask {
                 }
             } else {
                 immediate = 0;
-                let wait = self.wall(next.unwrap_or(now).saturating_sub(now));
+                let wait = self.time.wall(next.unwrap_or(now).saturating_sub(now));
                 let sleep = async {
                     match next {
                         Some(_) => tokio::time::sleep(wait).await,
@@ -59,7 +59,7 @@ impl BoardTask {
             match wake {
                 Wake::Input(msg) => {
                     let Some(msg) = msg else { break };
-                    let t = self.now_us();
+                    let t = self.time.now_us();
                     match msg {
                         Input::Device(DeviceEvent::Connected(device)) => {
                             tracing::info!("{}: connected", device.display());
@@ -72,20 +72,20 @@ impl BoardTask {
                             self.setup.device = device;
                             // What the board did while away is not known: a gap,
                             // until the dump the start-up commands ask for.
-                            self.core_t = self.core_t.max(t);
+                            self.time.given(t);
                             self.journal_step(t, RecordKind::Gap(note));
                             for cmd in crate::device::serial::start_up_commands() {
                                 self.send(cmd).await;
                             }
-                            self.dump_asked = Some(t);
-                            self.checked_shown = self.session.core().moves_shown();
+                            self.asked.dump = Some(t);
+                            self.asked.checked_shown = self.session.core().moves_shown();
                         }
                         Input::Device(DeviceEvent::Bytes(b, at)) => {
-                            let t = self.read_time(at);
+                            let t = self.time.read_time(at);
                             self.bytes(&b, t);
                             // A deadline the bytes made due already (a placement
                             // with `release_ms = 0`) is met in this turn, not the next.
-                            let now = self.core_now();
+                            let now = self.time.core_now();
                             if self.session.core().next_deadline().is_some_and(|d| d <= now) {
                                 self.session.advance(now);
                             }
@@ -96,8 +96,8 @@ impl BoardTask {
                                 self.setup.device.display()
                             );
                             self.connected = false;
-                            self.clock_queue.clear();
-                            self.clock_next.clear();
+                            self.clock.queue.clear();
+                            self.clock.next.clear();
                             self.journal_step(t, RecordKind::Note(format!("disconnected: {why}")));
                         }
                         Input::Reload(update) => self.reload(update),
@@ -111,10 +111,10 @@ impl BoardTask {
                     }
                 }
                 Wake::Deadline => {
-                    let t = self.core_now();
+                    let t = self.time.core_now();
                     self.session.advance(t);
-                    if self.text_end.is_some_and(|e| e <= t) {
-                        self.text_end = None;
+                    if self.clock.text_end.is_some_and(|e| e <= t) {
+                        self.clock.text_end = None;
                         if self.connected {
                             self.send(HostCommand::Clock(ClockCommand::End)).await;
                         }
@@ -147,7 +147,7 @@ impl BoardTask {
                 self.session.core().game().map_or(0, |g| g.moves.len() as u64),
             );
         }
-        let t = self.now_us();
+        let t = self.time.now_us();
         self.journal_step(t, RecordKind::Note("stopped".into()));
         self.flush();
         let events = self.session.take_events();

@@ -7,7 +7,7 @@ use shakmaty::{CastlingMode, Chess};
 
 use crate::log::{Header, LogError, SensorLog, Step};
 use crate::rules::{Config, Core, Event, Game, Pinned, Settings};
-use crate::session::{Judge, Session, Start};
+use crate::session::{Session, Start};
 
 /// What `replay` prints of a log (`--format`, but for `sensors`, which stops
 /// before the rules core).
@@ -132,12 +132,6 @@ pub fn run(
         events,
         core: session.into_core(),
     })
-}
-
-/// Hands one played step to the rules core, as the daemon does live
-/// ([`Judge::step`]).
-pub fn feed_step(judge: &mut Judge, step: &crate::log::Step) {
-    judge.step(step);
 }
 
 /// A start position from a FEN (kept here for the callers of `replay`).
