@@ -34,17 +34,20 @@ impl Default for Outbox {
 impl Outbox {
     /// The time an event decided at `t_us` is reported at: never before the
     /// last one's. It counts as the last event's time from now on.
+    #[inline]
     pub(super) fn stamp(&mut self, t_us: u64) -> u64 {
         self.last = t_us.max(self.last);
         self.last
     }
 
     /// The time of the last event.
+    #[inline]
     pub(super) fn last(&self) -> u64 {
         self.last
     }
 
     /// Whether events are kept (and their strings worth making).
+    #[inline]
     pub(super) fn keeps(&self) -> bool {
         self.keep
     }
@@ -55,6 +58,7 @@ impl Outbox {
 
     /// An event at a time given by [`Outbox::stamp`]; dropped when events
     /// are not kept.
+    #[inline]
     pub(super) fn push(&mut self, t_us: u64, kind: EventKind) {
         if self.keep {
             self.events.push(Event { t_us, kind });

@@ -86,6 +86,7 @@ pub(super) struct Timing {
 
 impl Timing {
     /// Which clock side is white's, when known.
+    #[inline]
     pub fn white(&self) -> Option<ClockSide> {
         self.white
     }
