@@ -16,7 +16,6 @@ pub mod fault;
 pub mod hub;
 pub mod notify;
 mod record;
-mod resume;
 pub mod roster;
 pub mod round;
 pub mod supervise;

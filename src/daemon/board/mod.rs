@@ -3,11 +3,14 @@
 //! and D-Bus commands) plus the rules core's deadlines. Nothing else holds its state:
 //! D-Bus reads a snapshot the task publishes.
 //!
-//! This file holds the task's state, its set-up, its time base and its journal;
-//! each other job is a file of its own: `run` (the loop), `line` (bytes in,
-//! commands out, the dumps and clock reports asked for), `clock` (the clock's
-//! commands and display), `commands` (arbiter calls), `publish` (the snapshot,
-//! D-Bus, and the publication offered to the sinks). Resume is `daemon::resume`.
+//! This file holds the task's state, its set-up, and the inputs journaled and
+//! stepped; each other job is a file of its own: `resume` (the journal opened,
+//! the game resumed from it), `run` (the loop), `line` (bytes in, commands out,
+//! the dumps and clock reports asked for), `clock` (the clock's commands and
+//! display), `commands` (arbiter calls), `publish` (the snapshot, D-Bus, and the
+//! publication offered to the sinks), `remember` (what a board remembers, live
+//! and on resume), `history` (its decisions and alerts in words), `time` (its
+//! log time and the rules core's), `recording` (the journal written).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -35,6 +38,7 @@ mod line;
 mod publish;
 mod recording;
 pub(super) mod remember;
+mod resume;
 mod run;
 mod time;
 
@@ -150,12 +154,12 @@ impl BoardTask {
         publisher: Arc<Publisher>,
         sinks: Vec<Arc<dyn Sink>>,
     ) -> Result<BoardTask, BoardError> {
-        let super::resume::Opened {
+        let resume::Opened {
             session,
             writer,
             offset_us,
             resumed,
-        } = super::resume::open(&setup)?;
+        } = resume::open(&setup)?;
         let journal = Recording::new(writer, setup.recording.clone());
         let time = TaskTime::new(offset_us, setup.time_scale);
         let mut task = BoardTask {
@@ -256,7 +260,7 @@ impl BoardTask {
         // SetPlayers stood until now: the configuration's players stand again.
         self.roster.reloaded();
         let t = self.time.now_us();
-        self.journal_step(t, RecordKind::Note(super::resume::RELOADED_NOTE.into()));
+        self.journal_step(t, RecordKind::Note(resume::RELOADED_NOTE.into()));
         if changed {
             tracing::info!(
                 "{}: games that start from now on are round {}, board {} ({} - {})",

@@ -6,13 +6,13 @@
 
 use std::fs::OpenOptions;
 
-use super::board::history::{Book, RESUMED_AT};
-use super::board::remember::{Info, board_info, roster_call};
-use super::board::{BoardError, BoardSetup, board_tags};
-use super::roster::Roster;
-use super::{fault, rfc3339_now, unix_from_rfc3339, unix_ms_now};
+use super::history::{Book, RESUMED_AT};
+use super::remember::{Info, board_info, roster_call};
+use super::{BoardError, BoardSetup, board_tags};
 use crate::api::Decision;
 use crate::board::BoardEvent;
+use crate::daemon::roster::Roster;
+use crate::daemon::{fault, rfc3339_now, unix_from_rfc3339, unix_ms_now};
 use crate::log::{Header, Journal, LogTime, Played, Record, RecordKind, clip_to};
 use crate::rules::{Core, SETTINGS_KEY, Settings};
 use crate::session::{FromHeader, Session, Start, arbiter_values};
