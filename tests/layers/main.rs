@@ -18,8 +18,6 @@ mod names;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// The longest a source file may be.
-
 /// Where one module refers to another: the first place seen.
 #[derive(Debug, Clone)]
 struct Use {
