@@ -286,4 +286,28 @@ mod tests {
         assert!(!text.contains("Torn"), "{text}");
         assert!(text.ends_with('\n'));
     }
+
+    /// A journal as 2728c8f wrote it reads the same through the one parser of
+    /// method names: its decisions stand; records that do not hold one (round
+    /// 0, an id that is not one, a board's method, arguments of the wrong
+    /// kind) are passed over.
+    #[test]
+    fn a_journal_written_before_reads_through_the_one_parser() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "# eboard-sensor-log 1\n\
+                    # source: eboard-bridge lichess: the rounds' broadcast ids\n\
+                    # started: Fri, 27 Nov 2026 21:00:00 GMT\n\
+                    0.000000 note configured {\"1\":\"Conf0001\"}\n\
+                    1.000000 note decided by alice\n\
+                    1.000000 arbiter SetLichessRound 1 \"Ctl00001\"\n\
+                    2.000000 arbiter SetLichessRound 2 \"AbCd1234\"\n\
+                    3.000000 arbiter SetLichessRound 2 \"\"\n\
+                    4.000000 arbiter SetLichessRound 0 \"Zero0000\"\n\
+                    5.000000 arbiter SetLichessRound 3 \"nope\"\n\
+                    6.000000 arbiter SetResult \"1-0\"\n\
+                    7.000000 arbiter SetLichessRound \"4\" \"Four0004\"\n";
+        std::fs::write(dir.path().join("rounds.esl"), text).unwrap();
+        let (_, got) = RoundsJournal::open(dir.path(), &ids(&[(1, "Conf0001")])).unwrap();
+        assert_eq!(got, ids(&[(1, "Ctl00001")]));
+    }
 }
