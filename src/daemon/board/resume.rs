@@ -57,9 +57,11 @@ pub(super) fn open(setup: &BoardSetup) -> Result<Opened, BoardError> {
         });
     }
     let log = read_journal(path).map_err(|e| BoardError::Journal(format!("cannot resume: {e}")))?;
-    // The journal is judged by the settings it states, as `replay` judges it;
-    // one from before they were written, by the configuration's. A field that
-    // does not read is passed over (the board must run), with a warning.
+    // The journal is judged by the settings it states, and starts from the
+    // position its header's `fen` gives, as `replay` judges it (the daemon
+    // writes no `fen`: a log made elsewhere may); one from before settings
+    // were written, by the configuration's. A field that does not read is
+    // passed over (the board must run), with a warning.
     let start = Start {
         defaults: setup.settings(),
         ..Start::default()

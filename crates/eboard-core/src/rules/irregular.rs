@@ -170,7 +170,7 @@ impl Core {
         if is_partial(pos, &board) {
             return None;
         }
-        // A reply under way from a move held back (see `Core::held`).
+        // A reply under way from a move held back (see `UnderWay::held`).
         if let Some(h) = self.under_way.held.filter(|h| h.base == game.ply()) {
             let mut after = pos.clone();
             after.play_unchecked(h.mv);

@@ -320,7 +320,7 @@ pub(super) fn capture_target(pos: &Chess, square: Square) -> bool {
 }
 
 impl Core {
-    /// A move held back (see [`Core::held`]) that the board has gone on from: a
+    /// A move held back (see [`UnderWay::held`](super::record::UnderWay)) that the board has gone on from: a
     /// legal reply's result, or a reply under way with something set down beyond
     /// the move. Never a result by kings.
     pub(super) fn held_goes_on(&self) -> bool {

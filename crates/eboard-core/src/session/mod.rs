@@ -16,8 +16,8 @@
 //! A session for a recording starts from its header ([`Session::from_header`]),
 //! for resume and `replay` alike. `replay` on two threads splits a session
 //! ([`Session::into_parts`]): the player on the reading thread, the judge on the
-//! other; both halves end through [`Judge::finish_with`], as
-//! [`Session::finish`] does.
+//! other. The player's last steps ([`Player::finish`]) go to the judge, which
+//! ends through [`Judge::finish_with`], as [`Session::finish`] does.
 //!
 //! The deadlines of the rules core (a release threshold passing with no input)
 //! are not inputs: the daemon meets them with [`Session::advance`] as they fall
@@ -58,7 +58,7 @@ impl Session {
     }
 
     /// A session of a player and a judge (see [`Session::into_parts`]).
-    pub fn from_parts(player: Player, judge: Judge) -> Session {
+    pub(crate) fn from_parts(player: Player, judge: Judge) -> Session {
         Session { player, judge }
     }
 

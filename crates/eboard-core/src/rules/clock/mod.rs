@@ -97,11 +97,10 @@ impl Timing {
     }
 
     /// Clock side `side` is `color`'s, unless which side is white's is known
-    /// already. Which side is white's, now.
-    pub fn learn_white(&mut self, side: ClockSide, color: Color) -> ClockSide {
-        *self
-            .white
-            .get_or_insert(if color.is_white() { side } else { side.other() })
+    /// already.
+    pub fn learn_white(&mut self, side: ClockSide, color: Color) {
+        self.white
+            .get_or_insert(if color.is_white() { side } else { side.other() });
     }
 
     /// A new game: what the clock said of the game before is forgotten.
