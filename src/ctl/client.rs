@@ -280,8 +280,27 @@ impl Client {
         round: u32,
         pairings: &[(u32, HashMap<String, String>)],
     ) -> Result<(), CtlError> {
+        self.pairings_call("SetPairings", round, pairings).await
+    }
+
+    /// `Manager1.StartRound`.
+    pub async fn start_round(
+        &self,
+        round: u32,
+        pairings: &[(u32, HashMap<String, String>)],
+    ) -> Result<(), CtlError> {
+        self.pairings_call("StartRound", round, pairings).await
+    }
+
+    /// A `Manager1` method that takes a round and its pairings.
+    async fn pairings_call(
+        &self,
+        method: &str,
+        round: u32,
+        pairings: &[(u32, HashMap<String, String>)],
+    ) -> Result<(), CtlError> {
         self.check_running().await?;
-        self.call(ROOT_PATH, MANAGER_INTERFACE, "SetPairings", &(round, pairings))
+        self.call(ROOT_PATH, MANAGER_INTERFACE, method, &(round, pairings))
             .await
             .map(|_| ())
     }
@@ -312,18 +331,6 @@ impl Client {
             .await
             .ok()?;
         reply.body().deserialize().ok()
-    }
-
-    /// `Manager1.StartRound`.
-    pub async fn start_round(
-        &self,
-        round: u32,
-        pairings: &[(u32, HashMap<String, String>)],
-    ) -> Result<(), CtlError> {
-        self.check_running().await?;
-        self.call(ROOT_PATH, MANAGER_INTERFACE, "StartRound", &(round, pairings))
-            .await
-            .map(|_| ())
     }
 }
 

@@ -297,7 +297,7 @@ fn play_steps(
             judge.drop_events();
             let mut games = judge.take_finished();
             if last {
-                games.extend(judge.core().game().cloned());
+                games.extend(judge.take_game());
             }
             Made::Games(games)
         };
