@@ -136,14 +136,16 @@ impl<F: JournalFile> Journal<F> {
         }
     }
 
-    /// Adds a record (written by the next flush).
-    pub fn write(&mut self, record: &Record) {
+    /// Adds a record (written by the next flush), and says the time it is
+    /// written at: its own, or the last record's when that is later.
+    pub fn write(&mut self, record: &Record) -> LogTime {
         let time = record.time.max(self.last);
         self.last = time;
         // A record is one line: any line break is folded into a space.
         let mut line = String::with_capacity(64);
         Record::append_line(time, &record.kind, &mut line);
         self.hold(line);
+        time
     }
 
     /// Adds a comment line.

@@ -4,7 +4,7 @@
 use super::remember::Info;
 use super::{BoardTask, Seen};
 use crate::board::{BoardEvent, BoardInfo};
-use crate::log::{LogTime, Played, Record, RecordKind};
+use crate::log::{Played, RecordKind};
 use crate::protocol::{AckKind, ClockCommand, HostCommand};
 
 /// How often a board that reports its battery is asked again, while it plays
@@ -52,11 +52,8 @@ impl BoardTask {
     /// rules core (and a comment in the recording; `replay` finds them in the
     /// same bytes).
     pub(super) fn bytes(&mut self, bytes: &[u8], t: u64) {
-        let record = Record {
-            time: LogTime::from_micros(t),
-            kind: RecordKind::Rx(bytes.to_vec()),
-        };
-        self.journal.write(&record);
+        let record = self.journaled(t, RecordKind::Rx(bytes.to_vec()));
+        let t = record.time.micros();
         // What the task itself follows of the steps, taken in order once the
         // rules core has them (none of it changes what the core decides).
         let mut seen = std::mem::take(&mut self.seen);

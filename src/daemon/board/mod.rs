@@ -40,6 +40,8 @@ mod recording;
 pub(super) mod remember;
 mod resume;
 mod run;
+#[cfg(test)]
+mod tests;
 mod time;
 
 /// What a board's task is set up with.
@@ -286,13 +288,24 @@ impl BoardTask {
     /// its record, then that record is the session's step, as resume and
     /// `replay` take it.
     fn journal_step(&mut self, t: u64, kind: RecordKind) {
-        let record = Record {
+        let record = self.journaled(t, kind);
+        // A gap or a note always fits the board.
+        let _ = self.session.step(&record, None);
+    }
+
+    /// An input at `t`, journaled: the record as the journal has it, at the
+    /// time it was written. That is `t`, or a record's written before it when
+    /// later (a command sent while the input waited): the session takes it
+    /// then too, as resume and `replay` will, and the rules core's time is
+    /// brought to it.
+    fn journaled(&mut self, t: u64, kind: RecordKind) -> Record {
+        let mut record = Record {
             time: LogTime::from_micros(t),
             kind,
         };
-        self.journal.write(&record);
-        // A gap or a note always fits the board.
-        let _ = self.session.step(&record, None);
+        record.time = self.journal.write(&record);
+        self.time.given(record.time.micros());
+        record
     }
 
     /// Writes a record that is not an input (a command sent, a decision

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use crate::api::throttle::{Throttle, more};
-use crate::log::{Flushed, Journal, Record};
+use crate::log::{Flushed, Journal, LogTime, Record};
 
 /// The journal being written, and what its failures left to do.
 pub(super) struct Recording {
@@ -28,8 +28,10 @@ impl Recording {
         }
     }
 
-    pub(super) fn write(&mut self, record: &Record) {
-        self.writer.write(record);
+    /// Writes `record`; the time it is written at (never before the last
+    /// record's).
+    pub(super) fn write(&mut self, record: &Record) -> LogTime {
+        self.writer.write(record)
     }
 
     pub(super) fn comment(&mut self, text: &str) {
