@@ -159,10 +159,18 @@ impl Core {
         }
         let us = pos.turn();
         let diff = diff_squares(pos.board(), &board);
-        // Pawn released on the last rank: a promotion under way.
+        // Pawn released on the last rank where a legal promotion from a square
+        // it left puts it: a promotion under way. A pawn set on its last (or
+        // first) rank by no legal move is an illegal move like any other.
+        let last = shakmaty::Rank::new(if us.is_white() { 7 } else { 0 });
         let promo = diff.iter().any(|sq| {
             board.piece_at(*sq) == Some(us.pawn())
-                && sq.rank() == shakmaty::Rank::new(if us.is_white() { 7 } else { 0 })
+                && sq.rank() == last
+                && pos.legal_moves().iter().any(|m| {
+                    m.is_promotion()
+                        && m.to() == *sq
+                        && m.from().is_some_and(|f| diff.contains(&f) && board.piece_at(f).is_none())
+                })
         });
         if promo {
             return Some((IrregularKind::PromotionIncomplete, diff.to_vec()));

@@ -355,12 +355,6 @@ impl Core {
         }
         let Some(game) = &self.game else { return };
         if let Some((result, _)) = kings_result(&board) {
-            // A forced end whose move was not completed stands: the kings only say
-            // the game is over.
-            if self.under_way.end.is_some() {
-                self.settle_end(t);
-                return;
-            }
             // Never a move: drop a king step onto the centre that is not completed.
             self.under_way.tentative = None;
             let Some(g) = self.game.as_ref() else { return };

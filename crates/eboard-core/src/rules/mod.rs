@@ -170,7 +170,6 @@ impl Core {
     fn restart_from(&mut self, pos: Chess, mode: CastlingMode, termination: Termination, t_us: u64) {
         self.advance(t_us);
         let orientation = self.game.as_ref().map_or(Orientation::Normal, |g| g.orientation);
-        self.settle_end(t_us);
         if self.game.as_ref().is_some_and(|g| !g.is_over()) {
             self.end_game(t_us, GameResult::Unfinished, termination);
         }
@@ -340,8 +339,7 @@ impl Core {
         }
     }
 
-    /// Ends the input: every deadline is handled, and a game end whose move was
-    /// not completed stands (the board did not change after it).
+    /// Ends the input: every deadline is handled and the touches pending judged.
     pub fn finish(&mut self) {
         self.clk.finishing = true;
         for _ in 0..64 {
@@ -352,7 +350,6 @@ impl Core {
         }
         let t = self.last_change.max(self.outbox.last());
         self.flush_touches(t);
-        self.settle_end(t);
     }
 
     /// One board-level event at `t_us`.

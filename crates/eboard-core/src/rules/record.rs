@@ -2,7 +2,7 @@
 //! move), then is made, amended (Art. 4.7), taken back, or completed; after each,
 //! the end the position forces and the draws claimable.
 
-use super::{Core, DrawReason, EventKind, Game, GameResult, Termination, touch};
+use super::{Core, DrawReason, EventKind, Game, touch};
 use shakmaty::{Color, Move, Position};
 
 /// A move the board shows but that is not yet reported as made.
@@ -27,8 +27,8 @@ pub(super) struct Tentative {
 }
 
 /// What the board shows beyond the record, until it is made, taken back or
-/// left: a move seen and not yet made, one held for a reply, a take-back under
-/// way, and a forced end waiting for its move to be completed.
+/// left: a move seen and not yet made, one held for a reply, and a take-back
+/// under way.
 #[derive(Debug, Default)]
 pub(super) struct UnderWay {
     /// A move the board shows, not yet reported as made.
@@ -41,9 +41,6 @@ pub(super) struct UnderWay {
     pub(super) held: Option<Tentative>,
     /// An earlier ply the board shows (a take-back under way).
     pub(super) takeback: Option<usize>,
-    /// A forced end (mate, stalemate, ...) waiting for its move to be completed:
-    /// (ply, result, termination).
-    pub(super) end: Option<(usize, GameResult, Termination)>,
 }
 
 impl UnderWay {
@@ -190,8 +187,7 @@ impl Core {
         self.after_move(t);
     }
 
-    /// After a move is recorded: a forced end waits for the move to be completed
-    /// (until then the same player may still amend it); draws claimable are said.
+    /// After a move is recorded: the end it forces, or the draws claimable.
     pub(super) fn after_move(&mut self, t: u64) {
         // The board is where the record is: the line is in step again. A press
         // made while it was not (kept, not judged) completes the move it followed.
@@ -200,10 +196,10 @@ impl Core {
         if self.game.as_ref().is_some_and(|g| g.current().board() == &board) {
             pressed = self.line.resync.take().and_then(|r| r.pressed);
         }
-        self.settle_move(t);
         if let Some((color, emt)) = pressed {
             self.complete_pressed(color, emt, t);
         }
+        self.settle_move(t);
     }
 
     /// The last move completed by a press its mover made while the board was
@@ -211,10 +207,32 @@ impl Core {
     pub(super) fn complete_pressed(&mut self, color: Color, emt: Option<u64>, t: u64) {
         let Some(game) = &self.game else { return };
         let n = game.ply();
-        if n > 0 && !game.moves[n - 1].completed && !game.is_over() && game.positions[n - 1].turn() == color {
-            self.complete(n, t);
-            self.clock_completed(n, emt, t);
+        if n == 0 || game.moves[n - 1].completed || game.positions[n - 1].turn() != color {
+            return;
         }
+        if game.is_over() {
+            self.complete_after_end(emt, t);
+            return;
+        }
+        self.complete(n, t);
+        self.clock_completed(n, emt, t);
+    }
+
+    /// A move that ended the game when it was made (a mate, a stalemate: 5.1.1,
+    /// 5.2.1) is completed by its mover's press after the end, which gives its
+    /// time (`emt`); the clock is not set again (the game is over). Nothing else
+    /// is completed after an end.
+    pub(super) fn complete_after_end(&mut self, emt: Option<u64>, t: u64) {
+        let Some(game) = self.game.as_mut() else { return };
+        let n = game.ply();
+        let forced = game.result.is_some_and(|(_, term)| term.is_forced());
+        if n == 0 || game.moves[n - 1].completed || !forced {
+            return;
+        }
+        if game.moves[n - 1].emt_ms.is_none() {
+            game.moves[n - 1].emt_ms = emt;
+        }
+        self.complete(n, t);
     }
 
     /// The last move's SAN and UCI and the FEN after it, for its event.
@@ -225,15 +243,14 @@ impl Core {
         }
     }
 
-    /// A forced end that waits for the move to be completed; draws claimable.
+    /// The end the position forces (5.1.1, 5.2.1, 5.2.2, 9.6) ends the game once
+    /// its move is made (released: 4.7), completed or not; otherwise the draws
+    /// now claimable are said.
     fn settle_move(&mut self, t: u64) {
         let Some(game) = self.game.as_mut() else { return };
-        let ply = game.ply();
-        self.under_way.end = game.forced_end().map(|(r, term)| (ply, r, term));
-        if let Some((_, result, termination)) = self.under_way.end {
-            if game.moves.last().is_some_and(|m| m.completed) {
-                self.end_game(t, result, termination);
-            }
+        if let Some((result, termination)) = game.forced_end() {
+            self.clock_of_last_move(t);
+            self.end_game(t, result, termination);
             return;
         }
         let ply = game.ply();
@@ -254,9 +271,6 @@ impl Core {
             return;
         }
         game.truncate(to_ply);
-        if self.under_way.end.is_some_and(|(p, ..)| p > to_ply) {
-            self.under_way.end = None;
-        }
         let turn = game.current().turn();
         self.emit_with(t, |c| EventKind::Takeback {
             to_ply: to_ply as u32,
@@ -279,8 +293,5 @@ impl Core {
                 side: side.into(),
             },
         );
-        if self.under_way.end.is_some_and(|(p, ..)| p == ply) {
-            self.settle_end(t);
-        }
     }
 }

@@ -185,8 +185,6 @@ impl Core {
         if fresh || self.continues_game() {
             return false;
         }
-        // A mate or other forced end whose move was not completed stands.
-        self.settle_end(t);
         if let Some(g) = &self.game {
             if !g.is_over() && g.ply() > 0 {
                 self.end_game(t, GameResult::Unfinished, Termination::Abandoned);
@@ -249,7 +247,6 @@ impl Core {
             ) else {
                 continue;
             };
-            self.settle_end(t);
             self.start_game(start, CastlingMode::Standard, orientation, t);
             self.line.resync = Some(Resync::new(Cause::Gap, false, 0));
             self.commit_inferred(path, t);
@@ -300,7 +297,6 @@ impl Core {
     }
 
     pub(super) fn end_game(&mut self, t: u64, result: GameResult, termination: Termination) {
-        self.under_way.end = None;
         if let Some(g) = &mut self.game {
             if g.result.is_none() {
                 g.result = Some((result, termination));
@@ -321,13 +317,6 @@ impl Core {
                     });
                 }
             }
-        }
-    }
-
-    /// A pending forced end becomes the result.
-    pub(super) fn settle_end(&mut self, t: u64) {
-        if let Some((_, result, termination)) = self.under_way.end.take() {
-            self.end_game(t, result, termination);
         }
     }
 }

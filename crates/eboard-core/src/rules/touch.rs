@@ -410,11 +410,8 @@ impl Core {
         let Some(game) = &self.game else { return };
         if let Some(last) = game.moves.last() {
             let mover = game.positions[game.ply() - 1].turn();
-            // Without a clock the opponent's touch completes the move; with one,
-            // a move that ended the game is completed by it too (the opponent
-            // has no move to make: the game is over).
-            let ends = self.under_way.end.is_some_and(|(p, ..)| p == game.ply());
-            if !last.completed && piece.color != mover && (!self.clk.seen || ends) {
+            // Without a clock the opponent's touch completes the move.
+            if !last.completed && piece.color != mover && !self.clk.seen && !game.is_over() {
                 let ply = game.ply();
                 self.complete(ply, t);
             }

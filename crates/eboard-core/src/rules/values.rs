@@ -95,6 +95,19 @@ impl Termination {
             Termination::PositionSet => "position_set",
         }
     }
+
+    /// An end the position forces by itself (5.1.1, 5.2.1, 5.2.2, 9.6): the
+    /// move that reaches it ends the game when it is made.
+    pub fn is_forced(self) -> bool {
+        matches!(
+            self,
+            Termination::Checkmate
+                | Termination::Stalemate
+                | Termination::InsufficientMaterial
+                | Termination::FivefoldRepetition
+                | Termination::SeventyfiveMoves
+        )
+    }
 }
 
 impl std::fmt::Display for Termination {

@@ -52,6 +52,29 @@ impl Core {
         self.send_set(t);
     }
 
+    /// The last move ends the game when it is made (a mate, a stalemate): no
+    /// press completes it, so its `%clk` is the mover's time as the game ends.
+    /// When the host drives the clock, its time now (no bonus: the game is
+    /// over); otherwise the next clock report's, which a press that stops the
+    /// clock after the mate makes at once.
+    pub(in crate::rules) fn clock_of_last_move(&mut self, t: u64) {
+        let Some(game) = self.game.as_mut() else { return };
+        let ply = game.ply();
+        if ply == 0 || game.moves[ply - 1].completed || game.moves[ply - 1].clk_ms.is_some() {
+            return;
+        }
+        let mover = game.positions[ply - 1].turn();
+        match &self.clk.host {
+            Some(h) if h.running() == Some(ix(mover)) => {
+                game.moves[ply - 1].clk_ms = Some(h.left_ms(ix(mover), t));
+                game.moves[ply - 1].emt_ms = self.clk.last_press.map(|p| t.saturating_sub(p) / 1000);
+            }
+            Some(_) => {}
+            None if self.clk.seen || self.clk.taken.is_some() => self.clk.for_ply = Some(ply),
+            None => {}
+        }
+    }
+
     /// When the host's clock sees the running side's time exhausted (drive mode).
     pub(in crate::rules) fn host_flag_at(&self) -> Option<u64> {
         let h = self.clk.host.as_ref()?;
@@ -81,6 +104,14 @@ impl Core {
         self.clk.seen = true;
         let Some(game) = &self.game else { return };
         if game.is_over() {
+            // The mover of a mate (or another forced end) stops the clock: the
+            // press completes that move; nothing else is judged after the end.
+            let mover = game.ply().checked_sub(1).map(|p| game.positions[p].turn());
+            let white = self.clk.white();
+            if mover.is_some_and(|m| white.is_none_or(|w| (w == side) == m.is_white())) {
+                let emt = self.clk.last_press.map(|p| t.saturating_sub(p) / 1000);
+                self.complete_after_end(emt, t);
+            }
             return;
         }
         // A king step onto the centre held since the other king was lifted (it

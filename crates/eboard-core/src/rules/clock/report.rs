@@ -178,7 +178,6 @@ impl Core {
                 (false, _) => GameResult::Draw,
                 (true, loser) => GameResult::lost_by(loser),
             };
-            self.settle_end(t);
             self.end_game(t, result, Termination::TimeForfeit);
         }
     }

@@ -1,0 +1,340 @@
+//! Fidelity by class: generators that enumerate a whole class of board
+//! histories over the games in `tests/data/games` (and seeded random games),
+//! each case checked against the truth.
+//!
+//! - `forced_ends`: every game that ends in a position that ends it by itself
+//!   (mate, stalemate, dead position, ...), played with and without a clock
+//!   press: the end is published when the last move is made (5.1.1, 5.2.1),
+//!   never later.
+//! - `illegal_squares`: positions of the games, every piece of either side put
+//!   down on every empty square no legal move of it reaches (pawns on their
+//!   first and last rank included) and held past the irregular threshold, then
+//!   put back, or (the side to move's) moved on to a legal square: the
+//!   irregularity is raised and resolved, nothing is recorded for it, and the
+//!   legal move after it is recorded.
+//!
+//! `cargo test --test classes` runs a sample; `CLASSES=full cargo test
+//! --release --test classes` runs every case (figures in
+//! `docs/RELIABILITY.md`).
+
+mod common;
+
+use std::collections::HashSet;
+
+use eboard_bridge::board::Orientation;
+use eboard_bridge::log::{Header, SensorLog};
+use eboard_bridge::output::replay;
+use eboard_bridge::rules::{Config, EventKind, IrregularKind};
+use eboard_bridge::sim::{Hands, Seeded, Style};
+use shakmaty::{Board, CastlingMode, CastlingSide, Chess, Color, Move, Piece, Position, Role, Square};
+
+fn full() -> bool {
+    std::env::var("CLASSES").is_ok_and(|v| v == "full")
+}
+
+/// Hands that never touch a piece twice nor slide one, pressing the clock after
+/// every move or never.
+fn hands(seed: u64, press: bool) -> Hands {
+    let style = Style {
+        slide: 0,
+        retouch: 0,
+        press: if press { 100 } else { 0 },
+        clock: press,
+        step_ms: (150, 300),
+        think_ms: (500, 1500),
+        zero_time: false,
+        settle_ms: 400,
+        press_ms: None,
+    };
+    Hands::new(seed, style, Orientation::Normal)
+}
+
+fn log_of(hands: Hands) -> SensorLog {
+    SensorLog {
+        header: Header::default(),
+        records: hands.records,
+        lines: Vec::new(),
+    }
+}
+
+fn run(log: &SensorLog, start: &Chess) -> replay::Replay {
+    replay::run(log, "generated", Config::default(), Some((start.clone(), CastlingMode::Standard)))
+        .expect("a generated log replays")
+}
+
+/// The games that end in a position that ends them by itself: the repository's
+/// games that do, and seeded random games played until one does.
+fn forced_end_games() -> Vec<(String, Chess, Vec<Move>)> {
+    let mut games: Vec<_> = common::played::all_games()
+        .into_iter()
+        .filter(|(_, start, moves)| {
+            let mut pos = start.clone();
+            for m in moves {
+                pos.play_unchecked(*m);
+            }
+            pos.legal_moves().is_empty() || pos.is_insufficient_material()
+        })
+        .collect();
+    let random = if full() { 400 } else { 24 };
+    let mut seed = 0;
+    while games.len() < random + 4 {
+        seed += 1;
+        let mut pick = Seeded::new(seed);
+        let mut pos = Chess::default();
+        let mut moves = Vec::new();
+        let mut seen = std::collections::HashMap::new();
+        while moves.len() < 400 {
+            let legal = pos.legal_moves();
+            // The ends a position forces: no move, a dead position, the 75-move
+            // rule, a fifth repetition.
+            let key = shakmaty::fen::Epd::from_position(&pos, shakmaty::EnPassantMode::Legal).to_string();
+            let reps = seen.entry(key).and_modify(|n| *n += 1).or_insert(1);
+            if legal.is_empty() || pos.is_insufficient_material() || pos.halfmoves() >= 150 || *reps >= 5 {
+                break;
+            }
+            // Captures first, so that games end within the plies.
+            let caps: Vec<Move> = legal.iter().filter(|m| m.is_capture()).copied().collect();
+            let from = if !caps.is_empty() && pick.chance(70) { caps } else { legal.to_vec() };
+            let m = from[pick.range(0, from.len() as u64 - 1) as usize];
+            pos.play_unchecked(m);
+            moves.push(m);
+        }
+        if moves.len() < 400 {
+            games.push((format!("random seed {seed}"), Chess::default(), moves));
+        }
+    }
+    games
+}
+
+/// Every game that ends by its last move, with and without presses: `game_end`
+/// comes with the last move (when it is made), and says the end the position
+/// forces.
+#[test]
+fn forced_ends() {
+    let games = forced_end_games();
+    let mut cases = 0;
+    let mut failures = Vec::new();
+    for (name, start, moves) in &games {
+        for press in [false, true] {
+            cases += 1;
+            let mut h = hands(cases as u64, press);
+            h.board(start.board());
+            let log = common::played_log(h, start, moves, 20_000);
+            let r = run(&log, start);
+            let last_move = r.events.iter().rev().find_map(|e| match &e.kind {
+                EventKind::Move { ply, .. } if *ply as usize == moves.len() => Some(e.t_us),
+                _ => None,
+            });
+            let end = r.events.iter().find_map(|e| match &e.kind {
+                EventKind::GameEnd { termination, .. } => Some((e.t_us, termination.name())),
+                _ => None,
+            });
+            match (last_move, end) {
+                (Some(made), Some((at, _))) if at == made => {}
+                (made, end) => failures.push(format!(
+                    "{name}, presses {press}: last move made at {made:?} µs, game_end {end:?}"
+                )),
+            }
+        }
+    }
+    eprintln!("forced_ends: {cases} cases over {} games, {} failures", games.len(), failures.len());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The boards the record may read as something other than an irregularity: an
+/// earlier position, or one legal move from one (a take-back), or a result by
+/// kings.
+fn explained_boards(history: &[Chess]) -> HashSet<Board> {
+    let mut known = HashSet::new();
+    for p in history {
+        known.insert(p.board().clone());
+        for m in p.legal_moves() {
+            let mut after = p.clone();
+            after.play_unchecked(m);
+            known.insert(after.board().clone());
+        }
+    }
+    known
+}
+
+fn kings_on_centre(board: &Board) -> bool {
+    let centre = [Square::D4, Square::D5, Square::E4, Square::E5];
+    board.kings().into_iter().all(|k| centre.contains(&k))
+}
+
+struct Case {
+    from: Square,
+    to: Square,
+    piece: Piece,
+    /// A legal move of the piece to play after the illegal placement.
+    then: Option<Move>,
+}
+
+/// The cases of one position: every piece, every empty square no legal move of
+/// it reaches.
+fn illegal_cases(history: &[Chess], limit_pieces: Option<usize>) -> Vec<Case> {
+    let pos = history.last().expect("a position");
+    let known = explained_boards(history);
+    let legal = pos.legal_moves();
+    let mut cases = Vec::new();
+    let mut pieces: Vec<(Square, Piece)> = pos.board().clone().into_iter().collect();
+    if let Some(n) = limit_pieces {
+        // The side to move's pawns and officers first, then the opponent's.
+        pieces.sort_by_key(|(_, p)| (p.color != pos.turn(), p.role == Role::King));
+        pieces.truncate(n);
+    }
+    for (from, piece) in pieces {
+        let reach: Vec<Move> = legal.iter().filter(|m| m.from() == Some(from)).copied().collect();
+        // Where a legal move puts the piece (a castling king: on its castling
+        // square, where shakmaty's `to` names the rook's).
+        let lands = |m: &Move| match m {
+            Move::Castle { king, rook } => {
+                let side = if rook > king { CastlingSide::KingSide } else { CastlingSide::QueenSide };
+                side.king_to(piece.color)
+            }
+            _ => m.to(),
+        };
+        for to in Square::ALL {
+            if pos.board().piece_at(to).is_some() {
+                continue;
+            }
+            if piece.color == pos.turn() && reach.iter().any(|m| lands(m) == to) {
+                continue;
+            }
+            let mut b = pos.board().clone();
+            b.discard_piece_at(from);
+            b.set_piece_at(to, piece);
+            if known.contains(&b) || kings_on_centre(&b) {
+                continue;
+            }
+            let then = (piece.color == pos.turn())
+                .then(|| reach.iter().find(|m| !m.is_castle() && !m.is_en_passant() && !m.is_capture()).copied())
+                .flatten();
+            cases.push(Case { from, to, piece, then });
+        }
+    }
+    cases
+}
+
+/// Plays one case from `pos` (the board standing there since the start):
+/// `None` when the truth is met, else what differs.
+fn judge_case(pos: &Chess, case: &Case, seed: u64, move_on: bool) -> Option<String> {
+    let mut h = hands(seed, false);
+    h.board(pos.board());
+    h.wait(1000);
+    h.lift(case.from, case.piece);
+    h.place(case.to, case.piece);
+    let irregular_ms = Config::default().irregular_ms;
+    h.wait(irregular_ms + 1500);
+    h.lift(case.to, case.piece);
+    let then = case.then.filter(|_| move_on);
+    match then {
+        Some(m) => {
+            let piece = Piece {
+                color: case.piece.color,
+                role: m.promotion().unwrap_or(case.piece.role),
+            };
+            h.place(m.to(), piece);
+        }
+        None => h.place(case.from, case.piece),
+    }
+    h.wait(3000);
+    let r = run(&log_of(h), pos);
+    let mut raised = 0;
+    let mut resolved = 0;
+    let mut recorded = Vec::new();
+    let mut other = Vec::new();
+    for e in &r.events {
+        match &e.kind {
+            EventKind::Irregular { kind, .. } => {
+                if matches!(kind, IrregularKind::IllegalMove | IrregularKind::Displaced) {
+                    raised += 1;
+                } else {
+                    other.push(format!("irregular {}", kind.name()));
+                }
+            }
+            EventKind::Resolved { .. } => resolved += 1,
+            EventKind::Move { uci, .. } => recorded.push(uci.clone()),
+            EventKind::MoveAmended { .. } | EventKind::Takeback { .. } | EventKind::GameEnd { .. } => {
+                other.push(format!("{:?}", e.kind))
+            }
+            _ => {}
+        }
+    }
+    let want: Vec<String> = then.map(|m| m.to_uci(CastlingMode::Standard).to_string()).into_iter().collect();
+    (raised != 1 || resolved != 1 || recorded != want || !other.is_empty()).then(|| {
+        format!(
+            "{} {} {}-{} then {:?}: raised {raised}, resolved {resolved}, recorded {recorded:?}, other {other:?}",
+            shakmaty::fen::Fen::from_position(pos, shakmaty::EnPassantMode::Legal),
+            case.piece.char(),
+            case.from,
+            case.to,
+            want
+        )
+    })
+}
+
+/// Every piece on every illegal empty square, held past the threshold, then put
+/// back or moved on legally.
+#[test]
+fn illegal_squares() {
+    let (every, limit) = if full() { (4, None) } else { (25, Some(6)) };
+    let mut cases = 0;
+    let mut failures = Vec::new();
+    let mut positions = 0;
+    for (g, (_, start, moves)) in common::played::all_games().into_iter().enumerate() {
+        let mut history = vec![start.clone()];
+        for (ply, m) in moves.iter().enumerate() {
+            let mut next = history.last().expect("a position").clone();
+            next.play_unchecked(*m);
+            history.push(next);
+            if (ply + g) % every != 0 {
+                continue;
+            }
+            positions += 1;
+            let pos = history.last().expect("a position");
+            for (k, case) in illegal_cases(&history, limit).iter().enumerate() {
+                for move_on in [false, true] {
+                    if move_on && case.then.is_none() {
+                        continue;
+                    }
+                    cases += 1;
+                    if let Some(f) = judge_case(pos, case, (g * 1000 + k) as u64, move_on) {
+                        failures.push(f);
+                    }
+                }
+            }
+        }
+    }
+    eprintln!(
+        "illegal_squares: {cases} cases over {positions} positions, {} failures",
+        failures.len()
+    );
+    failures.truncate(40);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(cases > 500, "only {cases} cases");
+}
+
+/// The quoted member of the class: a white pawn set on e8 or d1, where no move
+/// of it goes, held, then put back.
+#[test]
+fn a_pawn_on_its_last_or_first_rank_off_any_move_is_raised_and_resolved() {
+    let pos: Chess = "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"
+        .parse::<shakmaty::fen::Fen>()
+        .expect("fen")
+        .into_position(CastlingMode::Standard)
+        .expect("legal");
+    let pawn = Piece {
+        color: Color::White,
+        role: Role::Pawn,
+    };
+    for to in [Square::D8, Square::A8, Square::D1, Square::H1] {
+        let case = Case {
+            from: Square::E2,
+            to,
+            piece: pawn,
+            then: None,
+        };
+        assert_eq!(judge_case(&pos, &case, 1, false), None);
+    }
+}
