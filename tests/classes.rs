@@ -58,8 +58,13 @@ fn log_of(hands: Hands) -> SensorLog {
 }
 
 fn run(log: &SensorLog, start: &Chess) -> replay::Replay {
-    replay::run(log, "generated", Config::default(), Some((start.clone(), CastlingMode::Standard)))
-        .expect("a generated log replays")
+    replay::run(
+        log,
+        "generated",
+        Config::default(),
+        Some((start.clone(), CastlingMode::Standard)),
+    )
+    .expect("a generated log replays")
 }
 
 /// The games that end in a position that ends them by itself: the repository's
@@ -94,7 +99,11 @@ fn forced_end_games() -> Vec<(String, Chess, Vec<Move>)> {
             }
             // Captures first, so that games end within the plies.
             let caps: Vec<Move> = legal.iter().filter(|m| m.is_capture()).copied().collect();
-            let from = if !caps.is_empty() && pick.chance(70) { caps } else { legal.to_vec() };
+            let from = if !caps.is_empty() && pick.chance(70) {
+                caps
+            } else {
+                legal.to_vec()
+            };
             let m = from[pick.range(0, from.len() as u64 - 1) as usize];
             pos.play_unchecked(m);
             moves.push(m);
@@ -137,7 +146,11 @@ fn forced_ends() {
             }
         }
     }
-    eprintln!("forced_ends: {cases} cases over {} games, {} failures", games.len(), failures.len());
+    eprintln!(
+        "forced_ends: {cases} cases over {} games, {} failures",
+        games.len(),
+        failures.len()
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -189,7 +202,11 @@ fn illegal_cases(history: &[Chess], limit_pieces: Option<usize>) -> Vec<Case> {
         // square, where shakmaty's `to` names the rook's).
         let lands = |m: &Move| match m {
             Move::Castle { king, rook } => {
-                let side = if rook > king { CastlingSide::KingSide } else { CastlingSide::QueenSide };
+                let side = if rook > king {
+                    CastlingSide::KingSide
+                } else {
+                    CastlingSide::QueenSide
+                };
                 side.king_to(piece.color)
             }
             _ => m.to(),
@@ -208,9 +225,19 @@ fn illegal_cases(history: &[Chess], limit_pieces: Option<usize>) -> Vec<Case> {
                 continue;
             }
             let then = (piece.color == pos.turn())
-                .then(|| reach.iter().find(|m| !m.is_castle() && !m.is_en_passant() && !m.is_capture()).copied())
+                .then(|| {
+                    reach
+                        .iter()
+                        .find(|m| !m.is_castle() && !m.is_en_passant() && !m.is_capture())
+                        .copied()
+                })
                 .flatten();
-            cases.push(Case { from, to, piece, then });
+            cases.push(Case {
+                from,
+                to,
+                piece,
+                then,
+            });
         }
     }
     cases
@@ -261,7 +288,10 @@ fn judge_case(pos: &Chess, case: &Case, seed: u64, move_on: bool) -> Option<Stri
             _ => {}
         }
     }
-    let want: Vec<String> = then.map(|m| m.to_uci(CastlingMode::Standard).to_string()).into_iter().collect();
+    let want: Vec<String> = then
+        .map(|m| m.to_uci(CastlingMode::Standard).to_string())
+        .into_iter()
+        .collect();
     (raised != 1 || resolved != 1 || recorded != want || !other.is_empty()).then(|| {
         format!(
             "{} {} {}-{} then {:?}: raised {raised}, resolved {resolved}, recorded {recorded:?}, other {other:?}",
@@ -338,3 +368,179 @@ fn a_pawn_on_its_last_or_first_rank_off_any_move_is_raised_and_resolved() {
         assert_eq!(judge_case(&pos, &case, 1, false), None);
     }
 }
+
+/// A game played by hands, with the range of records each ply made.
+struct Played {
+    records: Vec<eboard_bridge::log::Record>,
+    plies: Vec<std::ops::Range<usize>>,
+}
+
+fn play_game(start: &Chess, moves: &[Move], seed: u64) -> Played {
+    let mut h = hands(seed, true);
+    h.board(start.board());
+    let mut pos = start.clone();
+    let mut plies = Vec::new();
+    for m in moves {
+        let from = h.records.len();
+        h.play(&pos, m);
+        pos.play_unchecked(*m);
+        plies.push(from..h.records.len());
+    }
+    h.wait(5000);
+    h.flush();
+    Played {
+        records: h.records,
+        plies,
+    }
+}
+
+/// The log of `played` with plies `gap` (0-based, whole) lost on the line: a
+/// `gap` record, then the board as a dump shows it after them.
+fn with_gap(played: &Played, start: &Chess, moves: &[Move], gap: std::ops::Range<usize>) -> SensorLog {
+    use eboard_bridge::log::{LogTime, Record, RecordKind};
+    let cut = played.plies[gap.start].start..played.plies[gap.end - 1].end;
+    let at = played.records[cut.end - 1].time.micros() + 50_000;
+    let mut pos = start.clone();
+    for m in &moves[..gap.end] {
+        pos.play_unchecked(*m);
+    }
+    let mut records: Vec<Record> = played.records[..cut.start].to_vec();
+    records.push(Record {
+        time: LogTime::from_micros(at),
+        kind: RecordKind::Gap("line away".into()),
+    });
+    records.push(Record {
+        time: LogTime::from_micros(at),
+        kind: RecordKind::Board(Box::new(eboard_bridge::protocol::Placement::from_board(
+            pos.board(),
+        ))),
+    });
+    let after: Vec<Record> = played.records[cut.end..]
+        .iter()
+        .filter(|r| r.time.micros() > at)
+        .cloned()
+        .collect();
+    records.extend(after);
+    SensorLog {
+        header: Header::default(),
+        records,
+        lines: Vec::new(),
+    }
+}
+
+/// Gap starts to try in a game: every `every`th ply, and every ply right
+/// after a king's step onto a centre square.
+fn gap_starts(start: &Chess, moves: &[Move], every: usize) -> Vec<usize> {
+    let centre = [Square::D4, Square::D5, Square::E4, Square::E5];
+    let _ = start;
+    (1..moves.len())
+        .filter(|&s| {
+            s % every == 0 || (moves[s - 1].role() == Role::King && centre.contains(&moves[s - 1].to()))
+        })
+        .collect()
+}
+
+/// Every gap of 1 to 6 whole plies, at sampled starts and after every king step
+/// onto the centre, with the game played on after it: the record is the game's
+/// moves exactly, and `inferred` marks exactly the plies the line lost.
+#[test]
+fn gaps() {
+    let (games, every): (usize, usize) = if full() { (usize::MAX, 3) } else { (8, 7) };
+    let mut cases = 0;
+    let mut failures = Vec::new();
+    for (g, (name, start, moves)) in common::played::all_games().into_iter().take(games).enumerate() {
+        let played = play_game(&start, &moves, g as u64 + 7);
+        for s in gap_starts(&start, &moves, every) {
+            for k in 1..=6 {
+                // Two plies at least are played after the gap, seen.
+                if s + k + 2 > moves.len() {
+                    continue;
+                }
+                cases += 1;
+                let log = with_gap(&played, &start, &moves, s..s + k);
+                let r = run(&log, &start);
+                let Some(game) = r.core.game() else {
+                    failures.push(format!("{name}: gap of {k} after ply {s}: no game"));
+                    continue;
+                };
+                let published: Vec<String> = game.moves.iter().map(|m| m.san.clone()).collect();
+                let flags: Vec<bool> = game.moves.iter().map(|m| m.inferred).collect();
+                let marks: Vec<usize> = game
+                    .moves
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, m)| m.inferred)
+                    .map(|(i, _)| i)
+                    .collect();
+                let want_marks: Vec<usize> = (s..s + k).collect();
+                let lost = r.events.iter().any(|e| {
+                    matches!(
+                        e.kind,
+                        EventKind::Irregular {
+                            kind: IrregularKind::LostTrack,
+                            ..
+                        }
+                    )
+                });
+                // The moves seen are the ones played; the gap's plies end on
+                // the position the game reached (in an order the dump cannot
+                // tell, or fewer when a piece went and came back unseen).
+                let same = common::played::same_game_modulo_order(&start, &moves, &published, &flags);
+                let marks_ok = if published.len() == moves.len() {
+                    marks == want_marks
+                } else {
+                    marks.iter().all(|i| want_marks.contains(i))
+                };
+                if !same || !marks_ok || lost {
+                    if let Ok(dir) = std::env::var("CLASSES_KEEP") {
+                        let text: String = log.records.iter().map(|r| format!("{r}\n")).collect();
+                        let file = format!("{dir}/gap-{}-{s}-{k}.esl", name.replace(['/', '#'], "_"));
+                        let fen = shakmaty::fen::Fen::from_position(&start, shakmaty::EnPassantMode::Legal);
+                        std::fs::write(&file, format!("# eboard-sensor-log 1\n# fen: {fen}\n{text}"))
+                            .expect("write the kept log");
+                    }
+                    failures.push(format!(
+                        "{name}: gap of {k} after ply {s}: {} of {} plies, same game {same}, inferred {marks:?} (want {want_marks:?}), lost_track {lost}",
+                        published.len(),
+                        moves.len()
+                    ));
+                }
+            }
+        }
+    }
+    eprintln!("gaps: {cases} cases, {} failures", failures.len());
+    if full() {
+        failures.truncate(30);
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        return;
+    }
+    // The sample's failures not yet fixed (docs/RELIABILITY.md, "Classes"): any
+    // other failure fails the test, and so does a known one that passes (take it
+    // off the list).
+    let new: Vec<&String> = failures
+        .iter()
+        .filter(|f| !KNOWN_GAP_FAILURES.iter().any(|k| f.starts_with(k)))
+        .collect();
+    let mended: Vec<&&str> = KNOWN_GAP_FAILURES
+        .iter()
+        .filter(|k| !failures.iter().any(|f| f.starts_with(**k)))
+        .collect();
+    assert!(
+        new.is_empty(),
+        "new failures:\n{}",
+        new.iter().map(|f| f.as_str()).collect::<Vec<_>>().join("\n")
+    );
+    assert!(
+        mended.is_empty(),
+        "known failures that now pass (take them off KNOWN_GAP_FAILURES): {mended:?}"
+    );
+}
+
+/// The cases of the `gaps` sample that fail today: a dump after 5-6 plies
+/// that a piece in the hand after fewer plies also explains, waited on while
+/// the game goes on (`lost_track`).
+const KNOWN_GAP_FAILURES: [&str; 3] = [
+    "games/immortal-games.pgn#2: gap of 6 after ply 14:",
+    "games/immortal-games.pgn#5: gap of 5 after ply 21:",
+    "games/immortal-games.pgn#7: gap of 6 after ply 7:",
+];

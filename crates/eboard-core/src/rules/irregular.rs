@@ -169,7 +169,8 @@ impl Core {
                 && pos.legal_moves().iter().any(|m| {
                     m.is_promotion()
                         && m.to() == *sq
-                        && m.from().is_some_and(|f| diff.contains(&f) && board.piece_at(f).is_none())
+                        && m.from()
+                            .is_some_and(|f| diff.contains(&f) && board.piece_at(f).is_none())
                 })
         });
         if promo {

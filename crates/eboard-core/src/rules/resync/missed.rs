@@ -49,9 +49,12 @@ impl Core {
                     r.anchor = Some((anchor, at));
                 }
             } else if board.occupied().count() <= anchor.occupied().count() {
-                // A dump with a piece in the hand that came down since: the board
-                // as it is now says more.
-                if let Found::Path(base, path) = self.best_path(&anchor, game::MAX_INFERRED_PLIES, true) {
+                // The board went on from the dump with no piece more on it: no
+                // piece was in the hand at the dump (one that came down since
+                // would show), so the dump is a board at rest, and the plies
+                // missed end on it exactly, even when a piece in the hand after
+                // fewer plies would also explain it.
+                if let Found::Path(base, path) = self.best_path(&anchor, game::MAX_INFERRED_PLIES, false) {
                     self.commit_found(base, path, t);
                     self.evaluate(t);
                     return;
