@@ -510,7 +510,7 @@ fn gaps() {
     }
     eprintln!("gaps: {cases} cases, {} failures", failures.len());
     if full() {
-        failures.truncate(30);
+        failures.truncate(300);
         assert!(failures.is_empty(), "{}", failures.join("\n"));
         return;
     }
@@ -536,11 +536,8 @@ fn gaps() {
     );
 }
 
-/// The cases of the `gaps` sample that fail today: a dump after 5-6 plies
-/// that a piece in the hand after fewer plies also explains, waited on while
-/// the game goes on (`lost_track`).
-const KNOWN_GAP_FAILURES: [&str; 3] = [
-    "games/immortal-games.pgn#2: gap of 6 after ply 14:",
-    "games/immortal-games.pgn#5: gap of 5 after ply 21:",
-    "games/immortal-games.pgn#7: gap of 6 after ply 7:",
-];
+/// The cases of the `gaps` sample that fail today: the gap's plies take a
+/// piece away and back home (11...Nf6 12.h4 Qg6 13.h5 Qg5), which no dump can
+/// show and inference never invents, so the dump is not reached in 5 plies
+/// and the moves after it are not followed (`lost_track`).
+const KNOWN_GAP_FAILURES: [&str; 1] = ["games/immortal-games.pgn#5: gap of 5 after ply 21:"];

@@ -84,7 +84,7 @@ pub fn infer_path(
             .map_or(0, |(i, _)| i);
         Inferred::Path(paths.swap_remove(best))
     };
-    let first = plies_needed(pos, board).max(1);
+    let first = plies_needed(pos, board, in_hand_slack(under_way)).max(1);
     for limit in first..=max_plies {
         let complete = search.run(pos, limit);
         // Every path of at most `limit` plies has been looked at: the exact ones
@@ -294,7 +294,8 @@ impl<'a> Search<'a> {
             self.air_len = depth;
             self.air_path.clone_from(&self.path);
         }
-        if self.path.len() + plies_needed(pos, self.target) > limit || self.path.len() == limit {
+        let slack = in_hand_slack(self.under_way || self.set_down);
+        if self.path.len() + plies_needed(pos, self.target, slack) > limit || self.path.len() == limit {
             return true;
         }
         // Only pieces on squares that still differ from the board move: a piece
@@ -426,10 +427,19 @@ fn reachable_material(from: &Board, to: &Board, in_hand: bool) -> bool {
     })
 }
 
+/// How many pieces a board may lack because they are in the hand: none when
+/// only boards at rest are looked for, two (a capture's two pieces, or a
+/// castling's) when a move under way is.
+fn in_hand_slack(under_way: bool) -> usize {
+    if under_way { 2 } else { 0 }
+}
+
 /// A lower bound on the plies from `pos` to `board`: each side must put a piece on
 /// every square where `board` has one of its pieces that `pos` lacks, one square a
-/// move (two for a castling still allowed), and the sides alternate.
-fn plies_needed(pos: &Chess, board: &Board) -> usize {
+/// move (two for a castling still allowed), and capture each of the other
+/// side's pieces gone, one a move (`in_hand` of them may be in the hand
+/// instead); the sides alternate.
+fn plies_needed(pos: &Chess, board: &Board, in_hand: usize) -> usize {
     let now = pos.board();
     let moves = |c: shakmaty::Color| {
         let need = board
@@ -437,11 +447,20 @@ fn plies_needed(pos: &Chess, board: &Board) -> usize {
             .into_iter()
             .filter(|sq| now.piece_at(*sq) != board.piece_at(*sq))
             .count();
-        if pos.castles().has_color(c) {
+        let need = if pos.castles().has_color(c) {
             need.saturating_sub(1)
         } else {
             need
-        }
+        };
+        // Each of the opponent's pieces gone from the board was captured by a
+        // move of this side's (but for those that may be in the hand, when a
+        // move under way is looked for).
+        let captures = now
+            .by_color(!c)
+            .count()
+            .saturating_sub(board.by_color(!c).count())
+            .saturating_sub(in_hand);
+        need.max(captures)
     };
     let us = pos.turn();
     let (m_us, m_them) = (moves(us), moves(!us));

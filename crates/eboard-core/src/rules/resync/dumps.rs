@@ -139,6 +139,7 @@ impl Core {
             r.seen_boards.clear();
             r.seen_boards.push(anchor.0.clone());
             r.anchor = Some(anchor);
+            r.anchor_seen = (r.lifts.len(), r.puts.len());
         }
         self.changed(t, None);
         // A move the dump after a gap shows was made (released) while the line was

@@ -53,8 +53,20 @@ impl Core {
                 // piece was in the hand at the dump (one that came down since
                 // would show), so the dump is a board at rest, and the plies
                 // missed end on it exactly, even when a piece in the hand after
-                // fewer plies would also explain it.
-                if let Found::Path(base, path) = self.best_path(&anchor, game::MAX_INFERRED_PLIES, false) {
+                // fewer plies would also explain it. What the line showed
+                // before the dump is the evidence of those plies; what it showed
+                // after belongs to the next ones, and is taken too only when the
+                // first alone leads nowhere (a piece seen put down after the dump
+                // lets the search move pieces the dump shows home).
+                let upto = self.line.resync.as_ref().map(|r| r.anchor_seen);
+                let found = match self.best_path_upto(&anchor, game::MAX_INFERRED_PLIES, false, upto) {
+                    Found::Path(base, path) => Some((base, path)),
+                    _ => match self.best_path(&anchor, game::MAX_INFERRED_PLIES, false) {
+                        Found::Path(base, path) => Some((base, path)),
+                        _ => None,
+                    },
+                };
+                if let Some((base, path)) = found {
                     self.commit_found(base, path, t);
                     self.evaluate(t);
                     return;
@@ -79,13 +91,29 @@ impl Core {
     /// With `under_way`, [`Found::UnderWay`] when the board is a move under way
     /// after fewer plies in the whole record than any path reaches it exactly.
     pub(in crate::rules) fn best_path(&self, board: &Board, plies: usize, under_way: bool) -> Found {
+        self.best_path_upto(board, plies, under_way, None)
+    }
+
+    /// [`Core::best_path`] with only the first (lifts, placements) the line
+    /// showed as evidence (`upto`; all of them when `None`).
+    fn best_path_upto(
+        &self,
+        board: &Board,
+        plies: usize,
+        under_way: bool,
+        upto: Option<(usize, usize)>,
+    ) -> Found {
         let Some(game) = self.game.as_ref() else {
             return Found::Nothing;
         };
         if game.is_over() {
             return Found::Nothing;
         }
-        let seen = seen_in(&self.line.resync);
+        let mut seen = seen_in(&self.line.resync);
+        if let Some((lifts, puts)) = upto {
+            seen.lifts = &seen.lifts[..lifts.min(seen.lifts.len())];
+            seen.placed = &seen.placed[..puts.min(seen.placed.len())];
+        }
         // From the record, and, when its last move is not completed, from before
         // it (that move may have gone on while the line was away: a slide cut in
         // the middle is an amendment, not a ply more).

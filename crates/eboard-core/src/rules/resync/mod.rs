@@ -144,6 +144,10 @@ pub(super) struct Resync {
     /// The record's ply when it was taken: once the record has moved on, the
     /// plies missed are behind it and the dump is no longer looked at.
     pub(super) anchor: Option<(Board, usize)>,
+    /// How many of `lifts` and `puts` the line had shown when the anchor's dump
+    /// came: the plies across the gap end on the dump, so only what was seen
+    /// before it is evidence of them (what came after is the next plies').
+    pub(super) anchor_seen: (usize, usize),
     /// The boards the line was known to show whole since it was last in step
     /// (real squares): the dump's after the gap (or the position the inferred
     /// moves a `Tail` stretch looks at again ended on), then each later dump's
@@ -175,6 +179,7 @@ impl Resync {
             lifted: 0,
             placed: 0,
             anchor: None,
+            anchor_seen: (0, 0),
             seen_boards: Vec::new(),
             facts,
         }
