@@ -187,6 +187,43 @@ async fn demo_without_a_session_bus_says_so_and_plays_the_game_through() {
     let pgn = broadcast_pgn(dir.path());
     assert_eq!(pgn_moves(&pgn), vec![expected]);
     times_in_the_game_s_scale(&pgn);
+    // The demo's own clock looks sound (issue 59: its first reports were taken for
+    // faults), and the live lines give the times the PGN gives.
+    assert!(!stderr.contains("WARN"), "the demo warns:\n{stderr}");
+    live_clocks_are_the_pgn_s(&stdout, &pgn);
+}
+
+/// Each `completes ply N (clock: white W, black B)` line gives the mover's `%clk`
+/// of ply N in the PGN (the last such line for a ply taken back and played again).
+fn live_clocks_are_the_pgn_s(stdout: &str, pgn: &str) {
+    let clk: Vec<&str> = pgn
+        .split("[%clk ")
+        .skip(1)
+        .map(|r| &r[..r.find(']').unwrap()])
+        .collect();
+    let mut live = std::collections::BTreeMap::new();
+    for line in stdout.lines() {
+        let Some((_, rest)) = line.split_once(" completes ply ") else {
+            continue;
+        };
+        let (ply, times) = rest
+            .split_once(" (clock: white ")
+            .expect("a completed ply with its clock");
+        let (white, black) = times
+            .trim_end_matches(')')
+            .split_once(", black ")
+            .expect("both times");
+        let ply: usize = ply.parse().unwrap();
+        live.insert(ply, if ply % 2 == 1 { white } else { black }.to_string());
+    }
+    assert!(live.len() > 40, "completed plies in:\n{stdout}");
+    for (ply, shown) in live {
+        assert_eq!(
+            Some(&shown.as_str()),
+            clk.get(ply - 1),
+            "ply {ply}: the live line's clock and the PGN's %clk\n{stdout}\n{pgn}"
+        );
+    }
 }
 
 /// At 10x speed the PGN's times are the game's, as if played at real speed: each

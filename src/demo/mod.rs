@@ -343,6 +343,10 @@ async fn demo(options: Options) -> Result<(), Box<dyn std::error::Error>> {
             break;
         }
     }
+    // A completed move whose line still waits for its clock report.
+    if let (Some(line), false) = (view.flush(), tty) {
+        let _ = writeln!(out, "{line}");
+    }
     if tty {
         let _ = write!(out, "\x1b[?25h");
     }
