@@ -191,6 +191,40 @@ async fn demo_without_a_session_bus_says_so_and_plays_the_game_through() {
     // faults), and the live lines give the times the PGN gives.
     assert!(!stderr.contains("WARN"), "the demo warns:\n{stderr}");
     live_clocks_are_the_pgn_s(&stdout, &pgn);
+    the_replay_command_works_here(&stdout).await;
+}
+
+/// The demo's last line, `replay it: COMMAND`, run by a shell where the demo
+/// ran (the same working directory and `PATH`, on which the test's binary is
+/// not): it replays the game (issue 59: it said `eboard-bridge replay ...`,
+/// which no newcomer has on the `PATH` after `cargo run`).
+async fn the_replay_command_works_here(stdout: &str) {
+    let command = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("  replay it: "))
+        .unwrap_or_else(|| panic!("no `replay it:` line in:\n{stdout}"));
+    let run = tokio::process::Command::new("sh")
+        .args(["-c", command])
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(30), run)
+        .await
+        .expect("the replay command ends within 30 s")
+        .unwrap();
+    let replayed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "`{command}`: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for line in ["23. Be7#", "game ends 1-0 (checkmate)"] {
+        assert!(
+            replayed.contains(line),
+            "`{command}` gave no `{line}`:\n{replayed}"
+        );
+    }
 }
 
 /// Each `completes ply N (clock: white W, black B)` line gives the mover's `%clk`

@@ -265,3 +265,39 @@ fn a_completed_move_shows_the_clock_of_its_press() {
     );
     assert_eq!(view.flush(), None);
 }
+
+/// The demo's `replay it:` command names this program as a shell there runs it
+/// (issue 59: `eboard-bridge` was not on a newcomer's `PATH` after `cargo run`).
+#[test]
+fn the_replay_command_names_this_program_as_the_shell_finds_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let bin = root.join("bin");
+    let other = root.join("other");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::create_dir_all(&other).unwrap();
+    let exe = bin.join("eboard-bridge");
+    std::fs::write(&exe, "this").unwrap();
+    let path = |dirs: &[&Path]| std::env::join_paths(dirs).unwrap();
+    let elsewhere = &other;
+    // On the PATH: its name.
+    assert_eq!(
+        program_name(&exe, Some(&path(&[&other, &bin])), Some(elsewhere)),
+        "eboard-bridge"
+    );
+    // Another program of that name first on the PATH, or none: its path, from
+    // the working directory when it is under it.
+    std::fs::write(other.join("eboard-bridge"), "another").unwrap();
+    let full = exe.display().to_string();
+    assert_eq!(
+        program_name(&exe, Some(&path(&[&other, &bin])), Some(elsewhere)),
+        full
+    );
+    assert_eq!(program_name(&exe, None, Some(elsewhere)), full);
+    assert_eq!(program_name(&exe, None, None), full);
+    assert_eq!(program_name(&exe, None, Some(Path::new("/"))), full);
+    assert_eq!(program_name(&exe, None, Some(&root)), "./bin/eboard-bridge");
+    // Words a shell would split or expand are quoted.
+    assert_eq!(shell_word("/tmp/a b/it's.esl"), "'/tmp/a b/it'\\''s.esl'");
+    assert_eq!(shell_word("/tmp/demo-1/dgt_demo.esl"), "/tmp/demo-1/dgt_demo.esl");
+}
