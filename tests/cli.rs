@@ -359,6 +359,29 @@ fn run_says_which_board_it_waits_for_and_why_without_colours() {
     assert!(!said.contains('\u{1b}'), "colour codes in piped logs: {said:?}");
 }
 
+/// `run` says where it writes at its start: the recordings and the broadcast
+/// folder, as absolute paths (issue 59).
+#[test]
+fn run_says_where_it_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = folders(dir.path(), "");
+    let said = run_says(
+        &["--bus", "none", "--device", "/dev/nonexistent-board"],
+        &cfg,
+        "broadcast folder",
+    );
+    let line = common::line_with(&said, "writing the recordings");
+    assert!(line.contains("INFO"), "{line}");
+    assert!(
+        line.contains(&format!(
+            "writing the recordings (each board's journal) in {}, the broadcast folder in {}",
+            dir.path().join("state/recordings").display(),
+            dir.path().join("live").display()
+        )),
+        "{said}"
+    );
+}
+
 /// A board named only in a `[[board]]` entry by its device is bridged.
 #[test]
 fn a_board_entry_with_a_device_alone_is_bridged() {

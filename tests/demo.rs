@@ -187,6 +187,77 @@ async fn demo_without_a_session_bus_says_so_and_plays_the_game_through() {
     let pgn = broadcast_pgn(dir.path());
     assert_eq!(pgn_moves(&pgn), vec![expected]);
     times_in_the_game_s_scale(&pgn);
+    // The demo's own clock looks sound (issue 59: its first reports were taken for
+    // faults), and the live lines give the times the PGN gives.
+    assert!(!stderr.contains("WARN"), "the demo warns:\n{stderr}");
+    live_clocks_are_the_pgn_s(&stdout, &pgn);
+    the_replay_command_works_here(&stdout).await;
+}
+
+/// The demo's last line, `replay it: COMMAND`, run by a shell where the demo
+/// ran (the same working directory and `PATH`, on which the test's binary is
+/// not): it replays the game (issue 59: it said `eboard-bridge replay ...`,
+/// which no newcomer has on the `PATH` after `cargo run`).
+async fn the_replay_command_works_here(stdout: &str) {
+    let command = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("  replay it: "))
+        .unwrap_or_else(|| panic!("no `replay it:` line in:\n{stdout}"));
+    let run = tokio::process::Command::new("sh")
+        .args(["-c", command])
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(30), run)
+        .await
+        .expect("the replay command ends within 30 s")
+        .unwrap();
+    let replayed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "`{command}`: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for line in ["23. Be7#", "game ends 1-0 (checkmate)"] {
+        assert!(
+            replayed.contains(line),
+            "`{command}` gave no `{line}`:\n{replayed}"
+        );
+    }
+}
+
+/// Each `completes ply N (clock: white W, black B)` line gives the mover's `%clk`
+/// of ply N in the PGN (the last such line for a ply taken back and played again).
+fn live_clocks_are_the_pgn_s(stdout: &str, pgn: &str) {
+    let clk: Vec<&str> = pgn
+        .split("[%clk ")
+        .skip(1)
+        .map(|r| &r[..r.find(']').unwrap()])
+        .collect();
+    let mut live = std::collections::BTreeMap::new();
+    for line in stdout.lines() {
+        let Some((_, rest)) = line.split_once(" completes ply ") else {
+            continue;
+        };
+        let (ply, times) = rest
+            .split_once(" (clock: white ")
+            .expect("a completed ply with its clock");
+        let (white, black) = times
+            .trim_end_matches(')')
+            .split_once(", black ")
+            .expect("both times");
+        let ply: usize = ply.parse().unwrap();
+        live.insert(ply, if ply % 2 == 1 { white } else { black }.to_string());
+    }
+    assert!(live.len() > 40, "completed plies in:\n{stdout}");
+    for (ply, shown) in live {
+        assert_eq!(
+            Some(&shown.as_str()),
+            clk.get(ply - 1),
+            "ply {ply}: the live line's clock and the PGN's %clk\n{stdout}\n{pgn}"
+        );
+    }
 }
 
 /// At 10x speed the PGN's times are the game's, as if played at real speed: each

@@ -106,8 +106,8 @@ fn add_time_takes_the_side_in_any_case() {
     }
 }
 
-/// `ctl boards` with no system bus (the daemon on the session bus, as the demo
-/// runs it): says to try `--bus session`.
+/// `ctl boards` with no system bus: says that a daemon started by hand (as the
+/// demo runs it) is reached with `--bus session` (`tests/ctl`: both buses).
 #[test]
 fn no_system_bus_points_to_the_session_bus() {
     let dir = tempfile::tempdir().unwrap();

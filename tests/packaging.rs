@@ -505,3 +505,64 @@ fn lintian_overrides_are_shipped_justified_and_hide_no_typo() {
         "{build}"
     );
 }
+
+/// `cargo tree`'s packages with the features each is built with: those of
+/// `cargo build` (normal and build dependencies), or with the dev-dependencies
+/// too, those of `cargo test`.
+fn built_with(dev: bool) -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    let edges = if dev { "normal,build,dev" } else { "normal,build" };
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut child = std::process::Command::new(cargo)
+        .args([
+            "tree", "--locked", "--quiet", "--target", "all", "--prefix", "none",
+        ])
+        .args(["--edges", edges, "--format", "{p} [{f}]"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("cargo tree");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > until {
+            let _ = child.kill();
+            panic!("cargo tree did not finish in 120 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut packages = std::collections::BTreeMap::<String, std::collections::BTreeSet<String>>::new();
+    for l in String::from_utf8_lossy(&out.stdout).lines() {
+        let Some((package, features)) = l.trim_end_matches(" (*)").split_once(" [") else {
+            continue;
+        };
+        let package = package.split(" (").next().unwrap_or(package).to_string();
+        packages.entry(package).or_default().extend(
+            features
+                .trim_end_matches(']')
+                .split(',')
+                .filter(|f| !f.is_empty())
+                .map(String::from),
+        );
+    }
+    packages
+}
+
+/// One build serves `cargo build` and `cargo test`: every package the daemon
+/// builds has the same features in both, so `cargo run` after `cargo test`
+/// compiles nothing (issue 59: a test-only feature of eboard-core, and
+/// features the tests' crates turn on in shared dependencies, made two builds
+/// of both our crates).
+#[test]
+fn cargo_build_and_cargo_test_build_each_crate_once() {
+    let build = built_with(false);
+    let test = built_with(true);
+    assert!(build.contains_key("eboard-core v0.1.0"), "{build:?}");
+    let differ: Vec<String> = build
+        .iter()
+        .filter(|(p, f)| test.get(*p).is_some_and(|t| t != *f))
+        .map(|(p, f)| format!("{p}: {f:?} in cargo build, {:?} in cargo test", test[p]))
+        .collect();
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}

@@ -22,9 +22,18 @@ pub enum CtlError {
     /// The command line is wrong (exit status 2).
     #[error("{0}")]
     Usage(String),
-    /// The daemon refused, is not there, or did not answer (exit status 1).
+    /// The daemon refused, or did not answer (exit status 1).
     #[error("{0}")]
     Refused(String),
+    /// No daemon on the bus asked (exit status 1): the bus cannot be reached
+    /// (`reached` false) or nothing owns the daemon's name on it; `why` says
+    /// which. `ctl` then looks on the other bus too ([`nowhere`]).
+    #[error("{}", .which.not_running(.why))]
+    Absent {
+        which: Which,
+        reached: bool,
+        why: String,
+    },
 }
 
 /// Which bus the daemon is on.
@@ -42,15 +51,82 @@ impl Which {
         }
     }
 
-    /// What to do when no daemon owns the name there.
-    fn not_running(self) -> String {
+    /// The bus as `ctl --bus` names it.
+    fn flag(self) -> &'static str {
         match self {
-            Which::System => {
-                "no eboard-bridge on the system bus: is the service running? systemctl status eboard-bridge".into()
-            }
-            Which::Session => "no eboard-bridge on the session bus: start one (eboard-bridge demo --stay, or eboard-bridge run --bus session), or use --bus system".into(),
+            Which::System => "system",
+            Which::Session => "session",
         }
     }
+
+    fn other(self) -> Which {
+        match self {
+            Which::System => Which::Session,
+            Which::Session => Which::System,
+        }
+    }
+
+    /// No daemon there (`why`), and what to do, this bus alone considered.
+    fn not_running(self, why: &str) -> String {
+        match self {
+            Which::System => format!(
+                "no eboard-bridge on the system bus ({why}): is the service running? systemctl status eboard-bridge"
+            ),
+            Which::Session => format!(
+                "no eboard-bridge on the session bus ({why}): start one (eboard-bridge demo --stay, or eboard-bridge run --bus session)"
+            ),
+        }
+    }
+
+    /// `ctl` found no daemon on this bus (`why`): the bus answers, but nothing
+    /// owns the name there.
+    fn unowned(self) -> CtlError {
+        CtlError::Absent {
+            which: self,
+            reached: true,
+            why: format!("nothing there owns the name {BUS_NAME}"),
+        }
+    }
+}
+
+/// No daemon on the bus `which` (`why`; `reached`: the bus answered), as
+/// [`CtlError::Absent`] says it: the other bus is asked too, and the words say
+/// what is true of both (issue 59: each bus's message pointed to the other,
+/// where there was none either) and how to start one, or where the one found is.
+pub async fn nowhere(which: Which, reached: bool, why: &str) -> String {
+    let other = which.other();
+    let (other_why, other_reached) = match Client::connect(other).await {
+        Ok(c) => match c.check_running().await {
+            Ok(()) => {
+                return format!(
+                    "no eboard-bridge on the {} ({why}), but one runs on the {}: ctl --bus {} ...",
+                    which.name(),
+                    other.name(),
+                    other.flag()
+                );
+            }
+            Err(CtlError::Absent { why, .. }) => (why, true),
+            Err(e) => (e.to_string(), true),
+        },
+        Err(CtlError::Absent { why, reached, .. }) => (why, reached),
+        Err(e) => (e.to_string(), false),
+    };
+    let (system, session, session_reached) = match which {
+        Which::System => (why, other_why.as_str(), other_reached),
+        Which::Session => (other_why.as_str(), why, reached),
+    };
+    let mut s = format!(
+        "no eboard-bridge on either bus (the system bus: {system}; the session bus: {session}).\n\
+         Start one on the session bus: eboard-bridge demo --stay (a game on a virtual board) or \
+         eboard-bridge run --bus session (the boards plugged in), and reach it with ctl --bus session; \
+         the installed service runs on the system bus (systemctl status eboard-bridge)."
+    );
+    if !session_reached {
+        s.push_str(
+            "\nThere is no session bus here: dbus-run-session -- $SHELL opens a shell with one; start the daemon and ctl in it.",
+        );
+    }
+    s
 }
 
 pub struct Client {
@@ -82,16 +158,20 @@ impl Client {
         let conn = match tokio::time::timeout(CALL_TIMEOUT, build).await {
             Ok(Ok(c)) => c,
             Ok(Err(e)) => {
-                return Err(CtlError::Refused(format!(
-                    "cannot reach the {}: {e}{}",
-                    which.name(),
-                    match which {
-                        Which::System => {
-                            " (is D-Bus running? A daemon on the session bus, as `demo` and `run --bus session` start it, is reached with `ctl --bus session`)"
+                let unset = which == Which::Session
+                    && std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_none_or(|a| a.is_empty());
+                return Err(CtlError::Absent {
+                    which,
+                    reached: false,
+                    why: format!(
+                        "cannot reach it: {e}{}",
+                        if unset {
+                            "; DBUS_SESSION_BUS_ADDRESS is not set"
+                        } else {
+                            ""
                         }
-                        Which::Session => " (is DBUS_SESSION_BUS_ADDRESS set? or use --bus system)",
-                    }
-                )));
+                    ),
+                });
             }
             Err(_) => {
                 return Err(CtlError::Refused(format!(
@@ -122,7 +202,7 @@ impl Client {
             "AccessDenied" => format!(
                 "{what}: not allowed: add yourself to the group eboard (sudo usermod -aG eboard $USER, then log in again)"
             ),
-            "ServiceUnknown" | "NameHasNoOwner" => self.which.not_running(),
+            "ServiceUnknown" | "NameHasNoOwner" => return self.which.unowned(),
             "UnknownMethod" => format!(
                 "{what}: the daemon does not know this call: is it older than this command? (eboard-bridge --version; restart the service after an upgrade)"
             ),
@@ -185,7 +265,7 @@ impl Client {
         };
         match reply.body().deserialize::<bool>() {
             Ok(true) => Ok(()),
-            Ok(false) => Err(CtlError::Refused(self.which.not_running())),
+            Ok(false) => Err(self.which.unowned()),
             Err(e) => Err(CtlError::Refused(format!(
                 "NameHasOwner: an answer that does not read: {e}"
             ))),

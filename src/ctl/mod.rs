@@ -50,6 +50,13 @@ pub fn main(args: CtlArgs) -> ExitCode {
             eprintln!("eboard-bridge ctl: {m}");
             ExitCode::from(1)
         }
+        Err(CtlError::Absent { which, reached, why }) => {
+            eprintln!(
+                "eboard-bridge ctl: {}",
+                rt.block_on(client::nowhere(which, reached, &why))
+            );
+            ExitCode::from(1)
+        }
     }
 }
 

@@ -531,6 +531,11 @@ pub async fn run(
         b => format!("{b:?} bus as {}", bus::BUS_NAME).to_lowercase(),
     };
     let watching = devices.is_empty().then(|| config.device_dir());
+    // Where the daemon writes, said at the start (issue 59): as absolute paths,
+    // whatever the working directory.
+    let whole = |p: PathBuf| std::path::absolute(&p).unwrap_or(p);
+    let recordings = whole(config.state_dir().join("recordings"));
+    let broadcast = whole(config.output_dir());
     let daemon = Daemon::start(devices, config, bus).await?;
     let count = daemon.boards().len();
     match &watching {
@@ -544,6 +549,11 @@ pub async fn run(
         ),
         None => tracing::info!("bridging {count} board(s), {bus_name}"),
     }
+    tracing::info!(
+        "writing the recordings (each board's journal) in {}, the broadcast folder in {}",
+        recordings.display(),
+        broadcast.display()
+    );
     notify::notify(&format!("READY=1\nSTATUS=bridging {count} board(s)"));
     let watchdog = notify::watchdog_interval();
     let mut tick = tokio::time::interval(watchdog.map_or(std::time::Duration::from_secs(3600), |w| w / 2));

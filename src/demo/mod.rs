@@ -343,6 +343,10 @@ async fn demo(options: Options) -> Result<(), Box<dyn std::error::Error>> {
             break;
         }
     }
+    // A completed move whose line still waits for its clock report.
+    if let (Some(line), false) = (view.flush(), tty) {
+        let _ = writeln!(out, "{line}");
+    }
     if tty {
         let _ = write!(out, "\x1b[?25h");
     }
@@ -369,7 +373,7 @@ async fn demo(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     // Nothing more to say when stdout is gone (a closed pipe).
     let _ = writeln!(
         out,
-        "\nfinal position ({}{}):\n{board}\n\n{}\nbroadcast folder: {}\nrecording (sensor log): {}\n  replay it: eboard-bridge replay {}",
+        "\nfinal position ({}{}):\n{board}\n\n{}\nbroadcast folder: {}\nrecording (sensor log): {}\n  replay it: {} replay {}",
         if last.result.is_empty() { "*" } else { &last.result },
         if last.termination.is_empty() {
             String::new()
@@ -379,7 +383,58 @@ async fn demo(options: Options) -> Result<(), Box<dyn std::error::Error>> {
         last.pgn.trim_end(),
         round.display(),
         recording.display(),
-        recording.display()
+        this_program(),
+        shell_word(&recording.to_string_lossy())
     );
     Ok(())
+}
+
+/// This program as a shell here runs it: `eboard-bridge` when that name on the
+/// `PATH` is this program, else its path (`./target/release/eboard-bridge` after
+/// `cargo run` in the repository: issue 59, no newcomer had `eboard-bridge` on
+/// the `PATH`).
+fn this_program() -> String {
+    let Ok(exe) = std::env::current_exe() else {
+        return "eboard-bridge".into();
+    };
+    let cwd = std::env::current_dir().ok();
+    program_name(&exe, std::env::var_os("PATH").as_deref(), cwd.as_deref())
+}
+
+/// [`this_program`] for the executable `exe`, the `PATH` `path` and the
+/// working directory `cwd`.
+pub(crate) fn program_name(exe: &Path, path: Option<&std::ffi::OsStr>, cwd: Option<&Path>) -> String {
+    let same = |a: &Path| {
+        std::fs::canonicalize(a)
+            .ok()
+            .zip(std::fs::canonicalize(exe).ok())
+            .is_some_and(|(a, b)| a == b)
+    };
+    if let Some(name) = exe.file_name() {
+        let on_path = path
+            .map(std::env::split_paths)
+            .and_then(|mut dirs| dirs.find(|d| d.join(name).is_file()))
+            .is_some_and(|d| same(&d.join(name)));
+        if on_path {
+            return shell_word(&name.to_string_lossy());
+        }
+    }
+    let cwd = cwd.filter(|c| c.parent().is_some());
+    match cwd.and_then(|c| exe.strip_prefix(c).ok()) {
+        Some(rel) => shell_word(&format!("./{}", rel.display())),
+        None => shell_word(&exe.to_string_lossy()),
+    }
+}
+
+/// `s` as one word of a shell command: as it is when only such characters as
+/// paths are commonly made of are in it, else in single quotes.
+pub(crate) fn shell_word(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:,=@%".contains(c));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
 }

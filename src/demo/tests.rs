@@ -209,3 +209,95 @@ fn not_published_says_why_without_run_options() {
     assert!(not_published(&errors[1]).contains("is taken"));
     assert!(not_published(&errors[2]).contains("policy"));
 }
+
+/// A completed move's line gives the times of the report of its press (its
+/// `%clk`), not those of the report before (issue 59: the live line said 0:05:00
+/// where the PGN said 0:04:58).
+#[test]
+fn a_completed_move_shows_the_clock_of_its_press() {
+    let mut view = View::default();
+    let at = |t: f64, kind: EventKind| Event {
+        t_us: (t * 1e6) as u64,
+        kind,
+    };
+    let clock = |t: f64, white_s: u64, running: Side| {
+        at(
+            t,
+            EventKind::Clock {
+                white_ms: white_s * 1000,
+                black_ms: 300_000,
+                running: Some(running),
+            },
+        )
+    };
+    assert_eq!(view.event(&clock(1.0, 300, Side::White)), None);
+    let completed = at(
+        2.0,
+        EventKind::MoveCompleted {
+            ply: 1,
+            side: Side::White,
+        },
+    );
+    assert_eq!(view.event(&completed), None, "held for the press's report");
+    assert_eq!(
+        view.event(&clock(2.0, 298, Side::Black)).as_deref(),
+        Some("    2.000  white completes ply 1 (clock: white 0:04:58, black 0:05:00)")
+    );
+    // No report after the press: the line comes with the next event, or at the end.
+    view.event(&completed);
+    let takeback = at(
+        3.0,
+        EventKind::Takeback {
+            to_ply: 0,
+            fen: "start".into(),
+        },
+    );
+    assert_eq!(
+        view.event(&takeback).as_deref(),
+        Some(
+            "    2.000  white completes ply 1 (clock: white 0:04:58, black 0:05:00)\n    3.000  take-back to ply 0: start"
+        )
+    );
+    view.event(&completed);
+    assert_eq!(
+        view.flush().as_deref(),
+        Some("    2.000  white completes ply 1 (clock: white 0:04:58, black 0:05:00)")
+    );
+    assert_eq!(view.flush(), None);
+}
+
+/// The demo's `replay it:` command names this program as a shell there runs it
+/// (issue 59: `eboard-bridge` was not on a newcomer's `PATH` after `cargo run`).
+#[test]
+fn the_replay_command_names_this_program_as_the_shell_finds_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let bin = root.join("bin");
+    let other = root.join("other");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::create_dir_all(&other).unwrap();
+    let exe = bin.join("eboard-bridge");
+    std::fs::write(&exe, "this").unwrap();
+    let path = |dirs: &[&Path]| std::env::join_paths(dirs).unwrap();
+    let elsewhere = &other;
+    // On the PATH: its name.
+    assert_eq!(
+        program_name(&exe, Some(&path(&[&other, &bin])), Some(elsewhere)),
+        "eboard-bridge"
+    );
+    // Another program of that name first on the PATH, or none: its path, from
+    // the working directory when it is under it.
+    std::fs::write(other.join("eboard-bridge"), "another").unwrap();
+    let full = exe.display().to_string();
+    assert_eq!(
+        program_name(&exe, Some(&path(&[&other, &bin])), Some(elsewhere)),
+        full
+    );
+    assert_eq!(program_name(&exe, None, Some(elsewhere)), full);
+    assert_eq!(program_name(&exe, None, None), full);
+    assert_eq!(program_name(&exe, None, Some(Path::new("/"))), full);
+    assert_eq!(program_name(&exe, None, Some(&root)), "./bin/eboard-bridge");
+    // Words a shell would split or expand are quoted.
+    assert_eq!(shell_word("/tmp/a b/it's.esl"), "'/tmp/a b/it'\\''s.esl'");
+    assert_eq!(shell_word("/tmp/demo-1/dgt_demo.esl"), "/tmp/demo-1/dgt_demo.esl");
+}

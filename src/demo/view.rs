@@ -19,13 +19,20 @@ pub struct View {
     pub recent: VecDeque<String>,
     /// The latest clock reading: white's and black's time (ms).
     pub clock: Option<(u64, u64)>,
+    /// A move completed, its line waiting for the clock report of the press that
+    /// completed it (the rules core reports the press, then the times it came
+    /// with: the move's `%clk`).
+    pub(super) pending: Option<Event>,
 }
 
 const RECENT: usize = 8;
 
 impl View {
-    /// Takes one rules event; returns its line, unless it is a touch or a clock
-    /// reading (shown through the board and the clocks instead).
+    /// Takes one rules event; returns its lines, unless it is a touch or a clock
+    /// reading (shown through the board and the clocks instead). A completed
+    /// move's line shows the times of the clock report that came with the press
+    /// (those of its `%clk`): it is held until the next event, which is that
+    /// report's when it changed the times, and comes out with it.
     pub fn event(&mut self, e: &Event) -> Option<String> {
         if let EventKind::Clock {
             white_ms, black_ms, ..
@@ -33,9 +40,30 @@ impl View {
         {
             self.clock = Some((white_ms, black_ms));
         }
-        if matches!(e.kind, EventKind::Touch { .. } | EventKind::Clock { .. }) {
-            return None;
+        let held = self.flush();
+        let line = match e.kind {
+            EventKind::Touch { .. } | EventKind::Clock { .. } => None,
+            EventKind::MoveCompleted { .. } => {
+                self.pending = Some(e.clone());
+                None
+            }
+            _ => Some(self.line(e)),
+        };
+        match (held, line) {
+            (Some(h), Some(l)) => Some(format!("{h}\n{l}")),
+            (h, l) => h.or(l),
         }
+    }
+
+    /// The line of a completed move still held, with the latest times (the
+    /// demo's end, or no report after the press).
+    pub fn flush(&mut self) -> Option<String> {
+        let e = self.pending.take()?;
+        Some(self.line(&e))
+    }
+
+    /// One event's line, kept among the latest (and the flags).
+    fn line(&mut self, e: &Event) -> String {
         let mut line = replay::text(std::slice::from_ref(e)).trim_end().to_string();
         if let (EventKind::MoveCompleted { .. }, Some((w, b))) = (&e.kind, self.clock) {
             line.push_str(&format!(" (clock: white {}, black {})", clk(w), clk(b)));
@@ -51,7 +79,7 @@ impl View {
             self.flags.push(line.trim_start().replace("\n", " "));
         }
         self.push(line.clone());
-        Some(line)
+        line
     }
 
     pub(super) fn push(&mut self, line: String) {

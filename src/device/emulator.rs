@@ -361,18 +361,21 @@ impl State {
         }
     }
 
-    /// When the next clock message is due (log time), in the clock-sending modes.
+    /// When the next clock message is due (log time), in the clock-sending modes:
+    /// the display's first change after the last message, which may be past (a
+    /// clock started by a record changes its display a millisecond later, before
+    /// the loop is back): it is due at once, with the time it changed at. Counted
+    /// from `now` instead, a change missed would go unreported, and the next
+    /// report would show two seconds gone in one.
     fn next_clock_report(&self, now: u64) -> Option<u64> {
         if !self.sends_clock() {
             return None;
         }
-        let change = self.clock.next_change_us(now);
+        let last = self.last_report.map_or(now, |(t, _)| t.min(now));
+        let change = self.clock.next_change_us(last);
         match self.mode {
             // At least once a second.
-            Mode::Updates => {
-                let last = self.last_report.map_or(now, |(t, _)| t);
-                Some(change.map_or(last + 1_000_000, |c| c.min(last + 1_000_000)))
-            }
+            Mode::Updates => Some(change.map_or(last + 1_000_000, |c| c.min(last + 1_000_000))),
             _ => change,
         }
     }
@@ -380,10 +383,13 @@ impl State {
     fn clock_report(&mut self, now: u64, out: &mut Vec<u8>) {
         let status = self.clock.status(now);
         let payload = status.to_payload();
-        if self.mode == Mode::Nice && self.last_report.is_some_and(|(_, p)| p == payload) {
+        let same = self.last_report.is_some_and(|(_, p)| p == payload);
+        // The time moves on even when nothing is sent, so that the next change is
+        // looked for after this one.
+        self.last_report = Some((now, payload));
+        if self.mode == Mode::Nice && same {
             return;
         }
-        self.last_report = Some((now, payload));
         self.emit(BoardMessage::Clock(status), out);
     }
 
@@ -471,5 +477,65 @@ impl State {
             }
         }
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The clock reports `out` holds, as (left, right) in whole seconds.
+    fn reports(out: &[u8]) -> Vec<(u32, u32)> {
+        Decoder::new()
+            .feed(out)
+            .into_iter()
+            .filter_map(|d| match d {
+                Decoded::Message(BoardMessage::Clock(s)) => {
+                    Some((s.left.millis() / 1000, s.right.millis() / 1000))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A clock started by a record shows a second less a millisecond later; the
+    /// loop back after that (here 50 ms of log time) still reports it, so that no
+    /// report shows two seconds gone in one (issue 59: the demo's daemon took its
+    /// second report for a fault).
+    #[test]
+    fn a_display_change_the_loop_was_late_for_is_reported() {
+        let mut state = State::new(EmulatorConfig::default());
+        let mut out = Vec::new();
+        assert!(state.command(&HostCommand::SendUpdatesNice, 0, &mut out));
+        let five = ClockTime::from_hms(0, 5, 0).unwrap();
+        state.record(
+            &RecordKind::Clock {
+                left: five,
+                right: five,
+                running: crate::log::Running::Left,
+            },
+            10_000,
+            &mut out,
+        );
+        assert_eq!(reports(&out), [(300, 300)]);
+        out.clear();
+        let mut now = 60_000;
+        let mut sent = Vec::new();
+        // Every report due up to 2.5 s, each taken when the loop is back 50 ms late.
+        while let Some(t) = state.next_clock_report(now).filter(|&t| t <= 2_500_000) {
+            assert!(t > state.last_report.map_or(0, |(l, _)| l), "reports move on");
+            state.clock_report(t, &mut out);
+            sent.extend(reports(&out).into_iter().map(|r| (t, r)));
+            out.clear();
+            now = t + 50_000;
+        }
+        assert_eq!(
+            sent,
+            [
+                (11_000, (299, 300)),
+                (1_011_000, (298, 300)),
+                (2_011_000, (297, 300))
+            ]
+        );
     }
 }

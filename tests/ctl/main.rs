@@ -356,18 +356,114 @@ async fn watch_prints_an_irregular_move_within_a_second() {
     assert!(seen.elapsed() < Duration::from_secs(1));
 }
 
-/// No daemon on the bus: `ctl` says so and how to start one (exit status 1).
+/// `eboard-bridge ctl --bus BUS ARGS` with the system bus at `system` and the
+/// session bus at `session` (none: `DBUS_SESSION_BUS_ADDRESS` unset); the test
+/// fails if it has not finished in 20 s.
+async fn ctl_between(
+    bus: &str,
+    system: &str,
+    session: Option<&str>,
+    args: &[&str],
+) -> common::process::CtlOut {
+    let mut cmd = tokio::process::Command::new(bin());
+    cmd.args(["ctl", "--bus", bus])
+        .args(args)
+        .env("DBUS_SYSTEM_BUS_ADDRESS", system)
+        .kill_on_drop(true);
+    match session {
+        Some(a) => cmd.env("DBUS_SESSION_BUS_ADDRESS", a),
+        None => cmd.env_remove("DBUS_SESSION_BUS_ADDRESS"),
+    };
+    let out = tokio::time::timeout(Duration::from_secs(20), cmd.output())
+        .await
+        .unwrap_or_else(|_| panic!("ctl {args:?} did not finish in 20 s"))
+        .unwrap();
+    common::process::CtlOut {
+        code: out.status.code().unwrap_or(-1),
+        out: String::from_utf8_lossy(&out.stdout).into_owned(),
+        err: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// No daemon on the bus: `ctl` looks on the other bus too, says that neither has
+/// one (what each answered), and how to start one (exit status 1). Issue 59:
+/// `ctl boards` pointed to `--bus session`, and `ctl --bus session boards` back
+/// to `--bus system`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_a_daemon_ctl_says_how_to_start_one() {
     let dir = tempfile::tempdir().unwrap();
     let address = private_bus(dir.path()).await;
-    for args in [&["boards"][..], &["result", "1", "1-0"][..]] {
-        let o = ctl(&address, args).await;
-        assert_eq!(o.code, 1, "{args:?}: {}", o.err);
-        assert!(
-            o.err.contains("no eboard-bridge on the session bus: start one"),
-            "{args:?}: {}",
-            o.err
-        );
+    let nowhere = format!("unix:path={}", dir.path().join("no-bus").display());
+    let start = "Start one on the session bus: eboard-bridge demo --stay (a game on a virtual board) or eboard-bridge run --bus session";
+    // A session bus without the daemon, no system bus.
+    for (bus, args) in [
+        ("session", &["boards"][..]),
+        ("session", &["result", "1", "1-0"][..]),
+        ("system", &["boards"][..]),
+    ] {
+        let o = ctl_between(bus, &nowhere, Some(&address), args).await;
+        assert_eq!(o.code, 1, "{bus} {args:?}: {}", o.err);
+        for words in [
+            "no eboard-bridge on either bus (the system bus: cannot reach it: ",
+            "; the session bus: nothing there owns the name org.eboardbridge)",
+            start,
+        ] {
+            assert!(
+                o.err.contains(words),
+                "{bus} {args:?}: `{words}` not in: {}",
+                o.err
+            );
+        }
+        assert!(!o.err.contains("no session bus here"), "{}", o.err);
     }
+    // No bus at all: the same from either, and how to get a session bus.
+    for bus in ["system", "session"] {
+        let o = ctl_between(bus, &nowhere, None, &["boards"]).await;
+        assert_eq!(o.code, 1, "{bus}: {}", o.err);
+        for words in [
+            "no eboard-bridge on either bus (the system bus: cannot reach it: ",
+            "; the session bus: cannot reach it: ",
+            "DBUS_SESSION_BUS_ADDRESS is not set",
+            start,
+            "There is no session bus here: dbus-run-session -- $SHELL opens a shell with one",
+        ] {
+            assert!(o.err.contains(words), "{bus}: `{words}` not in: {}", o.err);
+        }
+        assert!(!o.err.contains("use --bus"), "{bus}: {}", o.err);
+    }
+}
+
+/// A daemon on the other bus: `ctl` says where it is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_daemon_on_the_other_bus_is_pointed_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let address = private_bus(dir.path()).await;
+    let nowhere = format!("unix:path={}", dir.path().join("no-bus").display());
+    // The daemon's name taken on the session bus (as `demo` takes it).
+    let daemon = common::bus_client(&address).await;
+    daemon
+        .request_name(eboard_bridge::bus::BUS_NAME)
+        .await
+        .expect("the name on the private bus");
+    let o = ctl_between("system", &nowhere, Some(&address), &["boards"]).await;
+    assert_eq!(o.code, 1, "{}", o.err);
+    assert!(
+        o.err
+            .contains("no eboard-bridge on the system bus (cannot reach it: ")
+            && o.err
+                .contains("), but one runs on the session bus: ctl --bus session ..."),
+        "{}",
+        o.err
+    );
+    // The system bus is the private one now, the session bus none.
+    let o = ctl_between("session", &address, Some(&nowhere), &["boards"]).await;
+    assert_eq!(o.code, 1, "{}", o.err);
+    assert!(
+        o.err
+            .contains("no eboard-bridge on the session bus (cannot reach it: ")
+            && o.err
+                .contains("), but one runs on the system bus: ctl --bus system ..."),
+        "{}",
+        o.err
+    );
 }

@@ -11,7 +11,6 @@
 
 pub mod board;
 pub mod clock;
-#[cfg(any(test, feature = "drive"))]
 pub mod drive;
 pub mod log;
 pub mod protocol;
