@@ -8,6 +8,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod forged;
 mod names;
 mod secrets;
 mod throttle;
