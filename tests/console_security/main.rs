@@ -9,6 +9,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod forged;
+mod headers;
 mod names;
 mod secrets;
 mod throttle;
