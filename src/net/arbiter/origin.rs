@@ -15,17 +15,30 @@ use axum::response::{IntoResponse, Response};
 use super::Console;
 use crate::net::names::ServerNames;
 
-/// The value of cookie `name`, if the request has it (and it is of a sane size).
-pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+/// Values of one cookie name looked at in a request, at most.
+const MAX_COOKIES: usize = 16;
+
+/// Every value of cookie `name` the request has (of a sane size), in the
+/// order sent, at most 16. A page of another port of the same host (or, over
+/// plain HTTP, of another site on the network) can set a cookie of the same
+/// name with a longer path, which the browser sends first ("cookie
+/// tossing"): each is tried, none is trusted for being first.
+pub fn cookies(headers: &HeaderMap, name: &str) -> Vec<String> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|kv| kv.trim().split_once('='))
-        .find(|(k, _)| *k == name)
+        .filter(|(k, v)| *k == name && !v.is_empty() && v.len() <= 128)
         .map(|(_, v)| v.to_string())
-        .filter(|v| v.len() <= 128)
+        .take(MAX_COOKIES)
+        .collect()
+}
+
+/// The first value of cookie `name`, if the request has one.
+pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+    cookies(headers, name).into_iter().next()
 }
 
 /// Whether the request comes from a page of this server: its `Host` one of
@@ -185,5 +198,18 @@ mod tests {
         let h = headers(&[("cookie", "a=1; eb_arbiter=abc; b=2")]);
         assert_eq!(cookie(&h, super::super::COOKIE).as_deref(), Some("abc"));
         assert_eq!(cookie(&headers(&[("cookie", "x=y")]), super::super::COOKIE), None);
+    }
+
+    #[test]
+    fn every_cookie_of_a_name_is_found_in_order_and_bounded() {
+        let h = headers(&[
+            ("cookie", "eb_arbiter=junk; eb_arbiter=; x=1; eb_arbiter=real"),
+            ("cookie", "eb_arbiter=third"),
+        ]);
+        assert_eq!(cookies(&h, "eb_arbiter"), ["junk", "real", "third"]);
+        let many = (0..100).map(|i| format!("n={i}")).collect::<Vec<_>>().join("; ");
+        assert_eq!(cookies(&headers(&[("cookie", &many)]), "n").len(), MAX_COOKIES);
+        let long = format!("n={}", "a".repeat(129));
+        assert!(cookies(&headers(&[("cookie", &long)]), "n").is_empty());
     }
 }
