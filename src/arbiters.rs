@@ -71,7 +71,7 @@ pub fn passwd_line(user: &str, password: &str) -> Result<String, String> {
 pub fn read_users(path: &Path) -> Result<HashMap<String, String>, String> {
     let cannot = |e: std::io::Error| {
         format!(
-            "[http] arbiters: {}: {e} (make it with `eboard-bridge ctl passwd USER >> FILE`)",
+            "[http] arbiters: {}: {e} (make it with `eboard-bridge ctl passwd USER --file FILE`)",
             path.display()
         )
     };
@@ -119,6 +119,127 @@ pub fn read_users(path: &Path) -> Result<HashMap<String, String>, String> {
         ));
     }
     Ok(users)
+}
+
+/// The mode of an arbiters' file `ctl passwd --file` makes: its owner and
+/// group may read it (the service reads it as the group `eboard-bridge`).
+pub const FILE_MODE: u32 = 0o640;
+
+/// What `write_line` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// The user's line replaced one (else it was added, or the file made).
+    pub replaced: bool,
+    /// The file was made.
+    pub made: bool,
+    /// The file's mode now, and before when it was open to every user (taken
+    /// away).
+    pub mode: u32,
+    pub closed_from: Option<u32>,
+}
+
+/// Adds `line` (`USER:HASH`, of `passwd_line`) to the arbiters' file at
+/// `path`, or replaces the line of its user there (in its place; a second one
+/// of the same user goes): the file is written whole to a temporary file in
+/// its folder, synced and renamed over it, so a reader sees the old file or
+/// the new one, never half of one. A new file is made with mode 0640 whatever
+/// the umask; an existing one keeps its owner, group and mode, less what every
+/// user may do (`o-rwx`: the daemon refuses a file others may read or
+/// change). Comments and blank lines stay. A line that is not a login is not
+/// overwritten: refused with where it is, and nothing changes.
+pub fn write_line(path: &Path, line: &str) -> Result<Written, String> {
+    use std::io::Write;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let Some((user, _)) = line.split_once(':').filter(|(u, _)| valid_user(u)) else {
+        return Err("not a line of `ctl passwd`".into());
+    };
+    let shown = path.display();
+    let (target, old) = match std::fs::read_to_string(path) {
+        Ok(text) => {
+            // The file a link names is the one replaced, not the link.
+            let target = std::fs::canonicalize(path).map_err(|e| format!("{shown}: {e}"))?;
+            let meta = std::fs::metadata(&target).map_err(|e| format!("{shown}: {e}"))?;
+            (target, Some((text, meta)))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (path.to_path_buf(), None),
+        Err(e) => return Err(format!("{shown}: {e}")),
+    };
+    let mut lines: Vec<String> = Vec::new();
+    let mut replaced = false;
+    for (n, l) in old.as_ref().map_or("", |(t, _)| t.as_str()).lines().enumerate() {
+        let t = l.trim();
+        if t.is_empty() || t.starts_with('#') {
+            lines.push(l.to_string());
+            continue;
+        }
+        match t.split_once(':') {
+            Some((u, _)) if valid_user(u) => {
+                if u != user {
+                    lines.push(l.to_string());
+                } else if !replaced {
+                    lines.push(line.to_string());
+                    replaced = true;
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "{shown}:{}: not USER:HASH (a line of `eboard-bridge ctl passwd USER`); \
+                     mend or remove it first: nothing was changed",
+                    n + 1
+                ));
+            }
+        }
+    }
+    if !replaced {
+        lines.push(line.to_string());
+    }
+    let mut text = lines.join("\n");
+    text.push('\n');
+    let was = old.as_ref().map(|(_, m)| m.mode() & 0o7777);
+    let mode = was.map_or(FILE_MODE, |m| m & 0o770);
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let name = target
+        .file_name()
+        .map_or("arbiters".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        if let Some((_, m)) = &old {
+            if f.metadata()?.uid() != m.uid() || f.metadata()?.gid() != m.gid() {
+                std::os::unix::fs::fchown(&f, Some(m.uid()), Some(m.gid()))?;
+            }
+        }
+        // Set on the open file: the umask has no say.
+        f.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &target)?;
+        if let Ok(d) = std::fs::File::open(&dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    };
+    if let Err(e) = write() {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(format!(
+            "{}: cannot write it ({e}; in {}); nothing was changed",
+            target.display(),
+            dir.display()
+        ));
+    }
+    Ok(Written {
+        replaced,
+        made: old.is_none(),
+        mode,
+        closed_from: was.filter(|w| w & 0o007 != 0),
+    })
 }
 
 /// What is wrong with a file of mode `mode` that every user may read or
@@ -204,6 +325,38 @@ mod tests {
         );
         std::fs::write(&path, "# nobody\n").unwrap();
         assert!(read_users(&path).unwrap_err().contains("no arbiter"));
+    }
+
+    #[test]
+    fn a_line_is_added_or_replaced_in_its_place_and_the_rest_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("arbiters");
+        let w = write_line(&path, "alice:h1").unwrap();
+        assert!(w.made && !w.replaced && w.mode == FILE_MODE && w.closed_from.is_none());
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode, FILE_MODE);
+        std::fs::write(&path, "# arbiters\nalice:h1\n\nbob:h2\nalice:h3").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o606)).unwrap();
+        let w = write_line(&path, "alice:h4").unwrap();
+        assert!(w.replaced && !w.made);
+        assert_eq!((w.mode, w.closed_from), (0o600, Some(0o606)));
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "# arbiters\nalice:h4\n\nbob:h2\n"
+        );
+        write_line(&path, "carol:h5").unwrap();
+        assert!(
+            std::fs::read_to_string(&path)
+                .unwrap()
+                .ends_with("bob:h2\ncarol:h5\n")
+        );
+        assert!(write_line(&path, "not a name:h").is_err());
+        // Through a link, the file it names is replaced (the link stays).
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        write_line(&link, "dave:h6").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(std::fs::read_to_string(&path).unwrap().ends_with("dave:h6\n"));
     }
 
     #[test]

@@ -9,7 +9,8 @@ use super::tags::MAX_TAG_CHARS;
 pub use crate::rules::Decision;
 
 /// The longest argument a decision takes, in bytes (after trimming): a FEN is
-/// under 100, a name in a pairing list well under 100.
+/// under 100, a text on the clock 8. A player's name is bounded in characters
+/// ([`MAX_TAG_CHARS`]), as a pairing's tags are.
 const MAX_ARGUMENT: usize = 100;
 
 /// The longest time control (PGN syntax or event form): a few periods.
@@ -38,6 +39,18 @@ pub fn bounded(d: Decision) -> Result<Decision, Error> {
         }
         Ok(t.to_string())
     };
+    // A player's name in characters, as a pairing's tags: a name in Cyrillic
+    // or Greek takes two bytes a letter, in Chinese three.
+    let name = |what: &str, text: String| {
+        let t = text.trim();
+        if t.chars().nth(MAX_TAG_CHARS).is_some() {
+            return Err(Error::InvalidArgument(format!(
+                "{what} is {} characters long; a name is at most {MAX_TAG_CHARS} characters",
+                t.chars().count()
+            )));
+        }
+        Ok(t.to_string())
+    };
     Ok(match d {
         Decision::NewGame(f) => Decision::NewGame(bounded("the FEN", f, MAX_ARGUMENT)?),
         Decision::SetPosition(f) => Decision::SetPosition(bounded("the FEN", f, MAX_ARGUMENT)?),
@@ -50,11 +63,9 @@ pub fn bounded(d: Decision) -> Result<Decision, Error> {
             mode,
         },
         Decision::ShowText(t, secs) => Decision::ShowText(bounded("the text", t, MAX_ARGUMENT)?, secs),
-        // A name as a pairing's tag may be (in characters).
-        Decision::SetPlayers(w, b) => Decision::SetPlayers(
-            bounded("White's name", w, MAX_TAG_CHARS * 4)?,
-            bounded("Black's name", b, MAX_TAG_CHARS * 4)?,
-        ),
+        Decision::SetPlayers(w, b) => {
+            Decision::SetPlayers(name("White's name", w)?, name("Black's name", b)?)
+        }
         Decision::AddTime(side, secs) => Decision::AddTime(bounded("the side", side, 8)?, secs),
         Decision::SetLichessRound(round, id) => {
             Decision::SetLichessRound(round, bounded("the round's id", id, MAX_ARGUMENT)?)
@@ -95,8 +106,8 @@ mod tests {
         let long = |n: usize| "x".repeat(n);
         for d in [
             Decision::SetPosition(long(101)),
-            Decision::SetPlayers(long(801), "B".into()),
-            Decision::SetPlayers("A".into(), long(801)),
+            Decision::SetPlayers(long(201), "B".into()),
+            Decision::SetPlayers("A".into(), long(201)),
             Decision::ShowText(long(101), 5),
             Decision::SetResult(long(9)),
             Decision::SetResultWith("1-0".into(), long(61)),
@@ -114,6 +125,34 @@ mod tests {
         assert_eq!(
             bounded(Decision::SetPlayers(" Carlsen, Magnus ".into(), long(100))).unwrap(),
             Decision::SetPlayers("Carlsen, Magnus".into(), long(100))
+        );
+    }
+
+    /// A player's name is bounded in characters (a name in Cyrillic or Greek
+    /// takes two bytes a letter, in Chinese three), as a pairing's tags are,
+    /// and docs/NETWORK.md says so.
+    #[test]
+    fn a_player_s_name_is_bounded_in_characters_as_the_docs_say() {
+        let name = |n: usize| "Ж".repeat(n);
+        assert!(bounded(Decision::SetPlayers(name(MAX_TAG_CHARS), "B".into())).is_ok());
+        for d in [
+            Decision::SetPlayers(name(MAX_TAG_CHARS + 1), "B".into()),
+            Decision::SetPlayers("A".into(), "x".repeat(MAX_TAG_CHARS + 1)),
+        ] {
+            match bounded(d) {
+                Err(Error::InvalidArgument(m)) => {
+                    assert!(m.contains(&format!("at most {MAX_TAG_CHARS} characters")), "{m}")
+                }
+                other => panic!("not refused: {other:?}"),
+            }
+        }
+        let doc = include_str!("../../docs/NETWORK.md")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            doc.contains(&format!("a player's name at most {MAX_TAG_CHARS} characters")),
+            "docs/NETWORK.md does not say how long a name may be"
         );
     }
 }

@@ -221,13 +221,20 @@ pub enum CtlCommand {
         #[arg(long, value_enum, default_value = "text")]
         format: ResultsFormat,
     },
-    /// Prints a line for the arbiters' file of the console (`[http] arbiters`):
+    /// A line for the arbiters' file of the console (`[http] arbiters`):
     /// USER:HASH, an Argon2id hash of the password read from the terminal (twice,
-    /// not shown) or from standard input's first line. Needs no daemon: append
-    /// it to the file (`ctl passwd alice >> /etc/eboard-bridge/arbiters`).
+    /// not shown) or from standard input's first line. Needs no daemon. With
+    /// --file, written into the file (`ctl passwd alice --file
+    /// /etc/eboard-bridge/arbiters`); without, printed.
     Passwd {
         /// The arbiter's user name: letters, digits, `.`, `_` or `-` (up to 32).
         user: String,
+        /// The arbiters' file: USER's line is added, or replaces theirs, and
+        /// the file is written whole (atomically), readable by its owner and
+        /// group only (mode 0640 when made; others' rights taken away), as the
+        /// daemon requires.
+        #[arg(long, value_name = "FILE")]
+        file: Option<std::path::PathBuf>,
     },
     /// Pushes round ROUND of the event to a lichess broadcast round from now on
     /// (the round is pushed whole to it at once); `off`: no longer pushed.

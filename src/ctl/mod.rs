@@ -65,8 +65,8 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
         CtlBus::System => Which::System,
         CtlBus::Session => Which::Session,
     };
-    if let CtlCommand::Passwd { user } = &args.command {
-        return passwd::run(user);
+    if let CtlCommand::Passwd { user, file } = &args.command {
+        return passwd::run(user, file.as_deref());
     }
     // A file that does not read is said before the daemon is asked anything.
     let pairings = match &args.command {

@@ -1,9 +1,12 @@
-//! `ctl passwd USER`: a line for the arbiters' file of the console
-//! (`[http] arbiters`), `USER:$argon2id$...`, the password read from the
-//! terminal (twice, not echoed) or, when standard input is not a terminal, from
-//! its first line. It needs no daemon.
+//! `ctl passwd USER [--file FILE]`: a line for the arbiters' file of the
+//! console (`[http] arbiters`), `USER:$argon2id$...`, the password read from
+//! the terminal (twice, not echoed) or, when standard input is not a terminal,
+//! from its first line. With `--file`, written into the file itself (the
+//! user's line added or replaced, the file closed to other users whatever the
+//! umask: `arbiters::write_line`); without, printed. It needs no daemon.
 
 use std::io::{BufRead, Write};
+use std::path::Path;
 
 use super::client::CtlError;
 
@@ -33,8 +36,8 @@ fn read_hidden(prompt: &str) -> Result<String, CtlError> {
     Ok(line.trim_end_matches(['\n', '\r']).to_string())
 }
 
-/// Prints the line for `user`.
-pub fn run(user: &str) -> Result<(), CtlError> {
+/// Prints the line for `user`, or writes it into `file`.
+pub fn run(user: &str, file: Option<&Path>) -> Result<(), CtlError> {
     // SAFETY: isatty only looks at the descriptor.
     let terminal = unsafe { libc::isatty(0) } == 1;
     let password = if terminal {
@@ -60,6 +63,28 @@ pub fn run(user: &str) -> Result<(), CtlError> {
         ));
     }
     let line = crate::arbiters::passwd_line(user, &password).map_err(CtlError::Usage)?;
-    println!("{line}");
+    let Some(file) = file else {
+        println!("{line}");
+        return Ok(());
+    };
+    let w = crate::arbiters::write_line(file, &line).map_err(CtlError::Refused)?;
+    let shown = file.display();
+    let did = match (w.made, w.replaced) {
+        (true, _) => format!("{shown} made with {user}'s line (mode {:04o})", w.mode),
+        (false, true) => format!("{user}'s line replaced in {shown}"),
+        (false, false) => format!("{user}'s line added to {shown}"),
+    };
+    eprintln!("{did}");
+    if let Some(was) = w.closed_from {
+        eprintln!(
+            "{shown} could be read or changed by every user of this machine (mode {was:04o}): it is mode {:04o} now",
+            w.mode
+        );
+    }
+    if w.made {
+        eprintln!(
+            "the service reads it as the group eboard-bridge: `sudo chown root:eboard-bridge {shown}` if it is not that group's"
+        );
+    }
     Ok(())
 }

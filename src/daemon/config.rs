@@ -284,7 +284,11 @@ impl DaemonConfig {
             self.round = p.round;
         }
         for note in &p.notes {
-            tracing::warn!("pairings = {:?}: {note}", given.display().to_string());
+            tracing::warn!(
+                "pairings = {:?}: {}",
+                given.display().to_string(),
+                crate::log::escaped(note)
+            );
         }
         self.pairing_list = Some(p);
         Ok(())

@@ -27,6 +27,7 @@ use super::supervise::Supervisor;
 use super::{DaemonError, Input, device};
 use crate::api::{BoardRef, Decision, Error, Request, Sink, Snapshot};
 use crate::bus::{self, Board1, PairingsCall, Publisher};
+use crate::log::escaped;
 use crate::output::replay::Tags;
 use crate::protocol::ClockSide;
 
@@ -80,11 +81,11 @@ impl Hub {
         let state = config.state_dir();
         let ctl = SetByCtl::load(&state).and_then(|set| match set.at_reload(&config) {
             AtReload::Kept(words) => {
-                tracing::info!("as before the restart, {words}");
+                tracing::info!("as before the restart, {}", escaped(&words));
                 Some(set)
             }
             AtReload::Replaced(words) => {
-                tracing::warn!("since the restart, {words}");
+                tracing::warn!("since the restart, {}", escaped(&words));
                 SetByCtl::forget(&state);
                 None
             }
@@ -304,7 +305,7 @@ impl Hub {
         match self.ctl.as_ref().map(|c| c.at_reload(&config)) {
             Some(AtReload::Kept(words)) => said = Some(words),
             Some(AtReload::Replaced(words)) => {
-                tracing::warn!("configuration read again: {words}");
+                tracing::warn!("configuration read again: {}", escaped(&words));
                 replaced = Some(words);
                 SetByCtl::forget(&self.config.state_dir());
                 self.ctl = None;
@@ -337,7 +338,7 @@ impl Hub {
         let round = self.round();
         let (kind, words) = match said {
             Some(words) => {
-                tracing::info!("configuration read again: {words}");
+                tracing::info!("configuration read again: {}", escaped(&words));
                 ("kept", words)
             }
             None => {
@@ -462,7 +463,7 @@ impl Hub {
                 Err(_) => Err(Error::Unavailable(format!("board {id} did not answer in 10 s"))),
             };
             if let Err(e) = r {
-                tracing::error!("SetPairings: board {id}: {e}");
+                tracing::error!("SetPairings: board {id}: {}", escaped(&e.to_string()));
                 result = Err(e);
             }
         }

@@ -137,7 +137,7 @@ impl Roster {
         let Ok(note) = serde_json::from_str::<Note>(json) else {
             tracing::warn!(
                 "a tags note that does not read: {}",
-                crate::log::clip_to(json, 100)
+                crate::log::escaped(&crate::log::clip_to(json, 100))
             );
             return true;
         };

@@ -113,8 +113,9 @@ impl SetByCtl {
             Ok(s) => Some(s),
             Err(e) => {
                 tracing::warn!(
-                    "{}: not what `ctl pairings` keeps ({e}): the configuration's round and pairings stand",
-                    path.display()
+                    "{}: not what `ctl pairings` keeps ({}): the configuration's round and pairings stand",
+                    path.display(),
+                    crate::log::escaped(&e.to_string())
                 );
                 None
             }

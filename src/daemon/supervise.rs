@@ -131,10 +131,11 @@ impl Supervisor {
                             Ok(to) => {
                                 tracing::error!(
                                     board = %id,
-                                    "board {id}: its journal {} made the rules core panic twice while resuming ({why}): \
+                                    "board {id}: its journal {} made the rules core panic twice while resuming ({}): \
                                      moved aside to {}; the board starts a fresh journal (its earlier games: \
                                      eboard-bridge replay {})",
                                     recording.display(),
+                                    crate::log::escaped(&why),
                                     to.display(),
                                     to.display()
                                 );
@@ -221,7 +222,8 @@ impl Supervisor {
         let wait = backoff(n);
         tracing::error!(
             board = %id,
-            "board {id}: {what}; starting it again from its journal in {:.1} s (restart {n} of at most {MAX_RESTARTS} in a row); the other boards run on",
+            "board {id}: {}; starting it again from its journal in {:.1} s (restart {n} of at most {MAX_RESTARTS} in a row); the other boards run on",
+            crate::log::escaped(&what),
             wait.as_secs_f64()
         );
         faults.last = Some(format!(
@@ -246,7 +248,11 @@ impl Supervisor {
     async fn stopped(&mut self, faults: &Faults) {
         let id = self.setup.id.clone();
         let text = faults.text();
-        tracing::error!(board = %id, "board {id} is stopped: {text}; the other boards run on");
+        tracing::error!(
+            board = %id,
+            "board {id} is stopped: {}; the other boards run on",
+            crate::log::escaped(&text)
+        );
         self.show(faults).await;
         if let Some(ready) = self.ready.take() {
             let _ = ready.send(());

@@ -36,7 +36,11 @@ impl Service {
         };
         let (id, method) = (id.to_string(), method.to_string());
         if let Calls::Refused(why) = &self.calls {
-            tracing::warn!("MQTT: {method} on board {id} refused: {why}");
+            tracing::warn!(
+                "MQTT: {} on board {} refused: {why}",
+                crate::log::escaped(&method),
+                crate::log::escaped(&id)
+            );
             answer(error("NotAllowed", why));
             return;
         }
@@ -68,7 +72,12 @@ impl Service {
             answer(error("NoBoard", &format!("no board {id} on this daemon")));
             return;
         };
-        tracing::info!("MQTT: {method}{} on board {id}", serde_json::Value::Array(args));
+        tracing::info!(
+            "MQTT: {}{} on board {}",
+            crate::log::escaped(&method),
+            serde_json::Value::Array(args),
+            crate::log::escaped(&id)
+        );
         tokio::spawn(async move {
             let outcome =
                 tokio::time::timeout(CALL_TIMEOUT, api::ask(&target, command, api::history::Door::Mqtt))

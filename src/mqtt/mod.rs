@@ -366,7 +366,8 @@ impl Service {
         };
         if let Some(why) = &refused {
             tracing::error!(
-                "MQTT: the broker refused a publication ({why}): give this client the right to publish under {}/ in the broker's ACL",
+                "MQTT: the broker refused a publication ({}): give this client the right to publish under {}/ in the broker's ACL",
+                crate::log::escaped(why),
                 self.prefix
             );
         }
@@ -410,8 +411,9 @@ impl Service {
         }
         if self.last_error.as_deref() != Some(why.as_str()) {
             tracing::warn!(
-                "MQTT: {}: {why}; events are queued and sent when it is back",
-                self.cfg.broker
+                "MQTT: {}: {}; events are queued and sent when it is back",
+                self.cfg.broker,
+                crate::log::escaped(&why)
             );
             self.last_error = Some(why);
         }

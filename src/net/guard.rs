@@ -220,8 +220,9 @@ impl axum::serve::Listener for Limited {
 async fn refuse(mut stream: TcpStream, why: &str) {
     let body = format!("{why}; try again later\n");
     let reply = format!(
-        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nRetry-After: 5\r\nConnection: close\r\n\r\n{body}",
-        body.len()
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nRetry-After: 5\r\nX-Content-Type-Options: nosniff\r\nX-Frame-Options: DENY\r\nContent-Security-Policy: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len(),
+        super::arbiter::origin::CONTENT_SECURITY_POLICY
     );
     let _ = tokio::time::timeout(Duration::from_secs(1), async {
         let _ = stream.write_all(reply.as_bytes()).await;

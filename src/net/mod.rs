@@ -342,8 +342,9 @@ async fn bind(addresses: &[String]) -> Result<Vec<std::net::TcpListener>, NetErr
     Ok(listeners)
 }
 
-/// The server's routes; over HTTPS every answer says to keep to HTTPS
-/// (`Strict-Transport-Security`).
+/// The server's routes; every answer with the pages' headers (a content
+/// security policy, no sniffing, no framing: `arbiter::origin::page_headers`),
+/// and over HTTPS saying to keep to HTTPS (`Strict-Transport-Security`).
 fn router(ctx: Context, console: Option<Arc<arbiter::Console>>, secure: bool) -> Router {
     let app = Router::new()
         .route("/", get(page))
@@ -358,7 +359,8 @@ fn router(ctx: Context, console: Option<Arc<arbiter::Console>>, secure: bool) ->
     let app = match console {
         Some(c) => app.merge(arbiter::routes(c)),
         None => app,
-    };
+    }
+    .layer(axum::middleware::map_response(arbiter::origin::page_headers));
     if secure {
         app.layer(axum::middleware::map_response(arbiter::origin::strict_transport))
     } else {

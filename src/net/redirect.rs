@@ -39,7 +39,12 @@ impl Target {
 
 /// The redirecting server's one route: every request.
 pub fn router(target: Arc<Target>) -> Router {
-    Router::new().fallback(redirect).with_state(target)
+    Router::new()
+        .fallback(redirect)
+        .with_state(target)
+        .layer(axum::middleware::map_response(
+            super::arbiter::origin::page_headers,
+        ))
 }
 
 async fn redirect(State(t): State<Arc<Target>>, method: Method, uri: Uri, headers: HeaderMap) -> Response {

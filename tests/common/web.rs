@@ -40,11 +40,37 @@ impl Answer {
         serde_json::from_slice(&self.body).unwrap_or(serde_json::Value::Null)
     }
 
-    /// The value `name=VALUE` of the `Set-Cookie` header, if it sets that cookie.
+    /// Every header `name` (an answer may set several cookies).
+    pub fn headers_named(&self, name: &str) -> Vec<&str> {
+        self.headers
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+            .collect()
+    }
+
+    /// The `Set-Cookie` header that sets cookie `name`, whole (its attributes).
+    pub fn set_cookie(&self, name: &str) -> Option<&str> {
+        self.headers_named("set-cookie")
+            .into_iter()
+            .find(|set| set.split_once('=').is_some_and(|(k, _)| k == name))
+    }
+
+    /// The value `name=VALUE` of the `Set-Cookie` header that sets that cookie.
     pub fn cookie(&self, name: &str) -> Option<String> {
-        let set = self.header("set-cookie")?;
-        let (k, rest) = set.split_once('=')?;
-        (k == name).then(|| rest.split(';').next().unwrap_or_default().to_string())
+        let (_, rest) = self.set_cookie(name)?.split_once('=')?;
+        Some(rest.split(';').next().unwrap_or_default().to_string())
+    }
+
+    /// Every cookie the answer sets, as a browser sends them back
+    /// (`a=1; b=2`).
+    pub fn cookies(&self) -> String {
+        self.headers_named("set-cookie")
+            .into_iter()
+            .filter_map(|set| set.split(';').next())
+            .map(str::trim)
+            .collect::<Vec<_>>()
+            .join("; ")
     }
 }
 

@@ -4,14 +4,21 @@
 //! nothing of the console on the spectators' side. And in parts: guesses from
 //! many addresses at one account (`throttle`), the server's names (`names`),
 //! the arbiters' secrets kept out of other users' reach and of the log
-//! (`secrets`), HTTPS, HSTS and the redirect from plain HTTP (`tls`).
+//! (`secrets`), HTTPS, HSTS and the redirect from plain HTTP (`tls`); and
+//! issue 60's: the arbiter's own lane under a flood and names the throttle
+//! does not tell apart (`lanes`), a tossed cookie (`tossed`), a forged log
+//! line (`forged`), the headers of every page (`headers`).
 
 #[path = "../common/mod.rs"]
 mod common;
+mod forged;
+mod headers;
+mod lanes;
 mod names;
 mod secrets;
 mod throttle;
 mod tls;
+mod tossed;
 
 use std::time::{Duration, Instant};
 

@@ -68,21 +68,38 @@ async fn arbiters_sign_in_over_https_with_a_secure_cookie_hsts_and_a_redirect_fr
     .within(30, "the login over HTTPS")
     .await;
     assert_eq!(a.status, 200, "{}", a.text());
-    let set = a.header("set-cookie").unwrap().to_string();
-    assert!(set.contains("Secure") && set.contains("HttpOnly"), "{set}");
-    let cookie = format!("eb_arbiter={}", a.cookie("eb_arbiter").unwrap());
-    let state = exchange(
-        tls().await,
-        &host,
-        "GET",
-        "/arbiter/api/state",
-        &[("Cookie", &cookie)],
-        b"",
-    )
-    .within(30, "the state over HTTPS")
-    .await;
-    assert_eq!(state.status, 200);
-    assert_eq!(state.json()["user"], USER);
+    // A `__Host-` cookie: Secure, Path=/, no Domain, so that no other
+    // host (nor plain HTTP) can set one of its name.
+    let set = a
+        .set_cookie("__Host-eb_arbiter")
+        .unwrap_or_else(|| panic!("no __Host-eb_arbiter cookie: {:?}", a.headers))
+        .to_string();
+    let attributes: Vec<&str> = set.split(';').map(str::trim).collect();
+    for attr in ["Secure", "HttpOnly", "Path=/", "SameSite=Strict"] {
+        assert!(attributes.contains(&attr), "{set}");
+    }
+    assert!(!set.to_ascii_lowercase().contains("domain"), "{set}");
+    let value = a.cookie("__Host-eb_arbiter").unwrap();
+    // A cookie of the old name tossed before it, and one of the same name:
+    // each is tried.
+    for cookie in [
+        format!("__Host-eb_arbiter={value}"),
+        format!("eb_arbiter=junk; __Host-eb_arbiter={value}"),
+        format!("__Host-eb_arbiter=junk; __Host-eb_arbiter={value}"),
+    ] {
+        let state = exchange(
+            tls().await,
+            &host,
+            "GET",
+            "/arbiter/api/state",
+            &[("Cookie", &cookie)],
+            b"",
+        )
+        .within(30, "the state over HTTPS")
+        .await;
+        assert_eq!(state.status, 200, "{cookie}");
+        assert_eq!(state.json()["user"], USER);
+    }
     // Over HTTPS every answer says to keep to HTTPS, the console's and the
     // spectators'.
     for path in ["/arbiter/login", "/api/boards", "/"] {

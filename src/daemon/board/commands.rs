@@ -2,7 +2,7 @@
 
 use super::BoardTask;
 use crate::api::{Asker, Decision, Error};
-use crate::log::RecordKind;
+use crate::log::{RecordKind, clip_to, escaped};
 use crate::rules::Refused;
 
 impl BoardTask {
@@ -19,11 +19,20 @@ impl BoardTask {
         match &r {
             Ok(()) => {
                 let by = by.map(|b| format!(" (by {b})")).unwrap_or_default();
-                tracing::info!(board = %self.setup.id, "arbiter: {}{by}", crate::log::clip_to(&cmd_text(&cmd), 200));
+                tracing::info!(
+                    board = %self.setup.id,
+                    "arbiter: {}{}",
+                    escaped(&clip_to(&cmd_text(&cmd), 200)),
+                    escaped(&by)
+                );
             }
             Err(e) => {
                 let method = cmd.method();
-                tracing::warn!(board = %self.setup.id, "{method} refused: {}", crate::log::clip_to(&e.to_string(), 200));
+                tracing::warn!(
+                    board = %self.setup.id,
+                    "{method} refused: {}",
+                    escaped(&clip_to(&e.to_string(), 200))
+                );
             }
         }
         r
@@ -112,8 +121,8 @@ impl BoardTask {
                         self.setup.id,
                         default.round,
                         default.board,
-                        default.tags.white,
-                        default.tags.black
+                        escaped(&default.tags.white),
+                        escaped(&default.tags.black)
                     );
                 }
                 Ok(())

@@ -269,8 +269,8 @@ impl BoardTask {
                 self.setup.id,
                 self.setup.configured.round,
                 self.setup.configured.number,
-                self.setup.configured.tags.white,
-                self.setup.configured.tags.black
+                crate::log::escaped(&self.setup.configured.tags.white),
+                crate::log::escaped(&self.setup.configured.tags.black)
             );
         }
         self.roster

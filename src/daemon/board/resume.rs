@@ -72,7 +72,10 @@ pub(super) fn open(setup: &BoardSetup) -> Result<Opened, BoardError> {
         passed_over,
     } = Session::from_header(&log.header, &file_name, &start);
     for e in passed_over {
-        tracing::warn!("{file_name}: {e}: resuming as if the header did not have it");
+        tracing::warn!(
+            "{file_name}: {}: resuming as if the header did not have it",
+            crate::log::escaped(&e.to_string())
+        );
     }
     resumed.settings = stated.unwrap_or_default();
     // The history's times count from the header's start (then from each anchor).
@@ -96,7 +99,7 @@ pub(super) fn open(setup: &BoardSetup) -> Result<Opened, BoardError> {
     }
     session.take_events();
     for n in session.take_notes() {
-        tracing::warn!("{file_name} (resuming): {n}");
+        tracing::warn!("{file_name} (resuming): {}", crate::log::escaped(&n));
     }
     // Commands the clock got before the restart are not sent again.
     session.take_clock_commands();
@@ -156,7 +159,10 @@ fn read_journal(path: &std::path::Path) -> Result<crate::log::SensorLog, String>
     let log =
         crate::log::parse_log_lenient(&text[..whole], &file, &mut skipped).map_err(|e| e.to_string())?;
     for e in skipped {
-        tracing::warn!("{e}: line skipped, resuming without it");
+        tracing::warn!(
+            "{}: line skipped, resuming without it",
+            crate::log::escaped(&e.to_string())
+        );
     }
     Ok(log)
 }
@@ -203,9 +209,10 @@ impl Resumed {
                 let tags_now = |r: &Roster| r.for_new_games(board_tags(setup), setup.round_format);
                 if let Err(e) = roster_call(&mut self.roster, core.game(), &call, tags_now) {
                     tracing::warn!(
-                        "{}: {method} in the journal is refused as it would be live ({}); resuming without it",
+                        "{}: {} in the journal is refused as it would be live ({}); resuming without it",
                         setup.id,
-                        e.message()
+                        crate::log::escaped(method),
+                        crate::log::escaped(e.message())
                     );
                 }
             }

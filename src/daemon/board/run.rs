@@ -128,7 +128,7 @@ impl BoardTask {
             self.flush();
             let mut events = self.session.take_events();
             for n in self.session.take_notes() {
-                tracing::warn!(board = %self.setup.id, "{n}");
+                tracing::warn!(board = %self.setup.id, "{}", crate::log::escaped(&n));
             }
             events.append(&mut self.own_events);
             self.show_on_clock(&events).await;

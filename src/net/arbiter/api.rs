@@ -10,10 +10,10 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::Console;
 use super::origin::{guarded, same_origin};
 use super::sessions::{ConsoleSession, Gone};
 use super::store::Alert;
-use super::{COOKIE, Console};
 use crate::api::ask_as;
 use crate::api::force::{Change, GameAtHand, what_it_changes};
 use crate::net::now_ms;
@@ -156,9 +156,9 @@ pub async fn logout(State(c): Shared, headers: HeaderMap) -> Response {
         Err(r) => return *r,
     };
     c.sessions().close(&id);
-    tracing::info!("arbiter console: {} signed out", s.user);
+    tracing::info!("arbiter console: {} signed out", crate::log::escaped(&s.user));
     let mut r = answer(StatusCode::OK, json!({ "signed_out": s.user }));
-    let gone = format!("{COOKIE}=; Path=/arbiter; HttpOnly; SameSite=Strict; Max-Age=0");
+    let gone = c.session_cookie("", std::time::Duration::ZERO);
     if let Ok(v) = HeaderValue::from_str(&gone) {
         r.headers_mut().insert(header::SET_COOKIE, v);
     }

@@ -38,7 +38,10 @@ impl Desk for Console {
             st.alerts.values().flatten().find(|a| a.id == id).cloned()
         };
         self.kept()?;
-        tracing::info!("arbiter console: alert {id} acknowledged by {user} (over D-Bus)");
+        tracing::info!(
+            "arbiter console: alert {id} acknowledged by {} (over D-Bus)",
+            crate::log::escaped(user)
+        );
         alert.ok_or_else(|| Error::InvalidArgument(format!("no alert {id}")))
     }
 
@@ -58,8 +61,10 @@ impl Desk for Console {
         if !acked.is_empty() {
             self.kept()?;
             tracing::info!(
-                "arbiter console: {} alert(s) of board {board} acknowledged by {user} (over D-Bus)",
-                acked.len()
+                "arbiter console: {} alert(s) of board {} acknowledged by {} (over D-Bus)",
+                acked.len(),
+                crate::log::escaped(board),
+                crate::log::escaped(user)
             );
         }
         Ok(acked)

@@ -1,8 +1,9 @@
 //! Signing in: the user and password checked against the arbiters' file, as
-//! the throttle (`throttle`) lets them be: per address, then in the account's
-//! line. A failed login is logged with the account it tried when that is an
-//! arbiter's, and otherwise with a fingerprint of the name only: a password
-//! typed into the user field never reaches the log.
+//! the throttle (`throttle`) lets them be: a browser holding a device cookie
+//! for the user (`device`) in the device's own lane; any other per address,
+//! then in the user name's line. A failed login is logged with the account it
+//! tried when that is an arbiter's, and otherwise with a fingerprint of the
+//! name only: a password typed into the user field never reaches the log.
 
 use std::hash::BuildHasher;
 use std::net::IpAddr;
@@ -16,11 +17,11 @@ use axum::response::Response;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::Console;
 use super::api::{answer, refused};
 use super::origin::same_origin;
 use super::sessions::SESSION_MAX;
 use super::throttle::{Account, HOLD, Turn};
-use super::{COOKIE, Console};
 use crate::arbiters;
 use crate::net::guard::Peer;
 
@@ -123,6 +124,27 @@ async fn take_turn(c: &Console, account: &Account, ip: IpAddr) -> Result<(), Dur
     }
 }
 
+/// The lane a login waits in (`throttle`).
+enum Lane {
+    /// A browser that signed in before as the user: its device's id.
+    Device(String),
+    /// Any other: the user name's line (the address throttle passed).
+    Name(Account),
+}
+
+/// How the log names the account a login tried: an arbiter's name as it is,
+/// any other by its fingerprint only.
+fn tried(known: bool, user: &str) -> String {
+    if known {
+        crate::log::escaped(user).to_string()
+    } else {
+        format!(
+            "a user name not in the arbiters' file (fingerprint {})",
+            fingerprint(user)
+        )
+    }
+}
+
 pub async fn login(
     State(c): State<Arc<Console>>,
     ConnectInfo(Peer(peer)): ConnectInfo<Peer>,
@@ -148,22 +170,45 @@ pub async fn login(
         );
     }
     let ip = peer.ip();
-    let wait = c.throttle().addresses.attempt(ip, Instant::now());
-    if !wait.is_zero() {
-        return too_many("too many failed logins from your address", wait);
-    }
-    // Counted as failed until it succeeds: attempts sent together are each
-    // counted before any is checked.
-    c.throttle().addresses.failed(ip, Instant::now());
-    let account = c.throttle().accounts.of(&form.user);
-    if let Err(wait) = take_turn(&c, &account, ip).await {
-        c.throttle().addresses.refund(ip);
-        return too_many(
-            "too many failed logins for this account from several addresses (someone may be guessing its password)",
-            wait,
-        );
-    }
-    let Ok(_permit) = c.checks.acquire().await else {
+    let lane = match c.device(&headers, &form.user) {
+        // A browser that signed in before as this user: slowed by its own
+        // failures only.
+        Some(id) => {
+            let now = Instant::now();
+            let wait = c.throttle().devices.attempt(&id, now);
+            if !wait.is_zero() {
+                return too_many("too many failed logins from this device", wait);
+            }
+            c.throttle().devices.failed(&id, now);
+            Lane::Device(id)
+        }
+        None => {
+            let wait = c.throttle().addresses.attempt(&ip, Instant::now());
+            if !wait.is_zero() {
+                return too_many("too many failed logins from your address", wait);
+            }
+            // Counted as failed until it succeeds: attempts sent together are
+            // each counted before any is checked.
+            let account = {
+                let mut t = c.throttle();
+                t.addresses.failed(&ip, Instant::now());
+                t.accounts.of(&form.user, Instant::now())
+            };
+            if let Err(wait) = take_turn(&c, &account, ip).await {
+                c.throttle().addresses.refund(&ip);
+                return too_many(
+                    "too many failed logins for this user name from several addresses (someone may be guessing its password); a browser that signed in here before is not held up",
+                    wait,
+                );
+            }
+            Lane::Name(account)
+        }
+    };
+    let checks = match lane {
+        Lane::Device(_) => &c.device_checks,
+        Lane::Name(_) => &c.checks,
+    };
+    let Ok(_permit) = checks.acquire().await else {
         return refused(StatusCode::SERVICE_UNAVAILABLE, "stopping");
     };
     let hash = c.users.get(&form.user).cloned();
@@ -176,45 +221,69 @@ pub async fn login(
     .unwrap_or(false);
     if !(ok && known) {
         let now = Instant::now();
-        let one_at_a_time = {
-            let mut t = c.throttle();
-            t.addresses.confirmed(ip, now);
-            t.accounts.confirmed(&account, now)
-        };
-        match &account {
-            Account::User(user) => {
-                tracing::info!("arbiter console: failed login as {user} from {ip}")
+        let who = tried(known, &form.user);
+        match &lane {
+            Lane::Device(id) => {
+                c.throttle().devices.confirmed(id, now);
+                tracing::info!(
+                    "arbiter console: failed login as {who} from {ip}, from a device that signed in before"
+                );
             }
-            Account::Unknown => tracing::info!(
-                "arbiter console: failed login from {ip} under a user name not in the arbiters' file (fingerprint {})",
-                fingerprint(&form.user)
-            ),
-        }
-        if one_at_a_time {
-            tracing::warn!(
-                "arbiter console: {} failed logins for {account} within {} minutes: its logins are now checked one at a time, at most one every {} s (someone may be guessing its password)",
-                super::throttle::ACCOUNT_FREE,
-                super::throttle::FORGET.as_secs() / 60,
-                super::throttle::ACCOUNT_MAX_WAIT.as_secs()
-            );
+            Lane::Name(account) => {
+                let one_at_a_time = {
+                    let mut t = c.throttle();
+                    t.addresses.confirmed(&ip, now);
+                    t.accounts.confirmed(account, now)
+                };
+                match known {
+                    true => tracing::info!("arbiter console: failed login as {who} from {ip}"),
+                    false => tracing::info!("arbiter console: failed login from {ip} under {who}"),
+                }
+                if one_at_a_time {
+                    let whose = match (account, known) {
+                        (Account::Shared(_), _) => {
+                            "user names tried beyond those kept apart (a line they share)".to_string()
+                        }
+                        (Account::Name(_), true) => format!("the account {who}"),
+                        (Account::Name(_), false) => who.clone(),
+                    };
+                    tracing::warn!(
+                        "arbiter console: {} failed logins for {whose} within {} minutes: its logins are now checked one at a time, at most one every {} s (someone may be guessing its password); browsers that signed in before are not held up",
+                        super::throttle::ACCOUNT_FREE,
+                        super::throttle::FORGET.as_secs() / 60,
+                        super::throttle::ACCOUNT_MAX_WAIT.as_secs()
+                    );
+                }
+            }
         }
         return refused(StatusCode::UNAUTHORIZED, "wrong user name or password");
     }
     {
         let mut t = c.throttle();
-        t.addresses.succeeded(ip);
-        t.accounts.succeeded(&account);
+        match &lane {
+            Lane::Device(id) => t.devices.succeeded(id),
+            Lane::Name(account) => {
+                t.addresses.succeeded(&ip);
+                t.accounts.succeeded(account);
+            }
+        }
     }
     let id = c.sessions().open(&form.user, Instant::now());
-    tracing::info!("arbiter console: {} signed in from {ip}", form.user);
-    let secure = if c.secure { "; Secure" } else { "" };
-    let cookie = format!(
-        "{COOKIE}={id}; Path=/arbiter; HttpOnly; SameSite=Strict; Max-Age={}{secure}",
-        SESSION_MAX.as_secs()
+    tracing::info!(
+        "arbiter console: {} signed in from {ip}{}",
+        crate::log::escaped(&form.user),
+        match lane {
+            Lane::Device(_) => ", from a device that signed in before",
+            Lane::Name(_) => "",
+        }
     );
     let mut r = answer(StatusCode::OK, json!({ "user": form.user }));
-    if let Ok(v) = HeaderValue::from_str(&cookie) {
-        r.headers_mut().insert(header::SET_COOKIE, v);
+    // The session, and the device's cookie renewed (a new id, 30 days on).
+    let device = c.devices.issue(&form.user, crate::net::now_ms() / 1000);
+    for cookie in [c.session_cookie(&id, SESSION_MAX), c.device_cookie(&device)] {
+        if let Ok(v) = HeaderValue::from_str(&cookie) {
+            r.headers_mut().append(header::SET_COOKIE, v);
+        }
     }
     r
 }

@@ -5,7 +5,9 @@
 //!
 //! - [`auth`]: the logins file (closed to other users) and its passwords;
 //! - [`sessions`]: who is signed in, in memory;
-//! - [`throttle`]: failed logins slowed down per address and per account;
+//! - [`throttle`]: failed logins slowed down per address and per user name,
+//!   or, for a browser that signed in before, per device ([`device`]: its
+//!   signed cookie);
 //! - [`origin`]: the server's names (`Host`), same-origin changes, the
 //!   headers every answer carries;
 //! - [`store`]: alerts and acknowledgements, kept on disk (the decisions are
@@ -21,6 +23,7 @@
 pub mod alerts;
 mod api;
 mod desk;
+pub mod device;
 mod login;
 pub mod origin;
 pub mod sessions;
@@ -41,11 +44,15 @@ use tokio::sync::{Notify, Semaphore, watch};
 use crate::api::BoardRef;
 use crate::api::lichess::RoundStatus;
 use crate::net::names::ServerNames;
-pub use origin::{cookie, guarded, same_origin};
+pub use origin::{cookie, cookies, guarded, same_origin};
 use store::Store;
 
-/// The session cookie's name.
+/// The session cookie's name over plain HTTP, and over HTTPS: `__Host-`, so
+/// that the browser takes it only from a secure page of this very host, for
+/// every path (`Path=/`, no `Domain`), and no page of another host, nor of
+/// plain HTTP, can set one that stands before it.
 pub const COOKIE: &str = "eb_arbiter";
+pub const COOKIE_TLS: &str = "__Host-eb_arbiter";
 
 /// How long a board must stay disconnected before it is an alert.
 const AWAY: Duration = Duration::from_secs(3);
@@ -57,11 +64,16 @@ pub struct Console {
     users: HashMap<String, String>,
     sessions: Mutex<sessions::Sessions>,
     throttle: Mutex<throttle::LoginThrottle>,
+    /// What signs the device cookies.
+    devices: device::DeviceKey,
     /// Woken when an account's line changes (an attempt takes its turn or
     /// leaves), for the attempts held in it.
     turns: Notify,
     /// Password checks at once (each takes 19 MiB and tens of ms).
     checks: Semaphore,
+    /// The same for devices that signed in before: a flood's checks never
+    /// queue ahead of theirs.
+    device_checks: Semaphore,
     store: Store,
     /// Served over HTTPS: the cookie is `Secure` and origins are `https://`.
     secure: bool,
@@ -85,13 +97,16 @@ impl Console {
         lichess: Option<watch::Receiver<Vec<RoundStatus>>>,
     ) -> Result<Arc<Console>, String> {
         let users = crate::arbiters::read_users(users)?;
-        let store = Store::open(&state.join("arbiter")).map_err(|e| format!("arbiter console: {e}"))?;
+        let dir = state.join("arbiter");
+        let store = Store::open(&dir).map_err(|e| format!("arbiter console: {e}"))?;
         Ok(Arc::new(Console {
-            throttle: Mutex::new(throttle::LoginThrottle::new(users.keys())),
+            throttle: Mutex::new(throttle::LoginThrottle::new()),
+            devices: device::DeviceKey::open(&dir),
             users,
             sessions: Mutex::new(sessions::Sessions::new(super::now_ms())),
             turns: Notify::new(),
             checks: Semaphore::new(2),
+            device_checks: Semaphore::new(1),
             store,
             secure,
             names,
@@ -109,16 +124,79 @@ impl Console {
         self.throttle.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The session the request's cookie names: (its id, the session).
-    fn session(&self, headers: &HeaderMap) -> Option<(String, sessions::ConsoleSession)> {
-        let id = cookie(headers, COOKIE)?;
-        let s = self.sessions().get(&id, Instant::now())?;
-        Some((id, s))
+    /// The session cookie's name: `__Host-eb_arbiter` over HTTPS.
+    fn cookie_name(&self) -> &'static str {
+        if self.secure { COOKIE_TLS } else { COOKIE }
     }
 
-    /// Why the request's cookie names no session.
+    /// The `Set-Cookie` value of a session cookie `value` that lasts
+    /// `max_age` (0: gone).
+    fn session_cookie(&self, value: &str, max_age: Duration) -> String {
+        let (name, path, secure) = if self.secure {
+            (COOKIE_TLS, "/", "; Secure")
+        } else {
+            (COOKIE, "/arbiter", "")
+        };
+        format!(
+            "{name}={value}; Path={path}; HttpOnly; SameSite=Strict; Max-Age={}{secure}",
+            max_age.as_secs()
+        )
+    }
+
+    /// The `Set-Cookie` value of a device cookie `value` (sent with logins
+    /// only, over plain HTTP).
+    fn device_cookie(&self, value: &str) -> String {
+        let (name, path, secure) = if self.secure {
+            (device::COOKIE_TLS, "/", "; Secure")
+        } else {
+            (device::COOKIE, "/arbiter/login", "")
+        };
+        format!(
+            "{name}={value}; Path={path}; HttpOnly; SameSite=Strict; Max-Age={}{secure}",
+            device::MAX_AGE.as_secs()
+        )
+    }
+
+    /// The device of a login as `user`: the id of the first of the request's
+    /// device cookies that this daemon made for `user` and that has not
+    /// expired (a junk cookie tossed before it does not hide it).
+    fn device(&self, headers: &HeaderMap, user: &str) -> Option<String> {
+        let name = if self.secure {
+            device::COOKIE_TLS
+        } else {
+            device::COOKIE
+        };
+        let now = super::now_ms() / 1000;
+        cookies(headers, name)
+            .iter()
+            .find_map(|v| self.devices.check(v, user, now))
+    }
+
+    /// The session the request's cookie names: (its id, the session). Every
+    /// cookie of the name is tried, in order: one tossed before the session's
+    /// by another page does not hide it.
+    fn session(&self, headers: &HeaderMap) -> Option<(String, sessions::ConsoleSession)> {
+        let now = Instant::now();
+        let mut s = self.sessions();
+        cookies(headers, self.cookie_name())
+            .into_iter()
+            .find_map(|id| s.get(&id, now).map(|session| (id, session)))
+    }
+
+    /// Why the request's cookies name no session (one of an earlier run said
+    /// first, then one that ended).
     fn gone(&self, headers: &HeaderMap) -> sessions::Gone {
-        self.sessions().gone(cookie(headers, COOKIE).as_deref())
+        let s = self.sessions();
+        let rank = |g: &sessions::Gone| match g {
+            sessions::Gone::Restarted => 2,
+            sessions::Gone::Ended => 1,
+            sessions::Gone::None => 0,
+        };
+        cookies(headers, self.cookie_name())
+            .iter()
+            .map(|id| s.gone(Some(id)))
+            .max_by_key(rank)
+            .unwrap_or(sessions::Gone::None)
     }
 
     /// Writes the store off the server's thread; false (logged) if it failed.

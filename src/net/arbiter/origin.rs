@@ -15,17 +15,30 @@ use axum::response::{IntoResponse, Response};
 use super::Console;
 use crate::net::names::ServerNames;
 
-/// The value of cookie `name`, if the request has it (and it is of a sane size).
-pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+/// Values of one cookie name looked at in a request, at most.
+const MAX_COOKIES: usize = 16;
+
+/// Every value of cookie `name` the request has (of a sane size), in the
+/// order sent, at most 16. A page of another port of the same host (or, over
+/// plain HTTP, of another site on the network) can set a cookie of the same
+/// name with a longer path, which the browser sends first ("cookie
+/// tossing"): each is tried, none is trusted for being first.
+pub fn cookies(headers: &HeaderMap, name: &str) -> Vec<String> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|kv| kv.trim().split_once('='))
-        .find(|(k, _)| *k == name)
+        .filter(|(k, v)| *k == name && !v.is_empty() && v.len() <= 128)
         .map(|(_, v)| v.to_string())
-        .filter(|v| v.len() <= 128)
+        .take(MAX_COOKIES)
+        .collect()
+}
+
+/// The first value of cookie `name`, if the request has one.
+pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+    cookies(headers, name).into_iter().next()
 }
 
 /// Whether the request comes from a page of this server: its `Host` one of
@@ -48,6 +61,31 @@ pub fn same_origin(headers: &HeaderMap, secure: bool, names: &ServerNames) -> bo
     true
 }
 
+/// The policy of every page the server serves, the live page's and the
+/// console's (one origin): their own scripts, style sheets and requests
+/// only (they have no inline script or style, no image, no font), no plugin,
+/// no `<base>`, no form posted elsewhere, and never framed by any page.
+pub const CONTENT_SECURITY_POLICY: &str =
+    "default-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
+
+/// Headers every answer of the server carries, the spectators' and the
+/// console's (they share an origin, so a hole in one is a hole in the other):
+/// the content security policy, no type sniffing, no framing. Those an answer
+/// set already stay.
+pub async fn page_headers(mut r: Response) -> Response {
+    let h = r.headers_mut();
+    for (name, value) in [
+        (header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::X_FRAME_OPTIONS, "DENY"),
+    ] {
+        if !h.contains_key(&name) {
+            h.insert(name, HeaderValue::from_static(value));
+        }
+    }
+    r
+}
+
 /// Headers every console answer carries: never cached, never framed, no
 /// script but its own.
 pub fn guarded(mut r: Response) -> Response {
@@ -61,9 +99,7 @@ pub fn guarded(mut r: Response) -> Response {
     );
     h.insert(
         header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(
-            "default-src 'self'; img-src 'self' data:; media-src 'self' data:; frame-ancestors 'none'; form-action 'self'",
-        ),
+        HeaderValue::from_static(CONTENT_SECURITY_POLICY),
     );
     r
 }
@@ -162,5 +198,18 @@ mod tests {
         let h = headers(&[("cookie", "a=1; eb_arbiter=abc; b=2")]);
         assert_eq!(cookie(&h, super::super::COOKIE).as_deref(), Some("abc"));
         assert_eq!(cookie(&headers(&[("cookie", "x=y")]), super::super::COOKIE), None);
+    }
+
+    #[test]
+    fn every_cookie_of_a_name_is_found_in_order_and_bounded() {
+        let h = headers(&[
+            ("cookie", "eb_arbiter=junk; eb_arbiter=; x=1; eb_arbiter=real"),
+            ("cookie", "eb_arbiter=third"),
+        ]);
+        assert_eq!(cookies(&h, "eb_arbiter"), ["junk", "real", "third"]);
+        let many = (0..100).map(|i| format!("n={i}")).collect::<Vec<_>>().join("; ");
+        assert_eq!(cookies(&headers(&[("cookie", &many)]), "n").len(), MAX_COOKIES);
+        let long = format!("n={}", "a".repeat(129));
+        assert!(cookies(&headers(&[("cookie", &long)]), "n").is_empty());
     }
 }
