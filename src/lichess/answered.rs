@@ -5,24 +5,17 @@
 
 use std::time::{Duration, Instant, SystemTime};
 
-use super::answer::{self, Outcome, Refusal};
+use super::answer::{self, Away, Outcome, Refusal};
 use super::body::{Body, game_words};
 use super::{Service, epoch_ms, http};
 use crate::api::lichess::GameStatus;
 
 impl Service {
-    /// Lichess is away or busy: every round waits.
-    fn retry(&mut self, round: u32, after: Option<Duration>, why: String) {
+    /// Lichess is away, failing or busy: every round waits.
+    fn retry(&mut self, round: u32, after: Option<Duration>, why: String, away: Away) {
         let wait = self.schedule.failed(after, Instant::now());
         if self.trouble.is_none() {
-            let text = format!("{why}; the rounds are kept and pushed when lichess answers");
-            let remedy = if after.is_some() {
-                String::new()
-            } else {
-                "check the hall's connection to the internet; under systemd the daemon needs the network \
-                 drop-in (/usr/share/doc/eboard-bridge/examples/network.conf, docs/BROADCAST.md)"
-                    .to_string()
-            };
+            let (text, remedy) = away.words(&why);
             tracing::warn!(
                 "lichess: round {round}: {text} (next try in {} s){}",
                 wait.as_secs_f64().ceil(),
@@ -43,7 +36,7 @@ impl Service {
     pub(super) fn answered(&mut self, round: u32, body: Body, result: Result<http::Answer, String>) {
         let answer = match result {
             Ok(a) => a,
-            Err(why) => return self.retry(round, None, why),
+            Err(why) => return self.retry(round, None, why, Away::NoAnswer),
         };
         match answer::outcome(
             answer.status,
@@ -52,7 +45,7 @@ impl Service {
             SystemTime::now(),
         ) {
             Outcome::Accepted(games) => self.accepted(round, &body, games),
-            Outcome::Retry { after, why } => self.retry(round, after, why),
+            Outcome::Retry { after, why, away } => self.retry(round, after, why, away),
             Outcome::Refused(r) => self.refused(round, r),
             Outcome::Rejected(text) => {
                 self.schedule.rejected(round, &body);
