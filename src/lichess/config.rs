@@ -233,32 +233,94 @@ impl Token {
     }
 }
 
-/// Reads the token file: refused when others may read it (with the `chmod`
-/// that mends it), when it is empty or when its line is not a token.
-pub fn read_token(path: &Path) -> Result<Token, String> {
+/// Why the token file gives no token: what is wrong, and what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenError {
+    /// What is wrong (`[lichess] token_file PATH is empty`).
+    pub what: String,
+    /// What to do about it.
+    pub remedy: String,
+    /// Others may read or change the file: the daemon does not start with it
+    /// (the token would be theirs to use, or to replace).
+    pub exposed: bool,
+}
+
+impl std::fmt::Display for TokenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.what, self.remedy)
+    }
+}
+
+/// What to do for a token file that holds no token (missing, empty, not one).
+fn put_a_token(shown: &std::path::Display<'_>) -> String {
+    format!(
+        "put a lichess token with the study:write scope on its first line (docs/BROADCAST.md, section 1), \
+         chmod 600 {shown}, then reload the daemon (systemctl reload eboard-bridge)"
+    )
+}
+
+/// Reads the token file: refused when others may read or change it (with the
+/// `chmod` that mends it), when it is missing, empty or its line is not a
+/// token (with what to put in it).
+pub fn read_token(path: &Path) -> Result<Token, TokenError> {
     use std::os::unix::fs::PermissionsExt;
     let shown = path.display();
-    let meta = std::fs::metadata(path).map_err(|e| {
-        format!("[lichess] token_file {shown}: {e}: put a lichess token with the study:write scope in it (docs/BROADCAST.md)")
-    })?;
+    let missing = |e: std::io::Error| TokenError {
+        what: format!("[lichess] token_file {shown}: {e}"),
+        remedy: if e.kind() == std::io::ErrorKind::PermissionDenied {
+            format!(
+                "let the daemon's user read it (chmod 640 {shown}, the file's group the daemon's: \
+                 chgrp eboard-bridge {shown}), then reload the daemon (systemctl reload eboard-bridge)"
+            )
+        } else {
+            put_a_token(&shown)
+        },
+        exposed: false,
+    };
+    let meta = std::fs::metadata(path).map_err(missing)?;
     let mode = meta.permissions().mode() & 0o777;
+    // Others' bits: read (4), write (2), execute (1). Each is refused, and
+    // named as what it is.
+    let (read, write) = (mode & 0o004 != 0, mode & 0o002 != 0);
     if mode & 0o007 != 0 {
-        return Err(format!(
-            "[lichess] token_file {shown} may be read by others (mode {mode:03o}): the token writes to your broadcasts; \
-             run chmod o-rwx {shown} (chmod 600 {shown}, or 640 with the file's group the daemon's)"
-        ));
+        let (who, why) = match (read, write) {
+            (true, true) => (
+                "may be read and changed by others",
+                "the token writes to your broadcasts",
+            ),
+            (true, false) => ("may be read by others", "the token writes to your broadcasts"),
+            (false, true) => (
+                "may be changed by others",
+                "anyone could put a token of theirs in it",
+            ),
+            (false, false) => ("gives others a right to it", "the token is the daemon's alone"),
+        };
+        return Err(TokenError {
+            what: format!("[lichess] token_file {shown} {who} (mode {mode:03o})"),
+            remedy: format!(
+                "{why}: run chmod 600 {shown} (or chmod 640 with the file's group the daemon's), then start or \
+                 reload the daemon"
+            ),
+            exposed: true,
+        });
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("[lichess] token_file {shown}: {e}"))?;
+    let text = std::fs::read_to_string(path).map_err(missing)?;
     let line = text.lines().next().unwrap_or_default().trim();
     if line.is_empty() {
-        return Err(format!(
-            "[lichess] token_file {shown} is empty: put a lichess token with the study:write scope on its first line"
-        ));
+        return Err(TokenError {
+            what: format!("[lichess] token_file {shown} is empty"),
+            remedy: put_a_token(&shown),
+            exposed: false,
+        });
     }
     if !line.bytes().all(|b| b.is_ascii_graphic()) || line.len() > 200 {
-        return Err(format!(
-            "[lichess] token_file {shown}: its first line is not a token (letters, digits and _ only, as lichess gives it)"
-        ));
+        return Err(TokenError {
+            what: format!(
+                "[lichess] token_file {shown}: its first line is not a token (letters, digits and _ only, as lichess gives it)"
+            ),
+            remedy: put_a_token(&shown),
+            exposed: false,
+        });
     }
     Ok(Token(line.to_string()))
 }
@@ -358,17 +420,55 @@ mod tests {
         std::fs::write(&p, "lip_abcDEF123\n").unwrap();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
         let e = read_token(&p).unwrap_err();
+        assert!(e.exposed);
+        let e = e.to_string();
         assert!(e.contains("may be read by others (mode 644)"), "{e}");
-        assert!(e.contains(&format!("chmod o-rwx {}", p.display())), "{e}");
+        assert!(e.contains(&format!("chmod 600 {}", p.display())), "{e}");
         assert!(!e.contains("lip_abc"), "the token is never said: {e}");
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
         let t = read_token(&p).unwrap();
         assert_eq!(t.bearer(), "Bearer lip_abcDEF123");
         assert_eq!(format!("{t:?}"), "Token(hidden)");
         std::fs::write(&p, "\n").unwrap();
-        assert!(read_token(&p).unwrap_err().contains("is empty"));
+        let e = read_token(&p).unwrap_err();
+        assert!(!e.exposed && e.what.ends_with("is empty"), "{e}");
+        assert!(
+            e.remedy.contains("study:write") && e.remedy.contains("chmod 600"),
+            "{e}"
+        );
         std::fs::write(&p, "two words\n").unwrap();
-        assert!(read_token(&p).unwrap_err().contains("not a token"));
-        assert!(read_token(&dir.path().join("none")).is_err());
+        assert!(read_token(&p).unwrap_err().what.contains("not a token"));
+        let e = read_token(&dir.path().join("none")).unwrap_err();
+        assert!(!e.exposed && e.remedy.contains("put a lichess token"), "{e}");
+    }
+
+    /// Issue 60: each of others' bits named as what it is; a file others may
+    /// only change (602) is not called readable; the remedy is `chmod 600`.
+    #[test]
+    fn others_bits_are_named_as_what_they_are() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("token");
+        std::fs::write(&p, "lip_abcDEF123\n").unwrap();
+        for (mode, said) in [
+            (0o602, "may be changed by others (mode 602)"),
+            (0o622, "may be changed by others (mode 622)"),
+            (0o604, "may be read by others (mode 604)"),
+            (0o606, "may be read and changed by others (mode 606)"),
+            (0o601, "gives others a right to it (mode 601)"),
+        ] {
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+            let e = read_token(&p).unwrap_err();
+            let text = e.to_string();
+            assert!(e.exposed && text.contains(said), "{mode:o}: {text}");
+            assert!(text.contains(&format!("run chmod 600 {}", p.display())), "{text}");
+            if mode & 0o004 == 0 {
+                assert!(!text.contains("read"), "{mode:o}: {text}");
+            }
+        }
+        for mode in [0o600, 0o640, 0o660, 0o400] {
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+            assert!(read_token(&p).is_ok(), "{mode:o}");
+        }
     }
 }

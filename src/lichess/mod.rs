@@ -147,7 +147,7 @@ impl Lichess {
         reload: mpsc::Receiver<LichessConfig>,
         boards: &[u32],
     ) -> Result<Lichess, LichessError> {
-        let token = config::read_token(&cfg.token_file).map_err(LichessError)?;
+        let token = config::read_token(&cfg.token_file).map_err(|e| LichessError(e.to_string()))?;
         let client = http::PushClient::new(cfg.url.clone()).map_err(LichessError)?;
         let (journal, ids) = RoundsJournal::open(&state_dir.join("lichess"), &cfg.rounds.0)
             .map_err(|e| LichessError(format!("[lichess] the rounds' journal: {e}")))?;
