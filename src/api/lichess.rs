@@ -189,7 +189,8 @@ pub struct RoundStatus {
     /// `waiting` (no game yet), `pushing`, `pushed` (lichess has the round as
     /// the folder holds it), `retrying` (lichess away or busy: the round is
     /// kept and pushed when it answers), `refused` (until the configuration
-    /// changes: `error` says what to do).
+    /// changes: `error` says what to do), `off` (the token file holds no
+    /// token: `error` says what to do; the boards are bridged all the same).
     pub state: String,
     /// When lichess last accepted a push (ms since the epoch; 0: never).
     pub last_push_ms: i64,

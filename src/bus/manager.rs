@@ -211,7 +211,7 @@ impl Manager1 {
     }
 
     /// Each round pushed to lichess, by round: `Id` (s), `State` (s:
-    /// `waiting`, `pushing`, `pushed`, `retrying`, `refused`), `LastPushMs`
+    /// `waiting`, `pushing`, `pushed`, `retrying`, `refused`, `off`), `LastPushMs`
     /// (x, 0: never), `Pushes` (t), `GamesAccepted` (u), `GamesRefused` (u),
     /// `Games` (a(uusus): board, game of the board, `White - Black`, moves,
     /// error), `NotPushed` (au: boards past the games a round takes), `Error`

@@ -107,7 +107,10 @@ struct RoundInfo {
 
 struct Service {
     cfg: LichessConfig,
-    token: Token,
+    /// The token; `None` while the token file holds none (the push is off).
+    token: Option<Token>,
+    /// Why the push is off (the token file), said by every round's state.
+    off: Option<config::TokenError>,
     client: Option<http::PushClient>,
     /// A client of a new server, taken up when no push is out.
     replacement: Option<http::PushClient>,
@@ -135,7 +138,9 @@ fn epoch_ms(t: SystemTime) -> i64 {
 
 impl Lichess {
     /// Checks `[lichess]` (the token file above all: refused when others may
-    /// read it) and starts the task. `boards`: the event's board numbers known
+    /// read or change it) and starts the task. A token file that holds no
+    /// token (missing, empty) does not stop the daemon: the push is off, said
+    /// in the log and in each round's state, until a reload reads a token. `boards`: the event's board numbers known
     /// at start (a round with more than a lichess round takes is said now).
     /// It ends once the folder's side of `link` is gone, after a last try of
     /// what waits.
@@ -147,7 +152,14 @@ impl Lichess {
         reload: mpsc::Receiver<LichessConfig>,
         boards: &[u32],
     ) -> Result<Lichess, LichessError> {
-        let token = config::read_token(&cfg.token_file).map_err(|e| LichessError(e.to_string()))?;
+        let (token, off) = match config::read_token(&cfg.token_file) {
+            Ok(t) => (Some(t), None),
+            Err(e) if e.exposed => return Err(LichessError(e.to_string())),
+            Err(e) => {
+                tracing::error!("lichess: the push is off: {e}; every board is bridged all the same");
+                (None, Some(e))
+            }
+        };
         let client = http::PushClient::new(cfg.url.clone()).map_err(LichessError)?;
         let (journal, ids) = RoundsJournal::open(&state_dir.join("lichess"), &cfg.rounds.0)
             .map_err(|e| LichessError(format!("[lichess] the rounds' journal: {e}")))?;
@@ -187,6 +199,7 @@ impl Lichess {
         );
         let svc = Service {
             token,
+            off,
             client: Some(client),
             replacement: None,
             journal,
@@ -304,13 +317,22 @@ impl Service {
     fn reload(&mut self, mut cfg: LichessConfig) {
         let mut changed = false;
         match config::read_token(&cfg.token_file) {
-            Ok(t) if t != self.token => {
-                self.token = t;
+            Ok(t) if self.token.as_ref() != Some(&t) => {
+                if self.token.is_none() {
+                    tracing::info!("lichess: a token was read: the pushes start");
+                } else {
+                    tracing::info!("lichess: a new token was read");
+                }
+                self.token = Some(t);
+                self.off = None;
                 changed = true;
-                tracing::info!("lichess: a new token was read");
             }
             Ok(_) => {}
-            Err(e) => tracing::error!("lichess: {e}; the token read before stays"),
+            Err(e) if self.token.is_some() => tracing::error!("lichess: {e}; the token read before stays"),
+            Err(e) => {
+                tracing::error!("lichess: the push is still off: {e}");
+                self.off = Some(e);
+            }
         }
         if cfg.url != self.cfg.url {
             match http::PushClient::new(cfg.url.clone()) {
@@ -358,7 +380,9 @@ impl Service {
             .iter()
             .map(|(&round, id)| {
                 let info = self.info.get(&round);
-                let state = if self.schedule.is_blocked(round) {
+                let state = if self.off.is_some() {
+                    "off"
+                } else if self.schedule.is_blocked(round) {
                     "refused"
                 } else if self.schedule.is_pending(round) || self.schedule.in_flight() == Some(round) {
                     if retrying.is_some() { "retrying" } else { "pushing" }
@@ -381,7 +405,10 @@ impl Service {
                         .and_then(|i| i.latest.as_ref())
                         .map(|b| b.left_out.clone())
                         .unwrap_or_default(),
-                    error: info.map(|i| i.error.clone()).unwrap_or_default(),
+                    error: match &self.off {
+                        Some(e) => format!("the push is off: {e}"),
+                        None => info.map(|i| i.error.clone()).unwrap_or_default(),
+                    },
                     next_try_ms: match (state, retrying) {
                         ("retrying", Some(w)) => epoch_ms(SystemTime::now() + (w - now)),
                         _ => 0,
@@ -409,13 +436,15 @@ impl Service {
                 if let Some(c) = self.replacement.take() {
                     self.client = Some(c);
                 }
+            }
+            if let (None, Some(token)) = (&job, &self.token) {
                 match self.schedule.next(now) {
                     PushDue::Push { round, id, body } => {
                         let mut client = self
                             .client
                             .take()
                             .expect("the client is home while no push is out");
-                        let token = self.token.clone();
+                        let token = token.clone();
                         job = Some(tokio::spawn(async move {
                             let r = client.push(&id, &token, body.bytes.clone()).await;
                             (client, round, body, r)
