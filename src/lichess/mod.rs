@@ -312,8 +312,9 @@ impl Service {
         }
     }
 
-    /// `[lichess]` read again: a change of the token, the server or a round's
-    /// id lets a refused round be tried again.
+    /// `[lichess]` read again: a change of the token or the server pushes
+    /// every round whole again (the new server has none of it; refused rounds
+    /// are tried again); a change of a round's id pushes that round whole.
     fn reload(&mut self, mut cfg: LichessConfig) {
         let mut changed = false;
         match config::read_token(&cfg.token_file) {
@@ -364,9 +365,16 @@ impl Service {
         }
         self.cfg = cfg;
         if changed {
-            self.schedule.unblock_all(Instant::now());
+            self.schedule.start_over(Instant::now());
+            // What the old server or token was told is not the new one's.
             for info in self.info.values_mut() {
-                info.error.clear();
+                *info = RoundInfo {
+                    latest: info.latest.take(),
+                    ..RoundInfo::default()
+                };
+            }
+            for r in self.replayed.ids.keys() {
+                let _ = self.ask.send(*r);
             }
         }
     }
@@ -483,7 +491,11 @@ impl Service {
                     match done {
                         Ok((client, round, body, r)) => {
                             self.client = Some(client);
-                            self.answered(round, body, r);
+                            if self.schedule.stale_answer() {
+                                tracing::debug!("lichess: round {round}: an answer from before the reload, passed over");
+                            } else {
+                                self.answered(round, body, r);
+                            }
                         }
                         Err(e) => {
                             tracing::error!("lichess: the push failed: {e}");

@@ -12,6 +12,9 @@
 //!   the outage carries the round whole, as it stands then.
 //! - A round lichess refuses (the token, the id, a source URL) is not tried
 //!   again until its id is set again or the configuration changes.
+//! - A new server or token: every round is pushed whole again, and the answer
+//!   of a push already out (to the old server, or with the old token) is
+//!   passed over.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -68,6 +71,9 @@ pub struct Schedule<B> {
     wait_until: Option<Instant>,
     backoff: Duration,
     rounds: BTreeMap<u32, Round<B>>,
+    /// The push out was made before [`Schedule::start_over`]: its answer says
+    /// nothing of the server or token now.
+    stale: bool,
 }
 
 impl<B: Clone + PartialEq> Schedule<B> {
@@ -79,6 +85,7 @@ impl<B: Clone + PartialEq> Schedule<B> {
             wait_until: None,
             backoff: FIRST_BACKOFF,
             rounds: BTreeMap::new(),
+            stale: false,
         };
         s.set_rate(max_per_second);
         s
@@ -122,15 +129,33 @@ impl<B: Clone + PartialEq> Schedule<B> {
         }
     }
 
-    /// The configuration changed (a token, a server): refused rounds are tried again.
-    pub fn unblock_all(&mut self, now: Instant) {
+    /// A new server, or a new token: what the old one had counts for nothing.
+    /// Every round with an id is pushed whole again, refused rounds tried
+    /// again, the back-off forgotten; a push out now is answered for the old
+    /// one ([`Schedule::stale_answer`]).
+    pub fn start_over(&mut self, now: Instant) {
+        self.stale = self.in_flight.is_some();
+        self.wait_until = None;
+        self.backoff = FIRST_BACKOFF;
         for r in self.rounds.values_mut() {
-            if r.blocked {
-                r.blocked = false;
-                if Self::pending(r) {
-                    r.since = Some(now);
-                }
+            r.done = None;
+            r.blocked = false;
+            if Self::pending(r) {
+                r.since.get_or_insert(now);
             }
+        }
+    }
+
+    /// Whether the answer come now is of a push made before
+    /// [`Schedule::start_over`]: then the push is over and nothing is learnt
+    /// from it (its round is pushed again).
+    pub fn stale_answer(&mut self) -> bool {
+        if self.stale {
+            self.stale = false;
+            self.in_flight = None;
+            true
+        } else {
+            false
         }
     }
 
@@ -357,7 +382,9 @@ mod tests {
         s.accepted(2, &20);
         assert_eq!(s.next(ms(t0, 300)), PushDue::Idle, "round 1 waits");
         assert!(s.is_blocked(1) && !s.is_pending(1));
-        s.unblock_all(ms(t0, 400));
+        // The configuration changed (a token, a server): tried again, and
+        // round 2 again too (the new server has none of it).
+        s.start_over(ms(t0, 400));
         let PushDue::Push {
             round: 1, body: 11, ..
         } = s.next(ms(t0, 400))
@@ -365,6 +392,13 @@ mod tests {
             panic!()
         };
         s.blocked(1);
+        let PushDue::Push {
+            round: 2, body: 20, ..
+        } = s.next(ms(t0, 500))
+        else {
+            panic!()
+        };
+        s.accepted(2, &20);
         // A new id: the round whole again, to the new id.
         s.set_id(1, Some(id("Round001")), ms(t0, 600));
         let PushDue::Push {
@@ -380,6 +414,58 @@ mod tests {
         // The same body to another id goes again.
         s.set_id(1, Some(id("Round009")), ms(t0, 800));
         assert!(matches!(s.next(ms(t0, 800)), PushDue::Push { body: 11, .. }));
+    }
+
+    /// Issue 60: a new server (or token) gets every round whole, though the
+    /// old one had it all; a round it refused is tried; the answer of the push
+    /// that was out for the old one is passed over.
+    #[test]
+    fn a_new_server_gets_every_round_whole_and_an_old_answer_is_passed_over() {
+        let t0 = Instant::now();
+        let mut s: Schedule<u32> = Schedule::new(10.0);
+        s.set_id(1, Some(id("Round001")), t0);
+        s.set_id(2, Some(id("Round002")), t0);
+        s.set_id(3, Some(id("Round003")), t0);
+        s.offer(1, 10, t0);
+        s.offer(2, 20, t0);
+        s.offer(3, 30, t0);
+        for (n, t) in [(1, 0), (2, 100), (3, 200)] {
+            let PushDue::Push { round, body, .. } = s.next(ms(t0, t)) else {
+                panic!()
+            };
+            assert_eq!(round, n);
+            if n == 3 {
+                s.blocked(3);
+            } else {
+                s.accepted(round, &body);
+            }
+        }
+        assert!(s.is_done(1) && s.is_done(2) && s.is_blocked(3));
+        assert_eq!(s.next(ms(t0, 300)), PushDue::Idle);
+        // Round 1 changes; its push is out when the server changes.
+        s.offer(1, 11, ms(t0, 300));
+        let PushDue::Push { round: 1, .. } = s.next(ms(t0, 300)) else {
+            panic!()
+        };
+        s.start_over(ms(t0, 350));
+        assert!(!s.is_done(2) && !s.is_blocked(3) && s.is_pending(2) && s.is_pending(3));
+        assert_eq!(s.next(ms(t0, 360)), PushDue::Idle, "one request at a time");
+        // The old server's answer: passed over, round 1 still to push.
+        assert!(s.stale_answer());
+        assert!(!s.stale_answer(), "once");
+        assert!(s.is_pending(1));
+        let mut pushed = Vec::new();
+        let mut t = 400;
+        while let PushDue::Push { round, body, .. } = s.next(ms(t0, t)) {
+            pushed.push((round, body));
+            s.accepted(round, &body);
+            t += 100;
+        }
+        pushed.sort_unstable();
+        assert_eq!(pushed, [(1, 11), (2, 20), (3, 30)], "every round, whole");
+        // No push out: nothing is stale.
+        s.start_over(ms(t0, 1000));
+        assert!(!s.stale_answer());
     }
 
     #[test]

@@ -17,6 +17,7 @@
 //!   change of configuration; more boards than a round takes.
 //! - `restart`: `ctl lichess` mid-round, SIGKILL and restart: the decision
 //!   holds and the round is pushed whole again.
+//! - `reload` (issue 60): a new `url` read on reload gets every round whole.
 //! - `messages` (issue 60): a `500` said as lichess's fault; a token file
 //!   others may read or change; a missing or empty token file leaves the
 //!   boards bridged and the push off, with the remedy.
@@ -27,6 +28,7 @@ mod errors;
 mod messages;
 mod outage;
 mod refused;
+mod reload;
 mod restart;
 mod round;
 mod standin;
