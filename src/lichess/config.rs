@@ -84,21 +84,40 @@ fn max_games<'de, D: serde::Deserializer<'de>>(d: D) -> Result<usize, D::Error> 
         })
 }
 
-/// Each round of the event and its broadcast round's id.
+/// Each round of the event and its broadcast rounds' ids: one (`1 =
+/// "AbCd1234"`), or several for a round of more boards than a broadcast round
+/// takes (`1 = ["AbCd1234", "EfGh5678"]`: boards 1-64 to the first, 65-128 to
+/// the second, ...).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
-#[serde(try_from = "BTreeMap<String, String>")]
-pub struct Rounds(pub BTreeMap<u32, RoundId>);
+#[serde(try_from = "BTreeMap<String, serde_json::Value>")]
+pub struct Rounds(pub BTreeMap<u32, Vec<RoundId>>);
 
-impl TryFrom<BTreeMap<String, String>> for Rounds {
+impl TryFrom<BTreeMap<String, serde_json::Value>> for Rounds {
     type Error = String;
-    fn try_from(map: BTreeMap<String, String>) -> Result<Rounds, String> {
+    fn try_from(map: BTreeMap<String, serde_json::Value>) -> Result<Rounds, String> {
+        use serde_json::Value;
         let mut rounds = BTreeMap::new();
         for (k, v) in map {
             let round = k.trim().parse::<u32>().ok().filter(|r| *r > 0).ok_or_else(|| {
                 format!("rounds: `{k}` is not a round number: write rounds = {{ 1 = \"AbCd1234\", 2 = \"EfGh5678\" }}")
             })?;
-            let id = RoundId::parse(&v).map_err(|e| format!("rounds: round {round}: {e}"))?;
-            rounds.insert(round, id);
+            let kind = || {
+                format!(
+                    "rounds: round {round}: an id, \"AbCd1234\", or a list of them for boards 1-64, 65-128, ...: \
+                     [\"AbCd1234\", \"EfGh5678\"]"
+                )
+            };
+            let texts: Vec<&str> = match &v {
+                Value::String(id) => vec![id.as_str()],
+                Value::Array(ids) => ids
+                    .iter()
+                    .map(|i| i.as_str().ok_or_else(kind))
+                    .collect::<Result<_, _>>()?,
+                _ => return Err(kind()),
+            };
+            let ids =
+                crate::api::lichess::parse_ids(texts).map_err(|e| format!("rounds: round {round}: {e}"))?;
+            rounds.insert(round, ids);
         }
         Ok(Rounds(rounds))
     }
@@ -347,7 +366,16 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.rounds.0.len(), 2);
-        assert_eq!(c.rounds.0[&2].as_str(), "EfGh5678");
+        assert_eq!(c.rounds.0[&2][0].as_str(), "EfGh5678");
+        // Issue 60: a round over several broadcast rounds.
+        let c = parse(
+            "[lichess]\ntoken_file = \"t\"\nrounds = { 1 = [\"AbCd1234\", \"EfGh5678\"], 2 = \"IjKl9012\", 3 = [\"MnOp3456\"] }\n",
+        )
+        .unwrap();
+        let ids = |r: u32| c.rounds.0[&r].iter().map(|i| i.to_string()).collect::<Vec<_>>();
+        assert_eq!(ids(1), ["AbCd1234", "EfGh5678"]);
+        assert_eq!(ids(2), ["IjKl9012"]);
+        assert_eq!(ids(3), ["MnOp3456"]);
         assert_eq!(c.url.to_string(), "https://lichess.org");
         assert_eq!((c.url.port, c.url.tls), (443, true));
         assert_eq!(c.max_per_second, DEFAULT_MAX_PER_SECOND);
@@ -371,6 +399,19 @@ mod tests {
         assert!(e.contains("`one` is not a round number"), "{e}");
         let e = parse("[lichess]\ntoken_file = \"t\"\nrounds = { 1 = \"AbCd\" }\n").unwrap_err();
         assert!(e.contains("round 1") && e.contains("8 letters and digits"), "{e}");
+        for (bad, said) in [
+            ("[]", "no broadcast round's id"),
+            ("[\"AbCd1234\", \"AbCd1234\"]", "given twice"),
+            ("[\"AbCd1234\", 3]", "a list of them"),
+            ("3", "a list of them"),
+            ("[\"AbCd1234\", \"AbCd\"]", "8 letters and digits"),
+        ] {
+            let e = parse(&format!(
+                "[lichess]\ntoken_file = \"t\"\nrounds = {{ 1 = {bad} }}\n"
+            ))
+            .unwrap_err();
+            assert!(e.contains("round 1") && e.contains(said), "{bad}: {e}");
+        }
         let e = parse("[lichess]\ntoken_file = \"t\"\nurl = \"lichess.org\"\n").unwrap_err();
         assert!(e.contains("https://"), "{e}");
         let e = parse("[lichess]\ntoken_file = \"t\"\nmax_per_second = 0\n").unwrap_err();

@@ -147,5 +147,12 @@ async fn more_boards_than_a_round_takes_are_named_at_start() {
         "{}",
         daemon.log()
     );
+    assert!(
+        daemon.log().contains(
+            "give round 1 another broadcast round on lichess for boards 65 and up: ctl lichess 1 Round001 <ID>"
+        ),
+        "{}",
+        daemon.log()
+    );
     daemon.stop().await;
 }

@@ -18,6 +18,8 @@
 //! - `restart`: `ctl lichess` mid-round, SIGKILL and restart: the decision
 //!   holds and the round is pushed whole again.
 //! - `reload` (issue 60): a new `url` read on reload gets every round whole.
+//! - `split` (issue 60): a round of 66 boards over two broadcast rounds (64 +
+//!   2 games), by the configuration and by `ctl lichess ROUND ID ID`.
 //! - `messages` (issue 60): a `500` said as lichess's fault; a token file
 //!   others may read or change; a missing or empty token file leaves the
 //!   boards bridged and the push off, with the remedy.
@@ -31,6 +33,7 @@ mod refused;
 mod reload;
 mod restart;
 mod round;
+mod split;
 mod standin;
 
 use std::path::{Path, PathBuf};
