@@ -57,6 +57,87 @@ impl RoundId {
     }
 }
 
+/// The boards of the event that go to one broadcast round when a round goes
+/// to several: boards 1-64 to the first, 65-128 to the second, and so on (a
+/// lichess round takes 64 games). The last takes the boards past its range
+/// too, as far as it has room.
+pub const BOARDS_PER_ID: usize = 64;
+
+/// The most broadcast rounds one round of the event may go to.
+pub const MAX_IDS: usize = 16;
+
+/// A round's broadcast rounds, in the order of its boards (each an id or its
+/// address): at least one, at most [`MAX_IDS`], none twice.
+pub fn parse_ids<'a>(texts: impl IntoIterator<Item = &'a str>) -> Result<Vec<RoundId>, String> {
+    let mut ids: Vec<RoundId> = Vec::new();
+    for t in texts {
+        if ids.len() == MAX_IDS {
+            return Err(format!(
+                "more than {MAX_IDS} broadcast rounds for one round ({} boards)",
+                MAX_IDS * BOARDS_PER_ID
+            ));
+        }
+        let id = RoundId::parse(t)?;
+        if ids.contains(&id) {
+            return Err(format!(
+                "{id} is given twice: each broadcast round takes boards of its own"
+            ));
+        }
+        ids.push(id);
+    }
+    if ids.is_empty() {
+        return Err("no broadcast round's id: give one, or several for boards 1-64, 65-128, ...".into());
+    }
+    Ok(ids)
+}
+
+/// Which of a round's `parts` broadcast rounds board `board` goes to.
+pub fn part_of(board: u32, parts: usize) -> usize {
+    if parts <= 1 {
+        return 0;
+    }
+    (usize::try_from(board.saturating_sub(1)).unwrap_or(usize::MAX) / BOARDS_PER_ID).min(parts - 1)
+}
+
+/// The boards of broadcast round `index` of a round's `parts`: the first and
+/// the last (0: and up). `(1, 0)` for a round with one.
+pub fn part_boards(index: usize, parts: usize) -> (u32, u32) {
+    let board = |n: usize| u32::try_from(n.saturating_mul(BOARDS_PER_ID)).unwrap_or(u32::MAX);
+    let first = board(index).saturating_add(1);
+    let last = if index + 1 >= parts { 0 } else { board(index + 1) };
+    (first, last)
+}
+
+/// `boards 1-64`, `boards 65 and up`; empty for the whole round.
+pub fn boards_words(first: u32, last: u32) -> String {
+    match (first, last) {
+        (0 | 1, 0) => String::new(),
+        (f, 0) => format!("boards {f} and up"),
+        (f, l) => format!("boards {f}-{l}"),
+    }
+}
+
+/// A round's broadcast rounds for people: `AbCd1234`, or `AbCd1234 (boards
+/// 1-64) and EfGh5678 (boards 65 and up)`.
+pub fn ids_words(ids: &[RoundId]) -> String {
+    if let [one] = ids {
+        return one.to_string();
+    }
+    let each: Vec<String> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let (first, last) = part_boards(i, ids.len());
+            format!("{id} ({})", boards_words(first, last))
+        })
+        .collect();
+    match each.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
 impl From<RoundId> for String {
     fn from(id: RoundId) -> String {
         id.0
@@ -73,18 +154,22 @@ impl std::fmt::Display for RoundId {
 /// journal (`<state>/lichess/rounds.esl`, as an `arbiter` record).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RoundDecision {
-    /// Round `round` of the event goes to the broadcast round `id` from now on
-    /// (`None`: it is no longer pushed).
-    SetRound { round: u32, id: Option<RoundId> },
+    /// Round `round` of the event goes to the broadcast rounds `ids` from now
+    /// on, boards 1-64 to the first, 65-128 to the second, ... (none: it is no
+    /// longer pushed).
+    SetRound { round: u32, ids: Vec<RoundId> },
 }
 
 impl RoundDecision {
     /// The decision as every door and journal has it
-    /// ([`Decision::SetLichessRound`]; `""` for no id, as D-Bus takes it).
+    /// ([`Decision::SetLichessRound`]; `""` for no id, as D-Bus takes it;
+    /// several ids apart by spaces, `"AbCd1234 EfGh5678"`, as the journal has
+    /// them since issue 60: one id reads as it always did).
     pub fn decision(&self) -> Decision {
         match self {
-            RoundDecision::SetRound { round, id } => {
-                Decision::SetLichessRound(*round, id.as_ref().map_or("", |i| i.as_str()).to_string())
+            RoundDecision::SetRound { round, ids } => {
+                let ids: Vec<&str> = ids.iter().map(RoundId::as_str).collect();
+                Decision::SetLichessRound(*round, ids.join(" "))
             }
         }
     }
@@ -101,11 +186,11 @@ impl RoundDecision {
     /// checked.
     pub fn from_decision(d: &Decision) -> Result<RoundDecision, String> {
         match d {
-            Decision::SetLichessRound(round, id) => Ok(RoundDecision::SetRound {
+            Decision::SetLichessRound(round, ids) => Ok(RoundDecision::SetRound {
                 round: *round,
-                id: match id.trim() {
-                    "" => None,
-                    id => Some(RoundId::parse(id)?),
+                ids: match ids.trim() {
+                    "" => Vec::new(),
+                    ids => parse_ids(ids.split([' ', ',']).filter(|i| !i.is_empty()))?,
                 },
             }),
             other => Err(format!("{}: not a decision about lichess", other.method())),
@@ -186,10 +271,16 @@ pub struct RoundStatus {
     pub round: u32,
     /// The broadcast round's id.
     pub id: String,
+    /// The round's boards this broadcast round takes, the first and the last
+    /// (0: and up): `1` and `0` when the round has one broadcast round; `1`
+    /// and `64`, `65` and `0` for a round split over two.
+    pub first_board: u32,
+    pub last_board: u32,
     /// `waiting` (no game yet), `pushing`, `pushed` (lichess has the round as
     /// the folder holds it), `retrying` (lichess away or busy: the round is
     /// kept and pushed when it answers), `refused` (until the configuration
-    /// changes: `error` says what to do).
+    /// changes: `error` says what to do), `off` (the token file holds no
+    /// token: `error` says what to do; the boards are bridged all the same).
     pub state: String,
     /// When lichess last accepted a push (ms since the epoch; 0: never).
     pub last_push_ms: i64,
@@ -267,10 +358,44 @@ mod tests {
     }
 
     #[test]
+    fn several_broadcast_rounds_by_board_ranges() {
+        assert_eq!(part_of(1, 1), 0);
+        assert_eq!(part_of(130, 1), 0, "one broadcast round takes the whole round");
+        assert_eq!(part_of(64, 2), 0);
+        assert_eq!(part_of(65, 2), 1);
+        assert_eq!(part_of(200, 2), 1, "the last takes the boards past its range");
+        assert_eq!(part_of(0, 2), 0);
+        assert_eq!(part_of(u32::MAX, 3), 2);
+        assert_eq!(part_boards(0, 1), (1, 0));
+        assert_eq!(part_boards(0, 2), (1, 64));
+        assert_eq!(part_boards(1, 2), (65, 0));
+        assert_eq!(part_boards(1, 3), (65, 128));
+        assert_eq!(boards_words(1, 0), "");
+        assert_eq!(boards_words(65, 128), "boards 65-128");
+        assert_eq!(boards_words(129, 0), "boards 129 and up");
+        let ids = parse_ids([
+            "AbCd1234",
+            "https://lichess.org/broadcast/t/r/EfGh5678",
+            "IjKl9012",
+        ])
+        .unwrap();
+        assert_eq!(
+            ids_words(&ids),
+            "AbCd1234 (boards 1-64), EfGh5678 (boards 65-128) and IjKl9012 (boards 129 and up)"
+        );
+        assert_eq!(ids_words(&ids[..1]), "AbCd1234");
+        assert!(parse_ids([]).unwrap_err().contains("no broadcast round"));
+        assert!(parse_ids(["AbCd1234", "nope"]).unwrap_err().contains("8 letters"));
+        let many: Vec<String> = (0..=MAX_IDS).map(|i| format!("Round{i:03}")).collect();
+        let e = parse_ids(many.iter().map(String::as_str)).unwrap_err();
+        assert!(e.contains("more than 16"), "{e}");
+    }
+
+    #[test]
     fn a_decision_is_its_record_and_back() {
         let d = RoundDecision::SetRound {
             round: 3,
-            id: Some(RoundId::parse("AbCd1234").unwrap()),
+            ids: vec![RoundId::parse("AbCd1234").unwrap()],
         };
         let (method, args) = d.record();
         assert_eq!(method, "SetLichessRound");
@@ -287,9 +412,25 @@ mod tests {
             }
         };
         assert_eq!(read(method, &args).unwrap(), d);
-        let off = RoundDecision::SetRound { round: 3, id: None };
+        let off = RoundDecision::SetRound {
+            round: 3,
+            ids: Vec::new(),
+        };
         let (m, a) = off.record();
         assert_eq!(read(m, &a).unwrap(), off);
+        // Several: one string, the ids apart by spaces; read back the same.
+        let two = RoundDecision::SetRound {
+            round: 3,
+            ids: parse_ids(["AbCd1234", "EfGh5678"]).unwrap(),
+        };
+        let (m, a) = two.record();
+        assert_eq!(
+            serde_json::Value::from(a.clone()).to_string(),
+            r#"[3,"AbCd1234 EfGh5678"]"#
+        );
+        assert_eq!(read(m, &a).unwrap(), two);
+        let twice = read(method, &[1.into(), "AbCd1234 AbCd1234".into()]).unwrap_err();
+        assert!(twice.contains("given twice"), "{twice}");
         let zero = read(method, &[0.into(), "AbCd1234".into()]).unwrap_err();
         assert!(zero.contains("not 0"), "{zero}");
         let nope = read(method, &[1.into(), "nope".into()]).unwrap_err();

@@ -43,6 +43,30 @@ pub struct Manager1 {
 }
 
 impl Manager1 {
+    /// `SetLichessRound` and `SetLichessRounds`: the decision handed to the
+    /// pushes, which journal it, then answer.
+    async fn lichess_call(&self, round: u32, ids: Vec<RoundId>, by: Option<String>) -> Result<(), BusError> {
+        let Some((_, calls)) = &self.lichess else {
+            return Err(crate::api::lichess::not_configured().into());
+        };
+        if round == 0 {
+            return Err(BusError::InvalidArgument(
+                "round 0: rounds are numbered from 1".into(),
+            ));
+        }
+        let (reply, answer) = oneshot::channel();
+        let gone = || BusError::Unavailable("the daemon is stopping".into());
+        calls
+            .send(Call {
+                decision: RoundDecision::SetRound { round, ids },
+                by,
+                reply,
+            })
+            .await
+            .map_err(|_| gone())?;
+        Ok(answer.await.map_err(|_| gone())??)
+    }
+
     pub fn new(calls: mpsc::Sender<PairingsCall>) -> Manager1 {
         Manager1 {
             calls,
@@ -184,38 +208,54 @@ impl Manager1 {
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
-        let Some((_, calls)) = &self.lichess else {
-            return Err(crate::api::lichess::not_configured().into());
+        let ids = match id.trim() {
+            "" => Vec::new(),
+            t => vec![RoundId::parse(t).map_err(BusError::InvalidArgument)?],
         };
-        if round == 0 {
-            return Err(BusError::InvalidArgument(
-                "round 0: rounds are numbered from 1".into(),
-            ));
+        self.lichess_call(round, ids, caller(conn, &header).await).await
+    }
+
+    /// Round `round` of the event is pushed to the lichess broadcast rounds
+    /// `ids` from now on, by board ranges: boards 1-64 to the first, 65-128 to
+    /// the second, ... (the last takes the boards past its range too); each
+    /// an id or its address, at most 16, none twice; none: no longer pushed.
+    /// Journaled as `SetLichessRound` is; each broadcast round whose id or
+    /// boards changed is pushed whole at once. `Unavailable` without
+    /// `[lichess]`.
+    async fn set_lichess_rounds(
+        &self,
+        round: u32,
+        ids: Vec<String>,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<(), BusError> {
+        if ids.len() > crate::api::lichess::MAX_IDS {
+            return Err(BusError::InvalidArgument(format!(
+                "{} ids: at most {} broadcast rounds for a round",
+                ids.len(),
+                crate::api::lichess::MAX_IDS
+            )));
         }
-        let id = match id.trim() {
-            "" => None,
-            t => Some(RoundId::parse(t).map_err(BusError::InvalidArgument)?),
+        let ids = if ids.iter().all(|i| i.trim().is_empty()) {
+            Vec::new()
+        } else {
+            crate::api::lichess::parse_ids(ids.iter().map(String::as_str))
+                .map_err(BusError::InvalidArgument)?
         };
-        let by = caller(conn, &header).await;
-        let (reply, answer) = oneshot::channel();
-        let gone = || BusError::Unavailable("the daemon is stopping".into());
-        calls
-            .send(Call {
-                decision: RoundDecision::SetRound { round, id },
-                by,
-                reply,
-            })
-            .await
-            .map_err(|_| gone())?;
-        Ok(answer.await.map_err(|_| gone())??)
+        self.lichess_call(round, ids, caller(conn, &header).await).await
     }
 
     /// Each round pushed to lichess, by round: `Id` (s), `State` (s:
-    /// `waiting`, `pushing`, `pushed`, `retrying`, `refused`), `LastPushMs`
+    /// `waiting`, `pushing`, `pushed`, `retrying`, `refused`, `off`), `LastPushMs`
     /// (x, 0: never), `Pushes` (t), `GamesAccepted` (u), `GamesRefused` (u),
     /// `Games` (a(uusus): board, game of the board, `White - Black`, moves,
     /// error), `NotPushed` (au: boards past the games a round takes), `Error`
-    /// (s: what is wrong and what to do), `NextTryMs` (x). Never the token.
+    /// (s: what is wrong and what to do), `NextTryMs` (x); `Ids` (as: the
+    /// round's broadcast rounds, boards 1-64 to the first, ...) and `Parts`
+    /// (aa{sv}: each broadcast round with the fields above and `FirstBoard`
+    /// (u), `LastBoard` (u, 0: and up)); for a round over several, the fields
+    /// above are theirs as one (the first id, the most telling state, the
+    /// sums). Never the token.
     #[zbus(property)]
     async fn lichess(&self) -> HashMap<u32, HashMap<String, OwnedValue>> {
         match &self.lichess {

@@ -237,17 +237,20 @@ pub enum CtlCommand {
         file: Option<std::path::PathBuf>,
     },
     /// Pushes round ROUND of the event to a lichess broadcast round from now on
-    /// (the round is pushed whole to it at once); `off`: no longer pushed.
-    /// The daemon journals it: it holds across restarts, until the
-    /// configuration's [lichess] rounds change that round.
+    /// (the round is pushed whole to it at once); several for a round of more
+    /// boards than one takes: boards 1-64 to the first ID, 65-128 to the
+    /// second, and so on; `off`: no longer pushed. The daemon journals it: it
+    /// holds across restarts, until the configuration's [lichess] rounds
+    /// change that round.
     Lichess {
         /// The event's round (1, 2, ...).
         #[arg(value_parser = clap::value_parser!(u32).range(1..))]
         round: u32,
         /// The broadcast round's id, the 8 letters and digits at the end of its
-        /// address on lichess (or the address itself), or `off`.
-        #[arg(value_parser = lichess_id_arg)]
-        id: String,
+        /// address on lichess (or the address itself); several, in the order
+        /// of the boards (at most 16); or `off`.
+        #[arg(value_parser = lichess_id_arg, required = true, num_args = 1.., value_name = "ID")]
+        ids: Vec<String>,
     },
     /// Acknowledges an alert as the arbiters' console does (with your user
     /// name): ALERT is its number as `ctl boards N` shows it (A12); a BOARD

@@ -335,6 +335,19 @@ impl Client {
             .map(|_| ())
     }
 
+    /// `Manager1.SetLichessRounds`: a round over several broadcast rounds.
+    pub async fn set_lichess_rounds(
+        &self,
+        round: u32,
+        ids: &[crate::api::lichess::RoundId],
+    ) -> Result<(), CtlError> {
+        self.check_running().await?;
+        let ids: Vec<&str> = ids.iter().map(|i| i.as_str()).collect();
+        self.call(ROOT_PATH, MANAGER_INTERFACE, "SetLichessRounds", &(round, ids))
+            .await
+            .map(|_| ())
+    }
+
     /// `Manager1.Lichess`: each round pushed to lichess (none from a daemon
     /// without `[lichess]`, or one older than the property).
     pub async fn lichess(&self) -> Result<Vec<crate::api::lichess::RoundStatus>, CtlError> {

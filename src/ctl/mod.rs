@@ -118,14 +118,22 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
                 print!("{}", lichess::lines(&rounds));
             }
         }
-        CtlCommand::Lichess { round, id } => {
-            client.set_lichess_round(round, &id).await?;
-            if id.is_empty() {
-                println!("round {round}: no longer pushed to lichess");
-            } else {
-                println!(
-                    "round {round}: pushed to the lichess broadcast round {id} from now on, whole at once (ctl boards shows how it goes)"
-                );
+        CtlCommand::Lichess { round, ids } => {
+            let ids = lichess::ids_arg(&ids)?;
+            match ids.as_slice() {
+                [] => client.set_lichess_round(round, "").await?,
+                [one] => client.set_lichess_round(round, one.as_str()).await?,
+                many => client.set_lichess_rounds(round, many).await?,
+            }
+            match ids.as_slice() {
+                [] => println!("round {round}: no longer pushed to lichess"),
+                [one] => println!(
+                    "round {round}: pushed to the lichess broadcast round {one} from now on, whole at once (ctl boards shows how it goes)"
+                ),
+                many => println!(
+                    "round {round}: pushed to the lichess broadcast rounds {} from now on, each whole at once (ctl boards shows how it goes)",
+                    crate::api::lichess::ids_words(many)
+                ),
             }
         }
         CtlCommand::Watch { json } => client.watch(json).await?,

@@ -263,7 +263,7 @@ impl Daemon {
             })?),
         };
         // Its token is checked before any board starts (refused when others
-        // may read it).
+        // may read or change it; a file with no token leaves the push off).
         let (rounds_out, rounds_in) = lichess_config
             .is_some()
             .then(crate::api::lichess::rounds_link)

@@ -55,7 +55,43 @@ pub enum Outcome {
     /// pushed again.
     Rejected(String),
     /// Try again later (no answer, a 5xx, a 429): `after` when the server said.
-    Retry { after: Option<Duration>, why: String },
+    Retry {
+        after: Option<Duration>,
+        why: String,
+        away: Away,
+    },
+}
+
+/// Why lichess takes no push for now: what is said differs, since only no
+/// answer at all may be the hall's doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Away {
+    /// No answer: the hall's connection, its DNS, or lichess unreachable.
+    NoAnswer,
+    /// A 5xx: lichess's server (or the proxy before it) failed.
+    ServerFailed,
+    /// A 429: lichess asks for fewer requests.
+    Busy,
+}
+
+impl Away {
+    /// What is said when pushes stop for this reason (`why`: the details),
+    /// and what to do.
+    pub fn words(self, why: &str) -> (String, String) {
+        let text = format!("{why}; retrying: the rounds are kept and pushed when lichess answers");
+        let remedy = match self {
+            Away::NoAnswer => {
+                "check the hall's connection to the internet; under systemd the daemon needs the network \
+                 drop-in (/usr/share/doc/eboard-bridge/examples/network.conf, docs/BROADCAST.md)"
+            }
+            Away::ServerFailed => {
+                "nothing to do in the hall: the fault is lichess's, not the hall's connection; the daemon \
+                 tries again 1 s, 2 s, 4 s ... up to a minute apart (or as lichess's Retry-After says)"
+            }
+            Away::Busy => "nothing to do: the daemon waits as long as lichess asks, then pushes",
+        };
+        (text, remedy.to_string())
+    }
 }
 
 #[derive(Deserialize)]
@@ -129,10 +165,15 @@ pub fn outcome(status: u16, retry_after: Option<&str>, body: &[u8], now: SystemT
         429 => Outcome::Retry {
             after: Some(after.unwrap_or(TOO_MANY_WAIT)),
             why: "lichess says too many requests (429)".into(),
+            away: Away::Busy,
         },
         500..=599 => Outcome::Retry {
             after,
-            why: format!("lichess answered {status} ({})", said()),
+            why: match said() {
+                s if s.is_empty() => format!("lichess's server failed (it answered {status})"),
+                s => format!("lichess's server failed (it answered {status}: {s})"),
+            },
+            away: Away::ServerFailed,
         },
         _ if error.as_deref().is_some_and(is_source_url) => Outcome::Refused(Refusal::SourceUrl),
         _ => Outcome::Rejected(format!("lichess answered {status}: {}", said())),
@@ -245,18 +286,55 @@ mod tests {
             at(429, ""),
             Outcome::Retry {
                 after: Some(TOO_MANY_WAIT),
-                why: "lichess says too many requests (429)".into()
+                why: "lichess says too many requests (429)".into(),
+                away: Away::Busy,
             }
         );
         let r = outcome(429, Some("7"), b"", SystemTime::UNIX_EPOCH);
         assert!(matches!(r, Outcome::Retry { after: Some(d), .. } if d == Duration::from_secs(7)));
         let r = at(502, "<html>Bad Gateway</html>");
         assert!(
-            matches!(&r, Outcome::Retry { after: None, why } if why.contains("502")),
+            matches!(&r, Outcome::Retry { after: None, why, away: Away::ServerFailed }
+                if why == "lichess's server failed (it answered 502: <html>Bad Gateway</html>)"),
             "{r:?}"
+        );
+        assert_eq!(
+            at(500, r#"{"error":"Internal server error"}"#),
+            Outcome::Retry {
+                after: None,
+                why: "lichess's server failed (it answered 500: Internal server error)".into(),
+                away: Away::ServerFailed,
+            }
+        );
+        assert!(
+            matches!(at(503, ""), Outcome::Retry { why, .. } if why == "lichess's server failed (it answered 503)")
         );
         // A 200 whose body does not read: taken, nothing known of its games.
         assert_eq!(at(200, "ok"), Outcome::Accepted(Vec::new()));
+    }
+
+    /// Issue 60: a 5xx is lichess's fault, said so; only no answer at all
+    /// sends the organiser to the hall's connection.
+    #[test]
+    fn a_server_error_is_not_the_halls_connection() {
+        let (text, remedy) = Away::ServerFailed.words("lichess's server failed (it answered 500)");
+        assert_eq!(
+            text,
+            "lichess's server failed (it answered 500); retrying: the rounds are kept and pushed when lichess answers"
+        );
+        assert!(
+            remedy
+                .starts_with("nothing to do in the hall: the fault is lichess's, not the hall's connection"),
+            "{remedy}"
+        );
+        assert!(!remedy.contains("check the hall's connection"), "{remedy}");
+        let (_, remedy) = Away::NoAnswer.words("connection refused");
+        assert!(
+            remedy.starts_with("check the hall's connection to the internet"),
+            "{remedy}"
+        );
+        let (_, remedy) = Away::Busy.words("lichess says too many requests (429)");
+        assert!(!remedy.contains("connection"), "{remedy}");
     }
 
     #[test]

@@ -5,26 +5,20 @@
 
 use std::time::{Duration, Instant, SystemTime};
 
-use super::answer::{self, Outcome, Refusal};
+use super::answer::{self, Away, Outcome, Refusal};
 use super::body::{Body, game_words};
-use super::{Service, epoch_ms, http};
+use super::{Part, Service, epoch_ms, http};
 use crate::api::lichess::GameStatus;
 
 impl Service {
-    /// Lichess is away or busy: every round waits.
-    fn retry(&mut self, round: u32, after: Option<Duration>, why: String) {
+    /// Lichess is away, failing or busy: every round waits.
+    fn retry(&mut self, part: Part, after: Option<Duration>, why: String, away: Away) {
         let wait = self.schedule.failed(after, Instant::now());
         if self.trouble.is_none() {
-            let text = format!("{why}; the rounds are kept and pushed when lichess answers");
-            let remedy = if after.is_some() {
-                String::new()
-            } else {
-                "check the hall's connection to the internet; under systemd the daemon needs the network \
-                 drop-in (/usr/share/doc/eboard-bridge/examples/network.conf, docs/BROADCAST.md)"
-                    .to_string()
-            };
+            let (text, remedy) = away.words(&why);
             tracing::warn!(
-                "lichess: round {round}: {text} (next try in {} s){}",
+                "lichess: {}: {text} (next try in {} s){}",
+                self.label(part),
                 wait.as_secs_f64().ceil(),
                 if remedy.is_empty() {
                     String::new()
@@ -32,7 +26,7 @@ impl Service {
                     format!(": {remedy}")
                 }
             );
-            self.report(round, "unreachable", String::new(), text, remedy);
+            self.report(part, "unreachable", String::new(), text, remedy);
             self.trouble = Some((Instant::now(), why));
         } else {
             tracing::debug!("lichess: {why}; next try in {:.1} s", wait.as_secs_f64());
@@ -40,10 +34,10 @@ impl Service {
     }
 
     /// Lichess answered a push (or did not).
-    pub(super) fn answered(&mut self, round: u32, body: Body, result: Result<http::Answer, String>) {
+    pub(super) fn answered(&mut self, part: Part, body: Body, result: Result<http::Answer, String>) {
         let answer = match result {
             Ok(a) => a,
-            Err(why) => return self.retry(round, None, why),
+            Err(why) => return self.retry(part, None, why, Away::NoAnswer),
         };
         match answer::outcome(
             answer.status,
@@ -51,56 +45,60 @@ impl Service {
             &answer.body,
             SystemTime::now(),
         ) {
-            Outcome::Accepted(games) => self.accepted(round, &body, games),
-            Outcome::Retry { after, why } => self.retry(round, after, why),
-            Outcome::Refused(r) => self.refused(round, r),
+            Outcome::Accepted(games) => self.accepted(part, &body, games),
+            Outcome::Retry { after, why, away } => self.retry(part, after, why, away),
+            Outcome::Refused(r) => self.refused(part, r),
             Outcome::Rejected(text) => {
-                self.schedule.rejected(round, &body);
-                self.back(round);
-                let info = self.info.entry(round).or_default();
+                self.schedule.rejected(part, &body);
+                self.back(part);
+                let info = self.info.entry(part).or_default();
                 if info.error != text {
                     info.error = text.clone();
-                    tracing::warn!("lichess: round {round}: {text}; the round's next change is pushed again");
+                    tracing::warn!(
+                        "lichess: {}: {text}; the round's next change is pushed again",
+                        self.label(part)
+                    );
                     let remedy = "the next change of the round is pushed again".to_string();
-                    self.report(round, "rejected", String::new(), text, remedy);
+                    self.report(part, "rejected", String::new(), text, remedy);
                 }
             }
         }
     }
 
     /// A push went through after lichess was away.
-    fn back(&mut self, round: u32) {
+    fn back(&mut self, part: Part) {
         if let Some((since, why)) = self.trouble.take() {
             let text = format!(
                 "lichess takes the pushes again, after {} s ({why})",
                 since.elapsed().as_secs()
             );
-            tracing::info!("lichess: round {round}: {text}");
-            self.report(round, "back", String::new(), text, String::new());
+            tracing::info!("lichess: {}: {text}", self.label(part));
+            self.report(part, "back", String::new(), text, String::new());
         }
     }
 
-    fn refused(&mut self, round: u32, r: Refusal) {
-        self.schedule.blocked(round);
+    fn refused(&mut self, part: Part, r: Refusal) {
+        self.schedule.blocked(part);
         // lichess answers again (its answer is the round's trouble now).
         self.trouble = None;
-        let id = self.id_of(round);
+        let id = self.id_of(part);
         let (what, remedy) = r.words(
             &id,
             &self.cfg.url.to_string(),
             &self.cfg.token_file.display().to_string(),
         );
-        tracing::error!("lichess: round {round}: {what}: {remedy}");
-        self.info.entry(round).or_default().error = format!("{what}: {remedy}");
-        self.report(round, "refused", String::new(), what, remedy);
+        tracing::error!("lichess: {}: {what}: {remedy}", self.label(part));
+        self.info.entry(part).or_default().error = format!("{what}: {remedy}");
+        self.report(part, "refused", String::new(), what, remedy);
     }
 
-    fn accepted(&mut self, round: u32, body: &Body, games: Vec<answer::GameAnswer>) {
-        self.schedule.accepted(round, body);
-        self.back(round);
-        let first = self.info.get(&round).is_none_or(|i| i.pushes == 0);
+    fn accepted(&mut self, part: Part, body: &Body, games: Vec<answer::GameAnswer>) {
+        self.schedule.accepted(part, body);
+        self.back(part);
+        let first = self.info.get(&part).is_none_or(|i| i.pushes == 0);
+        let label = self.label(part);
         let mut reports = Vec::new();
-        let info = self.info.entry(round).or_default();
+        let info = self.info.entry(part).or_default();
         info.pushes += 1;
         info.last_push_ms = epoch_ms(SystemTime::now());
         info.error.clear();
@@ -125,7 +123,7 @@ impl Service {
             if g.error != before {
                 if g.error.is_empty() {
                     info.reported.remove(&key);
-                    tracing::info!("lichess: round {round}: {}: accepted now", game_words(span, name));
+                    tracing::info!("lichess: {label}: {}: accepted now", game_words(span, name));
                 } else {
                     info.reported.insert(key, g.error.clone());
                     reports.push((game_words(span, name), g.error.clone()));
@@ -140,8 +138,8 @@ impl Service {
         let refused = info.games.len() - accepted;
         if first {
             tracing::info!(
-                "lichess: round {round}: pushed to {}: {accepted} game(s), {moves} move(s){}",
-                self.id_of(round),
+                "lichess: {label}: pushed to {}: {accepted} game(s), {moves} move(s){}",
+                self.id_of(part),
                 if refused > 0 {
                     format!(", {refused} refused")
                 } else {
@@ -149,12 +147,12 @@ impl Service {
                 }
             );
         } else {
-            tracing::debug!("lichess: round {round}: pushed: {accepted} game(s), {moves} move(s)");
+            tracing::debug!("lichess: {label}: pushed: {accepted} game(s), {moves} move(s)");
         }
         for (game, error) in reports {
-            tracing::warn!("lichess: round {round}: {game}: refused: {error}; the other games go on");
+            tracing::warn!("lichess: {label}: {game}: refused: {error}; the other games go on");
             let remedy = "the game stays in the broadcast folder; correct it (ctl position, ctl reinstate) or enter it on lichess by hand".to_string();
-            self.report(round, "game_refused", game, error, remedy);
+            self.report(part, "game_refused", game, error, remedy);
         }
     }
 }

@@ -84,21 +84,40 @@ fn max_games<'de, D: serde::Deserializer<'de>>(d: D) -> Result<usize, D::Error> 
         })
 }
 
-/// Each round of the event and its broadcast round's id.
+/// Each round of the event and its broadcast rounds' ids: one (`1 =
+/// "AbCd1234"`), or several for a round of more boards than a broadcast round
+/// takes (`1 = ["AbCd1234", "EfGh5678"]`: boards 1-64 to the first, 65-128 to
+/// the second, ...).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
-#[serde(try_from = "BTreeMap<String, String>")]
-pub struct Rounds(pub BTreeMap<u32, RoundId>);
+#[serde(try_from = "BTreeMap<String, serde_json::Value>")]
+pub struct Rounds(pub BTreeMap<u32, Vec<RoundId>>);
 
-impl TryFrom<BTreeMap<String, String>> for Rounds {
+impl TryFrom<BTreeMap<String, serde_json::Value>> for Rounds {
     type Error = String;
-    fn try_from(map: BTreeMap<String, String>) -> Result<Rounds, String> {
+    fn try_from(map: BTreeMap<String, serde_json::Value>) -> Result<Rounds, String> {
+        use serde_json::Value;
         let mut rounds = BTreeMap::new();
         for (k, v) in map {
             let round = k.trim().parse::<u32>().ok().filter(|r| *r > 0).ok_or_else(|| {
                 format!("rounds: `{k}` is not a round number: write rounds = {{ 1 = \"AbCd1234\", 2 = \"EfGh5678\" }}")
             })?;
-            let id = RoundId::parse(&v).map_err(|e| format!("rounds: round {round}: {e}"))?;
-            rounds.insert(round, id);
+            let kind = || {
+                format!(
+                    "rounds: round {round}: an id, \"AbCd1234\", or a list of them for boards 1-64, 65-128, ...: \
+                     [\"AbCd1234\", \"EfGh5678\"]"
+                )
+            };
+            let texts: Vec<&str> = match &v {
+                Value::String(id) => vec![id.as_str()],
+                Value::Array(ids) => ids
+                    .iter()
+                    .map(|i| i.as_str().ok_or_else(kind))
+                    .collect::<Result<_, _>>()?,
+                _ => return Err(kind()),
+            };
+            let ids =
+                crate::api::lichess::parse_ids(texts).map_err(|e| format!("rounds: round {round}: {e}"))?;
+            rounds.insert(round, ids);
         }
         Ok(Rounds(rounds))
     }
@@ -233,32 +252,94 @@ impl Token {
     }
 }
 
-/// Reads the token file: refused when others may read it (with the `chmod`
-/// that mends it), when it is empty or when its line is not a token.
-pub fn read_token(path: &Path) -> Result<Token, String> {
+/// Why the token file gives no token: what is wrong, and what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenError {
+    /// What is wrong (`[lichess] token_file PATH is empty`).
+    pub what: String,
+    /// What to do about it.
+    pub remedy: String,
+    /// Others may read or change the file: the daemon does not start with it
+    /// (the token would be theirs to use, or to replace).
+    pub exposed: bool,
+}
+
+impl std::fmt::Display for TokenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.what, self.remedy)
+    }
+}
+
+/// What to do for a token file that holds no token (missing, empty, not one).
+fn put_a_token(shown: &std::path::Display<'_>) -> String {
+    format!(
+        "put a lichess token with the study:write scope on its first line (docs/BROADCAST.md, section 1), \
+         chmod 600 {shown}, then reload the daemon (systemctl reload eboard-bridge)"
+    )
+}
+
+/// Reads the token file: refused when others may read or change it (with the
+/// `chmod` that mends it), when it is missing, empty or its line is not a
+/// token (with what to put in it).
+pub fn read_token(path: &Path) -> Result<Token, TokenError> {
     use std::os::unix::fs::PermissionsExt;
     let shown = path.display();
-    let meta = std::fs::metadata(path).map_err(|e| {
-        format!("[lichess] token_file {shown}: {e}: put a lichess token with the study:write scope in it (docs/BROADCAST.md)")
-    })?;
+    let missing = |e: std::io::Error| TokenError {
+        what: format!("[lichess] token_file {shown}: {e}"),
+        remedy: if e.kind() == std::io::ErrorKind::PermissionDenied {
+            format!(
+                "let the daemon's user read it (chmod 640 {shown}, the file's group the daemon's: \
+                 chgrp eboard-bridge {shown}), then reload the daemon (systemctl reload eboard-bridge)"
+            )
+        } else {
+            put_a_token(&shown)
+        },
+        exposed: false,
+    };
+    let meta = std::fs::metadata(path).map_err(missing)?;
     let mode = meta.permissions().mode() & 0o777;
+    // Others' bits: read (4), write (2), execute (1). Each is refused, and
+    // named as what it is.
+    let (read, write) = (mode & 0o004 != 0, mode & 0o002 != 0);
     if mode & 0o007 != 0 {
-        return Err(format!(
-            "[lichess] token_file {shown} may be read by others (mode {mode:03o}): the token writes to your broadcasts; \
-             run chmod o-rwx {shown} (chmod 600 {shown}, or 640 with the file's group the daemon's)"
-        ));
+        let (who, why) = match (read, write) {
+            (true, true) => (
+                "may be read and changed by others",
+                "the token writes to your broadcasts",
+            ),
+            (true, false) => ("may be read by others", "the token writes to your broadcasts"),
+            (false, true) => (
+                "may be changed by others",
+                "anyone could put a token of theirs in it",
+            ),
+            (false, false) => ("gives others a right to it", "the token is the daemon's alone"),
+        };
+        return Err(TokenError {
+            what: format!("[lichess] token_file {shown} {who} (mode {mode:03o})"),
+            remedy: format!(
+                "{why}: run chmod 600 {shown} (or chmod 640 with the file's group the daemon's), then start or \
+                 reload the daemon"
+            ),
+            exposed: true,
+        });
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("[lichess] token_file {shown}: {e}"))?;
+    let text = std::fs::read_to_string(path).map_err(missing)?;
     let line = text.lines().next().unwrap_or_default().trim();
     if line.is_empty() {
-        return Err(format!(
-            "[lichess] token_file {shown} is empty: put a lichess token with the study:write scope on its first line"
-        ));
+        return Err(TokenError {
+            what: format!("[lichess] token_file {shown} is empty"),
+            remedy: put_a_token(&shown),
+            exposed: false,
+        });
     }
     if !line.bytes().all(|b| b.is_ascii_graphic()) || line.len() > 200 {
-        return Err(format!(
-            "[lichess] token_file {shown}: its first line is not a token (letters, digits and _ only, as lichess gives it)"
-        ));
+        return Err(TokenError {
+            what: format!(
+                "[lichess] token_file {shown}: its first line is not a token (letters, digits and _ only, as lichess gives it)"
+            ),
+            remedy: put_a_token(&shown),
+            exposed: false,
+        });
     }
     Ok(Token(line.to_string()))
 }
@@ -285,7 +366,16 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.rounds.0.len(), 2);
-        assert_eq!(c.rounds.0[&2].as_str(), "EfGh5678");
+        assert_eq!(c.rounds.0[&2][0].as_str(), "EfGh5678");
+        // Issue 60: a round over several broadcast rounds.
+        let c = parse(
+            "[lichess]\ntoken_file = \"t\"\nrounds = { 1 = [\"AbCd1234\", \"EfGh5678\"], 2 = \"IjKl9012\", 3 = [\"MnOp3456\"] }\n",
+        )
+        .unwrap();
+        let ids = |r: u32| c.rounds.0[&r].iter().map(|i| i.to_string()).collect::<Vec<_>>();
+        assert_eq!(ids(1), ["AbCd1234", "EfGh5678"]);
+        assert_eq!(ids(2), ["IjKl9012"]);
+        assert_eq!(ids(3), ["MnOp3456"]);
         assert_eq!(c.url.to_string(), "https://lichess.org");
         assert_eq!((c.url.port, c.url.tls), (443, true));
         assert_eq!(c.max_per_second, DEFAULT_MAX_PER_SECOND);
@@ -309,6 +399,19 @@ mod tests {
         assert!(e.contains("`one` is not a round number"), "{e}");
         let e = parse("[lichess]\ntoken_file = \"t\"\nrounds = { 1 = \"AbCd\" }\n").unwrap_err();
         assert!(e.contains("round 1") && e.contains("8 letters and digits"), "{e}");
+        for (bad, said) in [
+            ("[]", "no broadcast round's id"),
+            ("[\"AbCd1234\", \"AbCd1234\"]", "given twice"),
+            ("[\"AbCd1234\", 3]", "a list of them"),
+            ("3", "a list of them"),
+            ("[\"AbCd1234\", \"AbCd\"]", "8 letters and digits"),
+        ] {
+            let e = parse(&format!(
+                "[lichess]\ntoken_file = \"t\"\nrounds = {{ 1 = {bad} }}\n"
+            ))
+            .unwrap_err();
+            assert!(e.contains("round 1") && e.contains(said), "{bad}: {e}");
+        }
         let e = parse("[lichess]\ntoken_file = \"t\"\nurl = \"lichess.org\"\n").unwrap_err();
         assert!(e.contains("https://"), "{e}");
         let e = parse("[lichess]\ntoken_file = \"t\"\nmax_per_second = 0\n").unwrap_err();
@@ -358,17 +461,55 @@ mod tests {
         std::fs::write(&p, "lip_abcDEF123\n").unwrap();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
         let e = read_token(&p).unwrap_err();
+        assert!(e.exposed);
+        let e = e.to_string();
         assert!(e.contains("may be read by others (mode 644)"), "{e}");
-        assert!(e.contains(&format!("chmod o-rwx {}", p.display())), "{e}");
+        assert!(e.contains(&format!("chmod 600 {}", p.display())), "{e}");
         assert!(!e.contains("lip_abc"), "the token is never said: {e}");
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
         let t = read_token(&p).unwrap();
         assert_eq!(t.bearer(), "Bearer lip_abcDEF123");
         assert_eq!(format!("{t:?}"), "Token(hidden)");
         std::fs::write(&p, "\n").unwrap();
-        assert!(read_token(&p).unwrap_err().contains("is empty"));
+        let e = read_token(&p).unwrap_err();
+        assert!(!e.exposed && e.what.ends_with("is empty"), "{e}");
+        assert!(
+            e.remedy.contains("study:write") && e.remedy.contains("chmod 600"),
+            "{e}"
+        );
         std::fs::write(&p, "two words\n").unwrap();
-        assert!(read_token(&p).unwrap_err().contains("not a token"));
-        assert!(read_token(&dir.path().join("none")).is_err());
+        assert!(read_token(&p).unwrap_err().what.contains("not a token"));
+        let e = read_token(&dir.path().join("none")).unwrap_err();
+        assert!(!e.exposed && e.remedy.contains("put a lichess token"), "{e}");
+    }
+
+    /// Issue 60: each of others' bits named as what it is; a file others may
+    /// only change (602) is not called readable; the remedy is `chmod 600`.
+    #[test]
+    fn others_bits_are_named_as_what_they_are() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("token");
+        std::fs::write(&p, "lip_abcDEF123\n").unwrap();
+        for (mode, said) in [
+            (0o602, "may be changed by others (mode 602)"),
+            (0o622, "may be changed by others (mode 622)"),
+            (0o604, "may be read by others (mode 604)"),
+            (0o606, "may be read and changed by others (mode 606)"),
+            (0o601, "gives others a right to it (mode 601)"),
+        ] {
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+            let e = read_token(&p).unwrap_err();
+            let text = e.to_string();
+            assert!(e.exposed && text.contains(said), "{mode:o}: {text}");
+            assert!(text.contains(&format!("run chmod 600 {}", p.display())), "{text}");
+            if mode & 0o004 == 0 {
+                assert!(!text.contains("read"), "{mode:o}: {text}");
+            }
+        }
+        for mode in [0o600, 0o640, 0o660, 0o400] {
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+            assert!(read_token(&p).is_ok(), "{mode:o}");
+        }
     }
 }

@@ -4,10 +4,13 @@
 //! decisions that concern no board.
 //!
 //! - `arbiter SetLichessRound 3 "AbCd1234"` (after `note decided by alice`
-//!   when the caller is known): `ctl lichess 3 AbCd1234`, or the D-Bus call.
-//! - `note configured {"1":"AbCd1234",...}`: the configuration's `rounds`
-//!   when the daemon started or read it again, written when they differ from
-//!   the last written.
+//!   when the caller is known): `ctl lichess 3 AbCd1234`, or the D-Bus call;
+//!   `arbiter SetLichessRound 3 "AbCd1234 EfGh5678"` for a round over several
+//!   broadcast rounds (since issue 60).
+//! - `note configured {"1":"AbCd1234","2":["EfGh5678","IjKl9012"],...}`: the
+//!   configuration's `rounds` when the daemon started or read it again
+//!   (a round with one id as a string, as before), written when they differ
+//!   from the last written.
 //!
 //! The latest word wins: replaying the journal, a decision sets a round's id,
 //! and a `configured` line sets the ids of the rounds whose configured id it
@@ -26,8 +29,9 @@ use crate::rules::Decision;
 /// The note of the configuration's rounds.
 const CONFIGURED: &str = "configured ";
 
-/// The ids in effect, by round.
-pub type Ids = BTreeMap<u32, RoundId>;
+/// The ids in effect, by round: each round's broadcast rounds, in the order
+/// of its boards.
+pub type Ids = BTreeMap<u32, Vec<RoundId>>;
 
 /// The journal open for writing, and the ids it gives.
 pub struct RoundsJournal {
@@ -71,11 +75,12 @@ impl Replayed {
 
     /// A decision: the round's id is the one decided.
     pub fn decide(&mut self, d: &RoundDecision) {
-        let RoundDecision::SetRound { round, id } = d;
-        match id {
-            Some(id) => self.ids.insert(*round, id.clone()),
-            None => self.ids.remove(round),
-        };
+        let RoundDecision::SetRound { round, ids } = d;
+        if ids.is_empty() {
+            self.ids.remove(round);
+        } else {
+            self.ids.insert(*round, ids.clone());
+        }
     }
 
     /// The configuration's rounds: each round whose configured id changed
@@ -98,15 +103,35 @@ impl Replayed {
     }
 }
 
+/// A `configured` note's rounds: each an id, or a list of them; a round that
+/// does not read is passed over.
 fn parse_ids(json: &str) -> Ids {
-    let map: BTreeMap<String, String> = serde_json::from_str(json).unwrap_or_default();
+    use serde_json::Value;
+    let map: BTreeMap<String, Value> = serde_json::from_str(json).unwrap_or_default();
     map.into_iter()
-        .filter_map(|(k, v)| Some((k.parse().ok()?, RoundId::parse(&v).ok()?)))
+        .filter_map(|(k, v)| {
+            let texts: Vec<&str> = match &v {
+                Value::String(id) => vec![id.as_str()],
+                Value::Array(ids) => ids.iter().map(Value::as_str).collect::<Option<_>>()?,
+                _ => return None,
+            };
+            Some((k.parse().ok()?, crate::api::lichess::parse_ids(texts).ok()?))
+        })
         .collect()
 }
 
 fn ids_json(ids: &Ids) -> String {
-    let map: BTreeMap<String, &str> = ids.iter().map(|(k, v)| (k.to_string(), v.as_str())).collect();
+    use serde_json::Value;
+    let map: BTreeMap<String, Value> = ids
+        .iter()
+        .map(|(k, v)| {
+            let v = match v.as_slice() {
+                [one] => Value::from(one.as_str()),
+                many => Value::from(many.iter().map(RoundId::as_str).collect::<Vec<_>>()),
+            };
+            (k.to_string(), v)
+        })
+        .collect();
     serde_json::to_string(&map).unwrap_or_else(|_| "{}".into())
 }
 
@@ -214,8 +239,22 @@ mod tests {
     fn ids(pairs: &[(u32, &str)]) -> Ids {
         pairs
             .iter()
-            .map(|(r, i)| (*r, RoundId::parse(i).unwrap()))
+            .map(|(r, i)| {
+                let ids = i.split(' ').map(|i| RoundId::parse(i).unwrap()).collect();
+                (*r, ids)
+            })
             .collect()
+    }
+
+    fn set(round: u32, ids: &str) -> RoundDecision {
+        RoundDecision::SetRound {
+            round,
+            ids: ids
+                .split(' ')
+                .filter(|i| !i.is_empty())
+                .map(|i| RoundId::parse(i).unwrap())
+                .collect(),
+        }
     }
 
     #[test]
@@ -228,13 +267,10 @@ mod tests {
             ids: got,
             configured: conf.clone(),
         };
-        let d = RoundDecision::SetRound {
-            round: 1,
-            id: Some(RoundId::parse("Ctl00001").unwrap()),
-        };
+        let d = set(1, "Ctl00001");
         j.decided(&d, Some("alice"));
         r.decide(&d);
-        let off = RoundDecision::SetRound { round: 2, id: None };
+        let off = set(2, "");
         j.decided(&off, None);
         drop(j);
         let text = std::fs::read_to_string(dir.path().join("rounds.esl")).unwrap();
@@ -268,13 +304,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let conf = ids(&[(1, "Conf0001")]);
         let (mut j, _) = RoundsJournal::open(dir.path(), &conf).unwrap();
-        j.decided(
-            &RoundDecision::SetRound {
-                round: 1,
-                id: Some(RoundId::parse("Ctl00001").unwrap()),
-            },
-            None,
-        );
+        j.decided(&set(1, "Ctl00001"), None);
         drop(j);
         let path = dir.path().join("rounds.esl");
         let mut text = std::fs::read_to_string(&path).unwrap();
@@ -285,6 +315,38 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(!text.contains("Torn"), "{text}");
         assert!(text.ends_with('\n'));
+    }
+
+    /// Issue 60: a round over several broadcast rounds, configured and
+    /// decided, survives a restart; a configuration of one id per round is
+    /// noted as before (a string), so a journal written before reads the same.
+    #[test]
+    fn several_broadcast_rounds_for_a_round_survive_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let conf = ids(&[(1, "Conf0001 Conf0002"), (2, "Conf0003")]);
+        let (mut j, got) = RoundsJournal::open(dir.path(), &conf).unwrap();
+        assert_eq!(got, conf);
+        let text = std::fs::read_to_string(dir.path().join("rounds.esl")).unwrap();
+        assert!(
+            text.contains("note configured {\"1\":[\"Conf0001\",\"Conf0002\"],\"2\":\"Conf0003\"}\n"),
+            "{text}"
+        );
+        j.decided(&set(2, "Ctl00001 Ctl00002 Ctl00003"), Some("alice"));
+        drop(j);
+        let text = std::fs::read_to_string(dir.path().join("rounds.esl")).unwrap();
+        assert!(
+            text.contains("arbiter SetLichessRound 2 \"Ctl00001 Ctl00002 Ctl00003\"\n"),
+            "{text}"
+        );
+        let (_, got) = RoundsJournal::open(dir.path(), &conf).unwrap();
+        assert_eq!(
+            got,
+            ids(&[(1, "Conf0001 Conf0002"), (2, "Ctl00001 Ctl00002 Ctl00003")])
+        );
+        // Round 1's configuration now one id: it takes it.
+        let conf2 = ids(&[(1, "Conf0001"), (2, "Conf0003")]);
+        let (_, got) = RoundsJournal::open(dir.path(), &conf2).unwrap();
+        assert_eq!(got, ids(&[(1, "Conf0001"), (2, "Ctl00001 Ctl00002 Ctl00003")]));
     }
 
     /// A journal as 2728c8f wrote it reads the same through the one parser of

@@ -30,7 +30,7 @@ mod http;
 mod journal;
 mod schedule;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -38,7 +38,8 @@ use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::api::lichess::{
-    Call, GameStatus, Report, RoundDecision, RoundId, RoundPgn, RoundStatus, RoundsIn,
+    Call, GameStatus, Report, RoundDecision, RoundId, RoundPgn, RoundStatus, RoundsIn, boards_words,
+    ids_words, part_boards, part_of,
 };
 use body::Body;
 pub use config::LichessConfig;
@@ -105,16 +106,76 @@ struct RoundInfo {
     reported: HashMap<(u32, u32), String>,
 }
 
+/// One broadcast round of a round of the event: the round, and which of its
+/// broadcast rounds (the whole round when it has one; boards 1-64, 65-128, ...
+/// when it has several).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Part {
+    round: u32,
+    index: usize,
+}
+
+/// The boards of `boards` (sorted, each once, a game each) that a round over
+/// the broadcast rounds `parts` leaves out, each taking `max_games`.
+fn left_out_boards(boards: &[u32], parts: usize, max_games: usize) -> Vec<u32> {
+    let mut taken = vec![0usize; parts.max(1)];
+    let mut left = Vec::new();
+    for &b in boards {
+        let part = part_of(b, parts);
+        taken[part] += 1;
+        if taken[part] > max_games {
+            left.push(b);
+        }
+    }
+    left
+}
+
+/// What to do about boards `left_out` of round `round` (none: any round)
+/// pushed to `ids`: another broadcast round for the boards past the last's
+/// range, the way to give it (`ctl lichess`, the configuration's line); or
+/// more games a broadcast round, for boards within the ranges.
+fn left_out_remedy(round: Option<u32>, ids: &[RoundId], left_out: &[u32], max_games: usize) -> String {
+    let parts = ids.len().max(1);
+    let mut said = Vec::new();
+    if left_out.iter().any(|b| part_of(*b, parts + 1) == parts) {
+        let r = round.map_or_else(|| "ROUND".to_string(), |r| r.to_string());
+        let (first, _) = part_boards(parts, parts + 1);
+        let mut listed: Vec<String> = ids.iter().map(ToString::to_string).collect();
+        if listed.is_empty() {
+            listed.push("ID".into());
+        }
+        let quoted: Vec<String> = listed.iter().map(|i| format!("\"{i}\"")).collect();
+        said.push(format!(
+            "give round {r} another broadcast round on lichess for boards {first} and up: ctl lichess {r} {} <ID>, \
+             or in [lichess] rounds = {{ {r} = [{}, \"<ID>\"] }} and reload",
+            listed.join(" "),
+            quoted.join(", ")
+        ));
+    }
+    if left_out.iter().any(|b| part_of(*b, parts + 1) < parts) {
+        said.push(format!(
+            "a broadcast round takes max_games = {max_games} games: raise it in [lichess] if lichess gave the \
+             broadcast more, and reload"
+        ));
+    }
+    said.join("; or ")
+}
+
 struct Service {
     cfg: LichessConfig,
-    token: Token,
+    /// The token; `None` while the token file holds none (the push is off).
+    token: Option<Token>,
+    /// Why the push is off (the token file), said by every round's state.
+    off: Option<config::TokenError>,
     client: Option<http::PushClient>,
     /// A client of a new server, taken up when no push is out.
     replacement: Option<http::PushClient>,
     journal: RoundsJournal,
     replayed: Replayed,
-    schedule: Schedule<Body>,
-    info: BTreeMap<u32, RoundInfo>,
+    schedule: Schedule<Part, Body>,
+    info: BTreeMap<Part, RoundInfo>,
+    /// Each round's newest text, split again when its ids change.
+    pgns: BTreeMap<u32, RoundPgn>,
     status: watch::Sender<Vec<RoundStatus>>,
     reports: broadcast::Sender<Report>,
     ask: mpsc::UnboundedSender<u32>,
@@ -135,7 +196,9 @@ fn epoch_ms(t: SystemTime) -> i64 {
 
 impl Lichess {
     /// Checks `[lichess]` (the token file above all: refused when others may
-    /// read it) and starts the task. `boards`: the event's board numbers known
+    /// read or change it) and starts the task. A token file that holds no
+    /// token (missing, empty) does not stop the daemon: the push is off, said
+    /// in the log and in each round's state, until a reload reads a token. `boards`: the event's board numbers known
     /// at start (a round with more than a lichess round takes is said now).
     /// It ends once the folder's side of `link` is gone, after a last try of
     /// what waits.
@@ -147,7 +210,14 @@ impl Lichess {
         reload: mpsc::Receiver<LichessConfig>,
         boards: &[u32],
     ) -> Result<Lichess, LichessError> {
-        let token = config::read_token(&cfg.token_file).map_err(LichessError)?;
+        let (token, off) = match config::read_token(&cfg.token_file) {
+            Ok(t) => (Some(t), None),
+            Err(e) if e.exposed => return Err(LichessError(e.to_string())),
+            Err(e) => {
+                tracing::error!("lichess: the push is off: {e}; every board is bridged all the same");
+                (None, Some(e))
+            }
+        };
         let client = http::PushClient::new(cfg.url.clone()).map_err(LichessError)?;
         let (journal, ids) = RoundsJournal::open(&state_dir.join("lichess"), &cfg.rounds.0)
             .map_err(|e| LichessError(format!("[lichess] the rounds' journal: {e}")))?;
@@ -160,21 +230,35 @@ impl Lichess {
         let mut sorted = boards.to_vec();
         sorted.sort_unstable();
         sorted.dedup();
-        if sorted.len() > cfg.max_games {
-            tracing::warn!(
-                "lichess: {} boards, and a lichess round takes {} games: boards {} are not pushed",
-                sorted.len(),
-                cfg.max_games,
-                crate::api::board_numbers(&sorted[cfg.max_games..])
-            );
+        let rounds: Vec<(Option<u32>, &[RoundId])> = if ids.is_empty() {
+            vec![(None, &[])]
+        } else {
+            ids.iter().map(|(r, i)| (Some(*r), i.as_slice())).collect()
+        };
+        for (round, round_ids) in rounds {
+            let left = left_out_boards(&sorted, round_ids.len(), cfg.max_games);
+            if !left.is_empty() {
+                tracing::warn!(
+                    "lichess: {} boards, and a lichess round takes {} games: boards {} are not pushed; {}",
+                    sorted.len(),
+                    cfg.max_games,
+                    crate::api::board_numbers(&left),
+                    left_out_remedy(round, round_ids, &left, cfg.max_games)
+                );
+            }
         }
         let now = Instant::now();
         let mut schedule = Schedule::new(cfg.max_per_second);
-        for (round, id) in &ids {
-            schedule.set_id(*round, Some(id.clone()), now);
+        for (round, round_ids) in &ids {
+            for (index, id) in round_ids.iter().enumerate() {
+                schedule.set_id(Part { round: *round, index }, Some(id.clone()), now);
+            }
             let _ = link.ask.send(*round);
         }
-        let said: Vec<String> = ids.iter().map(|(r, i)| format!("round {r} to {i}")).collect();
+        let said: Vec<String> = ids
+            .iter()
+            .map(|(r, i)| format!("round {r} to {}", ids_words(i)))
+            .collect();
         tracing::info!(
             "lichess: pushing to {} at most {}/s{}",
             cfg.url,
@@ -187,6 +271,7 @@ impl Lichess {
         );
         let svc = Service {
             token,
+            off,
             client: Some(client),
             replacement: None,
             journal,
@@ -196,6 +281,7 @@ impl Lichess {
             },
             schedule,
             info: BTreeMap::new(),
+            pgns: BTreeMap::new(),
             status: inputs.status,
             reports: inputs.reports,
             ask: link.ask,
@@ -214,7 +300,7 @@ impl Lichess {
 }
 
 /// A push out on the runtime: it gives the client back with the answer.
-type Job = JoinHandle<(http::PushClient, u32, Body, Result<http::Answer, String>)>;
+type Job = JoinHandle<(http::PushClient, Part, Body, Result<http::Answer, String>)>;
 
 async fn sleep_until(at: Option<Instant>) {
     match at {
@@ -224,18 +310,30 @@ async fn sleep_until(at: Option<Instant>) {
 }
 
 impl Service {
-    fn id_of(&self, round: u32) -> String {
+    /// The broadcast round's id (empty when it has none).
+    fn id_of(&self, part: Part) -> String {
         self.replayed
             .ids
-            .get(&round)
+            .get(&part.round)
+            .and_then(|ids| ids.get(part.index))
             .map(|i| i.to_string())
             .unwrap_or_default()
     }
 
-    fn report(&self, round: u32, kind: &str, game: String, text: String, remedy: String) {
+    /// The broadcast round as the log names it: `round 3`, or `round 3 (boards
+    /// 65 and up)` when the round has several.
+    fn label(&self, part: Part) -> String {
+        let parts = self.replayed.ids.get(&part.round).map_or(1, Vec::len);
+        match part_boards(part.index, parts) {
+            (1, 0) => format!("round {}", part.round),
+            (first, last) => format!("round {} ({})", part.round, boards_words(first, last)),
+        }
+    }
+
+    fn report(&self, part: Part, kind: &str, game: String, text: String, remedy: String) {
         let _ = self.reports.send(Report {
-            round,
-            id: self.id_of(round),
+            round: part.round,
+            id: self.id_of(part),
             kind: kind.into(),
             game,
             text,
@@ -246,71 +344,130 @@ impl Service {
     /// A `games.pgn` the folder wrote.
     fn offer(&mut self, pgn: RoundPgn) {
         let round = pgn.round;
-        let body = Body::new(&pgn, self.cfg.max_games);
-        let pushed = self.replayed.ids.contains_key(&round);
-        let info = self.info.entry(round).or_default();
-        if pushed && body.left_out != info.said_left_out {
-            info.said_left_out = body.left_out.clone();
-            if !body.left_out.is_empty() {
-                let text = format!(
-                    "a lichess round takes {} games: boards {} are not pushed",
-                    self.cfg.max_games,
-                    crate::api::board_numbers(&body.left_out)
-                );
-                tracing::warn!("lichess: round {round}: {text}");
-                let remedy = "split the round in two broadcast rounds on lichess".to_string();
-                self.report(round, "not_pushed", String::new(), text, remedy);
+        self.pgns.insert(round, pgn);
+        self.split(round);
+    }
+
+    /// The round's newest text split over its broadcast rounds (the whole
+    /// round to one), each part offered to the schedule.
+    fn split(&mut self, round: u32) {
+        let Some(pgn) = self.pgns.get(&round) else {
+            return;
+        };
+        let ids = self.replayed.ids.get(&round).cloned().unwrap_or_default();
+        let bodies = Body::parts(pgn, self.cfg.max_games, ids.len().max(1));
+        let now = Instant::now();
+        for (index, body) in bodies.into_iter().enumerate() {
+            let part = Part { round, index };
+            if index > 0 && body.games.is_empty() {
+                // No game of its boards yet: nothing to push to it.
+                self.schedule.withdraw(part);
+                if let Some(info) = self.info.get_mut(&part) {
+                    info.latest = None;
+                }
+                continue;
             }
+            if ids.get(index).is_some() {
+                self.say_left_out(part, &ids, &body);
+            }
+            self.info.entry(part).or_default().latest = Some(body.clone());
+            self.schedule.offer(part, body, now);
         }
-        self.info.entry(round).or_default().latest = Some(body.clone());
-        self.schedule.offer(round, body, Instant::now());
+    }
+
+    /// The boards a broadcast round leaves out, said when they change.
+    fn say_left_out(&mut self, part: Part, ids: &[RoundId], body: &Body) {
+        let info = self.info.entry(part).or_default();
+        if body.left_out == info.said_left_out {
+            return;
+        }
+        info.said_left_out = body.left_out.clone();
+        if body.left_out.is_empty() {
+            return;
+        }
+        let text = format!(
+            "a lichess round takes {} games: boards {} are not pushed",
+            self.cfg.max_games,
+            crate::api::board_numbers(&body.left_out)
+        );
+        let remedy = left_out_remedy(Some(part.round), ids, &body.left_out, self.cfg.max_games);
+        tracing::warn!("lichess: {}: {text}: {remedy}", self.label(part));
+        self.report(part, "not_pushed", String::new(), text, remedy);
     }
 
     /// A decision from a door: journaled, then applied.
     fn call(&mut self, call: Call) {
         let Call { decision, by, reply } = call;
+        let RoundDecision::SetRound { round, ids } = &decision;
+        let before = self.replayed.ids.get(round).cloned().unwrap_or_default();
         self.journal.decided(&decision, by.as_deref());
         self.replayed.decide(&decision);
-        let RoundDecision::SetRound { round, id } = &decision;
         let by = by.map(|b| format!(" (by {b})")).unwrap_or_default();
-        match id {
-            Some(id) => tracing::info!("lichess: round {round} is pushed to {id} from now on{by}"),
-            None => tracing::info!("lichess: round {round} is no longer pushed{by}"),
+        if ids.is_empty() {
+            tracing::info!("lichess: round {round} is no longer pushed{by}");
+        } else {
+            tracing::info!(
+                "lichess: round {round} is pushed to {} from now on{by}",
+                ids_words(ids)
+            );
         }
-        self.set_id(*round, id.clone());
+        self.set_ids(*round, &before);
         let _ = reply.send(Ok(()));
     }
 
-    /// A round's id set or changed: the round is pushed whole to it.
-    fn set_id(&mut self, round: u32, id: Option<RoundId>) {
-        // What lichess said of the old id is not the new one's.
-        if let Some(info) = self.info.get_mut(&round) {
-            info.error.clear();
-            info.games.clear();
-            info.reported.clear();
-            info.said_left_out.clear();
-            info.pushes = 0;
-            info.last_push_ms = 0;
+    /// A round's ids set or changed (from `before`): each broadcast round
+    /// whose id changed, or whose boards' text did, is pushed whole to it.
+    fn set_ids(&mut self, round: u32, before: &[RoundId]) {
+        let after = self.replayed.ids.get(&round).cloned().unwrap_or_default();
+        let now = Instant::now();
+        for index in 0..before.len().max(after.len()).max(1) {
+            let part = Part { round, index };
+            let id = after.get(index).cloned();
+            // What lichess said of the old id is not the new one's (a
+            // broadcast round whose boards changed is told by its next push).
+            if before.get(index) != id.as_ref() {
+                if let Some(info) = self.info.get_mut(&part) {
+                    *info = RoundInfo {
+                        latest: info.latest.take(),
+                        ..RoundInfo::default()
+                    };
+                }
+            }
+            if index >= after.len().max(1) {
+                self.info.remove(&part);
+                self.schedule.withdraw(part);
+            }
+            self.schedule.set_id(part, id, now);
         }
-        let has = id.is_some();
-        self.schedule.set_id(round, id, Instant::now());
-        if has {
+        self.split(round);
+        if !after.is_empty() {
             let _ = self.ask.send(round);
         }
     }
 
-    /// `[lichess]` read again: a change of the token, the server or a round's
-    /// id lets a refused round be tried again.
+    /// `[lichess]` read again: a change of the token or the server pushes
+    /// every round whole again (the new server has none of it; refused rounds
+    /// are tried again); a change of a round's ids pushes those broadcast
+    /// rounds whole.
     fn reload(&mut self, mut cfg: LichessConfig) {
         let mut changed = false;
         match config::read_token(&cfg.token_file) {
-            Ok(t) if t != self.token => {
-                self.token = t;
+            Ok(t) if self.token.as_ref() != Some(&t) => {
+                if self.token.is_none() {
+                    tracing::info!("lichess: a token was read: the pushes start");
+                } else {
+                    tracing::info!("lichess: a new token was read");
+                }
+                self.token = Some(t);
+                self.off = None;
                 changed = true;
-                tracing::info!("lichess: a new token was read");
             }
             Ok(_) => {}
-            Err(e) => tracing::error!("lichess: {e}; the token read before stays"),
+            Err(e) if self.token.is_some() => tracing::error!("lichess: {e}; the token read before stays"),
+            Err(e) => {
+                tracing::error!("lichess: the push is still off: {e}");
+                self.off = Some(e);
+            }
         }
         if cfg.url != self.cfg.url {
             match http::PushClient::new(cfg.url.clone()) {
@@ -326,52 +483,66 @@ impl Service {
             }
         }
         self.schedule.set_rate(cfg.max_per_second);
+        let resplit = cfg.max_games != self.cfg.max_games;
         let before: Ids = self.replayed.ids.clone();
         self.journal.configure(&cfg.rounds.0, &mut self.replayed);
         let after = self.replayed.ids.clone();
-        let rounds: Vec<u32> = before.keys().chain(after.keys()).copied().collect();
+        self.cfg = cfg;
+        let rounds: BTreeSet<u32> = before.keys().chain(after.keys()).copied().collect();
         for r in rounds {
             if before.get(&r) != after.get(&r) {
-                self.set_id(r, after.get(&r).cloned());
+                self.set_ids(r, before.get(&r).map_or(&[], Vec::as_slice));
             }
         }
-        if cfg.max_games != self.cfg.max_games {
-            for r in after.keys() {
-                let _ = self.ask.send(*r);
+        if resplit {
+            let rounds: Vec<u32> = self.pgns.keys().copied().collect();
+            for r in rounds {
+                self.split(r);
             }
         }
-        self.cfg = cfg;
         if changed {
-            self.schedule.unblock_all(Instant::now());
+            self.schedule.start_over(Instant::now());
+            // What the old server or token was told is not the new one's.
             for info in self.info.values_mut() {
-                info.error.clear();
+                *info = RoundInfo {
+                    latest: info.latest.take(),
+                    ..RoundInfo::default()
+                };
+            }
+            for r in self.replayed.ids.keys() {
+                let _ = self.ask.send(*r);
             }
         }
     }
 
-    /// Each round with an id, as the doors show it.
+    /// Each broadcast round of each round with an id, as the doors show it.
     fn status(&self) -> Vec<RoundStatus> {
         let now = Instant::now();
         let retrying = self.schedule.waiting_until().filter(|w| *w > now);
-        self.replayed
-            .ids
-            .iter()
-            .map(|(&round, id)| {
-                let info = self.info.get(&round);
-                let state = if self.schedule.is_blocked(round) {
+        let mut out = Vec::new();
+        for (&round, ids) in &self.replayed.ids {
+            for (index, id) in ids.iter().enumerate() {
+                let part = Part { round, index };
+                let info = self.info.get(&part);
+                let state = if self.off.is_some() {
+                    "off"
+                } else if self.schedule.is_blocked(part) {
                     "refused"
-                } else if self.schedule.is_pending(round) || self.schedule.in_flight() == Some(round) {
+                } else if self.schedule.is_pending(part) || self.schedule.in_flight() == Some(part) {
                     if retrying.is_some() { "retrying" } else { "pushing" }
-                } else if self.schedule.is_done(round) {
+                } else if self.schedule.is_done(part) {
                     "pushed"
                 } else {
                     "waiting"
                 };
                 let games = info.map(|i| i.games.clone()).unwrap_or_default();
                 let refused = games.iter().filter(|g| !g.error.is_empty()).count() as u32;
-                RoundStatus {
+                let (first_board, last_board) = part_boards(index, ids.len());
+                out.push(RoundStatus {
                     round,
                     id: id.to_string(),
+                    first_board,
+                    last_board,
                     state: state.into(),
                     last_push_ms: info.map_or(0, |i| i.last_push_ms),
                     pushes: info.map_or(0, |i| i.pushes),
@@ -381,15 +552,19 @@ impl Service {
                         .and_then(|i| i.latest.as_ref())
                         .map(|b| b.left_out.clone())
                         .unwrap_or_default(),
-                    error: info.map(|i| i.error.clone()).unwrap_or_default(),
+                    error: match &self.off {
+                        Some(e) => format!("the push is off: {e}"),
+                        None => info.map(|i| i.error.clone()).unwrap_or_default(),
+                    },
                     next_try_ms: match (state, retrying) {
                         ("retrying", Some(w)) => epoch_ms(SystemTime::now() + (w - now)),
                         _ => 0,
                     },
                     games,
-                }
-            })
-            .collect()
+                });
+            }
+        }
+        out
     }
 
     async fn run(
@@ -409,13 +584,15 @@ impl Service {
                 if let Some(c) = self.replacement.take() {
                     self.client = Some(c);
                 }
+            }
+            if let (None, Some(token)) = (&job, &self.token) {
                 match self.schedule.next(now) {
                     PushDue::Push { round, id, body } => {
                         let mut client = self
                             .client
                             .take()
                             .expect("the client is home while no push is out");
-                        let token = self.token.clone();
+                        let token = token.clone();
                         job = Some(tokio::spawn(async move {
                             let r = client.push(&id, &token, body.bytes.clone()).await;
                             (client, round, body, r)
@@ -454,7 +631,14 @@ impl Service {
                     match done {
                         Ok((client, round, body, r)) => {
                             self.client = Some(client);
-                            self.answered(round, body, r);
+                            if self.schedule.stale_answer() {
+                                tracing::debug!(
+                                    "lichess: {}: an answer from before the reload, passed over",
+                                    self.label(round)
+                                );
+                            } else {
+                                self.answered(round, body, r);
+                            }
                         }
                         Err(e) => {
                             tracing::error!("lichess: the push failed: {e}");
@@ -474,5 +658,47 @@ impl Service {
         if let Some(j) = job {
             j.abort();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(list: &[&str]) -> Vec<RoundId> {
+        crate::api::lichess::parse_ids(list.iter().copied()).unwrap()
+    }
+
+    /// Issue 60: the boards a round's broadcast rounds leave out, and what to
+    /// do: another broadcast round (the ctl command and the configuration's
+    /// line, with the ids it has), or more games a broadcast round.
+    #[test]
+    fn boards_left_out_and_how_to_give_them_a_broadcast_round() {
+        let boards: Vec<u32> = (1..=130).collect();
+        assert_eq!(left_out_boards(&boards, 1, 64), (65..=130).collect::<Vec<_>>());
+        assert_eq!(left_out_boards(&boards, 2, 64), [129, 130]);
+        assert!(left_out_boards(&boards, 3, 64).is_empty());
+        assert_eq!(
+            left_out_boards(&boards, 3, 60),
+            [61, 62, 63, 64, 125, 126, 127, 128]
+        );
+        let two = ids(&["AbCd1234", "EfGh5678"]);
+        assert_eq!(
+            left_out_remedy(Some(2), &two, &[129, 130], 64),
+            "give round 2 another broadcast round on lichess for boards 129 and up: ctl lichess 2 AbCd1234 EfGh5678 <ID>, \
+             or in [lichess] rounds = { 2 = [\"AbCd1234\", \"EfGh5678\", \"<ID>\"] } and reload"
+        );
+        let within = left_out_remedy(Some(2), &two, &[61, 62], 60);
+        assert!(
+            within.starts_with("a broadcast round takes max_games = 60 games"),
+            "{within}"
+        );
+        let both = left_out_remedy(Some(2), &two, &[61, 129], 60);
+        assert!(
+            both.contains("for boards 129 and up") && both.contains("; or a broadcast round takes"),
+            "{both}"
+        );
+        let none = left_out_remedy(None, &[], &[65], 64);
+        assert!(none.contains("ctl lichess ROUND ID <ID>"), "{none}");
     }
 }

@@ -1,7 +1,8 @@
 //! When to push what: a state machine with time as input and no I/O (as
 //! `clock::queue`), tested without a runtime.
 //!
-//! - Each round keeps the newest body it was given; a body lichess has already
+//! - Each round (a key: a broadcast round of a round of the event, for the
+//!   task) keeps the newest body it was given; a body lichess has already
 //!   accepted for the round's id is not sent again.
 //! - One request at a time, all rounds together (lichess asks for that), and
 //!   their starts at least `1 / max_per_second` apart. The round whose change
@@ -12,6 +13,9 @@
 //!   the outage carries the round whole, as it stands then.
 //! - A round lichess refuses (the token, the id, a source URL) is not tried
 //!   again until its id is set again or the configuration changes.
+//! - A new server or token: every round is pushed whole again, and the answer
+//!   of a push already out (to the old server, or with the old token) is
+//!   passed over.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -50,9 +54,9 @@ impl<B> Default for Round<B> {
 
 /// What to do next.
 #[derive(Debug, Clone, PartialEq)]
-pub enum PushDue<B> {
-    /// Push `body` to round `id` (for the event's round `round`) now.
-    Push { round: u32, id: RoundId, body: B },
+pub enum PushDue<K, B> {
+    /// Push `body` to round `id` (for `round`, the task's key) now.
+    Push { round: K, id: RoundId, body: B },
     /// Nothing may go before this.
     At(Instant),
     /// Nothing waits.
@@ -60,18 +64,21 @@ pub enum PushDue<B> {
 }
 
 #[derive(Debug)]
-pub struct Schedule<B> {
+pub struct Schedule<K, B> {
     interval: Duration,
     last_start: Option<Instant>,
-    in_flight: Option<u32>,
+    in_flight: Option<K>,
     /// No request before this (the server failed).
     wait_until: Option<Instant>,
     backoff: Duration,
-    rounds: BTreeMap<u32, Round<B>>,
+    rounds: BTreeMap<K, Round<B>>,
+    /// The push out was made before [`Schedule::start_over`]: its answer says
+    /// nothing of the server or token now.
+    stale: bool,
 }
 
-impl<B: Clone + PartialEq> Schedule<B> {
-    pub fn new(max_per_second: f64) -> Schedule<B> {
+impl<K: Ord + Copy, B: Clone + PartialEq> Schedule<K, B> {
+    pub fn new(max_per_second: f64) -> Schedule<K, B> {
         let mut s = Schedule {
             interval: Duration::ZERO,
             last_start: None,
@@ -79,6 +86,7 @@ impl<B: Clone + PartialEq> Schedule<B> {
             wait_until: None,
             backoff: FIRST_BACKOFF,
             rounds: BTreeMap::new(),
+            stale: false,
         };
         s.set_rate(max_per_second);
         s
@@ -99,7 +107,7 @@ impl<B: Clone + PartialEq> Schedule<B> {
     }
 
     /// The round's newest body (the newest wins; an older one waiting goes).
-    pub fn offer(&mut self, round: u32, body: B, now: Instant) {
+    pub fn offer(&mut self, round: K, body: B, now: Instant) {
         let r = self.rounds.entry(round).or_default();
         let was = Self::pending(r);
         r.latest = Some(body);
@@ -110,7 +118,7 @@ impl<B: Clone + PartialEq> Schedule<B> {
 
     /// The round's broadcast id (`None`: not pushed). A new id gets the round
     /// whole, and is tried even when the old one was refused.
-    pub fn set_id(&mut self, round: u32, id: Option<RoundId>, now: Instant) {
+    pub fn set_id(&mut self, round: K, id: Option<RoundId>, now: Instant) {
         let r = self.rounds.entry(round).or_default();
         if r.id != id {
             r.done = None;
@@ -122,21 +130,48 @@ impl<B: Clone + PartialEq> Schedule<B> {
         }
     }
 
-    /// The configuration changed (a token, a server): refused rounds are tried again.
-    pub fn unblock_all(&mut self, now: Instant) {
+    /// A new server, or a new token: what the old one had counts for nothing.
+    /// Every round with an id is pushed whole again, refused rounds tried
+    /// again, the back-off forgotten; a push out now is answered for the old
+    /// one ([`Schedule::stale_answer`]).
+    pub fn start_over(&mut self, now: Instant) {
+        self.stale = self.in_flight.is_some();
+        self.wait_until = None;
+        self.backoff = FIRST_BACKOFF;
         for r in self.rounds.values_mut() {
-            if r.blocked {
-                r.blocked = false;
-                if Self::pending(r) {
-                    r.since = Some(now);
-                }
+            r.done = None;
+            r.blocked = false;
+            if Self::pending(r) {
+                r.since.get_or_insert(now);
             }
+        }
+    }
+
+    /// Whether the answer come now is of a push made before
+    /// [`Schedule::start_over`]: then the push is over and nothing is learnt
+    /// from it (its round is pushed again).
+    pub fn stale_answer(&mut self) -> bool {
+        if self.stale {
+            self.stale = false;
+            self.in_flight = None;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The round has no body now (its boards have no game): nothing is pushed
+    /// until it is given one; its id stays.
+    pub fn withdraw(&mut self, round: K) {
+        if let Some(r) = self.rounds.get_mut(&round) {
+            r.latest = None;
+            r.since = None;
         }
     }
 
     /// The next push, or when to ask again. A push returned is in flight until
     /// its outcome is given.
-    pub fn next(&mut self, now: Instant) -> PushDue<B> {
+    pub fn next(&mut self, now: Instant) -> PushDue<K, B> {
         if self.in_flight.is_some() {
             return PushDue::Idle;
         }
@@ -167,7 +202,7 @@ impl<B: Clone + PartialEq> Schedule<B> {
     }
 
     /// The push of `body` to `round` was accepted.
-    pub fn accepted(&mut self, round: u32, body: &B) {
+    pub fn accepted(&mut self, round: K, body: &B) {
         self.in_flight = None;
         self.wait_until = None;
         self.backoff = FIRST_BACKOFF;
@@ -176,14 +211,14 @@ impl<B: Clone + PartialEq> Schedule<B> {
 
     /// lichess refused `body` as a whole (not the round): it is not sent
     /// again; the round's next change is.
-    pub fn rejected(&mut self, round: u32, body: &B) {
+    pub fn rejected(&mut self, round: K, body: &B) {
         self.in_flight = None;
         self.wait_until = None;
         self.backoff = FIRST_BACKOFF;
         self.finish(round, body);
     }
 
-    fn finish(&mut self, round: u32, body: &B) {
+    fn finish(&mut self, round: K, body: &B) {
         if let Some(r) = self.rounds.get_mut(&round) {
             r.done = Some(body.clone());
             r.since = Self::pending(r).then_some(r.since).flatten();
@@ -203,7 +238,7 @@ impl<B: Clone + PartialEq> Schedule<B> {
 
     /// lichess refuses the round: not tried again until its id is set again or
     /// the configuration changes.
-    pub fn blocked(&mut self, round: u32) {
+    pub fn blocked(&mut self, round: K) {
         // The server answered: whatever kept it away is over.
         self.in_flight = None;
         self.wait_until = None;
@@ -214,24 +249,24 @@ impl<B: Clone + PartialEq> Schedule<B> {
     }
 
     /// A push is out.
-    pub fn in_flight(&self) -> Option<u32> {
+    pub fn in_flight(&self) -> Option<K> {
         self.in_flight
     }
 
     /// Whether the round has a change lichess does not have yet.
-    pub fn is_pending(&self, round: u32) -> bool {
+    pub fn is_pending(&self, round: K) -> bool {
         self.rounds.get(&round).is_some_and(Self::pending)
     }
 
     /// Whether lichess has the round's newest body (accepted, or refused as a PGN).
-    pub fn is_done(&self, round: u32) -> bool {
+    pub fn is_done(&self, round: K) -> bool {
         self.rounds
             .get(&round)
             .is_some_and(|r| r.latest.is_some() && r.latest == r.done)
     }
 
     /// Whether the round is refused until the configuration changes.
-    pub fn is_blocked(&self, round: u32) -> bool {
+    pub fn is_blocked(&self, round: K) -> bool {
         self.rounds.get(&round).is_some_and(|r| r.blocked)
     }
 
@@ -261,7 +296,7 @@ mod tests {
     #[test]
     fn the_newest_body_wins_one_at_a_time_at_the_rate() {
         let t0 = Instant::now();
-        let mut s: Schedule<&str> = Schedule::new(2.0);
+        let mut s: Schedule<u32, &str> = Schedule::new(2.0);
         s.offer(1, "a", t0);
         assert_eq!(s.next(t0), PushDue::Idle, "no id: nothing to push");
         s.set_id(1, Some(id("AbCd1234")), t0);
@@ -291,7 +326,7 @@ mod tests {
     #[test]
     fn failures_back_off_and_retry_after_is_obeyed_and_nothing_is_lost() {
         let t0 = Instant::now();
-        let mut s: Schedule<u32> = Schedule::new(10.0);
+        let mut s: Schedule<u32, u32> = Schedule::new(10.0);
         s.set_id(1, Some(id("AbCd1234")), t0);
         s.offer(1, 1, t0);
         let mut now = t0;
@@ -341,7 +376,7 @@ mod tests {
     #[test]
     fn a_refused_round_waits_for_a_new_id_or_configuration_others_go_on() {
         let t0 = Instant::now();
-        let mut s: Schedule<u32> = Schedule::new(10.0);
+        let mut s: Schedule<u32, u32> = Schedule::new(10.0);
         s.set_id(1, Some(id("Missing1")), t0);
         s.set_id(2, Some(id("Round002")), t0);
         s.offer(1, 10, t0);
@@ -357,7 +392,9 @@ mod tests {
         s.accepted(2, &20);
         assert_eq!(s.next(ms(t0, 300)), PushDue::Idle, "round 1 waits");
         assert!(s.is_blocked(1) && !s.is_pending(1));
-        s.unblock_all(ms(t0, 400));
+        // The configuration changed (a token, a server): tried again, and
+        // round 2 again too (the new server has none of it).
+        s.start_over(ms(t0, 400));
         let PushDue::Push {
             round: 1, body: 11, ..
         } = s.next(ms(t0, 400))
@@ -365,6 +402,13 @@ mod tests {
             panic!()
         };
         s.blocked(1);
+        let PushDue::Push {
+            round: 2, body: 20, ..
+        } = s.next(ms(t0, 500))
+        else {
+            panic!()
+        };
+        s.accepted(2, &20);
         // A new id: the round whole again, to the new id.
         s.set_id(1, Some(id("Round001")), ms(t0, 600));
         let PushDue::Push {
@@ -382,10 +426,62 @@ mod tests {
         assert!(matches!(s.next(ms(t0, 800)), PushDue::Push { body: 11, .. }));
     }
 
+    /// Issue 60: a new server (or token) gets every round whole, though the
+    /// old one had it all; a round it refused is tried; the answer of the push
+    /// that was out for the old one is passed over.
+    #[test]
+    fn a_new_server_gets_every_round_whole_and_an_old_answer_is_passed_over() {
+        let t0 = Instant::now();
+        let mut s: Schedule<u32, u32> = Schedule::new(10.0);
+        s.set_id(1, Some(id("Round001")), t0);
+        s.set_id(2, Some(id("Round002")), t0);
+        s.set_id(3, Some(id("Round003")), t0);
+        s.offer(1, 10, t0);
+        s.offer(2, 20, t0);
+        s.offer(3, 30, t0);
+        for (n, t) in [(1, 0), (2, 100), (3, 200)] {
+            let PushDue::Push { round, body, .. } = s.next(ms(t0, t)) else {
+                panic!()
+            };
+            assert_eq!(round, n);
+            if n == 3 {
+                s.blocked(3);
+            } else {
+                s.accepted(round, &body);
+            }
+        }
+        assert!(s.is_done(1) && s.is_done(2) && s.is_blocked(3));
+        assert_eq!(s.next(ms(t0, 300)), PushDue::Idle);
+        // Round 1 changes; its push is out when the server changes.
+        s.offer(1, 11, ms(t0, 300));
+        let PushDue::Push { round: 1, .. } = s.next(ms(t0, 300)) else {
+            panic!()
+        };
+        s.start_over(ms(t0, 350));
+        assert!(!s.is_done(2) && !s.is_blocked(3) && s.is_pending(2) && s.is_pending(3));
+        assert_eq!(s.next(ms(t0, 360)), PushDue::Idle, "one request at a time");
+        // The old server's answer: passed over, round 1 still to push.
+        assert!(s.stale_answer());
+        assert!(!s.stale_answer(), "once");
+        assert!(s.is_pending(1));
+        let mut pushed = Vec::new();
+        let mut t = 400;
+        while let PushDue::Push { round, body, .. } = s.next(ms(t0, t)) {
+            pushed.push((round, body));
+            s.accepted(round, &body);
+            t += 100;
+        }
+        pushed.sort_unstable();
+        assert_eq!(pushed, [(1, 11), (2, 20), (3, 30)], "every round, whole");
+        // No push out: nothing is stale.
+        s.start_over(ms(t0, 1000));
+        assert!(!s.stale_answer());
+    }
+
     #[test]
     fn the_round_that_waited_longest_goes_first() {
         let t0 = Instant::now();
-        let mut s: Schedule<u32> = Schedule::new(10.0);
+        let mut s: Schedule<u32, u32> = Schedule::new(10.0);
         s.set_id(1, Some(id("Round001")), t0);
         s.set_id(2, Some(id("Round002")), t0);
         s.offer(2, 20, t0);

@@ -122,27 +122,6 @@ async fn a_wrong_token_an_unknown_round_and_a_source_url_are_each_reported_once_
     daemon.stop().await;
 }
 
-/// A token file others may read: the daemon does not start, and says the
-/// `chmod` that mends it (never the token).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_token_file_others_may_read_keeps_the_daemon_from_starting() {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let token = token_file(d, "lip_secretToken");
-    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let cfg = device_dir_config(d, "", "rounds = { 1 = \"Round001\" }");
-    let mut cmd = run_command(&cfg, &[], None);
-    let out = tokio::task::spawn_blocking(move || common::output_within(&mut cmd, 30, "the daemon"))
-        .await
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{err}");
-    assert!(err.contains("may be read by others (mode 644)"), "{err}");
-    assert!(err.contains(&format!("chmod o-rwx {}", token.display())), "{err}");
-    assert!(!err.contains("lip_secretToken"), "{err}");
-}
-
 /// A round with more boards than a lichess round takes (the pairings name 66,
 /// a round takes 64): the daemon says so at start, naming the boards not pushed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -168,19 +147,12 @@ async fn more_boards_than_a_round_takes_are_named_at_start() {
         "{}",
         daemon.log()
     );
-    daemon.stop().await;
-}
-
-/// Writes `d/config.toml`: `head`, then the boards found in `d/dev` (made here)
-/// and the lichess section `lichess` of `config_text`; its path.
-fn device_dir_config(d: &Path, head: &str, lichess: &str) -> PathBuf {
-    std::fs::create_dir_all(d.join("dev")).unwrap();
-    let text = format!(
-        "{head}device_dir = \"{}\"\n{}",
-        d.join("dev").display(),
-        config_text(d, &[], lichess)
+    assert!(
+        daemon.log().contains(
+            "give round 1 another broadcast round on lichess for boards 65 and up: ctl lichess 1 Round001 <ID>"
+        ),
+        "{}",
+        daemon.log()
     );
-    let cfg = d.join("config.toml");
-    std::fs::write(&cfg, text).unwrap();
-    cfg
+    daemon.stop().await;
 }

@@ -14,18 +14,26 @@
 //!   and the others go on.
 //! - `errors`: a wrong token, a round id lichess does not have, a round with a
 //!   source URL: each reported once with its remedy, tried again only after a
-//!   change of configuration; a token file others may read, more boards than a
-//!   round takes.
+//!   change of configuration; more boards than a round takes.
 //! - `restart`: `ctl lichess` mid-round, SIGKILL and restart: the decision
 //!   holds and the round is pushed whole again.
+//! - `reload` (issue 60): a new `url` read on reload gets every round whole.
+//! - `split` (issue 60): a round of 66 boards over two broadcast rounds (64 +
+//!   2 games), by the configuration and by `ctl lichess ROUND ID ID`.
+//! - `messages` (issue 60): a `500` said as lichess's fault; a token file
+//!   others may read or change; a missing or empty token file leaves the
+//!   boards bridged and the push off, with the remedy.
 
 #[path = "../common/mod.rs"]
 mod common;
 mod errors;
+mod messages;
 mod outage;
 mod refused;
+mod reload;
 mod restart;
 mod round;
+mod split;
 mod standin;
 
 use std::path::{Path, PathBuf};
@@ -121,6 +129,41 @@ fn config_file(dir: &Path, boards: &[(u32, &str, &str)], lichess: &str) -> PathB
     let p = dir.join("config.toml");
     std::fs::write(&p, config_text(dir, boards, lichess)).unwrap();
     p
+}
+
+/// Writes `d/config.toml`: `head`, then the boards found in `d/dev` (made here)
+/// and the lichess section `lichess` of `config_text`; its path.
+fn device_dir_config(d: &Path, head: &str, lichess: &str) -> PathBuf {
+    std::fs::create_dir_all(d.join("dev")).unwrap();
+    let text = format!(
+        "{head}device_dir = \"{}\"\n{}",
+        d.join("dev").display(),
+        config_text(d, &[], lichess)
+    );
+    let cfg = d.join("config.toml");
+    std::fs::write(&cfg, text).unwrap();
+    cfg
+}
+
+/// The game files of boards `boards` of round 1 in the broadcast folder, as a
+/// daemon before this one left them (a game of two plies each, `Round "1.N"`):
+/// the folder reads them when the round is first asked for, so the round has
+/// these games without a board playing.
+fn games_on_disk(d: &Path, boards: std::ops::RangeInclusive<u32>) {
+    let dir = d.join("live/round-1");
+    std::fs::create_dir_all(&dir).unwrap();
+    for n in boards {
+        let pgn = format!(
+            "[Event \"Lichess Open\"]\n[Site \"?\"]\n[Date \"2026.11.27\"]\n[Round \"1.{n}\"]\n\
+             [White \"White {n}\"]\n[Black \"Black {n}\"]\n[Result \"*\"]\n\n1. e4 e5 *\n\n"
+        );
+        std::fs::write(dir.join(format!("game-{n}.pgn")), pgn).unwrap();
+    }
+}
+
+/// The `Round` tags `1.{first}` to `1.{last}`.
+fn round_tags(boards: std::ops::RangeInclusive<u32>) -> Vec<String> {
+    boards.map(|n| format!("1.{n}")).collect()
 }
 
 /// The devices of boards `numbers`.

@@ -7,8 +7,8 @@
 //! PGN. Plain HTTP on 127.0.0.1, an ephemeral port.
 //!
 //! It keeps every request (when it came, to which round, what it answered, the
-//! body), and can be taken down in three ways: connections closed without an
-//! answer, `503`, or `429` with `Retry-After`.
+//! body), and can be taken down in four ways: connections closed without an
+//! answer, `503`, `429` with `Retry-After`, or another status (a `500`).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -35,6 +35,8 @@ pub enum Mode {
     Fail,
     /// `429 Too Many Requests` with `Retry-After: N`.
     TooMany(u64),
+    /// This status (a `500`, ...) with lichess's JSON error.
+    Error(u16),
 }
 
 /// One request (or a connection closed without one).
@@ -169,6 +171,19 @@ impl StandIn {
         self.seen().into_iter().filter(|s| s.id == id).collect()
     }
 
+    /// The games of the last push to `id` that it took, by their `Round` tag
+    /// (empty when none was taken).
+    pub fn games_taken(&self, id: &str) -> Vec<String> {
+        self.last_taken(id)
+            .map(|b| {
+                read_games(&b)
+                    .into_iter()
+                    .map(|g| g.tags.get("Round").cloned().unwrap_or_default())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// The body of the last push to `id` that it took (200), if any.
     pub fn last_taken(&self, id: &str) -> Option<String> {
         self.to(id)
@@ -216,6 +231,7 @@ impl StandIn {
                 return Err(std::io::Error::other("down"));
             }
             Mode::Fail => (503, json!({"error": "Service Unavailable"}), None),
+            Mode::Error(status) => (status, json!({"error": "Internal server error"}), None),
             Mode::TooMany(n) => (
                 429,
                 json!({"error": "Too many requests. Try again later."}),

@@ -112,6 +112,11 @@ pub fn call_words(method: &str, args: &[Value], game: Option<&Game>) -> String {
         Decision::SetPairing(0, tags) => format!("pairing: {}", shown(&tags)),
         Decision::SetPairing(r, tags) => format!("pairing for round {r}: {}", shown(&tags)),
         Decision::SetLichessRound(r, id) if id.is_empty() => format!("round {r} no longer pushed to lichess"),
+        // Several ids apart by spaces: boards 1-64 to the first, 65-128 to the second, ...
+        Decision::SetLichessRound(r, ids) if ids.trim().contains(' ') => format!(
+            "round {r} pushed to lichess broadcast rounds {}, 64 boards each",
+            ids.split_whitespace().collect::<Vec<_>>().join(", ")
+        ),
         Decision::SetLichessRound(r, id) => format!("round {r} pushed to lichess broadcast round {id}"),
     }
 }
