@@ -85,6 +85,24 @@ pub enum Refused {
 }
 
 impl Decision {
+    /// The methods of every decision a board takes, as its `arbiter` record
+    /// and every door name them: each door takes all of them.
+    pub const BOARD_METHODS: [&'static str; 13] = [
+        "NewGame",
+        "SetPosition",
+        "Reinstate",
+        "SetResult",
+        "SetResultWith",
+        "SetTimeControl",
+        "SetClock",
+        "AddTime",
+        "Undo",
+        "SetPlayers",
+        "SetTags",
+        "SetPairing",
+        "ShowText",
+    ];
+
     /// Whether the rules core applies it (the game and its clock); the others
     /// are the daemon's (players, tags, pairings, a text on the clock).
     pub fn is_rules(&self) -> bool {

@@ -302,7 +302,7 @@ mod on_a_finished_game {
         let s0 = mated();
         let g = s0.core().game().unwrap();
         assert_eq!(g.result.map(|(r, _)| r), Some(GameResult::BlackWins));
-        let fens: Vec<String> = g.positions.iter().map(|p| crate::rules::game_fen(p)).collect();
+        let fens: Vec<String> = g.positions.iter().map(crate::rules::game_fen).collect();
         for (k, fen) in fens.iter().enumerate() {
             for d in [Decision::SetPosition(fen.clone()), Decision::Reinstate(k as u32)] {
                 let mut s = mated();
