@@ -20,6 +20,9 @@ const TWO_PLIES: &str = "1 lift e2 P\n1.2 place e4 P\n3 lift e7 p\n3.2 place e5 
 /// The position after 1. f3 (a position of board 1's game).
 const AFTER_F3: &str = "rnbqkbnr/pppppppp/8/8/8/5P2/PPPPP1PP/RNBQKBNR b KQkq - 0 1";
 
+/// The position after 2... Qh4#.
+const MATED: &str = "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3";
+
 /// A method call on board `n`'s object: `Err((error name, message))` when refused.
 async fn bus_call<B>(hall: &Hall, n: u64, method: &str, body: &B) -> Result<(), (String, String)>
 where
@@ -170,6 +173,20 @@ async fn every_door_gives_the_same_answer_in_the_same_words() {
         "{}",
         csv.out
     );
+
+    // Issue 57, defect 3: the mated position set again, confirmed, leaves
+    // the game over as the position says (before, it was reopened on the
+    // mate); a result other than the mate's is refused with the article.
+    let mut argv = vec!["position", "1"];
+    argv.extend(MATED.split(' '));
+    argv.push("--force");
+    let o = ctl(&hall.bus, &argv).await;
+    assert_eq!(o.code, 0, "{}{}", o.out, o.err);
+    let o = ctl(&hall.bus, &["result", "1", "1-0", "--force"]).await;
+    assert_eq!(o.code, 1, "{}{}", o.out, o.err);
+    assert!(o.err.contains("checkmate (5.1.1)"), "{}", o.err);
+    common::wait_until("board 1 still mated", 10, || result_is(&hall, 1, "0-1")).await;
+    assert_eq!(game_of(&hall, 1).await, before[0].clone());
 
     // The same decision accepted at each door is the same record.
     let players = json!(["Ana, A", "Bo, B"]);
