@@ -62,10 +62,7 @@ impl BoardTask {
         who: Option<&Asker>,
         note: Option<String>,
     ) -> Result<(), Refused> {
-        let record = RecordKind::Arbiter {
-            method: d.method().to_string(),
-            args: d.args().iter().map(ToString::to_string).collect(),
-        };
+        let record = d.record();
         let by = who.and_then(|w| w.by.clone());
         self.session.decide(d, by.clone(), t)?;
         if let Some(note) = note {
