@@ -438,6 +438,27 @@ impl Core {
             running,
             t,
         );
+        // A finished game keeps the clocks of its end.
+        if self.game.as_ref().is_some_and(|g| !g.is_over()) {
+            self.clocks_to_game(t);
+        }
+    }
+
+    /// The game's `WhiteClock` and `BlackClock` follow the clock as it stands
+    /// now: the host's times (drive mode), else the times last reported as a
+    /// `clock` event, which `ctl boards`, D-Bus and the console show. Called
+    /// where the clock changes other than by a completed move: a set the
+    /// clock acknowledged (an arbiter's times, a penalty), a flag, the game's
+    /// end (issue 57: a game ended `time forfeit` with the tags of the last
+    /// move).
+    pub(super) fn clocks_to_game(&mut self, t: u64) {
+        let times = match &self.clk.host {
+            Some(h) => Some((h.left_ms(0, t), h.left_ms(1, t))),
+            None => self.clk.said.map(|(w, b, _)| (w, b)),
+        };
+        if let (Some(times), Some(g)) = (times, self.game.as_mut()) {
+            g.clocks = Some(times);
+        }
     }
 
     fn set_pending(&self, t: u64) -> bool {
