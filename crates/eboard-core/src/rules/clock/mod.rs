@@ -166,8 +166,10 @@ impl Core {
     /// Sets the time control of the game about to start and of the games after
     /// it; `drive`: the host keeps the time and sets the clock (otherwise the
     /// clock runs its own program, and the time control only names the periods).
-    /// Refused while a game has moves and is not over (both clocks would be reset:
-    /// `SetClock` changes times).
+    /// Refused while the game has moves (under way: both clocks would be
+    /// reset, `SetClock` changes times; over: a time control is a game's from
+    /// its start, and taken for the next game it would drive a game nobody
+    /// asked to, issue 57).
     pub fn set_time_control(
         &mut self,
         tc: Option<TimeControl>,
@@ -175,11 +177,18 @@ impl Core {
         t_us: u64,
     ) -> Result<(), Refused> {
         self.advance(t_us);
-        if let Some(g) = self.game.as_ref().filter(|g| g.ply() > 0 && !g.is_over()) {
-            return Err(Refused::GameUnderWay(format!(
-                "the game under way has {} plies: a new time control would reset both clocks (SetClock or AddTime change the times)",
-                g.ply()
-            )));
+        if let Some(g) = self.game.as_ref().filter(|g| g.ply() > 0) {
+            return Err(Refused::GameUnderWay(if g.is_over() {
+                format!(
+                    "the game has {} plies and is over: a time control is set before a game's first move; set it once the next game begins (the pieces set up again, or a new game)",
+                    g.ply()
+                )
+            } else {
+                format!(
+                    "the game under way has {} plies: a new time control would reset both clocks (SetClock or AddTime change the times)",
+                    g.ply()
+                )
+            }));
         }
         self.clk.drive = drive && tc.is_some();
         self.clk.tc = tc;
