@@ -148,8 +148,8 @@ impl Hub {
         let configured = self.board_update(serial, &device, fallback);
         let number = configured.number;
         // What the object shows from the moment it is on the bus, before the
-        // board's task publishes: the board's number, round and players (not
-        // board 0 with no players).
+        // board's task publishes: the board's number, round, players and tags
+        // as its games take them (not board 0 with no players).
         let first = Snapshot {
             device: device.display().to_string(),
             board_number: number,
@@ -157,6 +157,7 @@ impl Hub {
             event: configured.tags.event.clone(),
             white: configured.tags.white.clone(),
             black: configured.tags.black.clone(),
+            tags: configured.tags.extra.clone(),
             ..Snapshot::default()
         };
         let white_side = match self.config.clock.white {

@@ -373,6 +373,7 @@ fn watched(
             if let Some(n) = changed
                 .get("BoardNumber")
                 .and_then(|v| u32::try_from(v.try_clone().ok()?).ok())
+                .filter(|n| *n > 0)
             {
                 put("number", json!(n));
             }
@@ -385,6 +386,8 @@ fn watched(
             {
                 Some(true) => "connected",
                 Some(false) => "disconnected",
+                // Nothing the watch follows (a clock's times, a move).
+                None if f.is_empty() => return None,
                 None => "",
             }
         }
