@@ -177,18 +177,14 @@ impl Core {
         t_us: u64,
     ) -> Result<(), Refused> {
         self.advance(t_us);
-        if let Some(g) = self.game.as_ref().filter(|g| g.ply() > 0) {
-            return Err(Refused::GameUnderWay(if g.is_over() {
-                format!(
-                    "the game has {} plies and is over: a time control is set before a game's first move; set it once the next game begins (the pieces set up again, or a new game)",
-                    g.ply()
-                )
-            } else {
-                format!(
-                    "the game under way has {} plies: a new time control would reset both clocks (SetClock or AddTime change the times)",
-                    g.ply()
-                )
-            }));
+        // On a finished game the doors refuse it (`rules::book::refused`); a
+        // journal written before they did is applied as it was (the next
+        // game's time control).
+        if let Some(g) = self.game.as_ref().filter(|g| g.ply() > 0 && !g.is_over()) {
+            return Err(Refused::GameUnderWay(format!(
+                "the game under way has {} plies: a new time control would reset both clocks (SetClock or AddTime change the times)",
+                g.ply()
+            )));
         }
         self.clk.drive = drive && tc.is_some();
         self.clk.tc = tc;
