@@ -174,6 +174,7 @@ impl Core {
                         r.search = Search::Rested;
                     }
                 }
+                Found::Displaced(base, path) => self.commit_displaced(base, path, t),
                 Found::Nothing => {}
             }
         }

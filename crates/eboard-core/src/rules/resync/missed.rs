@@ -59,10 +59,13 @@ impl Core {
                 // first alone leads nowhere (a piece seen put down after the dump
                 // lets the search move pieces the dump shows home).
                 let upto = self.line.resync.as_ref().map(|r| r.anchor_seen);
+                // (An illegal placement after plies: those plies.)
                 let found = match self.best_path_upto(&anchor, game::MAX_INFERRED_PLIES, false, upto) {
                     Found::Path(base, path) => Some((base, path)),
+                    Found::Displaced(base, path) if !path.is_empty() => Some((base, path)),
                     _ => match self.best_path(&anchor, game::MAX_INFERRED_PLIES, false) {
                         Found::Path(base, path) => Some((base, path)),
+                        Found::Displaced(base, path) if !path.is_empty() => Some((base, path)),
                         _ => None,
                     },
                 };
@@ -80,7 +83,24 @@ impl Core {
                     r.search = Search::Rested;
                 }
             }
+            Found::Displaced(base, path) => self.commit_displaced(base, path, t),
             Found::Nothing => {}
+        }
+    }
+
+    /// An illegal placement after `path` from ply `base` (see
+    /// [`Found::Displaced`]): the path is recorded, and the search stops; the
+    /// board then stands unexplained, one piece of the side to move off any
+    /// legal square, and is reported an illegal move at the irregular
+    /// threshold (resolved once the piece is put right).
+    pub(in crate::rules) fn commit_displaced(&mut self, base: usize, path: Vec<Move>, t: u64) {
+        let n = self.game.as_ref().map_or(0, Game::ply);
+        if !path.is_empty() || base < n {
+            self.commit_found(base, path, t);
+        }
+        if let Some(r) = &mut self.line.resync {
+            r.anchor = None;
+            r.search = Search::No;
         }
     }
 
@@ -139,7 +159,8 @@ impl Core {
         let mut best: Option<(usize, Vec<Move>)> = None;
         let mut best_key = None;
         let mut air = usize::MAX;
-        for base in bases {
+        let mut gave_up = Vec::new();
+        for &base in &bases {
             let from = &game.positions[base];
             let found = if polled && base + 1 == n {
                 slide_path(from, &game.moves[base].mv, board, plies, seen, under_way)
@@ -165,7 +186,11 @@ impl Core {
                     air = air.min(base + k);
                     continue;
                 }
-                _ => continue,
+                game::Inferred::GaveUp => {
+                    gave_up.push(base);
+                    continue;
+                }
+                game::Inferred::None => continue,
             };
             let ends = if path.len() % 2 == 0 {
                 from.turn()
@@ -185,12 +210,89 @@ impl Core {
                 best = Some((base, path));
             }
         }
+        // Fewer moves in all with an illegal placement (counted as one, as a
+        // move under way is) than any path or move under way: the placement is
+        // an irregularity, and the plies before it are all the line missed.
+        let exact = best.as_ref().map_or(usize::MAX, |(base, path)| base + path.len());
+        let bound = exact.min(air.saturating_add(1));
+        if let Some((base, path)) = self.displaced(&bases, &gave_up, board, plies, bound, seen) {
+            return Found::Displaced(base, path);
+        }
         match best {
             Some((base, path)) if base + path.len() <= air => Found::Path(base, path),
             _ if air < usize::MAX => Found::UnderWay,
             Some((base, path)) => Found::Path(base, path),
             None => Found::Nothing,
         }
+    }
+
+    /// The fewest plies from one of `bases` (at most `plies - 1`) to a position
+    /// that `board` is an illegal placement from, with fewer moves in all than
+    /// `bound` (the placement counted as one), the clock agreeing that the
+    /// placer is to move: (base, path). Checked against the bases whose search
+    /// gave up (`gave_up`): none may reach the board in as few plies.
+    fn displaced(
+        &self,
+        bases: &[usize],
+        gave_up: &[usize],
+        board: &Board,
+        plies: usize,
+        bound: usize,
+        seen: game::Seen<'_>,
+    ) -> Option<(usize, Vec<Move>)> {
+        let game = self.game.as_ref()?;
+        let turn = self.clock_turn();
+        let polled = self.line.resync.as_ref().is_some_and(|r| r.cause == Cause::Poll);
+        let mut best: Option<(usize, Vec<Move>)> = None;
+        for &base in bases {
+            // A move a dump showed is not replaced (see `best_path_upto`).
+            if polled && base + 1 == game.ply() {
+                continue;
+            }
+            let from = &game.positions[base];
+            // base + k + 1 < bound, and k < plies.
+            let Some(most) = bound.checked_sub(base + 2).map(|m| m.min(plies.saturating_sub(1))) else {
+                continue;
+            };
+            // No more in all than the one found.
+            let most = best
+                .as_ref()
+                .map_or(most, |(b, p)| (b + p.len()).saturating_sub(base).min(most));
+            let Some(path) = game::displaced_path(from, board, most, game::INFER_BUDGET, seen) else {
+                continue;
+            };
+            let placer = if path.len() % 2 == 0 {
+                from.turn()
+            } else {
+                !from.turn()
+            };
+            if turn.is_some_and(|c| c != placer) {
+                continue;
+            }
+            let total = base + path.len();
+            let better = best
+                .as_ref()
+                .is_none_or(|(b, p)| total < b + p.len() || (total == b + p.len() && base == game.ply()));
+            if better {
+                best = Some((base, path));
+            }
+        }
+        let (base, path) = best?;
+        // A search that gave up looked at no path shorter for sure.
+        let moves = base + path.len() + 1;
+        for &b in gave_up {
+            let Some(left) = moves.checked_sub(b).filter(|l| *l > 0) else {
+                continue;
+            };
+            let from = &game.positions[b];
+            if !matches!(
+                game::infer_path(from, board, left, game::INFER_BUDGET, seen, false),
+                game::Inferred::None
+            ) {
+                return None;
+            }
+        }
+        Some((base, path))
     }
 
     /// Records a path found from ply `base` of the record; a press held over the

@@ -67,6 +67,13 @@ pub(super) enum Found {
     Path(usize, Vec<Move>),
     /// The board is a move under way after fewer plies than any path needs.
     UnderWay,
+    /// The board is an illegal placement (a piece of the side to move set on a
+    /// square no legal move of it reaches) after this path from this ply of the
+    /// record, with fewer moves in all, the placement counted as one, than any
+    /// path that ends on it exactly: the path is recorded and the placement
+    /// left to be reported (an illegal move), never explained by plies invented
+    /// to make it legal.
+    Displaced(usize, Vec<Move>),
     Nothing,
 }
 
