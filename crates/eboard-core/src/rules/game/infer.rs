@@ -256,7 +256,7 @@ pub fn displaced_path(
 /// and set on an empty one where no legal move puts it (nor a castling's king,
 /// nor a promotion's pawn not yet replaced, nor an en passant capture's pawn
 /// whose victim is still there), nothing else changed: (from, to).
-fn illegal_placement(pos: &Chess, board: &Board) -> Option<(Square, Square)> {
+pub fn illegal_placement(pos: &Chess, board: &Board) -> Option<(Square, Square)> {
     let now = pos.board();
     let diff = matching::diff_board(now, board);
     if diff.count() != 2 {
@@ -347,7 +347,8 @@ impl<'a> Search<'a> {
         }
         self.left -= 1;
         if !self.path.is_empty() && pos.board() == self.target {
-            if !self.displaced && !self.unseen_trip() && self.parity.is_none_or(|p| self.path.len() % 2 == p) {
+            if !self.displaced && !self.unseen_trip() && self.parity.is_none_or(|p| self.path.len() % 2 == p)
+            {
                 self.found.push(self.path.clone());
             }
             return true;
@@ -371,7 +372,8 @@ impl<'a> Search<'a> {
         let slack = in_hand_slack(self.under_way || self.set_down);
         // A piece set on a square by no move needs no move to get there.
         let placed = usize::from(self.displaced);
-        if self.path.len() + plies_needed(pos, self.target, slack, placed) > limit || self.path.len() == limit {
+        if self.path.len() + plies_needed(pos, self.target, slack, placed) > limit || self.path.len() == limit
+        {
             return true;
         }
         // Only pieces on squares that still differ from the board move: a piece

@@ -174,7 +174,7 @@ impl Core {
                         r.search = Search::Rested;
                     }
                 }
-                Found::Displaced(base, path) => self.commit_displaced(base, path, t),
+                Found::Displaced(path) => self.note_slip(&board, path),
                 Found::Nothing => {}
             }
         }

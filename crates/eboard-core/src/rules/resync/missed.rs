@@ -1,7 +1,7 @@
 //! The plies the line may have missed: searched for once the board rests
 //! (`best_path`, `game::infer_path`), then recorded as inferred.
 
-use super::{Cause, Found, Resync, SHORT_PLIES, Search, inferred_tail};
+use super::{Cause, Found, Resync, SHORT_PLIES, Search, Slip, inferred_tail};
 use crate::rules::record::Tentative;
 use crate::rules::{Core, EventKind, Game, IrregularKind, Side, game, side_index};
 use shakmaty::{Board, Chess, Color, Move, Position};
@@ -43,8 +43,18 @@ impl Core {
         // longer search, and the plies missed still end on the dump.
         let ply = self.game.as_ref().map_or(0, Game::ply);
         let anchor = self.line.resync.as_mut().and_then(|r| r.anchor.take());
+        // A dump found to be plies and a slip (see `Found::Displaced`) whose
+        // piece has left the square it was set on: the piece is being put
+        // right, and the board has not gone on from the dump.
+        let slip_undone = |anchor: &Board| {
+            self.line
+                .resync
+                .as_ref()
+                .and_then(|r| r.slip.as_ref())
+                .is_some_and(|s| &s.board == anchor && board.piece_at(s.to) != anchor.piece_at(s.to))
+        };
         if let Some((anchor, at)) = anchor.filter(|(_, at)| *at == ply) {
-            if anchor == board {
+            if anchor == board || slip_undone(&anchor) {
                 if let Some(r) = &mut self.line.resync {
                     r.anchor = Some((anchor, at));
                 }
@@ -58,14 +68,13 @@ impl Core {
                 // after belongs to the next ones, and is taken too only when the
                 // first alone leads nowhere (a piece seen put down after the dump
                 // lets the search move pieces the dump shows home).
+                // The game went on from the dump: it was no piece held off its
+                // square either (see `Found::Displaced`).
                 let upto = self.line.resync.as_ref().map(|r| r.anchor_seen);
-                // (An illegal placement after plies: those plies.)
-                let found = match self.best_path_upto(&anchor, game::MAX_INFERRED_PLIES, false, upto) {
+                let found = match self.best_path_upto(&anchor, game::MAX_INFERRED_PLIES, false, upto, false) {
                     Found::Path(base, path) => Some((base, path)),
-                    Found::Displaced(base, path) if !path.is_empty() => Some((base, path)),
-                    _ => match self.best_path(&anchor, game::MAX_INFERRED_PLIES, false) {
+                    _ => match self.best_path_upto(&anchor, game::MAX_INFERRED_PLIES, false, None, false) {
                         Found::Path(base, path) => Some((base, path)),
-                        Found::Displaced(base, path) if !path.is_empty() => Some((base, path)),
                         _ => None,
                     },
                 };
@@ -83,23 +92,33 @@ impl Core {
                     r.search = Search::Rested;
                 }
             }
-            Found::Displaced(base, path) => self.commit_displaced(base, path, t),
+            Found::Displaced(path) => self.note_slip(&board, path),
             Found::Nothing => {}
         }
     }
 
-    /// An illegal placement after `path` from ply `base` (see
-    /// [`Found::Displaced`]): the path is recorded, and the search stops; the
-    /// board then stands unexplained, one piece of the side to move off any
-    /// legal square, and is reported an illegal move at the irregular
-    /// threshold (resolved once the piece is put right).
-    pub(in crate::rules) fn commit_displaced(&mut self, base: usize, path: Vec<Move>, t: u64) {
-        let n = self.game.as_ref().map_or(0, Game::ply);
-        if !path.is_empty() || base < n {
-            self.commit_found(base, path, t);
+    /// An illegal placement after `path` from the record as it stands (see
+    /// [`Found::Displaced`]): nothing is recorded, and the search stops. The
+    /// board stands unexplained, and is reported at the irregular threshold
+    /// as the illegal move it shows (the piece and its squares, the placer's
+    /// side). When the piece goes back, the plies are one legal move or a
+    /// short path from the record, found then; when the game goes on from the
+    /// board instead, it was no slip, and the plies that end on the dump are
+    /// found then (`anchor`, kept).
+    pub(in crate::rules) fn note_slip(&mut self, board: &Board, path: Vec<Move>) {
+        let Some(game) = &self.game else { return };
+        let mut pos = game.current().clone();
+        for mv in &path {
+            pos.play_unchecked(*mv);
         }
+        let slip = game::illegal_placement(&pos, board).map(|(from, to)| Slip {
+            board: board.clone(),
+            side: pos.turn(),
+            from,
+            to,
+        });
         if let Some(r) = &mut self.line.resync {
-            r.anchor = None;
+            r.slip = slip;
             r.search = Search::No;
         }
     }
@@ -111,17 +130,19 @@ impl Core {
     /// With `under_way`, [`Found::UnderWay`] when the board is a move under way
     /// after fewer plies in the whole record than any path reaches it exactly.
     pub(in crate::rules) fn best_path(&self, board: &Board, plies: usize, under_way: bool) -> Found {
-        self.best_path_upto(board, plies, under_way, None)
+        self.best_path_upto(board, plies, under_way, None, true)
     }
 
     /// [`Core::best_path`] with only the first (lifts, placements) the line
-    /// showed as evidence (`upto`; all of them when `None`).
+    /// showed as evidence (`upto`; all of them when `None`), and an illegal
+    /// placement looked for only with `slips`.
     fn best_path_upto(
         &self,
         board: &Board,
         plies: usize,
         under_way: bool,
         upto: Option<(usize, usize)>,
+        slips: bool,
     ) -> Found {
         let Some(game) = self.game.as_ref() else {
             return Found::Nothing;
@@ -160,7 +181,7 @@ impl Core {
         let mut best_key = None;
         let mut air = usize::MAX;
         let mut gave_up = Vec::new();
-        for &base in &bases {
+        for base in bases {
             let from = &game.positions[base];
             let found = if polled && base + 1 == n {
                 slide_path(from, &game.moves[base].mv, board, plies, seen, under_way)
@@ -215,8 +236,11 @@ impl Core {
         // an irregularity, and the plies before it are all the line missed.
         let exact = best.as_ref().map_or(usize::MAX, |(base, path)| base + path.len());
         let bound = exact.min(air.saturating_add(1));
-        if let Some((base, path)) = self.displaced(&bases, &gave_up, board, plies, bound, seen) {
-            return Found::Displaced(base, path);
+        if let Some(path) = self
+            .displaced(&gave_up, board, plies, bound, seen)
+            .filter(|_| slips)
+        {
+            return Found::Displaced(path);
         }
         match best {
             Some((base, path)) if base + path.len() <= air => Found::Path(base, path),
@@ -226,60 +250,32 @@ impl Core {
         }
     }
 
-    /// The fewest plies from one of `bases` (at most `plies - 1`) to a position
-    /// that `board` is an illegal placement from, with fewer moves in all than
-    /// `bound` (the placement counted as one), the clock agreeing that the
-    /// placer is to move: (base, path). Checked against the bases whose search
-    /// gave up (`gave_up`): none may reach the board in as few plies.
+    /// The fewest plies from the record as it stands (at most `plies - 1`) to a
+    /// position that `board` is an illegal placement from, with fewer moves in
+    /// all than `bound` (the placement counted as one): the path. Checked
+    /// against the bases whose search gave up (`gave_up`): none may reach the
+    /// board in as few plies. Never from before the record's last moves: a
+    /// piece that moved twice there (Ne8 inferred, then Nd6 seen) looks like
+    /// one set down where no move goes (f6 to d6), and the plies the line
+    /// showed would be replaced by a slip it never showed. The clock is not
+    /// asked either: a player who slips before the opponent has pressed is
+    /// still the one reported, and invented plies that agree with the clock
+    /// are no better an account.
     fn displaced(
         &self,
-        bases: &[usize],
         gave_up: &[usize],
         board: &Board,
         plies: usize,
         bound: usize,
         seen: game::Seen<'_>,
-    ) -> Option<(usize, Vec<Move>)> {
+    ) -> Option<Vec<Move>> {
         let game = self.game.as_ref()?;
-        let turn = self.clock_turn();
-        let polled = self.line.resync.as_ref().is_some_and(|r| r.cause == Cause::Poll);
-        let mut best: Option<(usize, Vec<Move>)> = None;
-        for &base in bases {
-            // A move a dump showed is not replaced (see `best_path_upto`).
-            if polled && base + 1 == game.ply() {
-                continue;
-            }
-            let from = &game.positions[base];
-            // base + k + 1 < bound, and k < plies.
-            let Some(most) = bound.checked_sub(base + 2).map(|m| m.min(plies.saturating_sub(1))) else {
-                continue;
-            };
-            // No more in all than the one found.
-            let most = best
-                .as_ref()
-                .map_or(most, |(b, p)| (b + p.len()).saturating_sub(base).min(most));
-            let Some(path) = game::displaced_path(from, board, most, game::INFER_BUDGET, seen) else {
-                continue;
-            };
-            let placer = if path.len() % 2 == 0 {
-                from.turn()
-            } else {
-                !from.turn()
-            };
-            if turn.is_some_and(|c| c != placer) {
-                continue;
-            }
-            let total = base + path.len();
-            let better = best
-                .as_ref()
-                .is_none_or(|(b, p)| total < b + p.len() || (total == b + p.len() && base == game.ply()));
-            if better {
-                best = Some((base, path));
-            }
-        }
-        let (base, path) = best?;
+        let n = game.ply();
+        // n + k + 1 < bound, and k < plies.
+        let most = bound.checked_sub(n + 2)?.min(plies.saturating_sub(1));
+        let path = game::displaced_path(game.current(), board, most, game::INFER_BUDGET, seen)?;
         // A search that gave up looked at no path shorter for sure.
-        let moves = base + path.len() + 1;
+        let moves = n + path.len() + 1;
         for &b in gave_up {
             let Some(left) = moves.checked_sub(b).filter(|l| *l > 0) else {
                 continue;
@@ -292,7 +288,7 @@ impl Core {
                 return None;
             }
         }
-        Some((base, path))
+        Some(path)
     }
 
     /// Records a path found from ply `base` of the record; a press held over the
