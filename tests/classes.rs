@@ -12,12 +12,11 @@
 //!   put back, or (the side to move's) moved on to a legal square: the
 //!   irregularity is raised and resolved, nothing is recorded for it, and the
 //!   legal move after it is recorded.
-//!
 //! - `gaps`: every gap of 1 to 6 whole plies, the game played on after it.
 //! - `illegal_placements_after_gaps`: a gap of 1 to 3 plies, and the dump
 //!   after it shows the side to move's piece set on a square no legal move of
-//!   it reaches (held there past the irregular threshold, then put back, the
-//!   game played on): the gap's plies are recorded, inferred, and no more;
+//!   it reaches (held there past twice the irregular threshold, then put back,
+//!   the game played on): the gap's plies are recorded, inferred, and no more;
 //!   the placement is reported an illegal move and resolved; no ply published
 //!   is ever taken back or amended (issue 62, seed 13 of the event campaign).
 //!
