@@ -232,15 +232,14 @@ impl Core {
             }
         }
         // Fewer moves in all with an illegal placement (counted as one, as a
-        // move under way is) than any path or move under way: the placement is
-        // an irregularity, and the plies before it are all the line missed.
+        // move under way is) than any path or move under way: reported, not
+        // explained by plies (`Found::Displaced`).
         let exact = best.as_ref().map_or(usize::MAX, |(base, path)| base + path.len());
         let bound = exact.min(air.saturating_add(1));
-        if let Some(path) = self
-            .displaced(&gave_up, board, plies, bound, seen)
-            .filter(|_| slips)
-        {
-            return Found::Displaced(path);
+        if slips {
+            if let Some(path) = self.displaced(&gave_up, board, plies, bound, seen) {
+                return Found::Displaced(path);
+            }
         }
         match best {
             Some((base, path)) if base + path.len() <= air => Found::Path(base, path),
