@@ -43,6 +43,32 @@ pub struct Seen {
     /// `irregular`, `resolved`, `move` (`inferred_move` for one found across a
     /// gap), `game_end` or `game_start`, in order.
     pub alarms: Vec<String>,
+    /// The recording's events that change a game's record, in order, with the
+    /// ply each names: `move` (its ply), `takeback` (the ply it goes back to),
+    /// `move_amended` (its ply), `game_start` (0), and the arbiter's decisions
+    /// that set the record (`arbiter`, 0: `NewGame`, `SetPosition`,
+    /// `Reinstate`, `Undo`).
+    pub record: Vec<(String, u32)>,
+}
+
+/// The events of a `replay --format jsonl` that [`Seen::record`] keeps.
+pub fn record_events(jsonl: &str) -> Vec<(String, u32)> {
+    const SETS_RECORD: [&str; 4] = ["NewGame", "SetPosition", "Reinstate", "Undo"];
+    jsonl
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|e| {
+            let kind = e["type"].as_str()?;
+            let ply = |field: &str| e[field].as_u64().map(|p| p as u32);
+            match kind {
+                "move" | "move_amended" => Some((kind.to_string(), ply("ply")?)),
+                "takeback" => Some((kind.to_string(), ply("to_ply")?)),
+                "game_start" => Some((kind.to_string(), 0)),
+                "arbiter" if SETS_RECORD.contains(&e["method"].as_str()?) => Some((kind.to_string(), 0)),
+                _ => None,
+            }
+        })
+        .collect()
 }
 
 /// A PGN game's tag value.
@@ -104,6 +130,32 @@ pub fn judge(t: &Truth, s: &Seen) -> Vec<String> {
                 ));
             }
         }
+    }
+    // No ply published is withdrawn without a word: a move adds the ply after
+    // the record's last; one that would replace plies comes after a
+    // `takeback` (or is a `move_amended`), and the game file has every ply
+    // the events left standing (issue 62: six plies invented, then dropped).
+    let mut standing: Option<u32> = None;
+    for (kind, ply) in &s.record {
+        match kind.as_str() {
+            "move" => {
+                if let Some(last) = standing.filter(|last| ply <= last) {
+                    fail(format!(
+                        "ply {ply} published over the record's {last} plies: plies {ply}-{last} withdrawn without a word"
+                    ));
+                }
+                standing = Some(*ply);
+            }
+            "takeback" => standing = Some(*ply),
+            "move_amended" => {}
+            _ => standing = None,
+        }
+    }
+    if let Some(last) = standing.filter(|last| published.len() < *last as usize) {
+        fail(format!(
+            "{name} has {} plies, the recording published {last}: plies withdrawn without a word",
+            published.len()
+        ));
     }
     let result = tag(pgn, "Result").unwrap_or_default();
     if result != t.result {
@@ -222,6 +274,14 @@ mod tests {
                 "irregular".into(),
                 "resolved".into(),
                 "move".into(),
+            ],
+            record: vec![
+                ("game_start".into(), 0),
+                ("move".into(), 1),
+                ("move".into(), 2),
+                ("takeback".into(), 1),
+                ("move".into(), 2),
+                ("move".into(), 3),
             ],
         };
         (truth, seen)
@@ -349,6 +409,49 @@ mod tests {
                 s.bus.insert("Status", "irregular".into());
             },
             "still shown irregular",
+        );
+    }
+
+    /// Plies published and then withdrawn with no `takeback` (issue 62): a
+    /// move over them, or a game file without them.
+    #[test]
+    fn a_ply_withdrawn_without_a_word_fails() {
+        fails_when(
+            |s| s.record.retain(|(kind, _)| kind != "takeback"),
+            "plies 2-2 withdrawn without a word",
+        );
+        fails_when(
+            |s| {
+                s.record.push(("move".into(), 4));
+                s.record.push(("move".into(), 5));
+            },
+            "has 3 plies, the recording published 5",
+        );
+        // Said with a take-back, or set by an arbiter's decision: no failure.
+        let (t, mut s) = good();
+        s.record = vec![
+            ("move".into(), 1),
+            ("move".into(), 2),
+            ("arbiter".into(), 0),
+            ("move".into(), 1),
+            ("move".into(), 2),
+            ("move".into(), 3),
+        ];
+        assert_eq!(judge(&t, &s), Vec::<String>::new());
+        let parsed = record_events(concat!(
+            "{\"t\":1.0,\"type\":\"move\",\"ply\":1,\"san\":\"e4\"}\n",
+            "{\"t\":2.0,\"type\":\"touch\",\"side\":\"black\"}\n",
+            "{\"t\":3.0,\"type\":\"takeback\",\"to_ply\":0,\"fen\":\"x\"}\n",
+            "{\"t\":4.0,\"type\":\"arbiter\",\"method\":\"SetTags\",\"args\":[]}\n",
+            "{\"t\":5.0,\"type\":\"arbiter\",\"method\":\"Undo\",\"args\":[]}\n",
+        ));
+        assert_eq!(
+            parsed,
+            vec![
+                ("move".to_string(), 1),
+                ("takeback".to_string(), 0),
+                ("arbiter".to_string(), 0)
+            ]
         );
     }
 

@@ -11,7 +11,7 @@ use super::boards::{BoardGame, board_game, pairings};
 use super::common::played::{Touch, pair, scaled_rules, true_result};
 use super::common::process::{Running, bin, board_property, run_command, value_text};
 use super::common::{Within, private_bus, send_signal, wait_exit};
-use super::judge::{Seen, Truth, judge};
+use super::judge::{Seen, Truth, judge, record_events};
 use super::relay::{self, LineFaults};
 use super::{Action, Plan, SPEED};
 
@@ -425,7 +425,9 @@ fn judge_all(
                 .unwrap();
             String::from_utf8_lossy(&out.stdout).into_owned()
         };
-        let alarms = replay("jsonl")
+        let events = replay("jsonl");
+        let record = record_events(&events);
+        let alarms = events
             .lines()
             .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
             .filter_map(|e| {
@@ -468,6 +470,7 @@ fn judge_all(
             bus,
             replayed: replay("pgn"),
             alarms,
+            record,
         };
         for f in judge(&truth, &seen) {
             failures.push(format!("seed {} ({}): {f}", plan.seed, g.name));

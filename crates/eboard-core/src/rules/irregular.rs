@@ -209,6 +209,20 @@ impl Core {
             self.raise(t, board, IrregularKind::AfterEnd, side, squares, count, None);
             return;
         }
+        // Across a gap, plies missed and a piece set where no move of it goes:
+        // that illegal move, the placer's (see `Found::Displaced`).
+        let slip = self
+            .line
+            .resync
+            .as_ref()
+            .and_then(|r| r.slip.as_ref())
+            .filter(|s| s.board == board)
+            .map(|s| (Side::from(s.side), vec![s.from, s.to]));
+        if let Some((side, squares)) = slip {
+            let count = self.violations[side_index(side)];
+            self.raise(t, board, IrregularKind::IllegalMove, side, squares, count, None);
+            return;
+        }
         // Pieces only lifted (in the air) or a move under way are not irregular;
         // neither is an earlier position (handled as a take-back).
         let Some((kind, squares)) = self.classify() else {

@@ -84,7 +84,7 @@ pub fn infer_path(
             .map_or(0, |(i, _)| i);
         Inferred::Path(paths.swap_remove(best))
     };
-    let first = plies_needed(pos, board, in_hand_slack(under_way)).max(1);
+    let first = plies_needed(pos, board, in_hand_slack(under_way), 0).max(1);
     for limit in first..=max_plies {
         let complete = search.run(pos, limit);
         // Every path of at most `limit` plies has been looked at: the exact ones
@@ -218,6 +218,74 @@ fn set_down(pos: &Chess, board: &Board) -> bool {
     })
 }
 
+/// The fewest plies, at most `max_plies`, from `pos` to a position that
+/// `board` is an illegal placement from: one piece of the side to move set on
+/// an empty square no legal move of it reaches, nothing else changed (a slip
+/// of the hand, held). A dump that shows that is those plies and an
+/// irregularity, not more plies: a longer path would invent moves to make the
+/// placement legal. `None` when there is none, or the search stopped at its
+/// budget first.
+pub fn displaced_path(
+    pos: &Chess,
+    board: &Board,
+    max_plies: usize,
+    budget: u32,
+    seen: Seen<'_>,
+) -> Option<Vec<Move>> {
+    if illegal_placement(pos, board).is_some() {
+        return Some(Vec::new());
+    }
+    if max_plies == 0 || !reachable_material(pos.board(), board, false) {
+        return None;
+    }
+    let mut search = Search::new(board, pos, seen.placed, budget, max_plies);
+    search.displaced = true;
+    for limit in 1..=max_plies {
+        let complete = search.run(pos, limit);
+        if search.air_len <= limit {
+            return Some(search.air_path);
+        }
+        if !complete {
+            return None;
+        }
+    }
+    None
+}
+
+/// `board` is `pos` with one piece of the side to move taken from its square
+/// and set on an empty one where no legal move puts it (nor a castling's king,
+/// nor a promotion's pawn not yet replaced, nor an en passant capture's pawn
+/// whose victim is still there), nothing else changed: (from, to).
+pub fn illegal_placement(pos: &Chess, board: &Board) -> Option<(Square, Square)> {
+    let now = pos.board();
+    let diff = matching::diff_board(now, board);
+    if diff.count() != 2 {
+        return None;
+    }
+    let from = (diff & now.occupied() & !board.occupied()).first()?;
+    let to = (diff & board.occupied() & !now.occupied()).first()?;
+    let piece = now.piece_at(from)?;
+    if piece.color != pos.turn() || board.piece_at(to) != Some(piece) {
+        return None;
+    }
+    let reached = pos
+        .legal_moves()
+        .iter()
+        .any(|m| from_square(m) == from && lands(m) == to);
+    (!reached).then_some((from, to))
+}
+
+/// The square a move puts its piece on (the king's, for castling).
+fn lands(m: &Move) -> Square {
+    match *m {
+        Move::Castle { king, rook } => {
+            let side = shakmaty::CastlingSide::from_queen_side(rook < king);
+            Square::from_coords(side.king_to_file(), king.rank())
+        }
+        _ => m.to(),
+    }
+}
+
 /// How many orders of the fewest plies are compared at most.
 const MAX_ORDERS: usize = 24;
 
@@ -240,6 +308,9 @@ struct Search<'a> {
     /// looked for (see [`set_down_path`]), and the fewest plies to one kept
     /// as `air_len`.
     set_down: bool,
+    /// Positions the board is an illegal placement from are looked for (see
+    /// [`displaced_path`]), and the fewest plies to one kept as `air_len`.
+    displaced: bool,
 }
 
 impl<'a> Search<'a> {
@@ -264,6 +335,7 @@ impl<'a> Search<'a> {
             air_path: Vec::new(),
             parity: None,
             set_down: false,
+            displaced: false,
         }
     }
 
@@ -275,16 +347,19 @@ impl<'a> Search<'a> {
         }
         self.left -= 1;
         if !self.path.is_empty() && pos.board() == self.target {
-            if !self.unseen_trip() && self.parity.is_none_or(|p| self.path.len() % 2 == p) {
+            if !self.displaced && !self.unseen_trip() && self.parity.is_none_or(|p| self.path.len() % 2 == p)
+            {
                 self.found.push(self.path.clone());
             }
             return true;
         }
         let depth = self.path.len();
-        if (self.under_way || self.set_down)
+        if (self.under_way || self.set_down || self.displaced)
             && depth > 0
             && depth < self.air_len
-            && (if self.set_down {
+            && (if self.displaced {
+                illegal_placement(pos, self.target).is_some()
+            } else if self.set_down {
                 set_down(pos, self.target)
             } else {
                 in_the_air(pos, self.target)
@@ -295,7 +370,10 @@ impl<'a> Search<'a> {
             self.air_path.clone_from(&self.path);
         }
         let slack = in_hand_slack(self.under_way || self.set_down);
-        if self.path.len() + plies_needed(pos, self.target, slack) > limit || self.path.len() == limit {
+        // A piece set on a square by no move needs no move to get there.
+        let placed = usize::from(self.displaced);
+        if self.path.len() + plies_needed(pos, self.target, slack, placed) > limit || self.path.len() == limit
+        {
             return true;
         }
         // Only pieces on squares that still differ from the board move: a piece
@@ -436,17 +514,18 @@ fn in_hand_slack(under_way: bool) -> usize {
 
 /// A lower bound on the plies from `pos` to `board`: each side must put a piece on
 /// every square where `board` has one of its pieces that `pos` lacks, one square a
-/// move (two for a castling still allowed), and capture each of the other
-/// side's pieces gone, one a move (`in_hand` of them may be in the hand
-/// instead); the sides alternate.
-fn plies_needed(pos: &Chess, board: &Board, in_hand: usize) -> usize {
+/// move (two for a castling still allowed; but `placed` of them, set there by
+/// no move), and capture each of the other side's pieces gone, one a move
+/// (`in_hand` of them may be in the hand instead); the sides alternate.
+fn plies_needed(pos: &Chess, board: &Board, in_hand: usize, placed: usize) -> usize {
     let now = pos.board();
     let moves = |c: shakmaty::Color| {
         let need = board
             .by_color(c)
             .into_iter()
             .filter(|sq| now.piece_at(*sq) != board.piece_at(*sq))
-            .count();
+            .count()
+            .saturating_sub(placed);
         let need = if pos.castles().has_color(c) {
             need.saturating_sub(1)
         } else {

@@ -172,3 +172,46 @@ fn a_pawn_captured_is_not_taken_for_one_in_the_hand() {
         assert_eq!(r, Inferred::Path(made.clone()));
     }
 }
+
+/// Event campaign, seed 13 (issue 62): the line came back on 8. Nh4 made and
+/// Black's queen set on d2, where no move of it goes (the pawn on f4 stands
+/// between). Six plies end on that board exactly (8. Ne1 Qa6 9. Nf3 Qa5 10.
+/// Nh4 Qd2); one ply and the queen's slip is what happened, and
+/// `displaced_path` finds that ply.
+#[test]
+fn an_illegal_placement_is_one_ply_and_the_slip() {
+    let from = pos("rnb1kb1r/p1pp1ppp/7q/1B5n/4Pp2/3P1N2/PPP3PP/RNBQ1K1R w kq - 1 8");
+    let board = Board::from_ascii_board_fen(b"rnb1kb1r/p1pp1ppp/8/1B5n/4Pp1N/3P4/PPPq2PP/RNBQ1K1R").unwrap();
+    let longer = infer_path(
+        &from,
+        &board,
+        MAX_INFERRED_PLIES,
+        INFER_BUDGET,
+        Seen::default(),
+        false,
+    );
+    assert!(
+        matches!(longer, Inferred::Path(ref p) if p.len() == 6),
+        "{longer:?}"
+    );
+    let mut after = from.clone();
+    let nh4 = play(&mut after, "Nh4");
+    assert_eq!(
+        displaced_path(&from, &board, 4, INFER_BUDGET, Seen::default()),
+        Some(nh4)
+    );
+    // On the record's position after Nh4, the slip alone; and a legal move's
+    // result, or a piece of the side not to move, is no illegal placement.
+    assert_eq!(
+        displaced_path(&after, &board, 4, INFER_BUDGET, Seen::default()),
+        Some(Vec::new())
+    );
+    let mut legal = after.clone();
+    play(&mut legal, "Qg5");
+    assert_eq!(illegal_placement(&after, legal.board()), None);
+    assert_eq!(illegal_placement(&from, &board), None);
+    assert_eq!(
+        displaced_path(&from, legal.board(), 1, INFER_BUDGET, Seen::default()),
+        None
+    );
+}

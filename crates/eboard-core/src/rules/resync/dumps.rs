@@ -174,6 +174,7 @@ impl Core {
                         r.search = Search::Rested;
                     }
                 }
+                Found::Displaced(path) => self.note_slip(&board, path),
                 Found::Nothing => {}
             }
         }

@@ -1,7 +1,7 @@
 //! The plies the line may have missed: searched for once the board rests
 //! (`best_path`, `game::infer_path`), then recorded as inferred.
 
-use super::{Cause, Found, Resync, SHORT_PLIES, Search, inferred_tail};
+use super::{Cause, Found, Resync, SHORT_PLIES, Search, Slip, inferred_tail};
 use crate::rules::record::Tentative;
 use crate::rules::{Core, EventKind, Game, IrregularKind, Side, game, side_index};
 use shakmaty::{Board, Chess, Color, Move, Position};
@@ -43,8 +43,18 @@ impl Core {
         // longer search, and the plies missed still end on the dump.
         let ply = self.game.as_ref().map_or(0, Game::ply);
         let anchor = self.line.resync.as_mut().and_then(|r| r.anchor.take());
+        // A dump found to be plies and a slip (see `Found::Displaced`) whose
+        // piece has left the square it was set on: the piece is being put
+        // right, and the board has not gone on from the dump.
+        let slip_undone = |anchor: &Board| {
+            self.line
+                .resync
+                .as_ref()
+                .and_then(|r| r.slip.as_ref())
+                .is_some_and(|s| &s.board == anchor && board.piece_at(s.to) != anchor.piece_at(s.to))
+        };
         if let Some((anchor, at)) = anchor.filter(|(_, at)| *at == ply) {
-            if anchor == board {
+            if anchor == board || slip_undone(&anchor) {
                 if let Some(r) = &mut self.line.resync {
                     r.anchor = Some((anchor, at));
                 }
@@ -58,10 +68,12 @@ impl Core {
                 // after belongs to the next ones, and is taken too only when the
                 // first alone leads nowhere (a piece seen put down after the dump
                 // lets the search move pieces the dump shows home).
+                // The game went on from the dump: it was no piece held off its
+                // square either (see `Found::Displaced`).
                 let upto = self.line.resync.as_ref().map(|r| r.anchor_seen);
-                let found = match self.best_path_upto(&anchor, game::MAX_INFERRED_PLIES, false, upto) {
+                let found = match self.best_path_upto(&anchor, game::MAX_INFERRED_PLIES, false, upto, false) {
                     Found::Path(base, path) => Some((base, path)),
-                    _ => match self.best_path(&anchor, game::MAX_INFERRED_PLIES, false) {
+                    _ => match self.best_path_upto(&anchor, game::MAX_INFERRED_PLIES, false, None, false) {
                         Found::Path(base, path) => Some((base, path)),
                         _ => None,
                     },
@@ -80,7 +92,34 @@ impl Core {
                     r.search = Search::Rested;
                 }
             }
+            Found::Displaced(path) => self.note_slip(&board, path),
             Found::Nothing => {}
+        }
+    }
+
+    /// An illegal placement after `path` from the record as it stands (see
+    /// [`Found::Displaced`]): nothing is recorded, and the search stops. The
+    /// board stands unexplained, and is reported at the irregular threshold
+    /// as the illegal move it shows (the piece and its squares, the placer's
+    /// side). When the piece goes back, the plies are one legal move or a
+    /// short path from the record, found then; when the game goes on from the
+    /// board instead, it was no slip, and the plies that end on the dump are
+    /// found then (`anchor`, kept).
+    pub(in crate::rules) fn note_slip(&mut self, board: &Board, path: Vec<Move>) {
+        let Some(game) = &self.game else { return };
+        let mut pos = game.current().clone();
+        for mv in &path {
+            pos.play_unchecked(*mv);
+        }
+        let slip = game::illegal_placement(&pos, board).map(|(from, to)| Slip {
+            board: board.clone(),
+            side: pos.turn(),
+            from,
+            to,
+        });
+        if let Some(r) = &mut self.line.resync {
+            r.slip = slip;
+            r.search = Search::No;
         }
     }
 
@@ -91,17 +130,19 @@ impl Core {
     /// With `under_way`, [`Found::UnderWay`] when the board is a move under way
     /// after fewer plies in the whole record than any path reaches it exactly.
     pub(in crate::rules) fn best_path(&self, board: &Board, plies: usize, under_way: bool) -> Found {
-        self.best_path_upto(board, plies, under_way, None)
+        self.best_path_upto(board, plies, under_way, None, true)
     }
 
     /// [`Core::best_path`] with only the first (lifts, placements) the line
-    /// showed as evidence (`upto`; all of them when `None`).
+    /// showed as evidence (`upto`; all of them when `None`), and an illegal
+    /// placement looked for only with `slips`.
     fn best_path_upto(
         &self,
         board: &Board,
         plies: usize,
         under_way: bool,
         upto: Option<(usize, usize)>,
+        slips: bool,
     ) -> Found {
         let Some(game) = self.game.as_ref() else {
             return Found::Nothing;
@@ -139,6 +180,7 @@ impl Core {
         let mut best: Option<(usize, Vec<Move>)> = None;
         let mut best_key = None;
         let mut air = usize::MAX;
+        let mut gave_up = Vec::new();
         for base in bases {
             let from = &game.positions[base];
             let found = if polled && base + 1 == n {
@@ -165,7 +207,11 @@ impl Core {
                     air = air.min(base + k);
                     continue;
                 }
-                _ => continue,
+                game::Inferred::GaveUp => {
+                    gave_up.push(base);
+                    continue;
+                }
+                game::Inferred::None => continue,
             };
             let ends = if path.len() % 2 == 0 {
                 from.turn()
@@ -185,12 +231,63 @@ impl Core {
                 best = Some((base, path));
             }
         }
+        // Fewer moves in all with an illegal placement (counted as one, as a
+        // move under way is) than any path or move under way: reported, not
+        // explained by plies (`Found::Displaced`).
+        let exact = best.as_ref().map_or(usize::MAX, |(base, path)| base + path.len());
+        let bound = exact.min(air.saturating_add(1));
+        if slips {
+            if let Some(path) = self.displaced(&gave_up, board, plies, bound, seen) {
+                return Found::Displaced(path);
+            }
+        }
         match best {
             Some((base, path)) if base + path.len() <= air => Found::Path(base, path),
             _ if air < usize::MAX => Found::UnderWay,
             Some((base, path)) => Found::Path(base, path),
             None => Found::Nothing,
         }
+    }
+
+    /// The fewest plies from the record as it stands (at most `plies - 1`) to a
+    /// position that `board` is an illegal placement from, with fewer moves in
+    /// all than `bound` (the placement counted as one): the path. Checked
+    /// against the bases whose search gave up (`gave_up`): none may reach the
+    /// board in as few plies. Never from before the record's last moves: a
+    /// piece that moved twice there (Ne8 inferred, then Nd6 seen) looks like
+    /// one set down where no move goes (f6 to d6), and the plies the line
+    /// showed would be replaced by a slip it never showed. The clock is not
+    /// asked either: a player who slips before the opponent has pressed is
+    /// still the one reported, and invented plies that agree with the clock
+    /// are no better an account.
+    fn displaced(
+        &self,
+        gave_up: &[usize],
+        board: &Board,
+        plies: usize,
+        bound: usize,
+        seen: game::Seen<'_>,
+    ) -> Option<Vec<Move>> {
+        let game = self.game.as_ref()?;
+        let n = game.ply();
+        // n + k + 1 < bound, and k < plies.
+        let most = bound.checked_sub(n + 2)?.min(plies.saturating_sub(1));
+        let path = game::displaced_path(game.current(), board, most, game::INFER_BUDGET, seen)?;
+        // A search that gave up looked at no path shorter for sure.
+        let moves = n + path.len() + 1;
+        for &b in gave_up {
+            let Some(left) = moves.checked_sub(b).filter(|l| *l > 0) else {
+                continue;
+            };
+            let from = &game.positions[b];
+            if !matches!(
+                game::infer_path(from, board, left, game::INFER_BUDGET, seen, false),
+                game::Inferred::None
+            ) {
+                return None;
+            }
+        }
+        Some(path)
     }
 
     /// Records a path found from ply `base` of the record; a press held over the

@@ -67,7 +67,27 @@ pub(super) enum Found {
     Path(usize, Vec<Move>),
     /// The board is a move under way after fewer plies than any path needs.
     UnderWay,
+    /// The board is an illegal placement (a piece of the side to move set on a
+    /// square no legal move of it reaches) after this path from the record as
+    /// it stands, with fewer moves in all, the placement counted as one, than
+    /// any path that ends on it exactly. The dump cannot tell that from a
+    /// piece that moved twice while the line was away: nothing is recorded,
+    /// and the placement is reported (an illegal move), never explained by
+    /// plies invented to make it legal (issue 62).
+    Displaced(Vec<Move>),
     Nothing,
+}
+
+/// A board that is plies the line missed and a piece set where no move of
+/// it goes ([`Found::Displaced`]), reported as that illegal move.
+#[derive(Debug, Clone)]
+pub(super) struct Slip {
+    /// The board (real squares).
+    pub(super) board: Board,
+    /// Whose piece: the side to move after the plies.
+    pub(super) side: Color,
+    pub(super) from: Square,
+    pub(super) to: Square,
 }
 
 /// The plies bridged as soon as the board rests.
@@ -159,6 +179,8 @@ pub(super) struct Resync {
     /// has run) must not make that ply inferred (issue 47). On a board read by
     /// dumps only, the last dump's alone.
     pub(super) seen_boards: Vec<Board>,
+    /// The last board found to be plies and a slip, and the slip.
+    pub(super) slip: Option<Slip>,
     /// The record's length when the line went away: the moves before it that
     /// are not inferred were seen being made, and no inference replaces them
     /// (it may only add plies after them).
@@ -181,6 +203,7 @@ impl Resync {
             anchor: None,
             anchor_seen: (0, 0),
             seen_boards: Vec::new(),
+            slip: None,
             facts,
         }
     }
