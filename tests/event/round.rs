@@ -50,6 +50,31 @@ async fn ctl(address: &str, args: &[&str]) -> bool {
     crate::common::process::ctl(address, args).await.code == 0
 }
 
+/// A call of `method` on board `n`'s object: refused (or unanswered in 10 s) is `Err`.
+async fn bus_call<B>(address: &str, n: usize, method: &str, body: &B) -> Result<(), String>
+where
+    B: serde::Serialize + zbus::zvariant::DynamicType,
+{
+    let conn = zbus::connection::Builder::address(address)
+        .map_err(|e| e.to_string())?
+        .build()
+        .within(10, "a connection to the bus")
+        .await
+        .map_err(|e| e.to_string())?;
+    let call = conn.call_method(
+        Some(eboard_bridge::bus::BUS_NAME),
+        format!("/org/eboardbridge/board/line{}", n - 1),
+        Some(eboard_bridge::bus::BOARD_INTERFACE),
+        method,
+        body,
+    );
+    match tokio::time::timeout(Duration::from_secs(10), call).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err(format!("{method}: no answer in 10 s")),
+    }
+}
+
 /// Board `n`'s D-Bus property as text (`None`: the daemon did not answer).
 async fn property(address: &str, n: usize, name: &str) -> Option<String> {
     board_property(address, &format!("line{}", n - 1), name)
@@ -218,6 +243,28 @@ pub async fn play(plan: &Plan) -> Outcome {
                 std::fs::write(d.join("pairings.csv"), pairings(&games, &swapped)).unwrap();
                 if let Some(running) = &daemon {
                     send_signal(running.child.id(), libc::SIGHUP);
+                }
+            }
+            Action::Unconfirmed { board, door } => {
+                let n = board + 1;
+                // A game with moves (under way or over): the rule book asks
+                // for confirming at every door, so the call is refused and
+                // nothing is journaled (the judge counts every record, and a
+                // new game's second file).
+                if plies(&address, n).await.unwrap_or(0) == 0 {
+                    continue;
+                }
+                let refused = match door {
+                    0 => !ctl(&address, &["new-game", &n.to_string()]).await,
+                    1 => bus_call(&address, n, "NewGame", &("",)).await.is_err(),
+                    _ => bus_call(&address, n, "Decide", &("NewGame", "[\"\"]", false))
+                        .await
+                        .is_err(),
+                };
+                if !refused {
+                    // Counted as what it did: the judge then fails on the
+                    // game it ended.
+                    accept(*board, "NewGame", true);
                 }
             }
             Action::Swap { board } | Action::Ratings { board } => {

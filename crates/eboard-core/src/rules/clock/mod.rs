@@ -166,8 +166,10 @@ impl Core {
     /// Sets the time control of the game about to start and of the games after
     /// it; `drive`: the host keeps the time and sets the clock (otherwise the
     /// clock runs its own program, and the time control only names the periods).
-    /// Refused while a game has moves and is not over (both clocks would be reset:
-    /// `SetClock` changes times).
+    /// Refused while the game has moves (under way: both clocks would be
+    /// reset, `SetClock` changes times; over: a time control is a game's from
+    /// its start, and taken for the next game it would drive a game nobody
+    /// asked to, issue 57).
     pub fn set_time_control(
         &mut self,
         tc: Option<TimeControl>,
@@ -175,11 +177,18 @@ impl Core {
         t_us: u64,
     ) -> Result<(), Refused> {
         self.advance(t_us);
-        if let Some(g) = self.game.as_ref().filter(|g| g.ply() > 0 && !g.is_over()) {
-            return Err(Refused::GameUnderWay(format!(
-                "the game under way has {} plies: a new time control would reset both clocks (SetClock or AddTime change the times)",
-                g.ply()
-            )));
+        if let Some(g) = self.game.as_ref().filter(|g| g.ply() > 0) {
+            return Err(Refused::GameUnderWay(if g.is_over() {
+                format!(
+                    "the game has {} plies and is over: a time control is set before a game's first move; set it once the next game begins (the pieces set up again, or a new game)",
+                    g.ply()
+                )
+            } else {
+                format!(
+                    "the game under way has {} plies: a new time control would reset both clocks (SetClock or AddTime change the times)",
+                    g.ply()
+                )
+            }));
         }
         self.clk.drive = drive && tc.is_some();
         self.clk.tc = tc;
@@ -254,13 +263,21 @@ impl Core {
         )
     }
 
-    /// Both sides' times now (ms): the host's clock, or the last report taken.
+    /// Both sides' times now (ms): the host's clock, or the times set on the
+    /// clock while the set is not acknowledged yet (the reports before it are
+    /// of the times it replaced: an undo of time added read them, and gave
+    /// nothing back), or the last report taken.
     pub(super) fn times_now(&self, t: u64) -> Option<(i64, i64)> {
         if let Some(h) = &self.clk.host {
             return Some((h.left_ms(0, t) as i64, h.left_ms(1, t) as i64));
         }
-        // The last report taken, the running side's time brought up to now.
-        let (status, at) = self.clk.taken?;
+        // The running side's time brought up to now.
+        let pending = self
+            .clk
+            .set_to
+            .filter(|_| self.set_pending(t))
+            .map(|set| (set, self.clk.set_at));
+        let (status, at) = pending.or(self.clk.taken)?;
         let white = self.clk.white()?;
         let now = |side: ClockSide| {
             let shown = i64::from(status.time(side).millis());
@@ -430,6 +447,27 @@ impl Core {
             running,
             t,
         );
+        // A finished game keeps the clocks of its end.
+        if self.game.as_ref().is_some_and(|g| !g.is_over()) {
+            self.clocks_to_game(t);
+        }
+    }
+
+    /// The game's `WhiteClock` and `BlackClock` follow the clock as it stands
+    /// now: the host's times (drive mode), else the times last reported as a
+    /// `clock` event, which `ctl boards`, D-Bus and the console show. Called
+    /// where the clock changes other than by a completed move: a set the
+    /// clock acknowledged (an arbiter's times, a penalty), a flag, the game's
+    /// end (issue 57: a game ended `time forfeit` with the tags of the last
+    /// move).
+    pub(super) fn clocks_to_game(&mut self, t: u64) {
+        let times = match &self.clk.host {
+            Some(h) => Some((h.left_ms(0, t), h.left_ms(1, t))),
+            None => self.clk.said.map(|(w, b, _)| (w, b)),
+        };
+        if let (Some(times), Some(g)) = (times, self.game.as_mut()) {
+            g.clocks = Some(times);
+        }
     }
 
     fn set_pending(&self, t: u64) -> bool {
