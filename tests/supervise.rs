@@ -265,8 +265,9 @@ async fn a_board_that_keeps_panicking_is_stopped_alone_after_five_restarts() {
     let address = private_bus(dir.path()).await;
     let (a, b) = games();
     let _board0 = board(dir.path(), 0, &Chess::default(), &a, 41, 1.0);
-    // board1's game lasts past board0's restarts (0.5 + 1 + 2 + 4 + 8 s).
-    let _board1 = board(dir.path(), 1, &Chess::default(), &b, 42, 0.5);
+    // board1's game (about 27 s at three quarters of a real board's pace) lasts
+    // past board0's restarts (0.5 + 1 + 2 + 4 + 8 s).
+    let _board1 = board(dir.path(), 1, &Chess::default(), &b, 42, 0.75);
     let daemon = start(dir.path(), &address, Some("panic:board0:2:9"));
     let fault = property_until(&address, "board0", "Fault", |f| f.contains("stopped after")).await;
     assert!(fault.contains("stopped after 5 restarts in a row"), "{fault}");

@@ -84,12 +84,23 @@ fn two_real_boards(
     serials: &str,
     games: [(&str, usize, u64, u64); 2],
 ) -> Vec<tokio::task::JoinHandle<()>> {
+    two_boards_at(d, serials, games, 1.0)
+}
+
+/// The same at `speed` times a real board's pace (the daemon's thresholds as
+/// they are: the tests' quick hands are read alike up to eight times it).
+fn two_boards_at(
+    d: &Path,
+    serials: &str,
+    games: [(&str, usize, u64, u64); 2],
+    speed: f64,
+) -> Vec<tokio::task::JoinHandle<()>> {
     games
         .into_iter()
         .zip(1..)
         .map(|((file, plies, seed, delay_ms), n)| {
             let log = game_log(&real_game(file, plies), seed, delay_ms);
-            emulate(log, &d.join(format!("board{n}")), &format!("{serials}{n}"), 1.0)
+            emulate(log, &d.join(format!("board{n}")), &format!("{serials}{n}"), speed)
         })
         .collect()
 }

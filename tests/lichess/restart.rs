@@ -14,7 +14,9 @@ async fn sigkill_mid_round_and_a_restart_push_the_round_whole_again() {
     let d = dir.path();
     let lichess = StandIn::start(&["Round001", "Round002"], &[]).await;
     token_file(d, TOKEN);
-    let _boards = two_real_boards(d, "550", [(IMMORTAL, 40, 5, 0), (DEEP_BLUE, 40, 6, 0)]);
+    // Twice a real board's pace: what is checked is the round whole after the
+    // restart, not the moves' times.
+    let _boards = two_boards_at(d, "550", [(IMMORTAL, 40, 5, 0), (DEEP_BLUE, 40, 6, 0)], 2.0);
     let address = private_bus(d).await;
     let cfg = config_file(
         d,

@@ -2,6 +2,9 @@
 
 use super::*;
 
+/// How much faster than a real board the halls' emulated boards play.
+const HALLS_SPEED: f64 = 4.0;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_halls_on_one_central_broker_lose_nothing_through_a_broker_outage() {
     if !need(&BROKERS) {
@@ -18,7 +21,15 @@ async fn two_halls_on_one_central_broker_lose_nothing_through_a_broker_outage() 
     let game_a = game("games/kasparov-deep-blue-1997.pgn");
     let game_b = game("games/nepomniachtchi-liren-game1.pgn");
     let link_a = d.join("board-a");
-    let emulator_a = emulate(game_log(&game_a.start, &game_a.moves, 3, 1000), &link_a, "1001");
+    // The games at four times a real board's pace (the quick hands of the
+    // tests, as `tests/daemon` plays them at eight): what is checked is every
+    // move through the outage, not their times.
+    let emulator_a = common::emulated::emulate(
+        game_log(&game_a.start, &game_a.moves, 3, 1000),
+        &link_a,
+        HALLS_SPEED,
+        "1001",
+    );
     let address = common::private_bus(d).await;
     let config_a = DaemonConfig::parse(
         &daemon_toml(d, "hall-a", "eboard-bridge", a_port, &link_a, true),
@@ -36,7 +47,12 @@ async fn two_halls_on_one_central_broker_lose_nothing_through_a_broker_outage() 
     // Hall B: the real binary, killed at the end, with no broker of its own: it
     // publishes straight to the central broker, as its hall's user there.
     let link_b = d.join("board-b");
-    let _emulator_b = emulate(game_log(&game_b.start, &game_b.moves, 4, 1000), &link_b, "1002");
+    let _emulator_b = common::emulated::emulate(
+        game_log(&game_b.start, &game_b.moves, 4, 1000),
+        &link_b,
+        HALLS_SPEED,
+        "1002",
+    );
     let config_b = d.join("hall-b.toml");
     std::fs::write(
         &config_b,
@@ -55,12 +71,21 @@ async fn two_halls_on_one_central_broker_lose_nothing_through_a_broker_outage() 
     .await;
     wait_for("hall A's sixth move", 30, || room.moves(events_a).len() >= 6).await;
 
-    // Hall A's broker goes away for 30 s while the game goes on.
+    // Hall A's broker goes away while the game goes on 20 plies (and until the
+    // central broker says its bridge is gone).
     hall_a.stop().await;
     let seen = room.moves(events_a).len();
     let snap_a = daemon_a.boards()[0].2.clone();
     let played_before = snap_a.borrow().moves.len();
-    tokio::time::sleep(Duration::from_secs(30)).await;
+    wait_for("20 plies played while hall A's broker is away", 60, || {
+        snap_a.borrow().moves.len() >= played_before + 20
+    })
+    .await;
+    wait_for("the central broker to say hall A's bridge is gone", 30, || {
+        room.last("eboard/hall-a/bridge")
+            .is_some_and(|m| m.payload == "0")
+    })
+    .await;
     let played_during = snap_a.borrow().moves.len();
     assert!(
         played_during >= played_before + 20,
