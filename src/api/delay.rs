@@ -26,12 +26,12 @@ use crate::rules::EventKind;
 /// The longest delay taken (a day's round is over well before).
 pub const MAX_DELAY_MS: u64 = 6 * 3600 * 1000;
 
-/// Publications of one board closer together than this are held as one
-/// (the later's snapshot and files, both's events), released when the later
-/// is due: a window holds at most one entry per 250 ms of the delay
-/// (7,200 for 30 minutes) whatever the board sends, and nothing is released
-/// early.
-pub const MERGE: Duration = Duration::from_millis(250);
+/// Publications of one board less than this after the first of an entry
+/// are held in it (the latest snapshot and files, every event), released
+/// when the latest is due: a window holds at most one entry per 100 ms of
+/// the delay (18,000 for 30 minutes) whatever the board sends, nothing is
+/// released early, and nothing more than 100 ms after its time.
+pub const MERGE: Duration = Duration::from_millis(100);
 
 /// What becomes of a game once it has ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
@@ -154,12 +154,7 @@ pub fn words(ms: u64) -> String {
     if ms == 0 {
         return "off".into();
     }
-    let (h, m, s, rest) = (
-        ms / 3_600_000,
-        ms / 60_000 % 60,
-        ms / 1000 % 60,
-        ms % 1000,
-    );
+    let (h, m, s, rest) = (ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000);
     let mut out = String::new();
     if h > 0 {
         out.push_str(&format!("{h}h"));
@@ -180,6 +175,8 @@ pub fn words(ms: u64) -> String {
 /// One held publication (or several merged, less than [`MERGE`] apart).
 #[derive(Debug)]
 struct Held {
+    /// When the board's task published the first of them.
+    first: Instant,
     /// When the board's task published the last of them.
     at: Instant,
     /// The delay that holds it: the longest of its rounds'.
@@ -197,7 +194,53 @@ struct Held {
 #[derive(Debug)]
 enum Held1 {
     Whole(Arc<Snapshot>),
-    Light(Snapshot),
+    /// Its game left out (the one released before it).
+    Light(Box<Snapshot>),
+    /// Only its clocks: all else is the snapshot released before it.
+    Clocks {
+        white_ms: i64,
+        black_ms: i64,
+        running: String,
+    },
+}
+
+/// How much of a snapshot is held: the least first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    Clocks,
+    Light,
+    Whole,
+}
+
+impl Held1 {
+    fn of(s: Arc<Snapshot>, kind: Kind) -> Held1 {
+        match kind {
+            Kind::Whole => Held1::Whole(s),
+            Kind::Light => Held1::Light(Box::new(lighten(&s))),
+            Kind::Clocks => Held1::Clocks {
+                white_ms: s.white_clock_ms,
+                black_ms: s.black_clock_ms,
+                running: s.clock_running.clone(),
+            },
+        }
+    }
+
+    fn kind(&self) -> Kind {
+        match self {
+            Held1::Whole(_) => Kind::Whole,
+            Held1::Light(_) => Kind::Light,
+            Held1::Clocks { .. } => Kind::Clocks,
+        }
+    }
+}
+
+/// Whether `b` is `a` with other clocks.
+fn only_clocks_differ(a: &Snapshot, b: &Snapshot) -> bool {
+    let mut c = b.clone();
+    c.white_clock_ms = a.white_clock_ms;
+    c.black_clock_ms = a.black_clock_ms;
+    c.clock_running = a.clock_running.clone();
+    c == *a
 }
 
 /// One board's publications waiting for their time, oldest first.
@@ -233,17 +276,20 @@ impl Window {
         rounds.sort_unstable();
         rounds.dedup();
         let ends = finished == Finished::AtEnd
-            && p.events.iter().any(|e| matches!(e.event.kind, EventKind::GameEnd { .. }));
+            && p.events
+                .iter()
+                .any(|e| matches!(e.event.kind, EventKind::GameEnd { .. }));
         let snapshot = p.snapshot.as_ref().map(|s| {
-            let same_game = self
-                .last
-                .as_ref()
-                .is_some_and(|l| l.moves == s.moves && l.pgn == s.pgn && l.inferred == s.inferred);
+            let kind = match &self.last {
+                Some(l) if only_clocks_differ(l, s) => Kind::Clocks,
+                Some(l) if l.moves == s.moves && l.pgn == s.pgn && l.inferred == s.inferred => Kind::Light,
+                _ => Kind::Whole,
+            };
             self.last = Some(s.clone());
-            (s.clone(), same_game)
+            (s.clone(), kind)
         });
         if let Some(tail) = self.held.back_mut() {
-            if at.saturating_duration_since(tail.at) < MERGE && !tail.ends {
+            if at.saturating_duration_since(tail.first) < MERGE && at >= tail.first && !tail.ends {
                 tail.at = tail.at.max(at);
                 tail.events.extend(p.events.iter().cloned());
                 for r in rounds {
@@ -251,11 +297,11 @@ impl Window {
                         tail.rounds.push(r);
                     }
                 }
-                if let Some((s, same)) = snapshot {
-                    // Light only into a light one: the game it leaves out is
-                    // then the one released before the tail.
-                    let light = same && matches!(tail.snapshot, Some(Held1::Light(_)) | None);
-                    tail.snapshot = Some(if light { Held1::Light(lighten(&s)) } else { Held1::Whole(s) });
+                if let Some((s, kind)) = snapshot {
+                    // What the entry leaves out is the snapshot released
+                    // before it: never more than its first publication did.
+                    let before = tail.snapshot.as_ref().map_or(Kind::Clocks, Held1::kind);
+                    tail.snapshot = Some(Held1::of(s, kind.max(before)));
                 }
                 for f in &p.files {
                     tail.files.retain(|g| g.key() != f.key());
@@ -266,10 +312,11 @@ impl Window {
             }
         }
         self.held.push_back(Held {
+            first: at,
             at,
             rounds,
             events: p.events.clone(),
-            snapshot: snapshot.map(|(s, same)| if same { Held1::Light(lighten(&s)) } else { Held1::Whole(s) }),
+            snapshot: snapshot.map(|(s, kind)| Held1::of(s, kind)),
             files: p.files.clone(),
             ends,
         });
@@ -315,6 +362,17 @@ impl Window {
                         s.pgn = r.pgn.clone();
                         s.inferred = r.inferred.clone();
                     }
+                    Arc::new(*s)
+                }
+                Held1::Clocks {
+                    white_ms,
+                    black_ms,
+                    running,
+                } => {
+                    let mut s = self.released.as_deref().cloned().unwrap_or_default();
+                    s.white_clock_ms = white_ms;
+                    s.black_clock_ms = black_ms;
+                    s.clock_running = running;
                     Arc::new(s)
                 }
             });
@@ -373,6 +431,7 @@ impl Window {
                     + match &h.snapshot {
                         Some(Held1::Whole(s)) => snap(s),
                         Some(Held1::Light(s)) => snap(s),
+                        Some(Held1::Clocks { running, .. }) => running.len(),
                         None => 0,
                     }
                     + h.files
@@ -493,7 +552,11 @@ mod tests {
         let d = delays(10_000);
         for i in 0..5u64 {
             let s = snap(i as usize, 1000 * i as i64, 1);
-            w.hold(&publication(s, Vec::new()), t0 + Duration::from_secs(i), Finished::Delayed);
+            w.hold(
+                &publication(s, Vec::new()),
+                t0 + Duration::from_secs(i),
+                Finished::Delayed,
+            );
         }
         assert_eq!(w.len(), 5);
         assert!(w.due(&board, t0 + Duration::from_millis(9_999), &d).is_empty());
@@ -505,7 +568,11 @@ mod tests {
         assert_eq!(last.white_clock_ms, 2000);
         assert_eq!(w.next_due(&d), Some(t0 + Duration::from_secs(13)));
         // Off: everything at once.
-        assert_eq!(w.due(&board, t0 + Duration::from_millis(12_000), &delays(0)).len(), 2);
+        assert_eq!(
+            w.due(&board, t0 + Duration::from_millis(12_000), &delays(0))
+                .len(),
+            2
+        );
         assert!(w.is_empty());
     }
 
@@ -519,7 +586,11 @@ mod tests {
             let p = Publication::new("b".into(), Vec::new(), Some(snap(40, i as i64, 1)), Vec::new());
             w.hold(&p, t0 + Duration::from_secs(i), Finished::Delayed);
         }
-        let light: usize = w.held.iter().filter(|h| matches!(h.snapshot, Some(Held1::Light(_)))).count();
+        let light: usize = w
+            .held
+            .iter()
+            .filter(|h| matches!(h.snapshot, Some(Held1::Clocks { .. })))
+            .count();
         assert_eq!(light, 100);
         let out = w.due(&board, t0 + Duration::from_secs(1000), &delays(1));
         assert_eq!(out.len(), 101);
@@ -545,14 +616,14 @@ mod tests {
         w.hold(&publication(snap(1, 0, 1), vec![ev(1)]), t0, Finished::Delayed);
         w.hold(
             &publication(snap(2, 0, 1), vec![ev(2)]),
-            t0 + Duration::from_millis(100),
+            t0 + Duration::from_millis(50),
             Finished::Delayed,
         );
         assert_eq!(w.len(), 1);
         let d = delays(1000);
         // Not before the later one's time plus the delay.
-        assert!(w.due(&board, t0 + Duration::from_millis(1050), &d).is_empty());
-        let out = w.due(&board, t0 + Duration::from_millis(1100), &d);
+        assert!(w.due(&board, t0 + Duration::from_millis(1040), &d).is_empty());
+        let out = w.due(&board, t0 + Duration::from_millis(1050), &d);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].events.len(), 2);
         assert_eq!(out[0].files.len(), 1);
@@ -594,5 +665,108 @@ mod tests {
         // No delay for a board that was never delayed: the clear of `ctl delay off`.
         d.set(None, 0);
         assert_eq!(d, Delays::default());
+    }
+
+    #[test]
+    fn a_stream_of_publications_is_held_in_entries_of_at_most_100_ms() {
+        let t0 = Instant::now();
+        let board: Arc<str> = "b".into();
+        let mut w = Window::default();
+        // Every 20 ms for 2 s: one entry per 100 ms, the first due 80 ms
+        // after its first publication's delay, never a moving target.
+        for i in 0..100u64 {
+            let p = Publication::new("b".into(), Vec::new(), Some(snap(1, i as i64, 1)), Vec::new());
+            w.hold(&p, t0 + Duration::from_millis(20 * i), Finished::Delayed);
+        }
+        assert_eq!(w.len(), 20);
+        let d = delays(1000);
+        assert_eq!(w.next_due(&d), Some(t0 + Duration::from_millis(1080)));
+        let out = w.due(&board, t0 + Duration::from_millis(1080), &d);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].snapshot.as_ref().unwrap().white_clock_ms, 4);
+    }
+
+    /// The figure of `docs/PERFORMANCE.md`: a 30-minute window of a board in
+    /// a long game (80 plies played, a move every 20 s with its lift and
+    /// placement, a clock report every second), and the most it can hold.
+    #[test]
+    fn a_thirty_minute_window_holds_what_a_board_sends_in_30_minutes() {
+        let t0 = Instant::now();
+        let mut w = Window::default();
+        let mut plies = 80usize;
+        let game = |plies: usize, white_ms: i64| {
+            let moves: Vec<String> = (0..plies).map(|i| format!("N{}f{}+", i % 8, i % 7)).collect();
+            let pgn = format!(
+                "[Event \"Delay Open\"]\n[Site \"Hall\"]\n[Date \"2026.11.29\"]\n[Round \"1.1\"]\n[White \"Kasparov, Garry\"]\n[Black \"Deep Blue\"]\n[Result \"*\"]\n\n{} *\n",
+                moves
+                    .iter()
+                    .enumerate()
+                    .map(|(i, m)| format!("{}. {m} {{[%clk 1:23:45]}}", i / 2 + 1))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            );
+            Arc::new(Snapshot {
+                moves,
+                pgn,
+                fen: "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4".into(),
+                placement: "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R".into(),
+                white_clock_ms: white_ms,
+                round: "1".into(),
+                white: "Kasparov, Garry".into(),
+                black: "Deep Blue".into(),
+                event: "Delay Open".into(),
+                device: "/dev/eboard/dgt-12345".into(),
+                ..Snapshot::default()
+            })
+        };
+        let clock = |t: u64| Event {
+            t_us: t,
+            kind: EventKind::Clock {
+                white_ms: 5_000_000 - t / 1000,
+                black_ms: 4_000_000,
+                running: Some(Side::White),
+            },
+        };
+        for s in 0..1800u64 {
+            let at = t0 + Duration::from_secs(s);
+            let p = if s % 20 == 0 {
+                plies += 1;
+                let g = game(plies, s as i64);
+                let key = GameKey {
+                    round: 1,
+                    board: 1,
+                    index: 1,
+                };
+                let file = LiveMsg::Game {
+                    key,
+                    plies,
+                    pgn: g.pgn.clone(),
+                };
+                let mv = Event {
+                    t_us: s * 1_000_000,
+                    kind: EventKind::MoveCompleted {
+                        ply: plies as u32,
+                        side: Side::White,
+                    },
+                };
+                Publication::new("b".into(), vec![mv, clock(s * 1_000_000)], Some(g), vec![file])
+            } else {
+                Publication::new(
+                    "b".into(),
+                    vec![clock(s * 1_000_000)],
+                    Some(game(plies, s as i64)),
+                    Vec::new(),
+                )
+            };
+            w.hold(&p, at, Finished::Delayed);
+        }
+        let bytes = w.bytes();
+        eprintln!(
+            "measured: a 30-minute window of one board: {} entries, {} KB (game of {plies} plies)",
+            w.len(),
+            bytes / 1024
+        );
+        assert_eq!(w.len(), 1800);
+        assert!(bytes < 2 << 20, "{bytes} bytes");
     }
 }

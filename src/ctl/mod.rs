@@ -156,7 +156,11 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
             };
             let ms = crate::api::delay::parse_duration(duration).map_err(CtlError::Usage)?;
             client.set_broadcast_delay(round, duration).await?;
-            let which = if round == 0 { "every round".to_string() } else { format!("round {round}") };
+            let which = if round == 0 {
+                "every round".to_string()
+            } else {
+                format!("round {round}")
+            };
             if ms == 0 {
                 println!("{which}: no broadcast delay; every move held is published now");
             } else {

@@ -72,7 +72,8 @@ impl BroadcastConfig {
                 .ok()
                 .filter(|r| *r > 0)
                 .ok_or_else(|| format!("[broadcast] rounds: `{r}` is not a round (1, 2, ...)"))?;
-            let ms = crate::api::delay::parse_duration(d).map_err(|e| format!("[broadcast] rounds.{r}: {e}"))?;
+            let ms =
+                crate::api::delay::parse_duration(d).map_err(|e| format!("[broadcast] rounds.{r}: {e}"))?;
             rounds.insert(round, ms);
         }
         Ok(Delays {
@@ -84,7 +85,11 @@ impl BroadcastConfig {
 }
 
 fn delays_json(d: &Delays) -> String {
-    let rounds: BTreeMap<String, String> = d.rounds.iter().map(|(r, ms)| (r.to_string(), words(*ms))).collect();
+    let rounds: BTreeMap<String, String> = d
+        .rounds
+        .iter()
+        .map(|(r, ms)| (r.to_string(), words(*ms)))
+        .collect();
     serde_json::json!({"delay": words(d.default_ms), "rounds": rounds}).to_string()
 }
 
@@ -171,7 +176,10 @@ impl DelayJournal {
             let mut header = Header::default();
             header.set("source", "eboard-bridge broadcast: the delays of the rounds");
             header.set("started", &crate::daemon::rfc3339_now());
-            (Journal::create(&path, &header).map_err(|e| format!("{shown}: {e}"))?, 0)
+            (
+                Journal::create(&path, &header).map_err(|e| format!("{shown}: {e}"))?,
+                0,
+            )
         };
         let mut j = DelayJournal {
             path,
@@ -187,7 +195,10 @@ impl DelayJournal {
         }
         if before.as_ref() != Some(&noted) {
             delays = configured.clone();
-            j.write(RecordKind::Note(format!("{CONFIGURED}{}", delays_json(configured))));
+            j.write(RecordKind::Note(format!(
+                "{CONFIGURED}{}",
+                delays_json(configured)
+            )));
             if let Err(e) = j.flush() {
                 tracing::error!("{e}; the configuration's delays are noted once it works again");
             }
@@ -427,9 +438,13 @@ impl Control for Delayed {
                 }
                 j.write(RecordKind::Arbiter {
                     method: METHOD.into(),
-                    args: vec![round.unwrap_or(0).to_string(), serde_json::to_string(&words(ms)).unwrap_or_default()],
+                    args: vec![
+                        round.unwrap_or(0).to_string(),
+                        serde_json::to_string(&words(ms)).unwrap_or_default(),
+                    ],
                 });
-                j.flush().map_err(|e| Error::Unavailable(format!("{e}; the delay is as it was")))?;
+                j.flush()
+                    .map_err(|e| Error::Unavailable(format!("{e}; the delay is as it was")))?;
             }
         }
         let mut inner = self.inner();
@@ -438,7 +453,10 @@ impl Control for Delayed {
             "broadcast delay{}: {} ({}), now {}",
             round.map(|r| format!(" of round {r}")).unwrap_or_default(),
             words(ms),
-            by.as_deref().map_or_else(|| "decided via D-Bus".to_string(), |b| format!("decided by {}", crate::log::escaped(b))),
+            by.as_deref().map_or_else(
+                || "decided via D-Bus".to_string(),
+                |b| format!("decided by {}", crate::log::escaped(b))
+            ),
             inner.delays.words()
         );
         self.release(&mut inner, Instant::now());
@@ -459,7 +477,10 @@ mod tests {
     fn conf(delay: &str, rounds: &[(&str, &str)]) -> Delays {
         BroadcastConfig {
             delay: Some(delay.into()),
-            rounds: rounds.iter().map(|(r, d)| (r.to_string(), d.to_string())).collect(),
+            rounds: rounds
+                .iter()
+                .map(|(r, d)| (r.to_string(), d.to_string()))
+                .collect(),
             finished: Finished::Delayed,
         }
         .delays()

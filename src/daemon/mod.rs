@@ -9,8 +9,8 @@
 
 pub mod board;
 pub mod config;
-pub mod delay;
 mod dates;
+pub mod delay;
 pub mod device;
 mod dir;
 pub mod fault;
@@ -261,7 +261,8 @@ impl Daemon {
             Some(b) => b.delays().map_err(DaemonError::Delay)?,
             None => Default::default(),
         };
-        let delayed = delay::Delayed::open(&configured, Some(&config.state_dir())).map_err(DaemonError::Delay)?;
+        let delayed =
+            delay::Delayed::open(&configured, Some(&config.state_dir())).map_err(DaemonError::Delay)?;
         // The arbiters' alerts on the bus, once the console is up.
         let alerts = crate::api::alerts::DeskSlot::default();
         let mut manager = bus::Manager1::new(calls_tx)

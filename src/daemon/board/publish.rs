@@ -108,9 +108,7 @@ pub(super) struct Shown<'a> {
 pub(super) fn snapshot_of(v: &Shown<'_>) -> Snapshot {
     let game = v.session.core().game();
     let default = v.default.clone();
-    let tags = game
-        .and_then(|g| v.roster.tags_of(g.number))
-        .unwrap_or(&default);
+    let tags = game.and_then(|g| v.roster.tags_of(g.number)).unwrap_or(&default);
     let (white, black, running) = v.session.core().clock().unwrap_or((0, 0, None));
     let status = match game {
         _ if !v.connected => "disconnected",

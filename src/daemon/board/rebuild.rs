@@ -80,7 +80,14 @@ impl Rebuilder {
 
     /// Before the record at `t_us` is stepped: an anchor taken; the base made
     /// when the record is the window's first.
-    pub(super) fn before(&mut self, t_us: u64, kind: &RecordKind, session: &Session, roster: &Roster, setup: &BoardSetup) {
+    pub(super) fn before(
+        &mut self,
+        t_us: u64,
+        kind: &RecordKind,
+        session: &Session,
+        roster: &Roster,
+        setup: &BoardSetup,
+    ) {
         if let RecordKind::Note(text) = kind {
             if let Some(s) = text.strip_prefix(RESUMED_AT).and_then(unix_from_rfc3339) {
                 self.anchor = (t_us, s * 1000 + ROUNDING_MS);

@@ -84,12 +84,19 @@ pub(super) fn open(setup: &BoardSetup, window: Option<std::time::Duration>) -> R
     // The history's times count from the header's start (then from each anchor).
     let started = log.header.get("started").and_then(unix_from_rfc3339);
     resumed.history = Book::new(0, started.unwrap_or(0) * 1000);
-    let mut rebuild = window.map(|w| super::rebuild::Rebuilder::new(&setup.id, w, started.unwrap_or(0) * 1000));
+    let mut rebuild =
+        window.map(|w| super::rebuild::Rebuilder::new(&setup.id, w, started.unwrap_or(0) * 1000));
     let mut last = LogTime::default();
     for (i, record) in log.records.iter().enumerate() {
         last = record.time;
         if let Some(r) = &mut rebuild {
-            r.before(record.time.micros(), &record.kind, &session, &resumed.roster, setup);
+            r.before(
+                record.time.micros(),
+                &record.kind,
+                &session,
+                &resumed.roster,
+                setup,
+            );
         }
         // A record that does not fit the board (a lift that does not match
         // after a reconnect, say) is skipped: the records after it still count.
