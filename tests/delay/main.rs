@@ -77,8 +77,9 @@ struct Hall {
 
 impl Hall {
     /// Board 1 (`board1`) playing `log`; the daemon's configuration with
-    /// `[broadcast] delay = "{delay}"`.
-    async fn open(log: SensorLog, delay: &str) -> (Hall, tokio::task::JoinHandle<()>) {
+    /// `[broadcast] delay = "{delay}"` (and `[mqtt]` to the broker on
+    /// `mqtt`, when given).
+    async fn open(log: SensorLog, delay: &str, mqtt: Option<u16>) -> (Hall, tokio::task::JoinHandle<()>) {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         let lichess = StandIn::start(&["Round001"], &[]).await;
@@ -99,8 +100,11 @@ impl Hall {
             token = token.display(),
             url = lichess.url,
         );
+        let mqtt = mqtt
+            .map(|port| format!("[mqtt]\nbroker = \"mqtt://127.0.0.1:{port}\"\nprefix = \"eboard/delay\"\n"))
+            .unwrap_or_default();
         let cfg = d.join("config.toml");
-        std::fs::write(&cfg, text).unwrap();
+        std::fs::write(&cfg, text + &mqtt).unwrap();
         let board = common::emulated::emulate(log, &d.join("board1"), 1.0, "61001");
         let address = private_bus(d).await;
         let hall = Hall {
@@ -372,4 +376,71 @@ async fn wait_surfaces(seen: &Seen, lichess: &StandIn, surfaces: &[&str], plies:
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// A Mosquitto broker on a free port of 127.0.0.1, anonymous clients
+/// allowed (none when Mosquitto is not installed): its port and process.
+async fn broker(dir: &Path) -> Option<(u16, common::process::Running)> {
+    let bin = common::find_tool("mosquitto")?;
+    let port = common::web::free_port();
+    let conf = dir.join("mosquitto.conf");
+    std::fs::write(
+        &conf,
+        format!("user root\nlistener {port} 127.0.0.1\nallow_anonymous true\n"),
+    )
+    .unwrap();
+    let mut cmd = std::process::Command::new(bin);
+    cmd.arg("-c").arg(&conf);
+    let running = common::process::Running::spawn(&mut cmd);
+    let until = Instant::now() + Duration::from_secs(10);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+        assert!(Instant::now() < until, "mosquitto did not listen");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Some((port, running))
+}
+
+/// MQTT's public topics: each `move` event on `eboard/delay/boards/+/events`.
+async fn watch_mqtt(port: u16, seen: Seen) -> tokio::task::JoinHandle<()> {
+    use rumqttc::v5::mqttbytes::QoS;
+    use rumqttc::v5::mqttbytes::v5::Packet;
+    use rumqttc::v5::{AsyncClient, Event, MqttOptions};
+    let mut o = MqttOptions::new("delay-watcher", "127.0.0.1", port);
+    o.set_keep_alive(Duration::from_secs(5));
+    let (client, mut events) = AsyncClient::new(o, 64);
+    let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
+    let mut ready = Some(ready_tx);
+    let task = tokio::spawn(async move {
+        loop {
+            match events.poll().await {
+                Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                    let _ = client
+                        .subscribe("eboard/delay/boards/+/events", QoS::AtLeastOnce)
+                        .await;
+                }
+                Ok(Event::Incoming(Packet::SubAck(_))) => {
+                    if let Some(r) = ready.take() {
+                        let _ = r.send(());
+                    }
+                }
+                Ok(Event::Incoming(Packet::Publish(p))) => {
+                    let at = Instant::now();
+                    if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&p.payload) {
+                        if v["type"] == "move" {
+                            if let Some(ply) = v["ply"].as_u64() {
+                                seen.shows_at("mqtt", ply as usize, at);
+                            }
+                        }
+                    }
+                }
+                Ok(_) => {}
+                Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+            }
+        }
+    });
+    tokio::time::timeout(Duration::from_secs(10), ready_rx)
+        .await
+        .expect("the MQTT watcher subscribed within 10 s")
+        .unwrap();
+    task
 }

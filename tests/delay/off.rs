@@ -9,7 +9,7 @@ use super::*;
 async fn ctl_delay_off_publishes_the_held_moves_at_once() {
     let plies = 10;
     let (log, _) = game_log(plies, 62);
-    let (hall, board) = Hall::open(log, "30s").await;
+    let (hall, board) = Hall::open(log, "30s", None).await;
     let seen = Seen::default();
     let dbus = watch_dbus(&hall.address, seen.clone()).await;
     let daemon = hall.run();

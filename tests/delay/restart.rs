@@ -12,7 +12,7 @@ async fn a_sigkill_mid_window_and_a_restart_publish_nothing_early_and_lose_nothi
     let plies = 14;
     let delay = Duration::from_secs(4);
     let (log, _) = game_log(plies, 63);
-    let (hall, board) = Hall::open(log, "4s").await;
+    let (hall, board) = Hall::open(log, "4s", None).await;
     let seen = Seen::default();
     let dbus = watch_dbus(&hall.address, seen.clone()).await;
     let daemon = hall.run();
