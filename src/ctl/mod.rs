@@ -142,6 +142,13 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
                     println!("broadcast delay: {}", client.broadcast_delay().await?);
                     return Ok(());
                 }
+                // `ctl delay 3` may mean round 3: a duration alone has its unit.
+                [d] if d != "0" && d.bytes().all(|b| b.is_ascii_digit()) => {
+                    return Err(CtlError::Usage(format!(
+                        "`{}`: give the duration its unit (3s, 3m, 1h) or a round and a duration (ctl delay 3 15m)",
+                        crate::log::escaped(d)
+                    )));
+                }
                 [d] => (0, d.as_str()),
                 [r, d] => match r.parse::<u32>() {
                     Ok(r) if r > 0 => (r, d.as_str()),
