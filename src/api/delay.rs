@@ -259,8 +259,9 @@ pub struct Window {
 pub type Released = Vec<Publication>;
 
 impl Window {
-    /// Holds `p`, published at `at`.
-    pub fn hold(&mut self, p: &Publication, at: Instant, finished: Finished) {
+    /// The rounds `p` is of (the board's as its last snapshot said, for
+    /// events alone), the board's round taken from its snapshot.
+    fn rounds_of(&mut self, p: &Publication) -> Vec<u32> {
         let mut rounds = Vec::new();
         if let Some(s) = &p.snapshot {
             if let Ok(r) = s.round.parse::<u32>() {
@@ -270,11 +271,35 @@ impl Window {
         }
         rounds.extend(p.files.iter().map(|f| f.key().round));
         if rounds.is_empty() {
-            // Events alone: the board's round as its last snapshot said.
             rounds.push(self.round);
         }
         rounds.sort_unstable();
         rounds.dedup();
+        rounds
+    }
+
+    /// Whether `p` goes on at once, as it is (nothing held before it, no
+    /// delay for its rounds): then it is the last released.
+    pub fn passes(&mut self, p: &Publication, delays: &Delays) -> bool {
+        if !self.held.is_empty() {
+            return false;
+        }
+        let round = self.round;
+        let rounds = self.rounds_of(p);
+        if rounds.iter().any(|r| delays.of(*r) > 0) {
+            self.round = round;
+            return false;
+        }
+        if let Some(s) = &p.snapshot {
+            self.last = Some(s.clone());
+            self.released = Some(s.clone());
+        }
+        true
+    }
+
+    /// Holds `p`, published at `at`.
+    pub fn hold(&mut self, p: &Publication, at: Instant, finished: Finished) {
+        let rounds = self.rounds_of(p);
         let ends = finished == Finished::AtEnd
             && p.events
                 .iter()

@@ -362,27 +362,60 @@ impl Delayed {
 }
 
 fn board<'a>(inner: &'a mut Inner, id: &str) -> &'a mut Board {
-    inner.boards.entry(id.to_string()).or_insert_with(|| Board {
+    inner
+        .boards
+        .entry(id.to_string())
+        .or_insert_with(|| new_board(id))
+}
+
+fn new_board(id: &str) -> Board {
+    Board {
         id: id.into(),
         window: Window::default(),
         public: watch::Sender::new(Snapshot::default()),
         started: false,
-    })
+    }
 }
 
 impl Sink for Delayed {
     /// Held in the board's window; what is due at once (no delay) is handed
     /// on here, on the board's task, as before the delay existed.
     fn offer(&self, p: &Arc<Publication>) {
-        let mut inner = self.inner();
-        let finished = inner.delays.finished;
-        let b = board(&mut inner, &p.board);
+        let mut guard = self.inner();
+        let Inner { delays, boards } = &mut *guard;
+        let b = boards
+            .entry(p.board.to_string())
+            .or_insert_with(|| new_board(&p.board));
         b.started = true;
+        if b.window.passes(p, delays) {
+            // No delay: on at once, the very publication, as before the delay.
+            if let Some(s) = &p.snapshot {
+                b.public.send_replace((**s).clone());
+            }
+            for s in self.spectators().iter() {
+                s.offer(p);
+            }
+            return;
+        }
         let was_empty = b.window.is_empty();
-        b.window.hold(p, Instant::now(), finished);
-        let next = self.release(&mut inner, Instant::now());
-        drop(inner);
-        if next.is_some() && was_empty {
+        b.window.hold(p, Instant::now(), delays.finished);
+        // Due at once (a game published whole at its end): on now.
+        let due = b.window.due(&b.id, Instant::now(), delays);
+        if !due.is_empty() {
+            let spectators = self.spectators().clone();
+            for p in due {
+                if let Some(s) = &p.snapshot {
+                    b.public.send_replace((**s).clone());
+                }
+                let p = Arc::new(p);
+                for s in &spectators {
+                    s.offer(&p);
+                }
+            }
+        }
+        let waiting = !b.window.is_empty();
+        drop(guard);
+        if waiting && was_empty {
             self.wake.notify_one();
         }
     }
