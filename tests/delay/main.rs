@@ -15,6 +15,8 @@
 //!   push at most a second apart, as without a delay); D-Bus has it at once.
 //! - `off`: `ctl delay off` publishes every move held at once, journaled
 //!   with who decided; `ctl delay` says the delay in effect.
+//! - `finished`: a game's result the delay late by default, at once with
+//!   `finished = "at_end"` (the moves held with it).
 //! - `restart`: SIGKILL with moves held, and a start again: nothing reaches
 //!   a spectator early, nothing is lost.
 
@@ -24,6 +26,7 @@ mod common;
 #[path = "../lichess/standin.rs"]
 mod standin;
 
+mod finished;
 mod off;
 mod restart;
 mod surfaces;
@@ -80,6 +83,15 @@ impl Hall {
     /// `[broadcast] delay = "{delay}"` (and `[mqtt]` to the broker on
     /// `mqtt`, when given).
     async fn open(log: SensorLog, delay: &str, mqtt: Option<u16>) -> (Hall, tokio::task::JoinHandle<()>) {
+        Hall::open_with(log, &format!("delay = \"{delay}\""), mqtt).await
+    }
+
+    /// The same, `[broadcast]` holding `broadcast`.
+    async fn open_with(
+        log: SensorLog,
+        broadcast: &str,
+        mqtt: Option<u16>,
+    ) -> (Hall, tokio::task::JoinHandle<()>) {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         let lichess = StandIn::start(&["Round001"], &[]).await;
@@ -92,7 +104,7 @@ impl Hall {
             "event = \"Delay Open\"\nround = 1\noutput = \"{live}\"\nstate = \"{state}\"\n\
              [[board]]\ndevice = \"{dev}\"\nnumber = 1\nwhite = \"Kasparov, Garry\"\nblack = \"Deep Blue\"\n\
              [http]\nlisten = \"127.0.0.1:{port}\"\n\
-             [broadcast]\ndelay = \"{delay}\"\n\
+             [broadcast]\n{broadcast}\n\
              [lichess]\ntoken_file = \"{token}\"\nurl = \"{url}\"\nrounds = {{ 1 = \"Round001\" }}\nmax_per_second = 4\n",
             live = d.join("live").display(),
             state = d.join("state").display(),
@@ -443,4 +455,16 @@ async fn watch_mqtt(port: u16, seen: Seen) -> tokio::task::JoinHandle<()> {
         .expect("the MQTT watcher subscribed within 10 s")
         .unwrap();
     task
+}
+
+/// The board's `Result` on `/api/boards` ("" while none, or no answer).
+async fn public_result(addr: SocketAddr) -> (String, usize) {
+    let Some(body) = try_get(addr, "/api/boards").await else {
+        return (String::new(), 0);
+    };
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+    (
+        v[0]["Result"].as_str().unwrap_or_default().to_string(),
+        v[0]["Moves"].as_array().map_or(0, Vec::len),
+    )
 }
