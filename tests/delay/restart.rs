@@ -3,8 +3,8 @@
 use super::*;
 
 /// A delay of 4 s; the daemon killed (SIGKILL) with moves held, started
-/// again 1 s later: every ply reaches `/api/boards`, the folder, SSE and
-/// lichess, none sooner than the delay after D-Bus had it (before the kill
+/// again 1 s later: every ply reaches `/api/boards`, the folder, SSE,
+/// LiveChess and lichess, none sooner than the delay after D-Bus had it (before the kill
 /// or after the restart), none lost; the spectators never see fewer plies
 /// than before the kill.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -20,6 +20,7 @@ async fn a_sigkill_mid_window_and_a_restart_publish_nothing_early_and_lose_nothi
         watch_boards(hall.http, seen.clone()),
         watch_folder(hall.game_file(), seen.clone()),
         watch_sse(hall.http, seen.clone()),
+        watch_livechess(hall.http, seen.clone()),
     ];
     wait_for("seven plies on D-Bus", 60, || seen.count("dbus") >= 7).await;
     daemon.kill();
@@ -35,13 +36,13 @@ async fn a_sigkill_mid_window_and_a_restart_publish_nothing_early_and_lose_nothi
     wait_surfaces(
         &seen,
         &hall.lichess,
-        &["api/boards", "folder", "sse", "lichess"],
+        &["api/boards", "folder", "sse", "livechess", "lichess"],
         plies,
         20,
     )
     .await;
     let mut said = Vec::new();
-    for s in ["api/boards", "folder", "sse", "lichess"] {
+    for s in ["api/boards", "folder", "sse", "livechess", "lichess"] {
         said.push(judge(&seen, s, plies, delay, None));
     }
     let log = daemon.log();

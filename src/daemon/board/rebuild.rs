@@ -16,10 +16,10 @@ use std::time::{Duration, Instant};
 
 use super::history::RESUMED_AT;
 use super::publish::{Shown, snapshot_of};
+use super::resume::Resumed;
 use super::{BoardSetup, board_tags};
 use crate::api::delay::Seed;
 use crate::api::{GameKey, LiveMsg, Publication, Snapshot};
-use crate::daemon::roster::Roster;
 use crate::daemon::unix_from_rfc3339;
 use crate::log::RecordKind;
 use crate::rules::{Event, EventKind};
@@ -85,7 +85,7 @@ impl Rebuilder {
         t_us: u64,
         kind: &RecordKind,
         session: &Session,
-        roster: &Roster,
+        resumed: &Resumed,
         setup: &BoardSetup,
     ) {
         if let RecordKind::Note(text) = kind {
@@ -94,33 +94,40 @@ impl Rebuilder {
             }
         }
         if self.base.is_none() && self.wall_ms(t_us) > self.cutoff_ms {
-            self.make_base(session, roster, setup);
+            self.make_base(session, resumed, setup);
         }
     }
 
-    fn make_base(&mut self, session: &Session, roster: &Roster, setup: &BoardSetup) {
-        let snapshot = Arc::new(self.snapshot(session, roster, setup));
-        let files = self.files_of(session, roster, setup);
+    fn make_base(&mut self, session: &Session, resumed: &Resumed, setup: &BoardSetup) {
+        let snapshot = Arc::new(self.snapshot(session, resumed, setup));
+        let files = self.files_of(session, &resumed.roster, setup);
         self.last_snapshot = Some(snapshot.clone());
         self.base = Some((Some(snapshot), files));
     }
 
-    fn snapshot(&self, session: &Session, roster: &Roster, setup: &BoardSetup) -> Snapshot {
+    fn snapshot(&self, session: &Session, resumed: &Resumed, setup: &BoardSetup) -> Snapshot {
         snapshot_of(&Shown {
             session,
-            roster,
-            default: roster.for_new_games(board_tags(setup), setup.round_format),
+            roster: &resumed.roster,
+            default: resumed
+                .roster
+                .for_new_games(board_tags(setup), setup.round_format),
             connected: true,
             device: &setup.device,
-            serial: "",
-            battery: None,
+            serial: &resumed.serial,
+            battery: resumed.battery,
             fault: "",
         })
     }
 
     /// The games' files that differ from those made before (all, the first
     /// time), from a copy of the roster as it stands.
-    fn files_of(&mut self, session: &Session, roster: &Roster, setup: &BoardSetup) -> Vec<LiveMsg> {
+    fn files_of(
+        &mut self,
+        session: &Session,
+        roster: &crate::daemon::roster::Roster,
+        setup: &BoardSetup,
+    ) -> Vec<LiveMsg> {
         let mut scratch = roster.clone();
         let default = roster.for_new_games(board_tags(setup), setup.round_format);
         let current = session.core().game().map(|g| g.number);
@@ -146,7 +153,7 @@ impl Rebuilder {
         t_us: u64,
         events: Vec<Event>,
         session: &Session,
-        roster: &Roster,
+        resumed: &Resumed,
         setup: &BoardSetup,
     ) {
         let wall = self.wall_ms(t_us);
@@ -158,13 +165,13 @@ impl Rebuilder {
                 .extend(events.into_iter().filter(|_| wall > keep_from).map(|e| (wall, e)));
             return;
         }
-        let snapshot = Arc::new(self.snapshot(session, roster, setup));
+        let snapshot = Arc::new(self.snapshot(session, resumed, setup));
         let changed = self.last_snapshot.as_deref() != Some(&*snapshot);
         let game_changed = events
             .iter()
             .any(|e| !matches!(e.kind, EventKind::Touch { .. } | EventKind::Clock { .. }));
         let files = if game_changed {
-            self.files_of(session, roster, setup)
+            self.files_of(session, &resumed.roster, setup)
         } else {
             Vec::new()
         };
@@ -189,9 +196,9 @@ impl Rebuilder {
     }
 
     /// The view rebuilt, once every record is stepped.
-    pub(super) fn finish(mut self, session: &Session, roster: &Roster, setup: &BoardSetup) -> Seed {
+    pub(super) fn finish(mut self, session: &Session, resumed: &Resumed, setup: &BoardSetup) -> Seed {
         if self.base.is_none() {
-            self.make_base(session, roster, setup);
+            self.make_base(session, resumed, setup);
         }
         let (snapshot, files) = self.base.take().unwrap_or_default();
         // Shown before the stop: what was due a window before the last record.

@@ -90,13 +90,7 @@ pub(super) fn open(setup: &BoardSetup, window: Option<std::time::Duration>) -> R
     for (i, record) in log.records.iter().enumerate() {
         last = record.time;
         if let Some(r) = &mut rebuild {
-            r.before(
-                record.time.micros(),
-                &record.kind,
-                &session,
-                &resumed.roster,
-                setup,
-            );
+            r.before(record.time.micros(), &record.kind, &session, &resumed, setup);
         }
         // A record that does not fit the board (a lift that does not match
         // after a reconnect, say) is skipped: the records after it still count.
@@ -111,10 +105,10 @@ pub(super) fn open(setup: &BoardSetup, window: Option<std::time::Duration>) -> R
         let events = session.take_events();
         resumed.history.observe(&events, session.core().game());
         if let Some(r) = &mut rebuild {
-            r.after(record.time.micros(), events, &session, &resumed.roster, setup);
+            r.after(record.time.micros(), events, &session, &resumed, setup);
         }
     }
-    let seed = rebuild.map(|r| r.finish(&session, &resumed.roster, setup));
+    let seed = rebuild.map(|r| r.finish(&session, &resumed, setup));
     session.take_events();
     for n in session.take_notes() {
         tracing::warn!("{file_name} (resuming): {}", crate::log::escaped(&n));
