@@ -25,6 +25,35 @@ pub fn from_call(method: &str, args: &[serde_json::Value]) -> Result<Decision, E
     }
 }
 
+/// The longest JSON text of a decision's arguments a door takes (a round's
+/// tags are the longest: a few hundred bytes).
+pub const MAX_ARGS_JSON: usize = 16 * 1024;
+
+/// The decision a method name and its arguments as JSON text (an array) stand
+/// for, as D-Bus `Decide` takes them; what is wrong, else.
+pub fn from_json_call(method: &str, args: &str) -> Result<Decision, Error> {
+    if args.len() > MAX_ARGS_JSON {
+        return Err(Error::InvalidArgument(format!(
+            "the arguments are {} bytes of JSON; at most {MAX_ARGS_JSON} are taken",
+            args.len()
+        )));
+    }
+    let args: Vec<serde_json::Value> = match serde_json::from_str(args) {
+        Ok(serde_json::Value::Array(a)) => a,
+        Ok(_) => {
+            return Err(Error::InvalidArgument(
+                "the arguments are a JSON array (`[\"1-0\"]`, `[]`)".into(),
+            ));
+        }
+        Err(e) => {
+            return Err(Error::InvalidArgument(format!(
+                "the arguments do not read as JSON: {e}"
+            )));
+        }
+    };
+    from_call(method, &args)
+}
+
 /// The decision with its text arguments trimmed, or why it is refused when one
 /// is longer than any real one: what is accepted is journaled, and a caller
 /// must not be able to write a megabyte into the recording, the log or the PGN.

@@ -31,6 +31,10 @@ pub enum Error {
     /// An undo with nothing it may take back (the message says what to do).
     #[error("org.eboardbridge.Error.NotUndone: {0}")]
     NotUndone(String),
+    /// A decision the rule book says the arbiter must confirm, not confirmed:
+    /// what it would change (`rules::book`), and how to confirm it.
+    #[error("org.eboardbridge.Error.NeedsForce: {}", crate::rules::book::refusal(.0))]
+    NeedsForce(String),
 }
 
 /// A decision the rules core refused, as the doors answer it.
@@ -57,6 +61,7 @@ impl Error {
             Error::GameUnderWay(_) => "GameUnderWay",
             Error::NoBoard(_) => "NoBoard",
             Error::NotUndone(_) => "NotUndone",
+            Error::NeedsForce(_) => "NeedsForce",
         }
     }
 
@@ -74,7 +79,8 @@ impl Error {
             | Error::Unavailable(m)
             | Error::GameUnderWay(m)
             | Error::NoBoard(m)
-            | Error::NotUndone(m) => m,
+            | Error::NotUndone(m)
+            | Error::NeedsForce(m) => m,
         }
     }
 }

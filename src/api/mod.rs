@@ -49,6 +49,10 @@ pub struct BoardRef {
 pub struct Asker {
     pub by: Option<String>,
     pub door: history::Door,
+    /// The arbiter confirmed the decision (`ctl --force`, the console's second
+    /// question, `force` in D-Bus `Decide` and MQTT): one the rule book says
+    /// needs confirming is made only then (`rules::book`).
+    pub force: bool,
 }
 
 /// A decision, who asked for it and where its answer goes.
@@ -57,7 +61,16 @@ pub type Request = (Decision, Asker, oneshot::Sender<Result<(), Error>>);
 /// Hands `cmd` to a board's task (as MQTT calls do, naming nobody) and waits
 /// for its answer.
 pub async fn ask(commands: &mpsc::Sender<Request>, d: Decision, door: history::Door) -> Result<(), Error> {
-    ask_as(commands, d, Asker { by: None, door }).await
+    ask_as(
+        commands,
+        d,
+        Asker {
+            by: None,
+            door,
+            force: false,
+        },
+    )
+    .await
 }
 
 /// The same, for `who`, who is then named with the decision in the record.

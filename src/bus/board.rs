@@ -41,9 +41,15 @@ impl Board1 {
     }
 
     async fn ask(&self, cmd: Decision, by: Option<String>) -> Result<(), BusError> {
+        self.ask_confirmed(cmd, by, false).await
+    }
+
+    /// The same, `force`: confirmed by the arbiter (`rules::book`).
+    async fn ask_confirmed(&self, cmd: Decision, by: Option<String>, force: bool) -> Result<(), BusError> {
         let who = crate::api::Asker {
             by,
             door: crate::api::history::Door::Bus,
+            force,
         };
         Ok(ask_as(&self.commands, cmd, who).await?)
     }
@@ -152,6 +158,23 @@ impl Board1 {
         self.snap().await.fault.clone()
     }
 
+    /// Any decision, as its `arbiter` record names it: `method` (`NewGame`,
+    /// `SetResult`, `Undo`, ...) and its arguments as a JSON array (`["1-0",
+    /// "time forfeit"]`), `force`: confirmed by the arbiter. A decision that
+    /// reopens a finished game, replaces it in its round or ends one under way
+    /// is made only confirmed (else `NeedsForce`, saying what it would change);
+    /// the methods named after a decision are this with `force` false.
+    async fn decide(
+        &self,
+        method: String,
+        args: String,
+        force: bool,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<(), BusError> {
+        let cmd = crate::api::decision::from_json_call(&method, &args)?;
+        self.ask_confirmed(cmd, caller(conn, &header).await, force).await
+    }
     /// A new game from `fen` (empty: the standard start).
     async fn new_game(
         &self,

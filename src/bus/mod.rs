@@ -41,8 +41,10 @@ pub const BOARD_INTERFACE: &str = "org.eboardbridge.Board1";
 /// The interface at [`ROOT_PATH`] for what concerns every board (a round's
 /// pairings, the pushes to lichess).
 pub const MANAGER_INTERFACE: &str = "org.eboardbridge.Manager1";
-/// The methods that change a game (the policy lets only root and `eboard` call them).
-pub const CHANGING_METHODS: [&str; 13] = [
+/// The methods that change a game (the policy lets only root and `eboard` call them):
+/// `Decide`, and one named after each decision a board takes.
+pub const CHANGING_METHODS: [&str; 14] = [
+    "Decide",
     "SetPlayers",
     "SetTags",
     "SetPairing",
@@ -92,6 +94,9 @@ pub enum BusError {
     NoBoard(String),
     /// An undo with nothing it may take back (the message says what to do).
     NotUndone(String),
+    /// A decision the arbiter must confirm, not confirmed (`force` false): what
+    /// it would change, and how to confirm it.
+    NeedsForce(String),
 }
 
 impl From<crate::api::Error> for BusError {
@@ -105,6 +110,7 @@ impl From<crate::api::Error> for BusError {
             Error::GameUnderWay(m) => BusError::GameUnderWay(m),
             Error::NoBoard(m) => BusError::NoBoard(m),
             Error::NotUndone(m) => BusError::NotUndone(m),
+            Error::NeedsForce(what) => BusError::NeedsForce(crate::rules::book::refusal(&what)),
         }
     }
 }

@@ -190,7 +190,15 @@ fn decisions_read_back_from_their_records() {
         Decision::SetPairing(3, [("White".to_string(), "Carlsen, Magnus".to_string())].into()),
         Decision::Undo { force: true },
     ];
-    assert_eq!(all.len(), CHANGING_METHODS.len());
+    // Every decision has its named method; `Decide` takes them all.
+    assert_eq!(all.len() + 1, CHANGING_METHODS.len());
+    assert_eq!(
+        crate::rules::Decision::BOARD_METHODS.len() + 1,
+        CHANGING_METHODS.len()
+    );
+    for m in crate::rules::Decision::BOARD_METHODS {
+        assert!(CHANGING_METHODS.contains(&m), "{m}");
+    }
     for c in all {
         assert!(CHANGING_METHODS.contains(&c.method()), "{c:?}");
         assert_eq!(crate::api::decision::from_call(c.method(), &c.args()).unwrap(), c);

@@ -229,14 +229,30 @@ impl Client {
     where
         B: serde::Serialize + zbus::zvariant::DynamicType,
     {
+        self.call_as(method, path, iface, method, body).await
+    }
+
+    /// The same, its refusal said as `what`'s (a decision's method, when the
+    /// call is `Decide`).
+    async fn call_as<B>(
+        &self,
+        what: &str,
+        path: &str,
+        iface: &str,
+        method: &str,
+        body: &B,
+    ) -> Result<zbus::Message, CtlError>
+    where
+        B: serde::Serialize + zbus::zvariant::DynamicType,
+    {
         let call = self
             .conn
             .call_method(Some(BUS_NAME), path, Some(iface), method, body);
         match tokio::time::timeout(CALL_TIMEOUT, call).await {
             Ok(Ok(m)) => Ok(m),
-            Ok(Err(e)) => Err(self.explain(method, e)),
+            Ok(Err(e)) => Err(self.explain(what, e)),
             Err(_) => Err(CtlError::Refused(format!(
-                "{method}: the daemon did not answer in {} s: is it stuck? journalctl -u eboard-bridge",
+                "{what}: the daemon did not answer in {} s: is it stuck? journalctl -u eboard-bridge",
                 CALL_TIMEOUT.as_secs()
             ))),
         }
@@ -310,6 +326,21 @@ impl Client {
         B: serde::Serialize + zbus::zvariant::DynamicType,
     {
         self.call(&board.path, BOARD_INTERFACE, method, body)
+            .await
+            .map(|_| ())
+    }
+
+    /// `Board1.Decide`: the decision, confirmed or not (`--force`), as the
+    /// board's task takes it from every door; refused, the daemon's words.
+    pub async fn decide(
+        &self,
+        board: &BoardView,
+        d: &crate::api::Decision,
+        force: bool,
+    ) -> Result<(), CtlError> {
+        let args = serde_json::Value::Array(d.args()).to_string();
+        let body = (d.method(), args.as_str(), force);
+        self.call_as(d.method(), &board.path, BOARD_INTERFACE, "Decide", &body)
             .await
             .map(|_| ())
     }

@@ -22,10 +22,10 @@ pub mod lichess;
 pub mod passwd;
 pub mod round;
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 
-use crate::api::force::{self, Change, GameAtHand};
+use crate::api::Decision;
 use crate::pairings;
 use client::{Client, CtlError, Which};
 
@@ -182,14 +182,14 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
         CtlCommand::Players { board, white, black } => {
             let b = client.board(&board).await?;
             client
-                .board_call(&b, "SetPlayers", &(white.as_str(), black.as_str()))
+                .decide(&b, &Decision::SetPlayers(white.clone(), black.clone()), false)
                 .await?;
             done(&b, format!("players {white} - {black}"));
         }
         CtlCommand::Tags { board, tags } => {
             let b = client.board(&board).await?;
-            let map: HashMap<String, String> = tags.iter().cloned().collect();
-            client.board_call(&b, "SetTags", &(map,)).await?;
+            let map: BTreeMap<String, String> = tags.iter().cloned().collect();
+            client.decide(&b, &Decision::SetTags(map), false).await?;
             let shown: Vec<String> = tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
             done(&b, format!("tags {}", shown.join(" ")));
         }
@@ -200,16 +200,11 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
             force,
         } => {
             let b = client.board(&board).await?;
-            confirm(&b, Change::Result(&result), force)?;
-            match &termination {
-                // The call of old (a daemon before issue 48 has no SetResultWith).
-                None => client.board_call(&b, "SetResult", &(result.as_str(),)).await?,
-                Some(t) => {
-                    client
-                        .board_call(&b, "SetResultWith", &(result.as_str(), t.as_str()))
-                        .await?
-                }
-            }
+            let d = match &termination {
+                None => Decision::SetResult(result.clone()),
+                Some(t) => Decision::SetResultWith(result.clone(), t.clone()),
+            };
+            client.decide(&b, &d, force).await?;
             match termination {
                 None => done(&b, format!("result {result}")),
                 Some(t) => done(&b, format!("result {result} ({t})")),
@@ -217,22 +212,21 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
         }
         CtlCommand::Reinstate { board, ply, force } => {
             let b = client.board(&board).await?;
-            confirm(&b, Change::Reinstate(ply), force)?;
-            client.board_call(&b, "Reinstate", &(ply,)).await?;
+            client.decide(&b, &Decision::Reinstate(ply), force).await?;
             done(&b, format!("back to ply {ply}"));
         }
         CtlCommand::Position { board, fen, force } => {
             let (fen, force) = fen_and_force(fen, force);
             let b = client.board(&board).await?;
-            confirm(&b, Change::Position, force)?;
-            client.board_call(&b, "SetPosition", &(fen.as_str(),)).await?;
+            client
+                .decide(&b, &Decision::SetPosition(fen.clone()), force)
+                .await?;
             done(&b, format!("position {fen}"));
         }
         CtlCommand::NewGame { board, fen, force } => {
             let (fen, force) = fen_and_force(fen, force);
             let b = client.board(&board).await?;
-            confirm(&b, Change::NewGame, force)?;
-            client.board_call(&b, "NewGame", &(fen.as_str(),)).await?;
+            client.decide(&b, &Decision::NewGame(fen.clone()), force).await?;
             done(
                 &b,
                 if fen.is_empty() {
@@ -244,7 +238,11 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
         }
         CtlCommand::TimeControl { board, spec } => {
             let b = client.board(&board).await?;
-            client.board_call(&b, "SetTimeControl", &(spec.as_str(),)).await?;
+            let d = Decision::SetTimeControl {
+                spec: spec.clone(),
+                mode: crate::rules::ClockMode::Drive,
+            };
+            client.decide(&b, &d, false).await?;
             done(&b, format!("time control {spec}"));
         }
         CtlCommand::AddTime { board, side, time } => {
@@ -253,7 +251,9 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
                 CtlSide::White => "white",
                 CtlSide::Black => "black",
             };
-            client.board_call(&b, "AddTime", &(side, time)).await?;
+            client
+                .decide(&b, &Decision::AddTime(side.to_string(), time), false)
+                .await?;
             let what = if time < 0 {
                 format!("{} s taken from {side}", -i64::from(time))
             } else {
@@ -263,7 +263,9 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
         }
         CtlCommand::SetClock { board, white, black } => {
             let b = client.board(&board).await?;
-            client.board_call(&b, "SetClock", &(white, black)).await?;
+            client
+                .decide(&b, &Decision::SetClock(white, black), false)
+                .await?;
             done(
                 &b,
                 format!(
@@ -276,7 +278,7 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
         CtlCommand::Text { board, text, seconds } => {
             let b = client.board(&board).await?;
             client
-                .board_call(&b, "ShowText", &(text.as_str(), seconds))
+                .decide(&b, &Decision::ShowText(text.clone(), seconds), false)
                 .await?;
             done(&b, detail::text_shown(&b, &text, seconds));
         }
@@ -291,7 +293,7 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
         }
         CtlCommand::Undo { board, force } => {
             let b = client.board(&board).await?;
-            if let Err(e) = client.board_call(&b, "Undo", &(force,)).await {
+            if let Err(e) = client.decide(&b, &Decision::Undo { force }, false).await {
                 return Err(history::undo_refused(&b, e));
             }
             let last = client.history(&b, 1).await?;
@@ -308,22 +310,6 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
         CtlCommand::Ack { target } => alerts::ack(&client, &target).await?,
     }
     Ok(())
-}
-
-/// Refuses a decision that changes a finished game (or ends one under way)
-/// unless `force`, saying what it would change.
-fn confirm(b: &format::BoardView, change: Change, force: bool) -> Result<(), CtlError> {
-    let game = GameAtHand {
-        number: b.number,
-        result: &b.result,
-        plies: b.moves,
-        white: &b.white,
-        black: &b.black,
-    };
-    match force::what_it_changes(&game, change) {
-        Some(what) if !force => Err(CtlError::Refused(force::refusal(&what))),
-        _ => Ok(()),
-    }
 }
 
 /// A FEN's words, and `--force` given among them (a FEN takes any words after

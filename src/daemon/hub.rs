@@ -444,6 +444,7 @@ impl Hub {
                     crate::api::Asker {
                         by: by.clone(),
                         door: crate::api::history::Door::Bus,
+                        force: false,
                     },
                     tx,
                 )))

@@ -9,6 +9,7 @@ use super::answer::{self, Away, Outcome, Refusal};
 use super::body::{Body, game_words};
 use super::{Part, Service, epoch_ms, http};
 use crate::api::lichess::GameStatus;
+use crate::log::escaped;
 
 impl Service {
     /// Lichess is away, failing or busy: every round waits.
@@ -16,20 +17,27 @@ impl Service {
         let wait = self.schedule.failed(after, Instant::now());
         if self.trouble.is_none() {
             let (text, remedy) = away.words(&why);
+            // The words may hold lichess's own (an answer's body): escaped,
+            // so that no answer can forge a line of the log.
             tracing::warn!(
-                "lichess: {}: {text} (next try in {} s){}",
+                "lichess: {}: {} (next try in {} s){}",
                 self.label(part),
+                escaped(&text),
                 wait.as_secs_f64().ceil(),
                 if remedy.is_empty() {
                     String::new()
                 } else {
-                    format!(": {remedy}")
+                    format!(": {}", escaped(&remedy))
                 }
             );
             self.report(part, "unreachable", String::new(), text, remedy);
             self.trouble = Some((Instant::now(), why));
         } else {
-            tracing::debug!("lichess: {why}; next try in {:.1} s", wait.as_secs_f64());
+            tracing::debug!(
+                "lichess: {}; next try in {:.1} s",
+                escaped(&why),
+                wait.as_secs_f64()
+            );
         }
     }
 
@@ -55,8 +63,9 @@ impl Service {
                 if info.error != text {
                     info.error = text.clone();
                     tracing::warn!(
-                        "lichess: {}: {text}; the round's next change is pushed again",
-                        self.label(part)
+                        "lichess: {}: {}; the round's next change is pushed again",
+                        self.label(part),
+                        escaped(&text)
                     );
                     let remedy = "the next change of the round is pushed again".to_string();
                     self.report(part, "rejected", String::new(), text, remedy);
@@ -72,7 +81,7 @@ impl Service {
                 "lichess takes the pushes again, after {} s ({why})",
                 since.elapsed().as_secs()
             );
-            tracing::info!("lichess: {}: {text}", self.label(part));
+            tracing::info!("lichess: {}: {}", self.label(part), escaped(&text));
             self.report(part, "back", String::new(), text, String::new());
         }
     }
@@ -87,7 +96,12 @@ impl Service {
             &self.cfg.url.to_string(),
             &self.cfg.token_file.display().to_string(),
         );
-        tracing::error!("lichess: {}: {what}: {remedy}", self.label(part));
+        tracing::error!(
+            "lichess: {}: {}: {}",
+            self.label(part),
+            escaped(&what),
+            escaped(&remedy)
+        );
         self.info.entry(part).or_default().error = format!("{what}: {remedy}");
         self.report(part, "refused", String::new(), what, remedy);
     }

@@ -44,13 +44,26 @@ impl Service {
             answer(error("NotAllowed", why));
             return;
         }
-        let args: Vec<serde_json::Value> = match serde_json::from_slice(&p.payload) {
-            Ok(serde_json::Value::Array(a)) => a,
-            _ if p.payload.is_empty() => Vec::new(),
+        // The arguments as a JSON array, or `{"args": [...], "force": true}`
+        // for a decision the arbiter confirms (`rules::book`).
+        let (args, force): (Vec<serde_json::Value>, bool) = match serde_json::from_slice(&p.payload) {
+            Ok(serde_json::Value::Array(a)) => (a, false),
+            Ok(serde_json::Value::Object(o)) => match (o.get("args"), o.get("force")) {
+                (Some(serde_json::Value::Array(a)), Some(serde_json::Value::Bool(f))) => (a.clone(), *f),
+                (Some(serde_json::Value::Array(a)), None) => (a.clone(), false),
+                _ => {
+                    answer(error(
+                        "InvalidArgument",
+                        "the payload must be the arguments as a JSON array, or {\"args\": [...], \"force\": true}",
+                    ));
+                    return;
+                }
+            },
+            _ if p.payload.is_empty() => (Vec::new(), false),
             _ => {
                 answer(error(
                     "InvalidArgument",
-                    "the payload must be the arguments as a JSON array",
+                    "the payload must be the arguments as a JSON array, or {\"args\": [...], \"force\": true}",
                 ));
                 return;
             }
@@ -79,16 +92,26 @@ impl Service {
             crate::log::escaped(&id)
         );
         tokio::spawn(async move {
-            let outcome =
-                tokio::time::timeout(CALL_TIMEOUT, api::ask(&target, command, api::history::Door::Mqtt))
-                    .await
-                    .unwrap_or_else(|_| {
-                        Err(api::Error::Unavailable(format!(
-                            "board {id} did not answer in 10 s"
-                        )))
-                    });
+            let who = api::Asker {
+                by: None,
+                door: api::history::Door::Mqtt,
+                force,
+            };
+            let outcome = tokio::time::timeout(CALL_TIMEOUT, api::ask_as(&target, command, who))
+                .await
+                .unwrap_or_else(|_| {
+                    Err(api::Error::Unavailable(format!(
+                        "board {id} did not answer in 10 s"
+                    )))
+                });
             answer(match outcome {
                 Ok(()) => serde_json::json!({"ok": true}).to_string(),
+                Err(api::Error::NeedsForce(what)) => serde_json::json!({
+                    "error": api::Error::NeedsForce(String::new()).name(),
+                    "message": crate::rules::book::refusal(&what),
+                    "confirm": what,
+                })
+                .to_string(),
                 Err(e) => serde_json::json!({"error": e.name(), "message": e.message()}).to_string(),
             });
         });

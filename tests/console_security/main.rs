@@ -11,6 +11,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod doors;
 mod forged;
 mod headers;
 mod lanes;

@@ -47,7 +47,9 @@ async fn a_flag_given_time_and_a_new_game_without_a_clock_are_not_stale() {
     ok(&address, &["result", "2", "1-0"]).await;
     edit_and_reload(&daemon, &cfg, "[clock]\n", "[clock]\ntime_control = \"90+30\"\n");
     logged_once(&daemon, "configuration read again").await;
-    ok(&address, &["new-game", "2"]).await;
+    // A new game of the same round after its result: confirmed (it takes
+    // that game's place in the round's results).
+    ok(&address, &["new-game", "2", "--force"]).await;
     property_is(&address, 2, "Status", "playing").await;
     property_is(&address, 2, "WhiteClockMs", "0").await;
     property_is(&address, 2, "BlackClockMs", "0").await;

@@ -73,3 +73,26 @@ async fn undo_gives_a_finished_game_its_moves_and_result_back_and_history_says_i
     let last: Vec<serde_json::Value> = serde_json::from_str(&last).unwrap();
     assert_eq!(last.len(), 1, "{last:?}");
 }
+
+/// Issue 57, defect 4: with the clock running its own program (report mode,
+/// the default), `ctl undo` of `add-time` and of `set-clock` gives the time
+/// back: before, the undo set the same times again while saying it gave
+/// them back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_of_time_added_or_clocks_set_in_report_mode_gives_the_time_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (address, _cfg, _daemon, _game1) = six_plies_on_board1(d, 57, "574").await;
+    property_is(&address, 2, "BlackClockMs", "5400000").await;
+    ok(&address, &["add-time", "2", "black", "+1m"]).await;
+    property_is(&address, 2, "BlackClockMs", "5460000").await;
+    let said = ok(&address, &["undo", "2"]).await;
+    assert!(said.contains("undo: black +1:00"), "{said}");
+    property_is(&address, 2, "BlackClockMs", "5400000").await;
+    property_is(&address, 2, "WhiteClockMs", "5400000").await;
+    ok(&address, &["set-clock", "2", "1:00:00", "0:45:00"]).await;
+    property_is(&address, 2, "BlackClockMs", "2700000").await;
+    ok(&address, &["undo", "2"]).await;
+    property_is(&address, 2, "WhiteClockMs", "5400000").await;
+    property_is(&address, 2, "BlackClockMs", "5400000").await;
+}

@@ -162,7 +162,13 @@ async fn arbiter_decisions_and_every_game_survive_sigkill_and_sigterm() {
     p.call::<_, _, ()>("Reinstate", &(8u32,)).await.unwrap();
     // An empty FEN is not a position: refused, nothing changes.
     assert!(p.call::<_, _, ()>("SetPosition", &("",)).await.is_err());
-    p.call::<_, _, ()>("NewGame", &("",)).await.unwrap();
+    // A new game on the game under way ends it `*`: the arbiter confirms it
+    // (the method named after it is refused, saying so).
+    let e = p.call::<_, _, ()>("NewGame", &("",)).await.unwrap_err();
+    assert!(e.to_string().contains("NeedsForce"), "{e}");
+    p.call::<_, _, ()>("Decide", &("NewGame", "[\"\"]", true))
+        .await
+        .unwrap();
     p.call::<_, _, ()>("SetResult", &("0-1",)).await.unwrap();
     let check = |when: &str| {
         assert_eq!(plies_in(&first), 8, "{when}: the first game");
@@ -566,6 +572,7 @@ async fn a_journals_bad_names_are_refused_on_resume_as_they_are_live() {
     let who = Asker {
         by: None,
         door: Door::Bus,
+        force: false,
     };
     let live = ask_as(
         &board.commands,

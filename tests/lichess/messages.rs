@@ -217,3 +217,38 @@ async fn a_missing_or_empty_token_file_leaves_the_boards_bridged_and_the_push_of
     .await;
     daemon.stop().await;
 }
+
+/// lichess's words in the log are escaped (issue 60, item 4: every logged
+/// value from outside): an answer whose error holds a newline and a forged
+/// line stays on the daemon's one line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lichess_s_words_cannot_forge_a_line_of_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let lichess = StandIn::start(&["Round001"], &[]).await;
+    lichess.set_mode(Mode::Forged);
+    token_file(d, TOKEN);
+    games_on_disk(d, 1..=2);
+    let cfg = device_dir_config(
+        d,
+        "",
+        &format!(
+            "url = \"{}\"\nrounds = {{ 1 = \"Round001\" }}\nmax_per_second = 10",
+            lichess.url
+        ),
+    );
+    let daemon = Running::spawn(&mut run_command(&cfg, &[], None));
+    wait_for("lichess's answer logged", 30, || {
+        daemon.logged("FAKE LOG LINE") > 0
+    })
+    .await;
+    let log = daemon.log();
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains("FAKE LOG LINE")).collect();
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.contains("lichess: round 1") && l.contains("Bad PGN\\n")),
+        "{lines:?}"
+    );
+    daemon.stop().await;
+}

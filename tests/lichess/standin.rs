@@ -37,6 +37,8 @@ pub enum Mode {
     TooMany(u64),
     /// This status (a `500`, ...) with lichess's JSON error.
     Error(u16),
+    /// `400` whose error holds a newline and a line of the daemon's log.
+    Forged,
 }
 
 /// One request (or a connection closed without one).
@@ -232,6 +234,11 @@ impl StandIn {
             }
             Mode::Fail => (503, json!({"error": "Service Unavailable"}), None),
             Mode::Error(status) => (status, json!({"error": "Internal server error"}), None),
+            Mode::Forged => (
+                400,
+                json!({"error": "Bad PGN\n2026-11-29T00:00:00Z  INFO eboard_bridge: FAKE LOG LINE"}),
+                None,
+            ),
             Mode::TooMany(n) => (
                 429,
                 json!({"error": "Too many requests. Try again later."}),

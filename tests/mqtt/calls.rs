@@ -143,6 +143,27 @@ async fn arbiter_calls_change_the_game_only_when_enabled_and_allowed() {
     .await;
     assert_eq!(state()["Black"], "Caruana");
     assert!(room.all().iter().all(|m| !m.payload.contains("Viewer")));
+    // A new game on the game under way needs confirming, as at every door
+    // (issue 57: MQTT ended games without it): refused with the rule book's
+    // words, and the game goes on.
+    let (_, reply) = call(port, "arbiter", "board_a", "NewGame", json!([""])).await;
+    let reply = reply.expect("a reply");
+    assert_eq!(reply["error"], "org.eboardbridge.Error.NeedsForce", "{reply}");
+    let confirm = reply["confirm"].as_str().unwrap_or_default();
+    assert!(
+        confirm.starts_with("board 1's game is under way (")
+            && confirm.ends_with("a new game ends it `*` (abandoned)"),
+        "{reply}"
+    );
+    assert_eq!(
+        reply["message"],
+        format!("{confirm}; nothing was changed (run it again with --force to do it)")
+    );
+    assert_eq!(state()["Result"], "");
+    assert!(state()["Moves"].as_array().is_some_and(|m| !m.is_empty()));
+    // A payload that is neither the arguments nor `{"args", "force"}` is refused.
+    let (_, reply) = call(port, "arbiter", "board_a", "NewGame", json!({"force": true})).await;
+    assert_eq!(reply.unwrap()["error"], "org.eboardbridge.Error.InvalidArgument");
     // The call is in the board's events, as on D-Bus.
     let arbiter: Vec<Value> = room
         .in_order("eboard/hall-a/boards/board_a/events")

@@ -15,7 +15,10 @@ impl BoardTask {
         // `replay` apply it at that time too.
         let t = self.time.core_now();
         let by = who.by.clone();
-        let r = self.apply(&cmd, t, Some(&who)).await;
+        let r = match self.needs_force(&cmd) {
+            Some(what) if !who.force => Err(Error::NeedsForce(what)),
+            _ => self.apply(&cmd, t, Some(&who)).await,
+        };
         match &r {
             Ok(()) => {
                 let by = by.map(|b| format!(" (by {b})")).unwrap_or_default();
@@ -36,6 +39,14 @@ impl BoardTask {
             }
         }
         r
+    }
+
+    /// What `cmd` would change that the arbiter must confirm, by the rule book
+    /// (`rules::book`), on the game as published now.
+    fn needs_force(&self, cmd: &Decision) -> Option<String> {
+        let snap = self.snapshot();
+        let next = self.new_game_tags().round.to_string();
+        crate::api::force::needs_force(cmd, &crate::api::force::at_hand(&snap, next == snap.round))
     }
 
     /// A decision through the session at `t`, as its `arbiter` record is

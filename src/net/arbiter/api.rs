@@ -15,22 +15,7 @@ use super::origin::{guarded, same_origin};
 use super::sessions::{ConsoleSession, Gone};
 use super::store::Alert;
 use crate::api::ask_as;
-use crate::api::force::{Change, GameAtHand, what_it_changes};
 use crate::net::now_ms;
-
-/// The calls the console makes (the board's, as `ctl` and D-Bus make them).
-const METHODS: [&str; 10] = [
-    "SetResult",
-    "Reinstate",
-    "SetPosition",
-    "NewGame",
-    "AddTime",
-    "SetClock",
-    "SetTimeControl",
-    "SetPlayers",
-    "SetTags",
-    "ShowText",
-];
 
 /// Alerts and decisions the page gets per board.
 const ALERTS_SHOWN: usize = 8;
@@ -271,7 +256,7 @@ pub async fn decide(State(c): Shared, headers: HeaderMap, body: Bytes) -> Respon
             "expected {\"board\": ID, \"method\": NAME, \"args\": [...]}",
         );
     };
-    if !METHODS.contains(&d.method.as_str()) {
+    if !crate::rules::Decision::BOARD_METHODS.contains(&d.method.as_str()) {
         return refused(StatusCode::BAD_REQUEST, "no such decision");
     }
     let cmd =
@@ -279,32 +264,34 @@ pub async fn decide(State(c): Shared, headers: HeaderMap, body: Bytes) -> Respon
             Ok(cmd) => cmd,
             Err(e) => return refused(StatusCode::BAD_REQUEST, e.message()),
         };
-    let Some((commands, snap)) = c
+    let Some(commands) = c
         .boards
         .borrow()
         .iter()
         .find(|b| b.id == d.board)
-        .map(|b| (b.commands.clone(), b.snapshot.borrow().clone()))
+        .map(|b| b.commands.clone())
     else {
         return refused(StatusCode::NOT_FOUND, "no such board");
     };
-    // What it would change, in `ctl`'s words; asked again before it is done.
-    let change = Change::of(&cmd).and_then(|ch| what_it_changes(&GameAtHand::of(&snap), ch));
-    if let (Some(words), false) = (change, d.force) {
-        return answer(
-            StatusCode::CONFLICT,
-            json!({ "error": format!("{words}; nothing was changed"), "confirm": words }),
-        );
-    }
     let method = cmd.method();
     // The board's task journals it with the user and the door, and its
     // history (shown here) says it in words.
     let who = crate::api::Asker {
         by: Some(s.user.clone()),
         door: crate::api::history::Door::Console,
+        force: d.force,
     };
-    if let Err(e) = ask_as(&commands, cmd, who).await {
-        return refused(StatusCode::CONFLICT, &e.to_string());
+    match ask_as(&commands, cmd, who).await {
+        Ok(()) => {}
+        // What it would change, in the rule book's words (`ctl`'s): the page
+        // asks again, and sends it confirmed.
+        Err(crate::api::Error::NeedsForce(words)) => {
+            return answer(
+                StatusCode::CONFLICT,
+                json!({ "error": format!("{words}; nothing was changed"), "confirm": words }),
+            );
+        }
+        Err(e) => return refused(StatusCode::CONFLICT, &e.to_string()),
     }
     answer(
         StatusCode::OK,

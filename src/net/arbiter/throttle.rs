@@ -74,23 +74,24 @@ struct Tries {
     seen: Instant,
 }
 
-/// Login attempts and failures per key: an address, or a device.
-pub struct Tally<K> {
+/// Login attempts and failures per key (an address, or a device): one lane
+/// of the sign-in throttle.
+pub struct SignInLane<K> {
     map: HashMap<K, Tries>,
 }
 
-impl<K> Default for Tally<K> {
+impl<K> Default for SignInLane<K> {
     fn default() -> Self {
-        Tally { map: HashMap::new() }
+        SignInLane { map: HashMap::new() }
     }
 }
 
 /// Per address.
-pub type Addresses = Tally<IpAddr>;
+pub type Addresses = SignInLane<IpAddr>;
 /// Per device that signed in before (its device cookie's id).
-pub type Devices = Tally<String>;
+pub type Devices = SignInLane<String>;
 
-impl<K: Hash + Eq + Clone> Tally<K> {
+impl<K: Hash + Eq + Clone> SignInLane<K> {
     /// An attempt from `key`, counted: how long it must still wait before it
     /// is checked (zero: now).
     pub fn attempt(&mut self, key: &K, now: Instant) -> Duration {

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use shakmaty::{CastlingMode, Chess};
 
-use super::{ClockMode, Core, Termination};
+use super::{ClockMode, Core, Game, GameResult, Termination};
 
 /// An arbiter's call, or the configuration's time control. The rules core
 /// applies those about the game and its clock ([`Decision::is_rules`]); the
@@ -85,6 +85,24 @@ pub enum Refused {
 }
 
 impl Decision {
+    /// The methods of every decision a board takes, as its `arbiter` record
+    /// and every door name them: each door takes all of them.
+    pub const BOARD_METHODS: [&'static str; 13] = [
+        "NewGame",
+        "SetPosition",
+        "Reinstate",
+        "SetResult",
+        "SetResultWith",
+        "SetTimeControl",
+        "SetClock",
+        "AddTime",
+        "Undo",
+        "SetPlayers",
+        "SetTags",
+        "SetPairing",
+        "ShowText",
+    ];
+
     /// Whether the rules core applies it (the game and its clock); the others
     /// are the daemon's (players, tags, pairings, a text on the clock).
     pub fn is_rules(&self) -> bool {
@@ -263,6 +281,18 @@ fn tags_of(method: &str, v: &Value) -> Result<BTreeMap<String, String>, Refused>
         .collect()
 }
 
+/// A forced end in words, with its article.
+fn forced_words(termination: Termination) -> &'static str {
+    match termination {
+        Termination::Checkmate => "checkmate (5.1.1)",
+        Termination::Stalemate => "stalemate (5.2.1)",
+        Termination::InsufficientMaterial => "dead, no checkmate possible (5.2.2)",
+        Termination::FivefoldRepetition => "on the board for the fifth time (9.6.1)",
+        Termination::SeventyfiveMoves => "75 moves past a capture or a pawn move (9.6.2)",
+        _ => "over",
+    }
+}
+
 /// The most characters the words of a `Termination` tag an arbiter gives take.
 pub const MAX_TERMINATION_CHARS: usize = 60;
 
@@ -343,8 +373,37 @@ impl Core {
         }
         let taken = self.before_decision(decision, t_us);
         self.decide(decision, t_us)?;
+        self.end_if_forced(t_us);
         self.after_decision(decision, taken, t_us);
         Ok(())
+    }
+
+    /// A game a decision left open on a position that ends it (a mate, a
+    /// stalemate, a dead position: 5.1.1, 5.2.1, 5.2.2, 9.6; a ply of a mated
+    /// game reinstated, a mated position set) ends as that position says: no
+    /// decision leaves a mate open.
+    fn end_if_forced(&mut self, t_us: u64) {
+        let Some(game) = self.game.as_ref().filter(|g| !g.is_over()) else {
+            return;
+        };
+        if let Some((result, termination)) = game.forced_end() {
+            self.end_game(t_us, result, termination);
+        }
+    }
+
+    /// Refuses a result other than the one the game's position forces (a mate
+    /// is 1-0 or 0-1 whatever anyone says: 5.1.1), saying what to do instead.
+    fn forced_stands(&self, result: &str) -> Result<(), Refused> {
+        let Some((forced, termination)) = self.game.as_ref().and_then(Game::forced_end) else {
+            return Ok(());
+        };
+        if GameResult::parse(result) == Some(forced) {
+            return Ok(());
+        }
+        Err(Refused::InvalidArgument(format!(
+            "the game's position is {}: its result is {forced}; to play on, reinstate an earlier ply (`ctl reinstate`)",
+            forced_words(termination)
+        )))
     }
 
     /// A decision other than an undo, applied.
@@ -383,9 +442,13 @@ impl Core {
                 }
             }
             Decision::Reinstate(ply) => self.arbiter_reinstate(*ply as usize, t_us),
-            Decision::SetResult(r) => self.arbiter_result_with(r, None, t_us),
+            Decision::SetResult(r) => {
+                self.forced_stands(r)?;
+                self.arbiter_result_with(r, None, t_us)
+            }
             Decision::SetResultWith(r, words) => {
                 let words = termination_words(words)?;
+                self.forced_stands(r)?;
                 self.arbiter_result_with(r, Some(words), t_us)
             }
             Decision::SetTimeControl { spec, mode } => {

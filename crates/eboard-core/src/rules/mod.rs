@@ -20,6 +20,7 @@
 //! `arbiter` (decisions). This file holds the state and routes the inputs.
 
 mod arbiter;
+pub mod book;
 mod clock;
 mod event;
 mod game;

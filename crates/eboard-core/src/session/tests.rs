@@ -269,6 +269,89 @@ mod undo {
     }
 }
 
+/// Decisions on a game a forced end finished (issue 57: `ctl position
+/// --force` with the position before a mate left the mate inferred again and
+/// the game open).
+mod on_a_finished_game {
+    use crate::log::parse_log;
+    use crate::rules::{Config, Core, Decision, GameResult};
+    use crate::session::Session;
+
+    /// Fool's mate, then the board left as the mate shows it.
+    const MATE: &str = "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n\
+                        1 lift f2 P\n1.2 place f3 P\n3 lift e7 p\n3.2 place e5 p\n5 lift g2 P\n5.3 place g4 P\n\
+                        7 lift d8 q\n7.3 place h4 q\n";
+
+    fn mated() -> Session {
+        let log = parse_log(MATE, "t.esl").unwrap();
+        let mut s = Session::new(Core::new(Config::default()), "t.esl");
+        for r in &log.records {
+            s.step(r, None).unwrap();
+        }
+        s.advance(10_000_000);
+        s.take_events();
+        s
+    }
+
+    /// Every position of the game set, and every ply reinstated, while the
+    /// board still shows the mate: the game is never left open on a board
+    /// whose position is mate; a move the board shows from the position set is
+    /// recorded as any move is, and a mate it gives ends the game.
+    #[test]
+    fn every_position_of_a_mated_game_set_while_the_board_shows_the_mate() {
+        let s0 = mated();
+        let g = s0.core().game().unwrap();
+        assert_eq!(g.result.map(|(r, _)| r), Some(GameResult::BlackWins));
+        let fens: Vec<String> = g.positions.iter().map(crate::rules::game_fen).collect();
+        for (k, fen) in fens.iter().enumerate() {
+            for d in [Decision::SetPosition(fen.clone()), Decision::Reinstate(k as u32)] {
+                let mut s = mated();
+                let t = 20_000_000;
+                s.decide(&d, None, t).unwrap();
+                // Time goes on with the board as it stands.
+                for i in 1..=10 {
+                    s.advance(t + i * 1_000_000);
+                }
+                let g = s.core().game().unwrap();
+                let shows_mate = g.positions.last().is_some_and(|p| {
+                    use shakmaty::Position;
+                    p.is_checkmate()
+                });
+                assert!(
+                    !shows_mate || g.result.is_some(),
+                    "{d:?}: the record ends on the mate ({:?}) and the game is open",
+                    g.moves.iter().map(|m| m.san.clone()).collect::<Vec<_>>()
+                );
+            }
+        }
+    }
+
+    /// A result other than the mate's is refused, saying why; the mate's own
+    /// is taken. A mated position set as a new game, or from outside the
+    /// game, is over at once.
+    #[test]
+    fn a_mate_keeps_its_result_and_a_mated_position_set_is_over() {
+        for (r, taken) in [("*", false), ("1-0", false), ("1/2-1/2", false), ("0-1", true)] {
+            let mut s = mated();
+            let got = s.decide(&Decision::SetResult(r.into()), None, 20_000_000);
+            assert_eq!(got.is_ok(), taken, "{r}: {got:?}");
+            if let Err(e) = got {
+                assert!(e.to_string().contains("checkmate (5.1.1)"), "{e}");
+            }
+            let g = s.core().game().unwrap();
+            assert_eq!(g.result.map(|(r, _)| r), Some(GameResult::BlackWins));
+        }
+        // Black mated on the back rank, from outside the game.
+        let fen = "R5k1/5ppp/8/8/8/8/8/6K1 b - - 0 1";
+        for d in [Decision::SetPosition(fen.into()), Decision::NewGame(fen.into())] {
+            let mut s = mated();
+            s.decide(&d, None, 20_000_000).unwrap();
+            let g = s.core().game().unwrap();
+            assert_eq!(g.result.map(|(r, _)| r), Some(GameResult::WhiteWins), "{d:?}");
+        }
+    }
+}
+
 /// The clock's figures a session shows, as the rules core keeps them
 /// (`rules::clock`): issue 48's stale ones.
 mod clock_figures {
@@ -388,6 +471,44 @@ mod clock_figures {
         let ack = BoardMessage::ClockAck(ClockAck::ok(clock_code::SET_AND_RUN)).encode();
         step(&mut s, 3_100_000, RecordKind::Rx(ack));
         assert_eq!(s.core().clock(), Some((100_000, 300_000, None)));
+    }
+    /// Every clock decision in report mode (the clock runs its own program),
+    /// on a stopped clock and on each side's running clock, its set
+    /// acknowledged before the undo or not yet: the undo gives the times
+    /// before back (issue 57: an undo set the same times again, since the
+    /// times it read were the last report's, from before the decision).
+    #[test]
+    fn every_clock_decision_undone_in_report_mode_gives_the_times_back() {
+        let decisions = [
+            rec("AddTime", vec!["white".into(), Value::from(60)]),
+            rec("AddTime", vec!["black".into(), Value::from(60)]),
+            rec("AddTime", vec!["black".into(), Value::from(-30)]),
+            rec("SetClock", vec![Value::from(200_000), Value::from(250_000)]),
+        ];
+        let ack = || RecordKind::Rx(BoardMessage::ClockAck(ClockAck::ok(clock_code::SET_AND_RUN)).encode());
+        for running in ["none", "left", "right"] {
+            for d in &decisions {
+                for acked in [false, true] {
+                    let mut s = board(&format!("1 clock left=0:05:00 right=0:05:00 running={running}\n"));
+                    let before = s.core().clock().expect("a clock report");
+                    s.decide(d, None, 1_000_000).unwrap();
+                    if acked {
+                        step(&mut s, 1_000_000, ack());
+                        assert_ne!(s.core().clock(), Some(before), "{d:?} changed the times");
+                    }
+                    s.decide(&rec("Undo", vec![]), None, 1_000_000).unwrap();
+                    let sets = s.take_clock_commands().len();
+                    for _ in 0..sets - usize::from(acked) {
+                        step(&mut s, 1_000_000, ack());
+                    }
+                    assert_eq!(
+                        s.core().clock(),
+                        Some(before),
+                        "{d:?} undone (running {running}, acknowledged before the undo: {acked})"
+                    );
+                }
+            }
+        }
     }
 }
 

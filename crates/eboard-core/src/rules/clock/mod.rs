@@ -254,13 +254,21 @@ impl Core {
         )
     }
 
-    /// Both sides' times now (ms): the host's clock, or the last report taken.
+    /// Both sides' times now (ms): the host's clock, or the times set on the
+    /// clock while the set is not acknowledged yet (the reports before it are
+    /// of the times it replaced: an undo of time added read them, and gave
+    /// nothing back), or the last report taken.
     pub(super) fn times_now(&self, t: u64) -> Option<(i64, i64)> {
         if let Some(h) = &self.clk.host {
             return Some((h.left_ms(0, t) as i64, h.left_ms(1, t) as i64));
         }
-        // The last report taken, the running side's time brought up to now.
-        let (status, at) = self.clk.taken?;
+        // The running side's time brought up to now.
+        let pending = self
+            .clk
+            .set_to
+            .filter(|_| self.set_pending(t))
+            .map(|set| (set, self.clk.set_at));
+        let (status, at) = pending.or(self.clk.taken)?;
         let white = self.clk.white()?;
         let now = |side: ClockSide| {
             let shown = i64::from(status.time(side).millis());
