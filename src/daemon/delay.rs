@@ -261,10 +261,15 @@ impl Delayed {
     /// The delay with the configuration's `configured`, the journal's word
     /// over it (`state/broadcast/delays.esl`; `None`: no journal, for tests).
     pub fn open(configured: &Delays, state: Option<&Path>) -> Result<Arc<Delayed>, String> {
-        let (journal, delays) = match state {
-            Some(dir) => {
-                let (j, d) = DelayJournal::open(&dir.join("broadcast"), configured)?;
-                (Some(j), d)
+        let (journal, delays) = match state.map(|dir| DelayJournal::open(&dir.join("broadcast"), configured))
+        {
+            Some(Ok((j, d))) => (Some(j), d),
+            // The boards must run: the configuration's delays, said.
+            Some(Err(e)) => {
+                tracing::error!(
+                    "broadcast delay: {e}; the configuration's delays hold, and a ctl delay is not kept across a restart"
+                );
+                (None, configured.clone())
             }
             None => (None, configured.clone()),
         };
