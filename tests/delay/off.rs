@@ -71,8 +71,17 @@ async fn ctl_delay_off_publishes_the_held_moves_at_once() {
     );
     // A delay that does not read is refused with what to write.
     let bad = common::process::ctl(&hall.address, &["delay", "soon"]).await;
-    assert_ne!(bad.code, 0);
+    assert_eq!(bad.code, 2);
     assert!(bad.err.contains("15m, 90s, 1h30m or off"), "{}", bad.err);
+    // `ctl delay 3` may mean round 3: a duration alone needs its unit.
+    let bare = common::process::ctl(&hall.address, &["delay", "3"]).await;
+    assert_eq!(bare.code, 2);
+    assert!(bare.err.contains("give the duration its unit"), "{}", bare.err);
+    assert_eq!(
+        common::process::ctl(&hall.address, &["delay"]).await.out,
+        "broadcast delay: off\n",
+        "nothing changed by a refused call"
+    );
     for w in watchers {
         w.abort();
     }

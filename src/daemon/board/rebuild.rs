@@ -7,8 +7,9 @@
 //! events the spectators had not been shown before the stop; a restart thus
 //! publishes nothing early and loses nothing.
 //!
-//! The journal writes the wall clock to the second, rounded down: every time
-//! taken from it is counted a second later, so that nothing is early.
+//! The journal writes the wall clock to the second, rounded down, and the
+//! task's clock starts a moment after its `resumed at` note: every time taken
+//! from it is counted 1.1 s later, so that nothing is early.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -25,8 +26,9 @@ use crate::log::RecordKind;
 use crate::rules::{Event, EventKind};
 use crate::session::Session;
 
-/// The journal's wall clock is written to the second, rounded down.
-const ROUNDING_MS: u64 = 1000;
+/// The journal's wall clock is written to the second, rounded down (and a
+/// task's log time starts a moment after the note): a margin.
+const ROUNDING_MS: u64 = 1100;
 
 pub(super) struct Rebuilder {
     id: Arc<str>,
