@@ -63,6 +63,17 @@ async fn a_result_is_delayed_by_default_and_published_whole_at_once_with_at_end(
             common::process::tag_in(&hall.game_file(), "Result") == "1-0"
         })
         .await;
+        // And on lichess, the game whole with its result, none refused.
+        wait_for("the result on lichess", 10, || {
+            hall.lichess.last_taken("Round001").is_some_and(|t| {
+                standin::read_games(&t).first().is_some_and(|g| {
+                    g.tags.get("Result").map(String::as_str) == Some("1-0")
+                        && g.moves.len() == 6
+                        && g.error.is_none()
+                })
+            })
+        })
+        .await;
         dbus.abort();
         daemon.stop().await;
         board.abort();
