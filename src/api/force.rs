@@ -3,7 +3,7 @@
 //! decision from every door; the console asks it too, to put the question to
 //! the arbiter before it sends the decision confirmed.
 
-pub use crate::rules::book::{GameAtHand, needs_force, refusal};
+pub use crate::rules::book::{GameAtHand, needs_force, refusal, refused};
 
 use super::Snapshot;
 

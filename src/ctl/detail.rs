@@ -43,7 +43,12 @@ pub fn detail(b: &BoardView) -> String {
     } else {
         format!(" {}", b.result)
     };
-    let _ = writeln!(s, "game: {}{result}, {} plies", b.status, b.moves);
+    let _ = writeln!(
+        s,
+        "game: {}{result}, {} plies",
+        super::format::status_words(b),
+        b.moves
+    );
     if b.white_clock_ms == 0 && b.black_clock_ms == 0 && b.clock_running == "none" {
         let _ = writeln!(s, "clocks: none reported");
     } else {

@@ -299,13 +299,25 @@ pub fn needs(b: &BoardView) -> Vec<String> {
     out
 }
 
+/// A board's status in words: `waiting` for a game set up whose clock has
+/// not been started and that has no move yet (D-Bus says `playing`: the game
+/// is there), else the `Status` property.
+pub fn status_words(b: &BoardView) -> &str {
+    let started = b.moves > 0 || matches!(b.clock_running.as_str(), "white" | "black");
+    if b.status == "playing" && !started {
+        "waiting"
+    } else {
+        &b.status
+    }
+}
+
 /// The boards as a table, one line a board.
 pub fn table(boards: &[BoardView]) -> String {
     let rows: Vec<[String; 8]> = boards
         .iter()
         .map(|b| {
             let status = if b.result.is_empty() || b.status != "finished" {
-                b.status.clone()
+                status_words(b).to_string()
             } else {
                 format!("{} {}", b.status, b.result)
             };

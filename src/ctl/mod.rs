@@ -60,6 +60,20 @@ pub fn main(args: CtlArgs) -> ExitCode {
     }
 }
 
+/// What a change of players or tags (`what`) did on board `b` as it was
+/// asked: the game under way and the next ones take it; a game that is over
+/// keeps its own, and the words say so (issue 57: they read as if it changed).
+fn for_which_game(b: &format::BoardView, what: String) -> String {
+    match b.status.as_str() {
+        _ if !b.result.is_empty() => format!(
+            "{what} from its next game on (its game is over ({}): its PGN keeps {} - {} and its tags)",
+            b.result, b.white, b.black
+        ),
+        "waiting" => format!("{what} from its next game on"),
+        _ => what,
+    }
+}
+
 async fn run(args: CtlArgs) -> Result<(), CtlError> {
     let which = match args.bus {
         CtlBus::System => Which::System,
@@ -68,15 +82,16 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
     if let CtlCommand::Passwd { user, file } = &args.command {
         return passwd::run(user, file.as_deref());
     }
-    // A file that does not read is said before the daemon is asked anything.
+    // A file that does not read is refused (exit status 1, as the daemon's
+    // refusals: the command line was right) before the daemon is asked anything.
     let pairings = match &args.command {
         CtlCommand::Pairings { file, round } => {
-            Some(pairings::read(file, *round).map_err(|e| CtlError::Usage(e.to_string()))?)
+            Some(pairings::read(file, *round).map_err(|e| CtlError::Refused(e.to_string()))?)
         }
         CtlCommand::Round {
             round,
             pairings: Some(file),
-        } => Some(pairings::read(file, Some(*round)).map_err(|e| CtlError::Usage(e.to_string()))?),
+        } => Some(pairings::read(file, Some(*round)).map_err(|e| CtlError::Refused(e.to_string()))?),
         _ => None,
     };
     let client = Client::connect(which).await?;
@@ -184,14 +199,14 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
             client
                 .decide(&b, &Decision::SetPlayers(white.clone(), black.clone()), false)
                 .await?;
-            done(&b, format!("players {white} - {black}"));
+            done(&b, for_which_game(&b, format!("players {white} - {black}")));
         }
         CtlCommand::Tags { board, tags } => {
             let b = client.board(&board).await?;
             let map: BTreeMap<String, String> = tags.iter().cloned().collect();
             client.decide(&b, &Decision::SetTags(map), false).await?;
             let shown: Vec<String> = tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            done(&b, format!("tags {}", shown.join(" ")));
+            done(&b, for_which_game(&b, format!("tags {}", shown.join(" "))));
         }
         CtlCommand::Result {
             board,

@@ -73,15 +73,29 @@ fn notes(p: &Pairings) {
 
 /// A refusal of the daemon's about a file's pairings: with the file's line
 /// when it names a board (`no board 9: ...`), and that nothing was applied.
+/// Several boards the daemon does not have (`no board 9, 11: boards are
+/// 1-3`) are said each on its line of the file.
 fn refused_in(p: &Pairings, e: CtlError) -> CtlError {
     let CtlError::Refused(m) = &e else { return e };
-    let line = m
+    let (numbers, rest) = m
         .strip_prefix("no board ")
-        .and_then(|r| r.split(':').next())
-        .and_then(|n| n.parse::<u32>().ok())
-        .and_then(|n| p.boards.iter().find(|b| b.board == n));
-    match line {
-        Some(b) => CtlError::Refused(format!("{}:{}: {m}; nothing was applied", p.file, b.line)),
+        .and_then(|r| r.split_once(": "))
+        .unwrap_or_default();
+    let lines: Option<Vec<(u32, usize)>> = numbers
+        .split(", ")
+        .map(|n| {
+            let n = n.parse::<u32>().ok()?;
+            p.boards.iter().find(|b| b.board == n).map(|b| (n, b.line))
+        })
+        .collect();
+    match lines.filter(|l| !l.is_empty()) {
+        Some(lines) => {
+            let said: Vec<String> = lines
+                .iter()
+                .map(|(n, line)| format!("{}:{line}: no board {n}: {rest}", p.file))
+                .collect();
+            CtlError::Refused(format!("{}; nothing was applied", said.join("\n")))
+        }
         None => CtlError::Refused(format!("{}: {m}; nothing was applied", p.file)),
     }
 }
@@ -125,8 +139,8 @@ pub async fn start(client: &Client, round: u32, p: Option<&Pairings>) -> Result<
     if let Some(on) = boards_round(&client.boards().await?) {
         if round < on || round > on + 1 {
             eprintln!(
-                "eboard-bridge ctl: note: the boards were on round {on}: is round {round} the one meant? (done: `ctl round {}` starts the next)",
-                on + 1
+                "eboard-bridge ctl: note: the boards were on round {on}: is round {round} the one meant? (done: the boards are on round {round} now; `ctl round {on}` goes back, `ctl round {}` starts the one after it)",
+                round + 1
             );
         }
     }

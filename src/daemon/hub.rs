@@ -157,6 +157,19 @@ impl Hub {
         let fallback = self.free_number();
         let configured = self.board_update(serial, &device, fallback);
         let number = configured.number;
+        // What the object shows from the moment it is on the bus, before the
+        // board's task publishes: the board's number, round, players and tags
+        // as its games take them (not board 0 with no players).
+        let first = Snapshot {
+            device: device.display().to_string(),
+            board_number: number,
+            round: configured.round.to_string(),
+            event: configured.tags.event.clone(),
+            white: configured.tags.white.clone(),
+            black: configured.tags.black.clone(),
+            tags: configured.tags.extra.clone(),
+            ..Snapshot::default()
+        };
         let white_side = match self.config.clock.white {
             config::WhiteSide::Auto => None,
             config::WhiteSide::Left => Some(ClockSide::Left),
@@ -184,7 +197,7 @@ impl Hub {
         let (input_tx, input_rx) = mpsc::channel::<Input>(256);
         let input_tx_keep = input_tx.clone();
         let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>(64);
-        let (snap_tx, snap_rx) = watch::channel(Snapshot::default());
+        let (snap_tx, snap_rx) = watch::channel(first);
         let (publishing_tx, publishing_rx) = watch::channel(false);
         let (history_tx, history_rx) = watch::channel(std::sync::Arc::new(Vec::new()));
         let object_path = bus::board_path(&id);
@@ -410,13 +423,25 @@ impl Hub {
             .collect();
         known.sort_unstable();
         known.dedup();
-        if let Some((n, _)) = boards.iter().find(|(n, _)| !known.contains(n)) {
+        let unknown: Vec<String> = boards
+            .iter()
+            .filter(|(n, _)| !known.contains(n))
+            .map(|(n, _)| n.to_string())
+            .collect();
+        if !unknown.is_empty() {
             let all = if known.is_empty() {
                 "the daemon has no boards yet".to_string()
             } else {
                 format!("boards are {}", crate::api::board_numbers(&known))
             };
-            let _ = reply.send(Err(Error::NoBoard(format!("no board {n}: {all}"))));
+            // Every number that is no board's (issue 57: only the first was
+            // named), at most ten.
+            let more = match unknown.len().saturating_sub(10) {
+                0 => String::new(),
+                n => format!(" and {n} more"),
+            };
+            let list = unknown[..unknown.len().min(10)].join(", ");
+            let _ = reply.send(Err(Error::NoBoard(format!("no board {list}{more}: {all}"))));
             return;
         }
         // A new round: the boards the call does not name have no pairing for
@@ -499,24 +524,41 @@ impl Hub {
         .into()
     }
 
+    /// The boards of the daemon's start, on `paths`. When the configuration
+    /// names boards by serial number, a board whose device it does not name is
+    /// asked its serial number first (all at once, as a board that appears
+    /// later is): it then has its configured number from its first
+    /// publication. (Issue 57: such boards took the numbers after the
+    /// configured ones, and `ctl watch` called boards 1-4 5-8, suggesting
+    /// commands for the wrong boards.)
+    pub(crate) async fn add_all(&mut self, paths: Vec<PathBuf>) -> Result<(), DaemonError> {
+        let by_serial = self.config.boards.iter().any(|b| b.serial.is_some());
+        let mut asked = tokio::task::JoinSet::new();
+        for (i, path) in paths.iter().enumerate() {
+            if by_serial && self.config.board(None, path).is_none() {
+                let path = path.clone();
+                asked.spawn(async move { (i, probe_serial(&path).await) });
+            }
+        }
+        let mut serials = vec![None; paths.len()];
+        while let Some(answer) = asked.join_next().await {
+            if let Ok((i, serial)) = answer {
+                serials[i] = serial;
+            }
+        }
+        for (path, serial) in paths.into_iter().zip(serials) {
+            self.add(path, serial.as_deref()).await?;
+        }
+        Ok(())
+    }
+
     /// A device that appeared in the watched directory.
     async fn appeared(&mut self, path: PathBuf) {
         if self.slots.iter().any(|s| *s.device.borrow() == path) {
             // A board's own device back: its line opens it again by itself.
             return;
         }
-        let serial =
-            match tokio::time::timeout(Duration::from_secs(3), crate::device::serial::probe(&path)).await {
-                Ok(Ok(s)) => s,
-                Ok(Err(e)) => {
-                    tracing::warn!("{}: cannot ask the board its serial number: {e}", path.display());
-                    None
-                }
-                Err(_) => {
-                    tracing::warn!("{}: no serial number within 3 s", path.display());
-                    None
-                }
-            };
+        let serial = probe_serial(&path).await;
         if let Some(serial) = &serial {
             let away = self.slots.iter().find(|s| {
                 let snap = s.snapshot.borrow();
@@ -602,6 +644,22 @@ impl Hub {
     pub(crate) async fn abandon(mut self) {
         for t in self.tasks.drain(..) {
             let _ = t.await;
+        }
+    }
+}
+
+/// The serial number of the board on `path` (asked, 3 s at most); `None`, said
+/// in the log, when it does not answer.
+async fn probe_serial(path: &Path) -> Option<String> {
+    match tokio::time::timeout(Duration::from_secs(3), crate::device::serial::probe(path)).await {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => {
+            tracing::warn!("{}: cannot ask the board its serial number: {e}", path.display());
+            None
+        }
+        Err(_) => {
+            tracing::warn!("{}: no serial number within 3 s", path.display());
+            None
         }
     }
 }

@@ -364,13 +364,7 @@ impl Daemon {
         )
         .with_pairings_calls(calls_rx)
         .with_delay(delayed.clone());
-        let mut failed = None;
-        for path in initial {
-            if let Err(e) = hub.add(path, None).await {
-                failed = Some(e);
-                break;
-            }
-        }
+        let mut failed = hub.add_all(initial).await.err();
         // Every board resumed (each in its own task, side by side) before the
         // name is taken, as clients expect the games there once it is.
         hub.started().await;

@@ -223,11 +223,7 @@ impl RoundsJournal {
         if let Some(by) = by {
             self.write(RecordKind::Note(format!("{DECIDED_BY}{by}")));
         }
-        let (method, args) = d.record();
-        self.write(RecordKind::Arbiter {
-            method: method.to_string(),
-            args: args.iter().map(ToString::to_string).collect(),
-        });
+        self.write(d.decision().record());
         self.flush();
     }
 }

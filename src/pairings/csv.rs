@@ -75,11 +75,7 @@ fn csv_fields(line: &str, sep: char) -> Result<Vec<String>, String> {
 }
 
 pub(super) fn parse_csv(text: &str, file: &str, round: Option<u32>) -> Result<Pairings, PairingsError> {
-    let at = |line: usize, message: String| PairingsError {
-        file: file.into(),
-        line: Some(line),
-        message,
-    };
+    let at = |line: usize, message: String| PairingsError::at(file, Some(line), message);
     let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
     let Some((hi, header)) = lines.next() else {
         return Err(at(1, "no header row".into()));
@@ -119,25 +115,35 @@ pub(super) fn parse_csv(text: &str, file: &str, round: Option<u32>) -> Result<Pa
     }
     let mut boards = Vec::new();
     let mut found = Vec::new();
+    // Every row is checked: the errors are said all at once.
+    let mut errors = Vec::new();
     for (i, line) in lines {
         let n = i + 1;
-        let fields = csv_fields(line, sep).map_err(|e| at(n, e))?;
+        let fields = match csv_fields(line, sep) {
+            Ok(f) => f,
+            Err(e) => {
+                errors.push(at(n, e));
+                continue;
+            }
+        };
         if fields.len() != columns.len() {
-            return Err(at(
+            errors.push(at(
                 n,
                 format!("{} fields, the header row has {}", fields.len(), columns.len()),
             ));
+            continue;
         }
         let mut board = None;
         let mut tags = BTreeMap::new();
         for (tag, v) in columns.iter().zip(&fields) {
             if *tag == "Board" {
-                board = Some(v.parse::<u32>().map_err(|_| {
-                    at(
+                board = v.parse::<u32>().ok();
+                if board.is_none() {
+                    errors.push(at(
                         n,
                         format!("board `{}` is not a board number", crate::log::clip_to(v, 20)),
-                    )
-                })?);
+                    ));
+                }
             } else {
                 if placeholder(tag, v) {
                     found.push((n, tag.to_string()));
@@ -147,16 +153,13 @@ pub(super) fn parse_csv(text: &str, file: &str, round: Option<u32>) -> Result<Pa
                 }
             }
         }
-        add(
-            &mut boards,
-            Pairing {
-                board: board.unwrap_or(0),
-                line: n,
-                tags,
-            },
-            file,
-        )?;
+        let Some(board) = board else { continue };
+        let pairing = Pairing { board, line: n, tags };
+        if let Err(e) = add(&mut boards, pairing, file) {
+            errors.push(e);
+        }
     }
+    PairingsError::all(errors)?;
     let notes = placeholders_note(&found, &boards).into_iter().collect();
     Ok(Pairings {
         file: file.into(),

@@ -44,13 +44,69 @@ pub struct Pairings {
     pub notes: Vec<String>,
 }
 
-/// What is wrong with a pairings file, and where.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{file}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+/// The most errors of one file said (the others counted): a file exported
+/// wrong whole would otherwise name every line.
+pub const MAX_ERRORS: usize = 10;
+
+/// What is wrong with a pairings file, and where: the first error, and the
+/// file's other errors (each line of the file is checked, so that one reading
+/// names them all, at most [`MAX_ERRORS`]; issue 57: only the first was named).
+#[derive(Debug, Clone, Default, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.words())]
 pub struct PairingsError {
     pub file: String,
     pub line: Option<usize>,
     pub message: String,
+    /// The file's other errors, in the order of its lines (at most
+    /// `MAX_ERRORS - 1`).
+    pub more: Vec<(Option<usize>, String)>,
+    /// Errors found beyond those kept.
+    pub left_out: usize,
+}
+
+impl PairingsError {
+    /// An error of `file` at `line`.
+    pub fn at(file: &str, line: Option<usize>, message: String) -> PairingsError {
+        PairingsError {
+            file: file.into(),
+            line,
+            message,
+            ..PairingsError::default()
+        }
+    }
+
+    /// The errors one a line: `FILE:LINE: problem`.
+    fn words(&self) -> String {
+        let one = |line: Option<usize>, message: &str| {
+            format!(
+                "{}{}: {message}",
+                self.file,
+                line.map(|l| format!(":{l}")).unwrap_or_default()
+            )
+        };
+        let mut lines = vec![one(self.line, &self.message)];
+        lines.extend(self.more.iter().map(|(line, m)| one(*line, m)));
+        if self.left_out > 0 {
+            lines.push(format!(
+                "{}: and {} more error(s) like these",
+                self.file, self.left_out
+            ));
+        }
+        lines.join("\n")
+    }
+
+    /// Every error of `all` in one (none: `Ok`), the first [`MAX_ERRORS`] said.
+    fn all(mut all: Vec<PairingsError>) -> Result<(), PairingsError> {
+        if all.is_empty() {
+            return Ok(());
+        }
+        all.sort_by_key(|e| e.line);
+        let mut first = all.remove(0);
+        let kept = all.len().min(MAX_ERRORS - 1);
+        first.left_out = all.len() - kept;
+        first.more = all.drain(..kept).map(|e| (e.line, e.message)).collect();
+        Err(first)
+    }
 }
 
 /// Reads a pairings file. `round`: only that round's games of a PGN that holds
@@ -58,11 +114,7 @@ pub struct PairingsError {
 pub fn read(path: &Path, round: Option<u32>) -> Result<Pairings, PairingsError> {
     use std::io::Read;
     let file = path.display().to_string();
-    let err = |message: String| PairingsError {
-        file: file.clone(),
-        line: None,
-        message,
-    };
+    let err = |message: String| PairingsError::at(&file, None, message);
     let f = std::fs::File::open(path).map_err(|e| err(format!("cannot read: {e}")))?;
     let mut bytes = Vec::new();
     f.take(MAX_FILE_BYTES + 1)
@@ -113,31 +165,27 @@ pub fn parse(text: &str, file: &str, round: Option<u32>) -> Result<Pairings, Pai
     let first = text.lines().map(str::trim).find(|l| !l.is_empty());
     let mut p = match first {
         None => {
-            return Err(PairingsError {
-                file: file.into(),
-                line: None,
-                message: "empty: no pairings".into(),
-            });
+            return Err(PairingsError::at(file, None, "empty: no pairings".into()));
         }
         Some(l) if l.starts_with('[') => parse_pgn(text, file, round)?,
         Some(_) => parse_csv(text, file, round)?,
     };
     if p.boards.is_empty() {
-        return Err(PairingsError {
-            file: file.into(),
-            line: None,
-            message: match round {
+        return Err(PairingsError::at(
+            file,
+            None,
+            match round {
                 Some(r) => format!("no pairings of round {r}"),
                 None => "no pairings".into(),
             },
-        });
+        ));
     }
     if p.boards.len() > crate::api::MAX_PAIRINGS {
-        return Err(PairingsError {
-            file: file.into(),
-            line: p.boards.get(crate::api::MAX_PAIRINGS).map(|b| b.line),
-            message: format!("more than {} boards", crate::api::MAX_PAIRINGS),
-        });
+        return Err(PairingsError::at(
+            file,
+            p.boards.get(crate::api::MAX_PAIRINGS).map(|b| b.line),
+            format!("more than {} boards", crate::api::MAX_PAIRINGS),
+        ));
     }
     p.boards.sort_by_key(|b| b.board);
     Ok(p)
@@ -145,11 +193,7 @@ pub fn parse(text: &str, file: &str, round: Option<u32>) -> Result<Pairings, Pai
 
 /// Checks a pairing's tags and that its board is new; adds it.
 fn add(boards: &mut Vec<Pairing>, pairing: Pairing, file: &str) -> Result<(), PairingsError> {
-    let at = |message: String| PairingsError {
-        file: file.into(),
-        line: Some(pairing.line),
-        message,
-    };
+    let at = |message: String| PairingsError::at(file, Some(pairing.line), message);
     if pairing.board == 0 {
         return Err(at("board 0: boards are numbered from 1".into()));
     }
@@ -318,6 +362,33 @@ mod tests {
             "no board number",
         );
         bad("[Round \"x.1\"]\n", 1, "not R or R.B");
+    }
+
+    /// Every line is checked: each error is said on its own line, ten at most
+    /// and then how many more; a game whose tag line does not read is said
+    /// once (issue 57: only the first error was named).
+    #[test]
+    fn every_error_of_a_file_is_said_ten_at_most() {
+        let e = parse("board,white,black\n1,A,B\nx,C,D\n2,E\n1,G,H\n", "f", None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "f:3: board `x` is not a board number\nf:4: 2 fields, the header row has 3\nf:5: board 1 is paired twice (line 2 has it too)"
+        );
+        let rows: String = (0..14).map(|i| format!("b{i},A,B\n")).collect();
+        let e = parse(&format!("board,white,black\n{rows}"), "f", None).unwrap_err();
+        let said = e.to_string();
+        assert_eq!(said.lines().count(), MAX_ERRORS + 1, "{said}");
+        assert!(said.ends_with("\nf: and 4 more error(s) like these"), "{said}");
+        let e = parse(
+            "[Round \"1.1\"]\n[White \"A]\n[Black \"B\"]\n\n[Round \"1.2\"]\n[White \"C\"]\n[Black \"\"]\n",
+            "f",
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "f:2: the value of White is not in quotes\nf:5: board 2: a pairing names both players: Black is missing"
+        );
     }
 
     /// What the reading decided is said: placeholders stored as no rating,

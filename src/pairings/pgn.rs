@@ -57,27 +57,32 @@ pub(super) fn parse_pgn(text: &str, file: &str, want: Option<u32>) -> Result<Pai
     struct Game {
         line: usize,
         tags: Vec<(String, String)>,
+        /// A tag line of it did not read (said): nothing more is said of it.
+        broken: bool,
     }
     let mut games: Vec<Game> = Vec::new();
     let mut in_tags = false;
+    // Every line and game is checked: the errors are said all at once.
+    let mut errors = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
         let line = raw.trim();
         if line.starts_with('[') {
-            let (name, value) = tag_line(line).map_err(|message| PairingsError {
-                file: file.into(),
-                line: Some(n),
-                message,
-            })?;
             if !in_tags {
                 games.push(Game {
                     line: n,
                     tags: Vec::new(),
+                    broken: false,
                 });
                 in_tags = true;
             }
-            if let Some(g) = games.last_mut() {
-                g.tags.push((name, value));
+            let Some(g) = games.last_mut() else { continue };
+            match tag_line(line) {
+                Ok(tag) => g.tags.push(tag),
+                Err(message) => {
+                    errors.push(PairingsError::at(file, Some(n), message));
+                    g.broken = true;
+                }
             }
         } else {
             // A blank line or movetext (`*` in an export of pairings) ends
@@ -87,13 +92,13 @@ pub(super) fn parse_pgn(text: &str, file: &str, want: Option<u32>) -> Result<Pai
     }
     // The rounds the games name (several, none chosen: refused before anything).
     let mut rounds: Vec<(u32, usize)> = Vec::new();
+    games.retain(|g| !g.broken);
     for g in &games {
         let round = g.tags.iter().find(|(k, _)| k == "Round").map(|(_, v)| v.as_str());
-        let (round, _) = pgn_round(round.unwrap_or("")).map_err(|message| PairingsError {
-            file: file.into(),
-            line: Some(g.line),
-            message,
-        })?;
+        let Ok((round, _)) = pgn_round(round.unwrap_or("")) else {
+            // Said below, with the game's other problems.
+            continue;
+        };
         if let Some(r) = round.filter(|r| want.is_none_or(|w| w == *r)) {
             if !rounds.iter().any(|(x, _)| *x == r) {
                 rounds.push((r, g.line));
@@ -102,26 +107,30 @@ pub(super) fn parse_pgn(text: &str, file: &str, want: Option<u32>) -> Result<Pai
     }
     if want.is_none() && rounds.len() > 1 {
         let list: Vec<String> = rounds.iter().map(|(r, _)| r.to_string()).collect();
-        return Err(PairingsError {
-            file: file.into(),
-            line: Some(rounds[1].1),
-            message: format!(
+        errors.push(PairingsError::at(
+            file,
+            Some(rounds[1].1),
+            format!(
                 "the file holds rounds {}: say which with --round N (or `round` in the configuration)",
                 list.join(", ")
             ),
-        });
+        ));
+        // With the lines' errors found before: never empty.
+        return Err(PairingsError::all(errors).err().unwrap_or_default());
     }
     let mut boards = Vec::new();
     let mut found = Vec::new();
     let mut left_out: Vec<(usize, u32)> = Vec::new();
     for g in games {
-        let at = |message: String| PairingsError {
-            file: file.into(),
-            line: Some(g.line),
-            message,
-        };
+        let at = |message: String| PairingsError::at(file, Some(g.line), message);
         let tag = |name: &str| g.tags.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
-        let (round, board_in_round) = pgn_round(tag("Round").unwrap_or("")).map_err(at)?;
+        let (round, board_in_round) = match pgn_round(tag("Round").unwrap_or("")) {
+            Ok(r) => r,
+            Err(message) => {
+                errors.push(at(message));
+                continue;
+            }
+        };
         if let (Some(w), Some(r)) = (want, round) {
             if w != r {
                 left_out.push((g.line, r));
@@ -129,17 +138,20 @@ pub(super) fn parse_pgn(text: &str, file: &str, want: Option<u32>) -> Result<Pai
             }
         }
         let board = match tag("Board") {
-            Some(b) => Some(
-                b.trim()
-                    .parse::<u32>()
-                    .map_err(|_| at(format!("Board \"{b}\" is not a board number")))?,
-            ),
+            Some(b) => match b.trim().parse::<u32>() {
+                Ok(n) => Some(n),
+                Err(_) => {
+                    errors.push(at(format!("Board \"{b}\" is not a board number")));
+                    continue;
+                }
+            },
             None => board_in_round,
         };
         let Some(board) = board else {
-            return Err(at(
+            errors.push(at(
                 "no board number: the game needs a Board tag or a Round \"R.B\"".into(),
             ));
+            continue;
         };
         let mut tags = BTreeMap::new();
         // The players, and the pairing's other tags as `SetPairing` takes them.
@@ -151,16 +163,16 @@ pub(super) fn parse_pgn(text: &str, file: &str, want: Option<u32>) -> Result<Pai
                 tags.insert(name.to_string(), v);
             }
         }
-        add(
-            &mut boards,
-            Pairing {
-                board,
-                line: g.line,
-                tags,
-            },
-            file,
-        )?;
+        let pairing = Pairing {
+            board,
+            line: g.line,
+            tags,
+        };
+        if let Err(e) = add(&mut boards, pairing, file) {
+            errors.push(e);
+        }
     }
+    PairingsError::all(errors)?;
     let mut notes = Vec::new();
     if !left_out.is_empty() {
         let lines: Vec<String> = left_out

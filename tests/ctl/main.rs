@@ -12,6 +12,7 @@ mod round;
 mod stale;
 mod undo;
 mod watch;
+mod words;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

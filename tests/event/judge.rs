@@ -116,6 +116,15 @@ pub fn judge(t: &Truth, s: &Seen) -> Vec<String> {
             fail(format!("{n} {method} accepted, {got} in the journal"));
         }
     }
+    // No door made a decision that needed confirming without it: every new
+    // game journaled was a call accepted (the campaign never confirms one).
+    let asked = t.decisions.get("NewGame").copied().unwrap_or(0);
+    let made = s.journaled.get("NewGame").copied().unwrap_or(0);
+    if made > asked {
+        fail(format!(
+            "{made} NewGame in the journal, {asked} accepted: a door made one unconfirmed"
+        ));
+    }
     for (prop, tagname) in [("White", "White"), ("Black", "Black"), ("Result", "Result")] {
         let on_bus = s.bus.get(prop).cloned().unwrap_or_default();
         let in_pgn = tag(pgn, tagname).unwrap_or_default();
@@ -243,6 +252,18 @@ mod tests {
             "move".into(),
         ];
         assert_eq!(judge(&t, &s), Vec::<String>::new());
+    }
+
+    /// A new game a door made without the arbiter's confirmation (issue 57:
+    /// raw D-Bus and MQTT took it), even one leaving the game file as it was.
+    #[test]
+    fn a_decision_made_unconfirmed_fails() {
+        fails_when(
+            |s| {
+                s.journaled.insert("NewGame".into(), 1);
+            },
+            "a door made one unconfirmed",
+        );
     }
 
     /// A phantom game after a restart (issue 47, 1).

@@ -9,7 +9,8 @@
 //! over; meanwhile, at random moments: SIGKILL and SIGTERM of the daemon and a
 //! start again (mid-move, mid-gap, right after a game's end), cuts of a board's
 //! line, SIGHUP with the pairings file changed (a colour swap), and the
-//! arbiter's decisions through `ctl` (players swapped, ratings set); at the end,
+//! arbiter's decisions through `ctl` (players swapped, ratings set), new games
+//! not confirmed through `ctl` and D-Bus (each must be refused); at the end,
 //! the arbiter's result on each game without a forced end, and a last SIGKILL
 //! and start. Then every board is judged (`judge::judge`).
 //!
@@ -77,6 +78,11 @@ pub enum Action {
     Swap { board: usize },
     /// `ctl tags N WhiteElo=.. BlackElo=..`: the players' own ratings stated again.
     Ratings { board: usize },
+    /// A new game on board `board`'s game (under way or over) not confirmed,
+    /// through `door` (0: `ctl new-game`, 1: D-Bus `NewGame`, 2: D-Bus
+    /// `Decide` with `force` false): every door must refuse it, and nothing
+    /// changes (issue 57: raw D-Bus ended games without `--force`).
+    Unconfirmed { board: usize, door: u8 },
 }
 
 impl Action {
@@ -88,6 +94,7 @@ impl Action {
             Action::Reload { board } => format!("reload {board}"),
             Action::Swap { board } => format!("swap {board}"),
             Action::Ratings { board } => format!("ratings {board}"),
+            Action::Unconfirmed { board, door } => format!("unconfirmed {board} {door}"),
         }
     }
 
@@ -108,6 +115,10 @@ impl Action {
             },
             "ratings" => Action::Ratings {
                 board: n(1)? as usize,
+            },
+            "unconfirmed" => Action::Unconfirmed {
+                board: n(1)? as usize,
+                door: n(2)?.min(2) as u8,
             },
             _ => return None,
         })
@@ -180,6 +191,18 @@ impl Plan {
                 board: rng.range(0, boards as u64 - 1) as usize,
             },
         ));
+        // Not before the games have moves (a new game on a game not begun
+        // needs no confirming, and would be a decision the judge did not count).
+        for _ in 0..2 {
+            let t = rng.range(3000, real_ms.max(3001));
+            actions.push((
+                t,
+                Action::Unconfirmed {
+                    board: rng.range(0, boards as u64 - 1) as usize,
+                    door: rng.range(0, 2) as u8,
+                },
+            ));
+        }
         actions.sort_by_key(|(t, _)| *t);
         // A cut of a line still coming back from the one before joins it into
         // one gap: at blitz pace longer than a gap may bridge, a lost track

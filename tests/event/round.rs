@@ -28,7 +28,14 @@ pub fn real_ms(plies: usize) -> u64 {
     ((8_000 + plies as u64 * 3_300) as f64 / SPEED) as u64
 }
 
-fn config(dir: &Path, boards: usize) -> String {
+/// The first board's serial number (the others follow).
+const FIRST_SERIAL: usize = 40000;
+
+/// The round's configuration: boards named by their device, or (`by_serial`,
+/// odd seeds) by their serial number, as a hall names boards it moves between
+/// ports: the daemon must learn each serial number before it numbers the
+/// board, at every start (issue 58: boards 3 and 4 came back as 7 and 8).
+fn config(dir: &Path, boards: usize, by_serial: bool) -> String {
     let mut text = format!(
         "event = \"Event campaign\"\nround = 1\npairings = \"pairings.csv\"\noutput = \"{}\"\nstate = \"{}\"\n{}[clock]\nwhite = \"left\"\n",
         dir.join("live").display(),
@@ -36,11 +43,19 @@ fn config(dir: &Path, boards: usize) -> String {
         scaled_rules(SPEED),
     );
     for i in 0..boards {
-        text.push_str(&format!(
-            "[[board]]\ndevice = \"{}\"\nnumber = {}\n",
-            dir.join(format!("line{i}")).display(),
-            i + 1
-        ));
+        if by_serial {
+            text.push_str(&format!(
+                "[[board]]\nserial = \"{}\"\nnumber = {}\n",
+                FIRST_SERIAL + i,
+                i + 1
+            ));
+        } else {
+            text.push_str(&format!(
+                "[[board]]\ndevice = \"{}\"\nnumber = {}\n",
+                dir.join(format!("line{i}")).display(),
+                i + 1
+            ));
+        }
     }
     text
 }
@@ -48,6 +63,31 @@ fn config(dir: &Path, boards: usize) -> String {
 /// `ctl --bus session ARGS`: whether it was accepted (exit 0), within 20 s.
 async fn ctl(address: &str, args: &[&str]) -> bool {
     crate::common::process::ctl(address, args).await.code == 0
+}
+
+/// A call of `method` on board `n`'s object: refused (or unanswered in 10 s) is `Err`.
+async fn bus_call<B>(address: &str, n: usize, method: &str, body: &B) -> Result<(), String>
+where
+    B: serde::Serialize + zbus::zvariant::DynamicType,
+{
+    let conn = zbus::connection::Builder::address(address)
+        .map_err(|e| e.to_string())?
+        .build()
+        .within(10, "a connection to the bus")
+        .await
+        .map_err(|e| e.to_string())?;
+    let call = conn.call_method(
+        Some(eboard_bridge::bus::BUS_NAME),
+        format!("/org/eboardbridge/board/line{}", n - 1),
+        Some(eboard_bridge::bus::BOARD_INTERFACE),
+        method,
+        body,
+    );
+    match tokio::time::timeout(Duration::from_secs(10), call).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err(format!("{method}: no answer in 10 s")),
+    }
 }
 
 /// Board `n`'s D-Bus property as text (`None`: the daemon did not answer).
@@ -159,9 +199,12 @@ fn seen_across_restarts(g: &BoardGame, recording: &SensorLog) -> Vec<(usize, usi
 }
 
 /// The daemon, started and waited for until it serves every board on the bus.
-async fn start(cfg: &Path, devices: &[PathBuf], address: &str) -> Running {
-    // The boards are the configuration's (by device), as at an event.
-    let daemon = Running::spawn(&mut run_command(cfg, &[], Some(address)));
+async fn start(cfg: &Path, devices: &[PathBuf], address: &str, by_serial: bool) -> Running {
+    // The boards are the configuration's (by device), as at an event; named
+    // by serial number, the devices are given (`--device`) and each board is
+    // asked its serial number.
+    let given: &[PathBuf] = if by_serial { devices } else { &[] };
+    let daemon = Running::spawn(&mut run_command(cfg, given, Some(address)));
     for n in 1..=devices.len() {
         let until = tokio::time::Instant::now() + Duration::from_secs(30);
         while property(address, n, "Fen").await.is_none_or(|f| f.is_empty()) {
@@ -184,10 +227,12 @@ pub async fn play(plan: &Plan) -> Outcome {
     let mut swapped = vec![false; plan.boards];
     std::fs::write(d.join("pairings.csv"), pairings(&games, &swapped)).unwrap();
     let cfg = d.join("config.toml");
-    std::fs::write(&cfg, config(d, plan.boards)).unwrap();
+    let by_serial = plan.seed % 2 == 1;
+    std::fs::write(&cfg, config(d, plan.boards, by_serial)).unwrap();
     let logs = games.iter().map(|g| g.log.clone()).collect();
-    let (emulators, relays, devices) = relay::relayed_boards(logs, SPEED, 40000, d, |_| LineFaults::CLEAN);
-    let mut daemon = Some(start(&cfg, &devices, &address).await);
+    let (emulators, relays, devices) =
+        relay::relayed_boards(logs, SPEED, FIRST_SERIAL, d, |_| LineFaults::CLEAN);
+    let mut daemon = Some(start(&cfg, &devices, &address, by_serial).await);
     let started = tokio::time::Instant::now();
     let mut decisions: Vec<BTreeMap<String, usize>> = vec![BTreeMap::new(); plan.boards];
     let mut accept = |b: usize, method: &str, ok: bool| {
@@ -208,7 +253,7 @@ pub async fn play(plan: &Plan) -> Outcome {
                     }
                 }
                 tokio::time::sleep(Duration::from_millis(*ms)).await;
-                daemon = Some(start(&cfg, &devices, &address).await);
+                daemon = Some(start(&cfg, &devices, &address, by_serial).await);
             }
             Action::Cut { board, ms } => {
                 let _ = relays[*board].0.send(Duration::from_millis(*ms)).await;
@@ -218,6 +263,28 @@ pub async fn play(plan: &Plan) -> Outcome {
                 std::fs::write(d.join("pairings.csv"), pairings(&games, &swapped)).unwrap();
                 if let Some(running) = &daemon {
                     send_signal(running.child.id(), libc::SIGHUP);
+                }
+            }
+            Action::Unconfirmed { board, door } => {
+                let n = board + 1;
+                // A game with moves (under way or over): the rule book asks
+                // for confirming at every door, so the call is refused and
+                // nothing is journaled (the judge counts every record, and a
+                // new game's second file).
+                if plies(&address, n).await.unwrap_or(0) == 0 {
+                    continue;
+                }
+                let refused = match door {
+                    0 => !ctl(&address, &["new-game", &n.to_string()]).await,
+                    1 => bus_call(&address, n, "NewGame", &("",)).await.is_err(),
+                    _ => bus_call(&address, n, "Decide", &("NewGame", "[\"\"]", false))
+                        .await
+                        .is_err(),
+                };
+                if !refused {
+                    // Counted as what it did: the judge then fails on the
+                    // game it ended.
+                    accept(*board, "NewGame", true);
                 }
             }
             Action::Swap { board } | Action::Ratings { board } => {
@@ -286,7 +353,7 @@ pub async fn play(plan: &Plan) -> Outcome {
     if let Some(running) = daemon.take() {
         running.kill();
     }
-    let daemon = start(&cfg, &devices, &address).await;
+    let daemon = start(&cfg, &devices, &address, by_serial).await;
     for (i, want) in results.iter().enumerate() {
         let until = tokio::time::Instant::now() + Duration::from_secs(15);
         while property(&address, i + 1, "Result").await.as_deref() != Some(want.as_str())

@@ -35,8 +35,13 @@ impl Client {
                 ));
             }
         };
-        // Which board each object is (refreshed when an unknown one speaks).
+        // Which board each object is (refreshed when an unknown one speaks,
+        // its number followed as it changes).
         let mut known: HashMap<String, (u32, String)> = HashMap::new();
+        // Each board's result as last seen, and the boards whose new game
+        // started since (its result cleared is no reopening).
+        let mut results: HashMap<String, String> = HashMap::new();
+        let mut started: std::collections::HashSet<String> = Default::default();
         // The boards seen on their line before (a connection is then "again"):
         // at the start, those connected or that reported a serial number.
         let mut been_connected: std::collections::HashSet<String> = Default::default();
@@ -50,6 +55,7 @@ impl Client {
                         been_connected.insert(b.path.clone());
                     }
                     known.insert(b.path.clone(), (b.number, b.id.clone()));
+                    results.insert(b.path.clone(), b.result.clone());
                 }
             }
             Err(e) => eprintln!("eboard-bridge ctl: {e}; watching for it to start"),
@@ -75,7 +81,7 @@ impl Client {
             };
             let path = path.to_string();
             let member = member.to_string();
-            let Some((kind, mut fields, about)) = watched(&msg, &member, &path) else {
+            let Some((mut kind, mut fields, about)) = watched(&msg, &member, &path) else {
                 continue;
             };
             if kind == "penalty" {
@@ -84,11 +90,54 @@ impl Client {
             }
             if member == "InterfacesAdded" {
                 known.remove(&about);
+                if let Some(n) = fields.get("number").and_then(|v| v.as_u64()) {
+                    let id = about
+                        .strip_prefix(BOARD_PATH_PREFIX)
+                        .unwrap_or(&about)
+                        .to_string();
+                    known.insert(about.clone(), (u32::try_from(n).unwrap_or(0), id));
+                }
             }
             if !known.contains_key(&about) && about.starts_with(BOARD_PATH_PREFIX) {
                 if let Ok(boards) = self.boards().await {
                     for b in boards {
                         known.insert(b.path.clone(), (b.number, b.id.clone()));
+                        results.entry(b.path.clone()).or_insert(b.result.clone());
+                    }
+                }
+            }
+            // A board's number changed (learnt from its serial number): the
+            // lines from now on, and the commands they suggest, name it.
+            if let Some(n) = fields.remove("number").and_then(|v| v.as_u64()) {
+                if let Some(k) = known.get_mut(&about) {
+                    k.0 = u32::try_from(n).unwrap_or(k.0);
+                }
+            }
+            if fields.remove("started").is_some() {
+                started.insert(about.clone());
+            }
+            if kind == "game_end" {
+                // A result given over another (a forced decision): said.
+                let was = results
+                    .get(&about)
+                    .filter(|r| !r.is_empty() && !started.contains(&about));
+                if let Some(was) = was {
+                    fields.insert("was".into(), was.clone().into());
+                }
+            }
+            if let Some(now) = fields
+                .remove("result_now")
+                .and_then(|v| v.as_str().map(str::to_string))
+            {
+                let was = results.insert(about.clone(), now.clone()).unwrap_or_default();
+                let new_game = started.remove(&about);
+                if now.is_empty() && !was.is_empty() && !new_game && kind.is_empty() {
+                    // The game's result withdrawn (an undo, a take-back or a
+                    // position forced on a finished game): the game goes on.
+                    kind = "game_reopened".into();
+                    fields.insert("was".into(), was.into());
+                    if let Some(d) = self.last_decision(&about).await {
+                        fields.insert("decision".into(), d.into());
                     }
                 }
             }
@@ -150,6 +199,22 @@ impl Client {
 }
 
 impl Client {
+    /// The board's last decision in words, with who made it (`undo: result
+    /// 1-0 (alice)`), from its `History`; `None` when it cannot be read in time.
+    async fn last_decision(&self, path: &str) -> Option<String> {
+        let ask = self
+            .conn
+            .call_method(Some(BUS_NAME), path, Some(BOARD_INTERFACE), "History", &(8u32,));
+        let reply = tokio::time::timeout(CALL_TIMEOUT, ask).await.ok()?.ok()?;
+        let json: String = reply.body().deserialize().ok()?;
+        let entries: Vec<crate::api::history::HistoryEntry> = serde_json::from_str(&json).ok()?;
+        let e = entries.iter().rev().find(|e| e.kind == "decision")?;
+        Some(match &e.by {
+            Some(by) => format!("{} ({by})", e.text),
+            None => e.text.clone(),
+        })
+    }
+
     /// What an `Irregular` signal's fields lack for a person: the pieces the
     /// record has on its squares (the side it names is the side to move) and,
     /// for a completed violation, the penalty's words (the `Penalty` signal sent
@@ -297,12 +362,38 @@ fn watched(
             if iface != BOARD_INTERFACE {
                 return None;
             }
-            let connected = changed.get("Connected")?.try_clone().ok()?;
-            if bool::try_from(connected).ok()? {
-                "connected"
-            } else {
-                "disconnected"
+            // What the watch follows of a board besides: its number (a board
+            // learns it from its serial number) and its result (one withdrawn
+            // reopens the game).
+            let text = |name: &str| {
+                changed
+                    .get(name)
+                    .and_then(|v| String::try_from(v.try_clone().ok()?).ok())
+            };
+            if let Some(n) = changed
+                .get("BoardNumber")
+                .and_then(|v| u32::try_from(v.try_clone().ok()?).ok())
+                .filter(|n| *n > 0)
+            {
+                put("number", json!(n));
             }
+            if let Some(result) = text("Result") {
+                put("result_now", json!(result));
+            }
+            match changed
+                .get("Connected")
+                .and_then(|v| bool::try_from(v.try_clone().ok()?).ok())
+            {
+                Some(true) => "connected",
+                Some(false) => "disconnected",
+                // Nothing the watch follows (a clock's times, a move).
+                None if f.is_empty() => return None,
+                None => "",
+            }
+        }
+        "GameStarted" => {
+            put("started", json!(true));
+            ""
         }
         "LichessReport" => {
             type Report = (u32, String, String, String, String, String);
@@ -329,8 +420,18 @@ fn watched(
             return Some(("board_gone".into(), f, object.to_string()));
         }
         "InterfacesAdded" => {
-            let (object, _): (OwnedObjectPath, HashMap<String, HashMap<String, OwnedValue>>) =
+            let (object, ifaces): (OwnedObjectPath, HashMap<String, HashMap<String, OwnedValue>>) =
                 body.deserialize().ok()?;
+            // A board's number comes with it: known before any line of its
+            // (without asking the daemon, which may not own its name yet).
+            let number = ifaces
+                .get(BOARD_INTERFACE)
+                .and_then(|p| p.get("BoardNumber"))
+                .and_then(|v| u32::try_from(v.try_clone().ok()?).ok())
+                .filter(|n| *n > 0);
+            if let Some(n) = number {
+                put("number", json!(n));
+            }
             return Some((String::new(), f, object.to_string()));
         }
         _ => return None,

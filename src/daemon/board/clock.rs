@@ -127,8 +127,8 @@ impl BoardTask {
         }
     }
 
-    /// The configured time control, applied when it is new and no game has moves
-    /// under way (until then the game goes on at its own): a decision with its
+    /// The configured time control, applied when it is new and the board's game
+    /// has no move (until then the game, under way or over, keeps its own): a decision with its
     /// mode, journaled as an `arbiter` record like an arbiter's, so that resume
     /// and `replay` apply it as it was applied live (in report mode it names the
     /// periods and the `TimeControl` tag; in drive mode the daemon keeps the time).
@@ -138,12 +138,9 @@ impl BoardTask {
         {
             return;
         }
-        if self
-            .session
-            .core()
-            .game()
-            .is_some_and(|g| g.ply() > 0 && !g.is_over())
-        {
+        // A game with moves (under way, or over) keeps its own: the
+        // configuration's is taken once the next game begins.
+        if self.session.core().game().is_some_and(|g| g.ply() > 0) {
             return;
         }
         let Some((tc, mode)) = self.setup.configured.time_control.clone() else {

@@ -15,8 +15,9 @@ impl BoardTask {
         // `replay` apply it at that time too.
         let t = self.time.core_now();
         let by = who.by.clone();
-        let r = match self.needs_force(&cmd) {
-            Some(what) if !who.force => Err(Error::NeedsForce(what)),
+        let r = match self.by_the_book(&cmd) {
+            (Some(why), _) => Err(Error::GameUnderWay(why)),
+            (None, Some(what)) if !who.force => Err(Error::NeedsForce(what)),
             _ => self.apply(&cmd, t, Some(&who)).await,
         };
         match &r {
@@ -41,12 +42,17 @@ impl BoardTask {
         r
     }
 
-    /// What `cmd` would change that the arbiter must confirm, by the rule book
-    /// (`rules::book`), on the game as published now.
-    fn needs_force(&self, cmd: &Decision) -> Option<String> {
+    /// What the rule book (`rules::book`) says of `cmd` on the game as
+    /// published now: why it is refused, and what it would change that the
+    /// arbiter must confirm.
+    fn by_the_book(&self, cmd: &Decision) -> (Option<String>, Option<String>) {
         let snap = self.snapshot();
         let next = self.new_game_tags().round.to_string();
-        crate::api::force::needs_force(cmd, &crate::api::force::at_hand(&snap, next == snap.round))
+        let game = crate::api::force::at_hand(&snap, next == snap.round);
+        (
+            crate::api::force::refused(cmd, &game),
+            crate::api::force::needs_force(cmd, &game),
+        )
     }
 
     /// A decision through the session at `t`, as its `arbiter` record is
@@ -62,10 +68,7 @@ impl BoardTask {
         who: Option<&Asker>,
         note: Option<String>,
     ) -> Result<(), Refused> {
-        let record = RecordKind::Arbiter {
-            method: d.method().to_string(),
-            args: d.args().iter().map(ToString::to_string).collect(),
-        };
+        let record = d.record();
         let by = who.and_then(|w| w.by.clone());
         self.session.decide(d, by.clone(), t)?;
         if let Some(note) = note {

@@ -281,7 +281,7 @@ impl Run {
         // As a door reads a call (the console, MQTT, a journal): its method and
         // JSON arguments into a decision, refused there when they do not fit.
         let decided = match Decision::from_record(&method, &args) {
-            Ok(Some(d)) => self.live.decide(&d, call.by.clone(), self.t),
+            Ok(Some(d)) => self.live.decide(&d, call.by.clone(), self.t).map(|()| d),
             Ok(None) => Err(Refused::InvalidArgument(format!("no method {method}"))),
             Err(e) => Err(e),
         };
@@ -308,10 +308,10 @@ impl Run {
                 }
                 Ok(())
             }
-            Ok(()) if call.malformed => Err(Found(format!("{shown}: malformed, yet accepted"))),
-            Ok(()) => {
+            Ok(_) if call.malformed => Err(Found(format!("{shown}: malformed, yet accepted"))),
+            Ok(d) => {
                 *self.tally.accepted.entry(method.clone()).or_default() += 1;
-                self.journal_call(&method, &args, call.by.as_deref());
+                self.journal_call(&d, call.by.as_deref());
                 self.collect()?;
                 if call.undo_after {
                     self.undo_right_after(&shown, &before, call.by)?;
@@ -326,17 +326,16 @@ impl Run {
 
     /// An accepted call journaled as the daemon journals it (the session
     /// has applied it already).
-    fn journal_call(&mut self, method: &str, args: &[serde_json::Value], by: Option<&str>) {
+    fn journal_call(&mut self, d: &Decision, by: Option<&str>) {
         let time = LogTime::from_micros(self.t);
         if let Some(by) = by {
             let kind = RecordKind::Note(format!("{DECIDED_BY}{by}"));
             self.journal.push(Record { time, kind });
         }
-        let kind = RecordKind::Arbiter {
-            method: method.to_string(),
-            args: args.iter().map(ToString::to_string).collect(),
-        };
-        self.journal.push(Record { time, kind });
+        self.journal.push(Record {
+            time,
+            kind: d.record(),
+        });
     }
 
     /// An undo right after an accepted call: accepted, it gives the game back
@@ -353,7 +352,7 @@ impl Run {
         }
         *self.tally.accepted.entry(undo.method().to_string()).or_default() += 1;
         self.tally.undone += 1;
-        self.journal_call(undo.method(), &undo.args(), by.as_deref());
+        self.journal_call(&undo, by.as_deref());
         self.collect()?;
         let now = view::games(self.live.core());
         if now.last() != before.last() {

@@ -135,6 +135,17 @@ impl Decision {
         }
     }
 
+    /// The journal's `arbiter` record of the decision: its method and its
+    /// arguments, each as JSON text. The one place a decision is written (the
+    /// daemon's journal, the pushes' journal, the fuzzer's); read back by
+    /// [`Decision::from_record`].
+    pub fn record(&self) -> crate::log::RecordKind {
+        crate::log::RecordKind::Arbiter {
+            method: self.method().to_string(),
+            args: self.args().iter().map(ToString::to_string).collect(),
+        }
+    }
+
     /// The arguments as JSON values. `SetTimeControl` takes the D-Bus call's one
     /// argument when it drives the clock (as recordings always had it), and the
     /// mode after it otherwise (`"5400+30", "report"`).

@@ -74,6 +74,19 @@ pub fn needs_force(decision: &Decision, game: &GameAtHand) -> Option<String> {
     }
 }
 
+/// Why a door refuses `decision` on `game` whatever the arbiter confirms;
+/// `None` when it does not. (Only at the doors: a journal written before the
+/// rule is applied as it was.)
+pub fn refused(decision: &Decision, game: &GameAtHand) -> Option<String> {
+    match decision {
+        Decision::SetTimeControl { .. } if !game.result.is_empty() && game.plies > 0 => Some(format!(
+            "the game has {} plies and is over: a time control is set before a game's first move; set it once the next game begins (the pieces set up again, or a new game)",
+            game.plies
+        )),
+        _ => None,
+    }
+}
+
 /// The refusal of a decision that needs confirming and was not confirmed.
 pub fn refusal(what: &str) -> String {
     format!("{what}; nothing was changed (run it again with --force to do it)")
@@ -141,6 +154,17 @@ mod tests {
                 assert_eq!(got.is_some(), want, "{what}: {d:?}: {got:?}");
             }
         }
+        // A time control on a finished game is refused whatever is
+        // confirmed; before its first move, and under way (the core refuses
+        // that one), the book says nothing.
+        let tc = Decision::SetTimeControl {
+            spec: "90+30".into(),
+            mode: crate::rules::ClockMode::Drive,
+        };
+        assert!(refused(&tc, &game("0-1", 4, true)).is_some());
+        assert!(refused(&tc, &game("", 23, true)).is_none());
+        assert!(refused(&tc, &game("", 0, true)).is_none());
+        assert!(refused(&Decision::NewGame(String::new()), &game("0-1", 4, true)).is_none());
         assert_eq!(
             needs_force(&Decision::Reinstate(2), &game("0-1", 4, true)).as_deref(),
             Some(

@@ -305,6 +305,7 @@ impl Core {
                 self.clk.unconfirmed_press = None;
                 self.emit(t, EventKind::GameEnd { result, termination });
                 self.stop_host(t);
+                self.clocks_to_game(t);
                 // The record is final: an irregularity of the game (an arbiter's
                 // result given over an illegal position, a lost track) no
                 // longer stands. The board as it is now is the end's; a change

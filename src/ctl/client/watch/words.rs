@@ -178,7 +178,24 @@ pub fn watched_line(w: &Watched) -> String {
         "connected" if f("again") == "true" => "board connected again".to_string(),
         "connected" => "board connected".to_string(),
         "board_gone" => "BOARD GONE from the daemon (stopped, or the daemon restarted)".to_string(),
-        "game_end" => format!("game ends {} ({})", f("result"), f("termination")),
+        "game_end" if f("was").is_empty() => format!("game ends {} ({})", f("result"), f("termination")),
+        "game_end" => format!(
+            "game ends {} ({}), in place of {}",
+            f("result"),
+            f("termination"),
+            f("was")
+        ),
+        "game_reopened" if f("decision").is_empty() => {
+            format!(
+                "GAME REOPENED: its result {} is withdrawn, the game goes on",
+                f("was")
+            )
+        }
+        "game_reopened" => format!(
+            "GAME REOPENED: its result {} is withdrawn, the game goes on (decision: {})",
+            f("was"),
+            f("decision")
+        ),
         "resolved" => "resolved: the board is in step again".to_string(),
         "lichess_game_refused" => format!("LICHESS REFUSED {}: {}; {}", f("game"), f("text"), f("remedy")),
         "lichess_refused" => format!("LICHESS REFUSES THE ROUND: {}: {}", f("text"), f("remedy")),

@@ -166,8 +166,10 @@ impl Core {
     /// Sets the time control of the game about to start and of the games after
     /// it; `drive`: the host keeps the time and sets the clock (otherwise the
     /// clock runs its own program, and the time control only names the periods).
-    /// Refused while a game has moves and is not over (both clocks would be reset:
-    /// `SetClock` changes times).
+    /// Refused while the game has moves (under way: both clocks would be
+    /// reset, `SetClock` changes times; over: a time control is a game's from
+    /// its start, and taken for the next game it would drive a game nobody
+    /// asked to, issue 57).
     pub fn set_time_control(
         &mut self,
         tc: Option<TimeControl>,
@@ -175,6 +177,9 @@ impl Core {
         t_us: u64,
     ) -> Result<(), Refused> {
         self.advance(t_us);
+        // On a finished game the doors refuse it (`rules::book::refused`); a
+        // journal written before they did is applied as it was (the next
+        // game's time control).
         if let Some(g) = self.game.as_ref().filter(|g| g.ply() > 0 && !g.is_over()) {
             return Err(Refused::GameUnderWay(format!(
                 "the game under way has {} plies: a new time control would reset both clocks (SetClock or AddTime change the times)",
@@ -438,6 +443,27 @@ impl Core {
             running,
             t,
         );
+        // A finished game keeps the clocks of its end.
+        if self.game.as_ref().is_some_and(|g| !g.is_over()) {
+            self.clocks_to_game(t);
+        }
+    }
+
+    /// The game's `WhiteClock` and `BlackClock` follow the clock as it stands
+    /// now: the host's times (drive mode), else the times last reported as a
+    /// `clock` event, which `ctl boards`, D-Bus and the console show. Called
+    /// where the clock changes other than by a completed move: a set the
+    /// clock acknowledged (an arbiter's times, a penalty), a flag, the game's
+    /// end (issue 57: a game ended `time forfeit` with the tags of the last
+    /// move).
+    pub(super) fn clocks_to_game(&mut self, t: u64) {
+        let times = match &self.clk.host {
+            Some(h) => Some((h.left_ms(0, t), h.left_ms(1, t))),
+            None => self.clk.said.map(|(w, b, _)| (w, b)),
+        };
+        if let (Some(times), Some(g)) = (times, self.game.as_mut()) {
+            g.clocks = Some(times);
+        }
     }
 
     fn set_pending(&self, t: u64) -> bool {

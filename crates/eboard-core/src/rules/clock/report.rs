@@ -171,6 +171,7 @@ impl Core {
                 count_met,
             },
         );
+        self.clocks_to_game(t);
         if self.cfg.flag == FlagPolicy::End {
             // 6.9: lost, unless the opponent cannot checkmate by any series of
             // legal moves (then drawn).

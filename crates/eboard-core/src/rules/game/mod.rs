@@ -55,7 +55,8 @@ pub struct Game {
     pub claimed: Vec<(usize, DrawReason)>,
     /// The time control the game is played at, in PGN syntax, when known.
     pub time_control: Option<String>,
-    /// Both clocks (white's, black's ms) as the last completed move (or a set)
+    /// Both clocks (white's, black's ms) as the last completed move, a set the
+    /// clock took (an arbiter's times, a penalty), a flag or the game's end
     /// left them: the `WhiteClock` and `BlackClock` tags.
     pub clocks: Option<(u64, u64)>,
     /// Whether moves pushed get their SAN ([`Game::set_san`]).
