@@ -303,13 +303,17 @@ fn the_packaged_config_names_every_option_and_parses() {
         ("http", serde_fields::<eboard_bridge::net::HttpConfig>()),
         ("mqtt", serde_fields::<eboard_bridge::mqtt::MqttConfig>()),
         ("lichess", serde_fields::<eboard_bridge::lichess::LichessConfig>()),
+        (
+            "broadcast",
+            serde_fields::<eboard_bridge::daemon::delay::BroadcastConfig>(),
+        ),
         ("board", serde_fields::<Board>()),
     ] {
         let have = keys.get(table).cloned().unwrap_or_default();
         for field in fields {
             // Top-level fields that are tables have their own section.
-            let is_table =
-                table.is_empty() && ["rules", "clock", "http", "mqtt", "lichess", "board"].contains(&field);
+            let is_table = table.is_empty()
+                && ["rules", "clock", "http", "mqtt", "lichess", "broadcast", "board"].contains(&field);
             assert!(
                 is_table || have.iter().any(|k| k == field),
                 "packaging/config.toml has no `{field}` in [{table}]"

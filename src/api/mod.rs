@@ -12,6 +12,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 pub mod alerts;
 pub mod decision;
+pub mod delay;
 mod error;
 pub mod force;
 pub mod history;
@@ -33,6 +34,10 @@ pub struct BoardRef {
     /// Its D-Bus object path.
     pub object_path: String,
     pub snapshot: watch::Receiver<Snapshot>,
+    /// The snapshot spectators see: `snapshot` as it stood the broadcast
+    /// delay ago (`delay`); `/api/boards`, the live page and LiveChess read
+    /// it, the arbiters' doors read `snapshot`.
+    pub public: watch::Receiver<Snapshot>,
     /// Arbiter calls to the board (as D-Bus and MQTT take them).
     pub commands: mpsc::Sender<Request>,
     /// Its decisions and alerts, in words.

@@ -89,6 +89,13 @@ pub trait Sink: Send + Sync {
     /// (no lock held for long, no I/O, no `.await`); what it cannot do at once
     /// it queues, bounded, or drops with a count, as its documentation says.
     fn offer(&self, publication: &Arc<Publication>);
+
+    /// The broadcast delay, when this sink is it: a board's task asks it
+    /// at its start for the window to rebuild from its journal
+    /// (`api::delay`).
+    fn delay(&self) -> Option<&dyn super::delay::Rebuild> {
+        None
+    }
 }
 
 /// The event's jsonl object with `"board": id` first (the network's and, with

@@ -40,6 +40,8 @@ pub struct Manager1 {
     lichess: Option<(watch::Receiver<Vec<RoundStatus>>, mpsc::Sender<Call>)>,
     /// The arbiters' alerts, once the console is up (`bus::alerts`).
     alerts: crate::api::alerts::DeskSlot,
+    /// The broadcast delay (`SetBroadcastDelay`), when the daemon has one.
+    delay: Option<std::sync::Arc<dyn crate::api::delay::Control>>,
 }
 
 impl Manager1 {
@@ -72,7 +74,14 @@ impl Manager1 {
             calls,
             lichess: None,
             alerts: Default::default(),
+            delay: None,
         }
+    }
+
+    /// Serves the broadcast delay too.
+    pub fn with_delay(mut self, delay: std::sync::Arc<dyn crate::api::delay::Control>) -> Manager1 {
+        self.delay = Some(delay);
+        self
     }
 
     /// Serves the pushes to lichess too.
@@ -195,6 +204,38 @@ impl Manager1 {
     #[zbus(property(emits_changed_signal = "false"))]
     async fn alerts(&self) -> Vec<super::alerts::AlertTuple> {
         super::alerts::all(&self.alerts)
+    }
+
+    /// Spectators see round `round`'s games `delay` late from now on (`15m`,
+    /// `90s`, `1h30m`; `off` or `0`: at once); round 0: every round (the rounds
+    /// set apart before are forgotten). The arbiter's doors (D-Bus, `ctl`, the
+    /// console) stay live. Journaled by the daemon (it survives restarts);
+    /// what the new delay makes due is published at once (`off`: every move
+    /// held). `InvalidArgument` for a delay that does not read or is longer
+    /// than 6 hours.
+    async fn set_broadcast_delay(
+        &self,
+        round: u32,
+        delay: &str,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> Result<(), BusError> {
+        let Some(d) = &self.delay else {
+            return Err(BusError::Unavailable(
+                "this daemon has no broadcast delay (an embedded daemon without its sinks)".into(),
+            ));
+        };
+        let ms = crate::api::delay::parse_duration(delay).map_err(BusError::InvalidArgument)?;
+        let round = (round != 0).then_some(round);
+        Ok(d.set(round, ms, caller(conn, &header).await)?)
+    }
+
+    /// The broadcast delay in words: `off`, `15m`, `15m (round 3: 30m)`.
+    #[zbus(property(emits_changed_signal = "false"))]
+    async fn broadcast_delay(&self) -> String {
+        self.delay
+            .as_ref()
+            .map_or_else(|| "off".to_string(), |d| d.delays().words())
     }
 
     /// Round `round` of the event is pushed to the lichess broadcast round

@@ -252,6 +252,18 @@ pub enum CtlCommand {
         #[arg(value_parser = lichess_id_arg, required = true, num_args = 1.., value_name = "ID")]
         ids: Vec<String>,
     },
+    /// The broadcast delay: spectators (the broadcast folder, lichess, the
+    /// live page, /api/boards, /api/events, LiveChess, MQTT) see each game as
+    /// it stood DURATION ago (15m, 90s, 1h30m); `off` publishes every move
+    /// held at once. With ROUND, that round's delay only; without, every
+    /// round's. The arbiter's doors (ctl, the console, D-Bus) stay live. The
+    /// daemon journals it: it holds across restarts, until the
+    /// configuration's [broadcast] changes. With nothing, the delay in effect.
+    Delay {
+        /// [ROUND] DURATION|off
+        #[arg(num_args = 0..=2, value_name = "ROUND DURATION")]
+        args: Vec<String>,
+    },
     /// Acknowledges an alert as the arbiters' console does (with your user
     /// name): ALERT is its number as `ctl boards N` shows it (A12); a BOARD
     /// (number, id or serial number) acknowledges every alert standing on it.

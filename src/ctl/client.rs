@@ -358,6 +358,33 @@ impl Client {
             .map_err(|e| CtlError::Refused(format!("History: an answer that does not read: {e}")))
     }
 
+    /// `Manager1.SetBroadcastDelay`: round 0 for every round.
+    pub async fn set_broadcast_delay(&self, round: u32, delay: &str) -> Result<(), CtlError> {
+        self.check_running().await?;
+        self.call(ROOT_PATH, MANAGER_INTERFACE, "SetBroadcastDelay", &(round, delay))
+            .await
+            .map(|_| ())
+    }
+
+    /// `Manager1.BroadcastDelay`: the delays in words.
+    pub async fn broadcast_delay(&self) -> Result<String, CtlError> {
+        self.check_running().await?;
+        let reply = self
+            .call(
+                ROOT_PATH,
+                "org.freedesktop.DBus.Properties",
+                "Get",
+                &(MANAGER_INTERFACE, "BroadcastDelay"),
+            )
+            .await?;
+        let value: OwnedValue = reply
+            .body()
+            .deserialize()
+            .map_err(|e| CtlError::Refused(format!("BroadcastDelay: an answer that does not read: {e}")))?;
+        String::try_from(value)
+            .map_err(|e| CtlError::Refused(format!("BroadcastDelay: an answer that does not read: {e}")))
+    }
+
     /// `Manager1.SetLichessRound`: `id` empty for no longer pushed.
     pub async fn set_lichess_round(&self, round: u32, id: &str) -> Result<(), CtlError> {
         self.check_running().await?;

@@ -151,6 +151,47 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
                 ),
             }
         }
+        CtlCommand::Delay { args } => {
+            let (round, duration) = match args.as_slice() {
+                [] => {
+                    println!("broadcast delay: {}", client.broadcast_delay().await?);
+                    return Ok(());
+                }
+                // `ctl delay 3` may mean round 3: a duration alone has its unit.
+                [d] if d != "0" && d.bytes().all(|b| b.is_ascii_digit()) => {
+                    return Err(CtlError::Usage(format!(
+                        "`{}`: give the duration its unit (3s, 3m, 1h) or a round and a duration (ctl delay 3 15m)",
+                        crate::log::escaped(d)
+                    )));
+                }
+                [d] => (0, d.as_str()),
+                [r, d] => match r.parse::<u32>() {
+                    Ok(r) if r > 0 => (r, d.as_str()),
+                    _ => {
+                        return Err(CtlError::Usage(format!(
+                            "`{}` is not a round: ctl delay [ROUND] DURATION|off (ctl delay 3 15m)",
+                            crate::log::escaped(r)
+                        )));
+                    }
+                },
+                _ => return Err(CtlError::Usage("ctl delay [ROUND] DURATION|off".into())),
+            };
+            let ms = crate::api::delay::parse_duration(duration).map_err(CtlError::Usage)?;
+            client.set_broadcast_delay(round, duration).await?;
+            let which = if round == 0 {
+                "every round".to_string()
+            } else {
+                format!("round {round}")
+            };
+            if ms == 0 {
+                println!("{which}: no broadcast delay; every move held is published now");
+            } else {
+                println!(
+                    "{which}: spectators see each game as it stood {} ago from now on; ctl and the console stay live",
+                    crate::api::delay::words(ms)
+                );
+            }
+        }
         CtlCommand::Watch { json } => client.watch(json).await?,
         CtlCommand::Results { round, format } => round::results(&client, round, format).await?,
         CtlCommand::Players { board, white, black } => {

@@ -68,6 +68,10 @@ pub struct DaemonConfig {
     /// The lichess broadcast every round is pushed to (off unless configured).
     #[serde(default)]
     pub lichess: Option<crate::lichess::LichessConfig>,
+    /// The broadcast to spectators: its delay (`docs/BROADCAST.md`, "A
+    /// delayed broadcast"); no delay unless configured.
+    #[serde(default)]
+    pub broadcast: Option<crate::daemon::delay::BroadcastConfig>,
     /// How much faster than the wall clock the boards' time runs (`demo --speed`,
     /// whose emulated board and clock play that much faster): the rules core, the
     /// recordings and the timers of the board tasks count game time, so thresholds,
@@ -236,6 +240,12 @@ impl DaemonConfig {
             h.check().map_err(|e| ConfigError::Parse {
                 file: file.to_string(),
                 message: format!("[http] {e}"),
+            })?;
+        }
+        if let Some(b) = &config.broadcast {
+            b.delays().map_err(|message| ConfigError::Parse {
+                file: file.to_string(),
+                message,
             })?;
         }
         if let Some(m) = &config.mqtt {

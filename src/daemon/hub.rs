@@ -67,6 +67,9 @@ pub(crate) struct Hub {
     /// (`started` waits for them; boards added later are not waited for).
     starting: Option<Vec<tokio::sync::oneshot::Receiver<()>>>,
     list: watch::Sender<Vec<BoardRef>>,
+    /// The broadcast delay: each board's public snapshot comes from it (none:
+    /// the live one).
+    delay: Option<std::sync::Arc<super::delay::Delayed>>,
 }
 
 impl Hub {
@@ -106,7 +109,14 @@ impl Hub {
             tasks: Vec::new(),
             starting: Some(Vec::new()),
             list,
+            delay: None,
         }
+    }
+
+    /// Each board's public snapshot from the broadcast delay.
+    pub(crate) fn with_delay(mut self, delay: std::sync::Arc<super::delay::Delayed>) -> Hub {
+        self.delay = Some(delay);
+        self
     }
 
     /// Takes `Manager1.SetPairings` calls from `calls`.
@@ -264,6 +274,10 @@ impl Hub {
         });
         self.list.send_modify(|l| {
             l.push(BoardRef {
+                public: match &self.delay {
+                    Some(d) => d.public(&id),
+                    None => snap_rx.clone(),
+                },
                 id,
                 object_path,
                 snapshot: snap_rx,

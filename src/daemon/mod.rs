@@ -10,6 +10,7 @@
 pub mod board;
 pub mod config;
 mod dates;
+pub mod delay;
 pub mod device;
 mod dir;
 pub mod fault;
@@ -138,6 +139,8 @@ pub enum DaemonError {
     Sink(std::io::Error),
     #[error(transparent)]
     Lichess(#[from] crate::lichess::LichessError),
+    #[error("broadcast delay: {0}")]
+    Delay(String),
 }
 
 /// Publications that may wait for a sink given to [`Daemon::start_with`]
@@ -171,6 +174,9 @@ pub struct Daemon {
     stop: watch::Sender<bool>,
     hub: Option<JoinHandle<()>>,
     live: Option<JoinHandle<crate::output::live::Written>>,
+    /// The broadcast delay, and its task releasing what is due.
+    delayed: std::sync::Arc<delay::Delayed>,
+    releasing: Option<JoinHandle<()>>,
     pub connection: Option<zbus::Connection>,
     boards: watch::Receiver<Vec<BoardRef>>,
     tap: broadcast::Sender<Tapped>,
@@ -249,9 +255,19 @@ impl Daemon {
         let lichess_config = config.lichess.clone();
         let (doors, lichess_inputs) = lichess_config.is_some().then(crate::lichess::doors).unzip();
         let (calls_tx, calls_rx) = mpsc::channel(4);
+        // The broadcast delay, the one place the spectators' sinks are fed
+        // from (`delay`): its journal read before the bus serves `ctl delay`.
+        let configured = match &config.broadcast {
+            Some(b) => b.delays().map_err(DaemonError::Delay)?,
+            None => Default::default(),
+        };
+        let delayed =
+            delay::Delayed::open(&configured, Some(&config.state_dir())).map_err(DaemonError::Delay)?;
         // The arbiters' alerts on the bus, once the console is up.
         let alerts = crate::api::alerts::DeskSlot::default();
-        let mut manager = bus::Manager1::new(calls_tx).with_alerts(alerts.clone());
+        let mut manager = bus::Manager1::new(calls_tx)
+            .with_alerts(alerts.clone())
+            .with_delay(delayed.clone());
         if let Some(d) = &doors {
             manager = manager.with_lichess(d.status.clone(), d.calls.clone());
         }
@@ -297,19 +313,36 @@ impl Daemon {
             .http
             .as_ref()
             .map(|h| crate::net::EventLog::new(h.event_history));
+        // The arbiters' console follows the events live: a history of its own
+        // when the spectators' is delayed.
+        let console_feed = config
+            .http
+            .as_ref()
+            .filter(|h| h.arbiters.is_some())
+            .map(|h| crate::net::EventLog::new(h.event_history));
         let http_config = config.http.clone();
         let mqtt_config = config.mqtt.clone();
         let (mqtt_tx, mqtt_rx) = mqtt_config.is_some().then(crate::mqtt::outbox).unzip();
         // Every board's publications go, after D-Bus (inline, first), to these,
         // in this order; none of them waits (`docs/ARCHITECTURE.md`, "Publication").
+        // The arbiter's (the event tap, the console's history) get them live;
+        // the spectators' (MQTT, the network's history, the broadcast folder
+        // and the pushes to lichess behind it) only through the delay.
         let mut sinks: Vec<std::sync::Arc<dyn Sink>> = vec![std::sync::Arc::new(board::Tap(tap.clone()))];
-        if let Some(m) = mqtt_tx {
-            sinks.push(std::sync::Arc::new(m));
-        }
-        if let Some(f) = &feed {
+        if let Some(f) = &console_feed {
             sinks.push(f.clone());
         }
-        sinks.push(std::sync::Arc::new(live_tx));
+        let mut spectators: Vec<std::sync::Arc<dyn Sink>> = Vec::new();
+        if let Some(m) = mqtt_tx {
+            spectators.push(std::sync::Arc::new(m));
+        }
+        if let Some(f) = &feed {
+            spectators.push(f.clone());
+        }
+        spectators.push(std::sync::Arc::new(live_tx));
+        delayed.set_spectators(spectators);
+        sinks.push(delayed.clone());
+        let releasing = tokio::spawn(delayed.clone().run(stop_rx.clone()));
         for (i, s) in extra.into_iter().enumerate() {
             let detached =
                 Detached::new(&format!("extra {}", i + 1), s, EXTRA_SINK_QUEUE).map_err(DaemonError::Sink)?;
@@ -329,7 +362,8 @@ impl Daemon {
             reload_rx,
             list_tx,
         )
-        .with_pairings_calls(calls_rx);
+        .with_pairings_calls(calls_rx)
+        .with_delay(delayed.clone());
         let mut failed = hub.add_all(initial).await.err();
         // Every board resumed (each in its own task, side by side) before the
         // name is taken, as clients expect the games there once it is.
@@ -338,6 +372,7 @@ impl Daemon {
         if let (None, Some(h), Some(events)) = (&failed, &http_config, feed) {
             let ctx = crate::net::Context {
                 boards: boards.clone(),
+                console_events: console_feed.unwrap_or_else(|| events.clone()),
                 events,
                 output,
                 stop: stop_rx.clone(),
@@ -388,6 +423,8 @@ impl Daemon {
             // devices and recordings are released before the error.
             let _ = stop.send(true);
             hub.abandon().await;
+            delayed.close();
+            let _ = releasing.await;
             let _ = live.await;
             if let Some(l) = lichess {
                 l.stopped().await;
@@ -404,6 +441,8 @@ impl Daemon {
             stop,
             hub: Some(tokio::spawn(hub.run(watched))),
             live: Some(live),
+            delayed,
+            releasing: Some(releasing),
             connection,
             boards,
             tap,
@@ -421,6 +460,11 @@ impl Daemon {
     /// state, the reports, and where a round's id is set.
     pub fn lichess(&self) -> Option<&crate::lichess::Doors> {
         self.doors.as_ref()
+    }
+
+    /// The broadcast delay (the spectators' side of every board).
+    pub fn delay(&self) -> &std::sync::Arc<delay::Delayed> {
+        &self.delayed
     }
 
     /// Where the HTTP server listens (none when it is off).
@@ -486,6 +530,11 @@ impl Daemon {
         let _ = self.stop.send(true);
         if let Some(h) = self.hub.take() {
             let _ = h.await;
+        }
+        // The boards are done: the spectators' sinks are let go.
+        self.delayed.close();
+        if let Some(r) = self.releasing.take() {
+            let _ = r.await;
         }
         if let Some(l) = self.live.take() {
             let _ = l.await;

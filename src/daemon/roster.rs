@@ -110,7 +110,7 @@ pub fn has_begun(g: &Game) -> bool {
             .is_some_and(|(r, _)| r != crate::rules::GameResult::Unfinished)
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Roster {
     games: BTreeMap<u32, Entry>,
     /// Players named by `SetPlayers`, for the games that start from then on.

@@ -84,7 +84,12 @@ pub enum NetError {
 #[derive(Clone)]
 pub struct Context {
     pub boards: watch::Receiver<Vec<BoardRef>>,
+    /// The spectators' event history (`/api/events`), behind the broadcast
+    /// delay.
     pub events: Arc<EventLog>,
+    /// The arbiters' console's, live (the same as `events` when there is no
+    /// console).
+    pub console_events: Arc<EventLog>,
     pub output: PathBuf,
     pub stop: watch::Receiver<bool>,
     /// `[http] settle_ms`.
@@ -107,7 +112,7 @@ impl Context {
             .iter()
             .map(|b| LiveBoard {
                 id: b.id.clone(),
-                snapshot: b.snapshot.borrow().clone(),
+                snapshot: b.public.borrow().clone(),
             })
             .collect()
     }
@@ -119,7 +124,7 @@ impl Context {
             .find(|b| b.id == id)
             .map(|b| LiveBoard {
                 id: b.id.clone(),
-                snapshot: b.snapshot.borrow().clone(),
+                snapshot: b.public.borrow().clone(),
             })
     }
 }
@@ -217,8 +222,8 @@ impl Server {
             let mut tasks = Vec::new();
             if let Some(c) = &console {
                 tasks.push(tokio::spawn(c.clone().follow(
-                    ctx.events.clone(),
-                    ctx.relays.events(&ctx.events),
+                    ctx.console_events.clone(),
+                    ctx.relays.events(&ctx.console_events),
                     ctx.stop.clone(),
                 )));
             }
@@ -418,13 +423,14 @@ fn json_response(value: &serde_json::Value, pretty: bool) -> Response {
     open(r)
 }
 
-/// Every board: its id, D-Bus object path and properties.
+/// Every board: its id, D-Bus object path and properties, as spectators
+/// see them (the broadcast delay ago).
 pub fn boards_json(boards: &[BoardRef]) -> serde_json::Value {
     serde_json::Value::Array(
         boards
             .iter()
             .map(|b| {
-                let mut v = serde_json::to_value(&*b.snapshot.borrow()).unwrap_or_default();
+                let mut v = serde_json::to_value(&*b.public.borrow()).unwrap_or_default();
                 if let Some(o) = v.as_object_mut() {
                     o.insert("Id".into(), b.id.clone().into());
                     o.insert("ObjectPath".into(), b.object_path.clone().into());
@@ -543,7 +549,7 @@ fn watch_boards(
             .borrow()
             .iter()
             .find(|b| b.id == id)
-            .map(|b| b.snapshot.clone())
+            .map(|b| b.public.clone())
         else {
             continue;
         };

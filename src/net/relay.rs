@@ -33,7 +33,9 @@ pub struct Relays {
 
 #[derive(Default)]
 struct Inner {
-    events: Option<watch::Receiver<u64>>,
+    /// By event history (the spectators' and, with a broadcast delay, the
+    /// console's), its address the key.
+    events: HashMap<usize, watch::Receiver<u64>>,
     boards: HashMap<String, Board>,
 }
 
@@ -49,15 +51,16 @@ impl Relays {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Changes whenever an event is appended to `log` (every server has one
-    /// log).
+    /// Changes whenever an event is appended to `log` (a server has one or
+    /// two, living as long as it does).
     pub fn events(&self, log: &EventLog) -> watch::Receiver<u64> {
         let mut inner = self.inner();
-        match &inner.events {
+        let key = log as *const EventLog as usize;
+        match inner.events.get(&key) {
             Some(local) if alive(local) => local.clone(),
             _ => {
                 let local = relay(log.watch());
-                inner.events = Some(local.clone());
+                inner.events.insert(key, local.clone());
                 local
             }
         }

@@ -345,8 +345,12 @@ fn read_moves(movetext: &str) -> (Vec<String>, Option<String>) {
     let mut pos = Chess::default();
     let mut moves = Vec::new();
     for word in clean.split_whitespace() {
+        // A result before its digits are taken for a move number.
+        if matches!(word, "*" | "1-0" | "0-1" | "1/2-1/2") {
+            continue;
+        }
         let w = word.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
-        if w.is_empty() || matches!(w, "*" | "1-0" | "0-1" | "1/2-1/2") {
+        if w.is_empty() {
             continue;
         }
         let Some(mv) = w

@@ -36,6 +36,7 @@ mod commands;
 pub(super) mod history;
 mod line;
 mod publish;
+mod rebuild;
 mod recording;
 pub(super) mod remember;
 mod resume;
@@ -156,12 +157,30 @@ impl BoardTask {
         publisher: Arc<Publisher>,
         sinks: Vec<Arc<dyn Sink>>,
     ) -> Result<BoardTask, BoardError> {
+        // The broadcast delay's view of the board, rebuilt from its journal
+        // at the daemon's start (`rebuild`).
+        let window = sinks
+            .iter()
+            .find_map(|s| s.delay())
+            .and_then(|d| d.window(&setup.id));
         let resume::Opened {
             session,
             writer,
             offset_us,
             resumed,
-        } = resume::open(&setup)?;
+            seed,
+        } = resume::open(&setup, window)?;
+        if let Some(seed) = seed {
+            tracing::info!(
+                "{}: broadcast delay: {} publication(s) of the last {} rebuilt from the journal",
+                setup.id,
+                seed.since.len(),
+                crate::api::delay::words(window.map_or(0, |w| w.as_millis() as u64))
+            );
+            if let Some(d) = sinks.iter().find_map(|s| s.delay()) {
+                d.seed(&setup.id, seed);
+            }
+        }
         let journal = Recording::new(writer, setup.recording.clone());
         let time = TaskTime::new(offset_us, setup.time_scale);
         let mut task = BoardTask {

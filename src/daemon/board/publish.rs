@@ -35,90 +35,16 @@ impl Outlets {
 impl BoardTask {
     /// The snapshot D-Bus shows.
     pub fn snapshot(&self) -> Snapshot {
-        let game = self.session.core().game();
-        let default = self.new_game_tags();
-        let tags = game
-            .and_then(|g| self.roster.tags_of(g.number))
-            .unwrap_or(&default);
-        let (white, black, running) = self.session.core().clock().unwrap_or((0, 0, None));
-        let status = match game {
-            _ if !self.connected => "disconnected",
-            None => "waiting",
-            Some(g) if g.is_over() => "finished",
-            Some(_) if self.session.core().irregularity().is_some() => "irregular",
-            Some(_) => "playing",
-        };
-        Snapshot {
+        snapshot_of(&Shown {
+            session: &self.session,
+            roster: &self.roster,
+            default: self.new_game_tags(),
             connected: self.connected,
-            device: self.setup.device.display().to_string(),
-            serial_number: self.serial.clone(),
-            orientation: game.map(|g| g.orientation.name().to_string()).unwrap_or_default(),
-            status: status.into(),
-            fen: game.map(|g| g.fen()).unwrap_or_default(),
-            moves: game
-                .map(|g| g.moves.iter().map(|m| m.san.clone()).collect())
-                .unwrap_or_default(),
-            inferred: game
-                .map(|g| {
-                    g.moves
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, m)| m.inferred)
-                        .map(|(i, _)| i)
-                        .collect()
-                })
-                .unwrap_or_default(),
-            pgn: game
-                .map(|g| match self.roster.pgn_of(g.number) {
-                    Some(p) if !p.is_empty() => p.to_string(),
-                    _ => game_pgn(g, &tags.tags),
-                })
-                .unwrap_or_default(),
-            last_move: game
-                .and_then(|g| g.moves.last())
-                .map(|m| m.uci.clone())
-                .unwrap_or_default(),
-            white_clock_ms: white as i64,
-            black_clock_ms: black as i64,
-            clock_running: crate::rules::running_str(running).into(),
-            result: game
-                .and_then(|g| g.result)
-                .map(|(r, _)| r.to_string())
-                .unwrap_or_default(),
-            termination: game
-                .and_then(|g| g.result)
-                .map(|(_, t)| t.to_string())
-                .unwrap_or_default(),
-            irregularity: self
-                .session
-                .core()
-                .irregularity()
-                .map(|k| k.name().to_string())
-                .unwrap_or_default(),
-            event: tags.tags.event.clone(),
-            round: tags.round.to_string(),
-            board_number: tags.board,
-            white: tags.tags.white.clone(),
-            black: tags.tags.black.clone(),
-            time_control: self
-                .session
-                .core()
-                .time_control()
-                .map(TimeControl::pgn)
-                .unwrap_or_default(),
-            tags: tags.tags.extra.clone(),
-            placement: if self.session.board().placement().is_some() {
-                let orientation = game.map_or(crate::board::Orientation::Normal, |g| g.orientation);
-                orientation.real_board(self.session.core().sensors()).to_string()
-            } else {
-                String::new()
-            },
-            start_fen: game.map(|g| g.start_fen.clone()).unwrap_or_default(),
-            has_clock: self.session.core().clock().is_some(),
+            device: &self.setup.device,
+            serial: &self.serial,
             battery: self.battery,
-            settled: game.map_or(0, |g| g.settled_plies()),
-            fault: self.fault.clone(),
-        }
+            fault: &self.fault,
+        })
     }
 
     /// Publishes what changed. D-Bus first: the signals (a move's signal is
@@ -163,5 +89,103 @@ impl BoardTask {
         for sink in &self.outlets.sinks {
             sink.offer(&publication);
         }
+    }
+}
+
+/// What a board's snapshot is made from.
+pub(super) struct Shown<'a> {
+    pub session: &'a crate::session::Session,
+    pub roster: &'a crate::daemon::roster::Roster,
+    pub default: crate::daemon::roster::GameTags,
+    pub connected: bool,
+    pub device: &'a std::path::Path,
+    pub serial: &'a str,
+    pub battery: Option<u8>,
+    pub fault: &'a str,
+}
+
+/// A board's snapshot from what its task (or a rebuild of its journal) holds.
+pub(super) fn snapshot_of(v: &Shown<'_>) -> Snapshot {
+    let game = v.session.core().game();
+    let default = v.default.clone();
+    let tags = game.and_then(|g| v.roster.tags_of(g.number)).unwrap_or(&default);
+    let (white, black, running) = v.session.core().clock().unwrap_or((0, 0, None));
+    let status = match game {
+        _ if !v.connected => "disconnected",
+        None => "waiting",
+        Some(g) if g.is_over() => "finished",
+        Some(_) if v.session.core().irregularity().is_some() => "irregular",
+        Some(_) => "playing",
+    };
+    Snapshot {
+        connected: v.connected,
+        device: v.device.display().to_string(),
+        serial_number: v.serial.to_string(),
+        orientation: game.map(|g| g.orientation.name().to_string()).unwrap_or_default(),
+        status: status.into(),
+        fen: game.map(|g| g.fen()).unwrap_or_default(),
+        moves: game
+            .map(|g| g.moves.iter().map(|m| m.san.clone()).collect())
+            .unwrap_or_default(),
+        inferred: game
+            .map(|g| {
+                g.moves
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, m)| m.inferred)
+                    .map(|(i, _)| i)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        pgn: game
+            .map(|g| match v.roster.pgn_of(g.number) {
+                Some(p) if !p.is_empty() => p.to_string(),
+                _ => game_pgn(g, &tags.tags),
+            })
+            .unwrap_or_default(),
+        last_move: game
+            .and_then(|g| g.moves.last())
+            .map(|m| m.uci.clone())
+            .unwrap_or_default(),
+        white_clock_ms: white as i64,
+        black_clock_ms: black as i64,
+        clock_running: crate::rules::running_str(running).into(),
+        result: game
+            .and_then(|g| g.result)
+            .map(|(r, _)| r.to_string())
+            .unwrap_or_default(),
+        termination: game
+            .and_then(|g| g.result)
+            .map(|(_, t)| t.to_string())
+            .unwrap_or_default(),
+        irregularity: v
+            .session
+            .core()
+            .irregularity()
+            .map(|k| k.name().to_string())
+            .unwrap_or_default(),
+        event: tags.tags.event.clone(),
+        round: tags.round.to_string(),
+        board_number: tags.board,
+        white: tags.tags.white.clone(),
+        black: tags.tags.black.clone(),
+        time_control: v
+            .session
+            .core()
+            .time_control()
+            .map(TimeControl::pgn)
+            .unwrap_or_default(),
+        tags: tags.tags.extra.clone(),
+        placement: if v.session.board().placement().is_some() {
+            let orientation = game.map_or(crate::board::Orientation::Normal, |g| g.orientation);
+            orientation.real_board(v.session.core().sensors()).to_string()
+        } else {
+            String::new()
+        },
+        start_fen: game.map(|g| g.start_fen.clone()).unwrap_or_default(),
+        has_clock: v.session.core().clock().is_some(),
+        battery: v.battery,
+        settled: game.map_or(0, |g| g.settled_plies()),
+        fault: v.fault.to_string(),
     }
 }

@@ -26,13 +26,15 @@ pub(super) struct Opened {
     /// Microseconds of log time the task starts at.
     pub offset_us: u64,
     pub resumed: Resumed,
+    /// The delayed view rebuilt from the journal (`rebuild`), when asked for.
+    pub seed: Option<crate::api::delay::Seed>,
 }
 
 /// Opens `setup.recording` for the board's task: resumes the board's session
 /// from it when it exists (every record through [`Session::step_with`], as it
 /// went live; the session then stands where the recording left it, a second
 /// later), else creates it with its header.
-pub(super) fn open(setup: &BoardSetup) -> Result<Opened, BoardError> {
+pub(super) fn open(setup: &BoardSetup, window: Option<std::time::Duration>) -> Result<Opened, BoardError> {
     let path = &setup.recording;
     let file_name = path.display().to_string();
     let io = |e| BoardError::Recording(file_name.clone(), e);
@@ -54,6 +56,7 @@ pub(super) fn open(setup: &BoardSetup) -> Result<Opened, BoardError> {
             writer,
             offset_us: 0,
             resumed,
+            seed: None,
         });
     }
     let log = read_journal(path).map_err(|e| BoardError::Journal(format!("cannot resume: {e}")))?;
@@ -81,9 +84,14 @@ pub(super) fn open(setup: &BoardSetup) -> Result<Opened, BoardError> {
     // The history's times count from the header's start (then from each anchor).
     let started = log.header.get("started").and_then(unix_from_rfc3339);
     resumed.history = Book::new(0, started.unwrap_or(0) * 1000);
+    let mut rebuild =
+        window.map(|w| super::rebuild::Rebuilder::new(&setup.id, w, started.unwrap_or(0) * 1000));
     let mut last = LogTime::default();
     for (i, record) in log.records.iter().enumerate() {
         last = record.time;
+        if let Some(r) = &mut rebuild {
+            r.before(record.time.micros(), &record.kind, &session, &resumed, setup);
+        }
         // A record that does not fit the board (a lift that does not match
         // after a reconnect, say) is skipped: the records after it still count.
         let _ = session.step_with(record, log.line_of(i), |step, core| {
@@ -96,7 +104,11 @@ pub(super) fn open(setup: &BoardSetup) -> Result<Opened, BoardError> {
         // The history as it was made live: from the events, as they come.
         let events = session.take_events();
         resumed.history.observe(&events, session.core().game());
+        if let Some(r) = &mut rebuild {
+            r.after(record.time.micros(), events, &session, &resumed, setup);
+        }
     }
+    let seed = rebuild.map(|r| r.finish(&session, &resumed, setup));
     session.take_events();
     for n in session.take_notes() {
         tracing::warn!("{file_name} (resuming): {}", crate::log::escaped(&n));
@@ -131,6 +143,7 @@ pub(super) fn open(setup: &BoardSetup) -> Result<Opened, BoardError> {
         writer,
         offset_us,
         resumed,
+        seed,
     })
 }
 
