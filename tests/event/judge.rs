@@ -168,6 +168,16 @@ pub fn judge(t: &Truth, s: &Seen) -> Vec<String> {
             fail(format!("{n} {method} accepted, {got} in the journal"));
         }
     }
+    // The round's results table (`ctl results --format csv`) says the
+    // PGN's result (issue 57: a new game erased a round's 1-0 there).
+    if let Some(listed) = s.bus.get("ResultsTable") {
+        let in_pgn = tag(pgn, "Result").unwrap_or_default();
+        if *listed != in_pgn {
+            fail(format!(
+                "the results table says {listed:?}, the PGN's Result {in_pgn:?}"
+            ));
+        }
+    }
     // No door made a decision that needed confirming without it: every new
     // game journaled was a call accepted (the campaign never confirms one).
     let asked = t.decisions.get("NewGame").copied().unwrap_or(0);
@@ -266,6 +276,7 @@ mod tests {
                 ("White", "A, Ann".to_string()),
                 ("Black", "B, Bob".to_string()),
                 ("Result", "1/2-1/2".to_string()),
+                ("ResultsTable", "1/2-1/2".to_string()),
             ]
             .into(),
             replayed: format!("[Event \"?\"]\n\n{}", movetext(pgn)),
@@ -312,6 +323,18 @@ mod tests {
             "move".into(),
         ];
         assert_eq!(judge(&t, &s), Vec::<String>::new());
+    }
+
+    /// A results table that does not say the game's result (issue 57: an
+    /// unconfirmed new game put `*` in place of a round's 1-0).
+    #[test]
+    fn a_results_table_that_differs_from_the_pgn_fails() {
+        fails_when(
+            |s| {
+                s.bus.insert("ResultsTable", "*".into());
+            },
+            "the results table says",
+        );
     }
 
     /// A new game a door made without the arbiter's confirmation (issue 57:

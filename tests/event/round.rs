@@ -362,12 +362,26 @@ pub async fn play(plan: &Plan) -> Outcome {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
+    // The round's results table, as the arbiter hands it to the tournament
+    // program: each board's last field.
+    let table = crate::common::process::ctl(&address, &["results", "--format", "csv"]).await;
+    let in_table = |n: usize| -> String {
+        table
+            .out
+            .lines()
+            .skip(1)
+            .find(|l| l.split(',').next() == Some(n.to_string().as_str()))
+            .and_then(|l| l.rsplit(',').next())
+            .unwrap_or("(no line)")
+            .to_string()
+    };
     let mut bus = Vec::new();
     for n in 1..=plan.boards {
         let mut props = BTreeMap::new();
         for name in ["Status", "White", "Black", "Result"] {
             props.insert(name, property(&address, n, name).await.unwrap_or_default());
         }
+        props.insert("ResultsTable", in_table(n));
         bus.push(props);
     }
     daemon.stop().within(40, "the daemon to stop").await;
