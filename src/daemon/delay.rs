@@ -125,62 +125,35 @@ impl DelayJournal {
     /// configuration's delays: the journal and the delays in effect.
     fn open(dir: &Path, configured: &Delays) -> Result<(DelayJournal, Delays), String> {
         let path = dir.join("delays.esl");
-        let shown = path.display().to_string();
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let mut delays = configured.clone();
         let mut last_configured: Option<Delays> = None;
-        let (journal, offset_us) = if path.exists() {
-            let bytes = std::fs::read(&path).map_err(|e| format!("{shown}: {e}"))?;
-            let text = String::from_utf8_lossy(&bytes).into_owned();
-            let whole = text.rfind('\n').map_or(0, |i| i + 1);
-            if whole < text.len() {
-                tracing::warn!("{shown}: cutting off a torn last line");
-                std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(&path)
-                    .and_then(|f| f.set_len(whole as u64))
-                    .map_err(|e| format!("{shown}: {e}"))?;
-            }
-            let mut skipped = Vec::new();
-            let log = crate::log::parse_log_lenient(&text[..whole], &shown, &mut skipped)
-                .map_err(|e| e.to_string())?;
-            for e in skipped {
-                tracing::warn!("{e}: line skipped");
-            }
-            let mut last = LogTime::default();
-            for r in &log.records {
-                last = r.time;
-                match &r.kind {
-                    RecordKind::Note(text) => {
-                        if let Some(c) = text
-                            .strip_prefix(CONFIGURED)
-                            .and_then(|j| parse_delays(j, configured.finished))
-                        {
-                            if last_configured.as_ref() != Some(&c) {
-                                delays = c.clone();
-                            }
-                            last_configured = Some(c);
-                        }
-                    }
-                    RecordKind::Arbiter { method, args } if method == METHOD => {
-                        if let Some((round, ms)) = decision(args) {
-                            delays.set(round, ms);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            let j = Journal::append(&path, last).map_err(|e| format!("{shown}: {e}"))?;
-            (j, last.micros() + 1_000_000)
-        } else {
+        let (records, journal, offset_us) = crate::log::journal::open_kept(&path, || {
             let mut header = Header::default();
             header.set("source", "eboard-bridge broadcast: the delays of the rounds");
             header.set("started", &crate::daemon::rfc3339_now());
-            (
-                Journal::create(&path, &header).map_err(|e| format!("{shown}: {e}"))?,
-                0,
-            )
-        };
+            header
+        })?;
+        for r in &records {
+            match &r.kind {
+                RecordKind::Note(text) => {
+                    if let Some(c) = text
+                        .strip_prefix(CONFIGURED)
+                        .and_then(|j| parse_delays(j, configured.finished))
+                    {
+                        if last_configured.as_ref() != Some(&c) {
+                            delays = c.clone();
+                        }
+                        last_configured = Some(c);
+                    }
+                }
+                RecordKind::Arbiter { method, args } if method == METHOD => {
+                    if let Some((round, ms)) = decision(args) {
+                        delays.set(round, ms);
+                    }
+                }
+                _ => {}
+            }
+        }
         let mut j = DelayJournal {
             path,
             journal,

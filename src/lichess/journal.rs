@@ -140,43 +140,16 @@ impl RoundsJournal {
     /// configuration's `rounds`: the journal and the ids in effect.
     pub fn open(dir: &Path, configured: &Ids) -> Result<(RoundsJournal, Ids), String> {
         let path = dir.join("rounds.esl");
-        let shown = path.display().to_string();
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let mut replayed = Replayed::default();
-        let (journal, last) = if path.exists() {
-            let bytes = std::fs::read(&path).map_err(|e| format!("{shown}: {e}"))?;
-            let text = String::from_utf8_lossy(&bytes).into_owned();
-            let whole = text.rfind('\n').map_or(0, |i| i + 1);
-            if whole < text.len() {
-                tracing::warn!("{shown}: cutting off a torn last line");
-                std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(&path)
-                    .and_then(|f| f.set_len(whole as u64))
-                    .map_err(|e| format!("{shown}: {e}"))?;
-            }
-            let mut skipped = Vec::new();
-            let log = crate::log::parse_log_lenient(&text[..whole], &shown, &mut skipped)
-                .map_err(|e| e.to_string())?;
-            for e in skipped {
-                tracing::warn!("{e}: line skipped");
-            }
-            let mut last = LogTime::default();
-            for r in &log.records {
-                last = r.time;
-                replayed.step(&r.kind);
-            }
-            let j = Journal::append(&path, last).map_err(|e| format!("{shown}: {e}"))?;
-            (j, last.micros() + 1_000_000)
-        } else {
+        let (records, journal, last) = crate::log::journal::open_kept(&path, || {
             let mut header = Header::default();
             header.set("source", "eboard-bridge lichess: the rounds' broadcast ids");
             header.set("started", &httpdate::fmt_http_date(std::time::SystemTime::now()));
-            (
-                Journal::create(&path, &header).map_err(|e| format!("{shown}: {e}"))?,
-                0,
-            )
-        };
+            header
+        })?;
+        for r in &records {
+            replayed.step(&r.kind);
+        }
         let mut j = RoundsJournal {
             path,
             journal,

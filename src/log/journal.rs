@@ -199,6 +199,45 @@ impl<F: JournalFile> Journal<F> {
     }
 }
 
+/// A daemon-level journal (the pushes' ids, the broadcast delays) at `path`,
+/// opened to go on after its records: a torn last line cut off, lines that do
+/// not read passed over with a warning; made with `header()` when missing (its
+/// folder too). Its records, the journal, and the log time (µs) its next
+/// record is written at.
+pub fn open_kept(
+    path: &Path,
+    header: impl FnOnce() -> Header,
+) -> Result<(Vec<Record>, Journal<File>, u64), String> {
+    let shown = path.display().to_string();
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    if !path.exists() {
+        let journal = Journal::create(path, &header()).map_err(|e| format!("{shown}: {e}"))?;
+        return Ok((Vec::new(), journal, 0));
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("{shown}: {e}"))?;
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let whole = text.rfind('\n').map_or(0, |i| i + 1);
+    if whole < text.len() {
+        tracing::warn!("{shown}: cutting off a torn last line");
+        OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|f| f.set_len(whole as u64))
+            .map_err(|e| format!("{shown}: {e}"))?;
+    }
+    let mut skipped = Vec::new();
+    let log = eboard_core::log::parse_log_lenient(&text[..whole], &shown, &mut skipped)
+        .map_err(|e| e.to_string())?;
+    for e in skipped {
+        tracing::warn!("{e}: line skipped");
+    }
+    let last = log.records.last().map_or(LogTime::default(), |r| r.time);
+    let journal = Journal::append(path, last).map_err(|e| format!("{shown}: {e}"))?;
+    Ok((log.records, journal, last.micros() + 1_000_000))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

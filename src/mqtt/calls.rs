@@ -7,6 +7,10 @@ use tokio::sync::mpsc;
 use super::{CALL_TIMEOUT, Calls, Reply, Service};
 use crate::api;
 
+/// What a call's payload is, said when it is not.
+const PAYLOAD: &str =
+    "the payload must be the arguments as a JSON array, or {\"args\": [...], \"force\": true}";
+
 impl Service {
     /// An arbiter call: `P/boards/<id>/cmd/<Method>`, the arguments a JSON array.
     pub(super) fn call(&mut self, p: Publish, replies: &mpsc::UnboundedSender<Reply>) {
@@ -52,19 +56,13 @@ impl Service {
                 (Some(serde_json::Value::Array(a)), Some(serde_json::Value::Bool(f))) => (a.clone(), *f),
                 (Some(serde_json::Value::Array(a)), None) => (a.clone(), false),
                 _ => {
-                    answer(error(
-                        "InvalidArgument",
-                        "the payload must be the arguments as a JSON array, or {\"args\": [...], \"force\": true}",
-                    ));
+                    answer(error("InvalidArgument", PAYLOAD));
                     return;
                 }
             },
             _ if p.payload.is_empty() => (Vec::new(), false),
             _ => {
-                answer(error(
-                    "InvalidArgument",
-                    "the payload must be the arguments as a JSON array, or {\"args\": [...], \"force\": true}",
-                ));
+                answer(error("InvalidArgument", PAYLOAD));
                 return;
             }
         };

@@ -172,6 +172,40 @@ pub async fn board_property(address: &str, board: &str, name: &str) -> Option<zb
         .flatten()
 }
 
+/// A call of `method` on board `board`'s object (`/org/eboardbridge/board/<board>`)
+/// at the bus at `address`, bounded by [`CALL_SECS`]: refused, its error's
+/// name and message (a call that cannot be made says so as both).
+pub async fn board_call<B>(address: &str, board: &str, method: &str, body: &B) -> Result<(), (String, String)>
+where
+    B: serde::Serialize + zbus::zvariant::DynamicType,
+{
+    let call = async {
+        let conn = zbus::connection::Builder::address(address)
+            .map_err(|e| e.to_string())?
+            .method_timeout(Duration::from_secs(CALL_SECS))
+            .build()
+            .await
+            .map_err(|e| e.to_string())?;
+        let path = format!("{BOARD_PATH_PREFIX}{board}");
+        Ok::<_, String>(
+            conn.call_method(Some(BUS_NAME), path.as_str(), Some(BOARD_INTERFACE), method, body)
+                .await,
+        )
+    };
+    match tokio::time::timeout(Duration::from_secs(CALL_SECS + 1), call).await {
+        Ok(Ok(Ok(_))) => Ok(()),
+        Ok(Ok(Err(zbus::Error::MethodError(name, message, _)))) => {
+            Err((name.to_string(), message.unwrap_or_default()))
+        }
+        Ok(Ok(Err(e))) => Err((format!("{method}: {e}"), e.to_string())),
+        Ok(Err(e)) => Err((format!("{method}: {e}"), e)),
+        Err(_) => Err((
+            format!("{method}: no answer"),
+            format!("no answer in {CALL_SECS} s"),
+        )),
+    }
+}
+
 /// A property's value as text: a string, a list of strings joined by spaces,
 /// a number; the value's debug form else.
 pub fn value_text(v: &zbus::zvariant::OwnedValue) -> String {

@@ -6,7 +6,6 @@
 //! door unless confirmed, and then nothing changes.
 
 use super::*;
-use common::Within;
 use common::process::ctl;
 
 /// Fool's mate, the board left as it stands: the game ends 0-1 when the mate
@@ -28,26 +27,7 @@ async fn bus_call<B>(hall: &Hall, n: u64, method: &str, body: &B) -> Result<(), 
 where
     B: serde::Serialize + zbus::zvariant::DynamicType,
 {
-    let conn = zbus::connection::Builder::address(hall.bus.as_str())
-        .unwrap()
-        .build()
-        .within(10, "a connection to the bus")
-        .await
-        .unwrap();
-    let call = conn.call_method(
-        Some(eboard_bridge::bus::BUS_NAME),
-        format!("/org/eboardbridge/board/board{n}"),
-        Some(eboard_bridge::bus::BOARD_INTERFACE),
-        method,
-        body,
-    );
-    match call.within(10, "the call's answer").await {
-        Ok(_) => Ok(()),
-        Err(zbus::Error::MethodError(name, message, _)) => {
-            Err((name.to_string(), message.unwrap_or_default()))
-        }
-        Err(e) => panic!("{method}: {e}"),
-    }
+    common::process::board_call(&hall.bus, &format!("board{n}"), method, body).await
 }
 
 /// Whether board `n`'s result is `want` (what it is, else).

@@ -390,9 +390,35 @@ async fn wait_surfaces(seen: &Seen, lichess: &StandIn, surfaces: &[&str], plies:
     }
 }
 
+/// Every spectator surface watched (`api/boards`, the folder, SSE,
+/// LiveChess; MQTT's public topics with the broker on `mqtt`): the watchers and
+/// the surfaces' names (the lichess stand-in is the hall's own).
+async fn watch_spectators(
+    hall: &Hall,
+    mqtt: Option<u16>,
+    seen: &Seen,
+) -> (Vec<tokio::task::JoinHandle<()>>, Vec<&'static str>) {
+    let mut watchers = vec![
+        watch_boards(hall.http, seen.clone()),
+        watch_folder(hall.game_file(), seen.clone()),
+        watch_sse(hall.http, seen.clone()),
+        watch_livechess(hall.http, seen.clone()),
+    ];
+    let mut surfaces = vec!["api/boards", "folder", "sse", "livechess", "lichess"];
+    if let Some(port) = mqtt {
+        watchers.push(watch_mqtt(port, seen.clone()).await);
+        surfaces.push("mqtt");
+    }
+    (watchers, surfaces)
+}
+
 /// A Mosquitto broker on a free port of 127.0.0.1, anonymous clients
-/// allowed (none when Mosquitto is not installed): its port and process.
+/// allowed (none when Mosquitto is not installed: said, and a failure under
+/// `CI=true`): its port and process.
 async fn broker(dir: &Path) -> Option<(u16, common::process::Running)> {
+    if !common::need(&[common::Need::Tool("mosquitto", "mosquitto")]) {
+        return None;
+    }
     let bin = common::find_tool("mosquitto")?;
     let port = common::web::free_port();
     let conf = dir.join("mosquitto.conf");

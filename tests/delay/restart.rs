@@ -17,17 +17,7 @@ async fn a_sigkill_mid_window_and_a_restart_publish_nothing_early_and_lose_nothi
     let (hall, board) = Hall::open(log, "4s", mosquitto.as_ref().map(|m| m.0)).await;
     let seen = Seen::default();
     let dbus = watch_dbus(&hall.address, seen.clone()).await;
-    let mut watchers = vec![
-        watch_boards(hall.http, seen.clone()),
-        watch_folder(hall.game_file(), seen.clone()),
-        watch_sse(hall.http, seen.clone()),
-        watch_livechess(hall.http, seen.clone()),
-    ];
-    let mut surfaces = vec!["api/boards", "folder", "sse", "livechess", "lichess"];
-    if let Some((port, _)) = &mosquitto {
-        watchers.push(watch_mqtt(*port, seen.clone()).await);
-        surfaces.push("mqtt");
-    }
+    let (watchers, surfaces) = watch_spectators(&hall, mosquitto.as_ref().map(|m| m.0), &seen).await;
     let daemon = hall.run();
     wait_for("seven plies on D-Bus", 60, || seen.count("dbus") >= 7).await;
     daemon.kill();

@@ -14,23 +14,10 @@ async fn every_spectator_surface_shows_each_move_the_delay_late_and_the_arbiter_
     let (log, _) = game_log(plies, 61);
     let mqtt_dir = tempfile::tempdir().unwrap();
     let mosquitto = broker(mqtt_dir.path()).await;
-    if mosquitto.is_none() {
-        eprintln!("MQTT not watched: Mosquitto is not installed (apt-get install mosquitto)");
-    }
     let (hall, board) = Hall::open(log, "3s", mosquitto.as_ref().map(|m| m.0)).await;
     let seen = Seen::default();
     let dbus = watch_dbus(&hall.address, seen.clone()).await;
-    let mut watchers = vec![
-        watch_boards(hall.http, seen.clone()),
-        watch_folder(hall.game_file(), seen.clone()),
-        watch_sse(hall.http, seen.clone()),
-        watch_livechess(hall.http, seen.clone()),
-    ];
-    let mut surfaces = vec!["api/boards", "folder", "sse", "livechess", "lichess"];
-    if let Some((port, _)) = &mosquitto {
-        watchers.push(watch_mqtt(*port, seen.clone()).await);
-        surfaces.push("mqtt");
-    }
+    let (watchers, _) = watch_spectators(&hall, mosquitto.as_ref().map(|m| m.0), &seen).await;
     let daemon = hall.run();
     // Mid-game: the arbiter's doors have moves the spectators do not.
     wait_for("four plies on D-Bus", 60, || seen.count("dbus") >= 4).await;

@@ -65,29 +65,12 @@ async fn ctl(address: &str, args: &[&str]) -> bool {
     crate::common::process::ctl(address, args).await.code == 0
 }
 
-/// A call of `method` on board `n`'s object: refused (or unanswered in 10 s) is `Err`.
-async fn bus_call<B>(address: &str, n: usize, method: &str, body: &B) -> Result<(), String>
+/// A call of `method` on board `n`'s object: refused (or unanswered) is `Err`.
+async fn bus_call<B>(address: &str, n: usize, method: &str, body: &B) -> Result<(), (String, String)>
 where
     B: serde::Serialize + zbus::zvariant::DynamicType,
 {
-    let conn = zbus::connection::Builder::address(address)
-        .map_err(|e| e.to_string())?
-        .build()
-        .within(10, "a connection to the bus")
-        .await
-        .map_err(|e| e.to_string())?;
-    let call = conn.call_method(
-        Some(eboard_bridge::bus::BUS_NAME),
-        format!("/org/eboardbridge/board/line{}", n - 1),
-        Some(eboard_bridge::bus::BOARD_INTERFACE),
-        method,
-        body,
-    );
-    match tokio::time::timeout(Duration::from_secs(10), call).await {
-        Ok(Ok(_)) => Ok(()),
-        Ok(Err(e)) => Err(e.to_string()),
-        Err(_) => Err(format!("{method}: no answer in 10 s")),
-    }
+    crate::common::process::board_call(address, &format!("line{}", n - 1), method, body).await
 }
 
 /// Board `n`'s D-Bus property as text (`None`: the daemon did not answer).

@@ -3,6 +3,17 @@
 
 use super::*;
 
+/// The daemon on `d`'s games, pushing round 1 to the stand-in at `url`
+/// (broadcast round `Round001`).
+fn pushing_round_1_to(d: &std::path::Path, url: &str) -> Running {
+    let cfg = device_dir_config(
+        d,
+        "",
+        &format!("url = \"{url}\"\nrounds = {{ 1 = \"Round001\" }}\nmax_per_second = 10"),
+    );
+    Running::spawn(&mut run_command(&cfg, &[], None))
+}
+
 /// lichess answering `500`: its server failed, not the hall's connection; the
 /// daemon says so and retries, and the round goes once lichess is back. No
 /// answer at all (connections closed) is the hall's connection, still said.
@@ -14,15 +25,7 @@ async fn a_500_is_lichess_s_server_failing_not_the_hall_s_connection() {
     lichess.set_mode(Mode::Error(500));
     token_file(d, TOKEN);
     games_on_disk(d, 1..=2);
-    let cfg = device_dir_config(
-        d,
-        "",
-        &format!(
-            "url = \"{}\"\nrounds = {{ 1 = \"Round001\" }}\nmax_per_second = 10",
-            lichess.url
-        ),
-    );
-    let daemon = Running::spawn(&mut run_command(&cfg, &[], None));
+    let daemon = pushing_round_1_to(d, &lichess.url);
     wait_for("the 500 said", 30, || daemon.logged("lichess: round 1:") > 0).await;
     let line = daemon
         .log()
@@ -56,15 +59,7 @@ async fn a_500_is_lichess_s_server_failing_not_the_hall_s_connection() {
     // No answer: the hall's connection (or lichess down) is said, as before.
     let down = StandIn::start(&["Round001"], &[]).await;
     down.set_mode(Mode::Drop);
-    let cfg = device_dir_config(
-        d,
-        "",
-        &format!(
-            "url = \"{}\"\nrounds = {{ 1 = \"Round001\" }}\nmax_per_second = 10",
-            down.url
-        ),
-    );
-    let daemon = Running::spawn(&mut run_command(&cfg, &[], None));
+    let daemon = pushing_round_1_to(d, &down.url);
     wait_for("no answer said", 30, || daemon.logged("lichess: round 1:") > 0).await;
     let line = daemon
         .log()
@@ -229,15 +224,7 @@ async fn lichess_s_words_cannot_forge_a_line_of_the_log() {
     lichess.set_mode(Mode::Forged);
     token_file(d, TOKEN);
     games_on_disk(d, 1..=2);
-    let cfg = device_dir_config(
-        d,
-        "",
-        &format!(
-            "url = \"{}\"\nrounds = {{ 1 = \"Round001\" }}\nmax_per_second = 10",
-            lichess.url
-        ),
-    );
-    let daemon = Running::spawn(&mut run_command(&cfg, &[], None));
+    let daemon = pushing_round_1_to(d, &lichess.url);
     wait_for("lichess's answer logged", 30, || {
         daemon.logged("FAKE LOG LINE") > 0
     })
