@@ -182,7 +182,8 @@ impl Board1 {
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
-        self.ask(Decision::NewGame(fen), caller(conn, &header).await)
+        let unconfirmed = crate::daemon::fault::broken("door");
+        self.ask_confirmed(Decision::NewGame(fen), caller(conn, &header).await, unconfirmed)
             .await
     }
     /// The arbiter sets the position: the game goes on from `fen`.

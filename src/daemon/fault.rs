@@ -17,10 +17,24 @@
 //!   when its game has `PLY` moves or more, after a turn of its loop (after it
 //!   published them), `TIMES` times in this process (1 when not given);
 //! - `resume:BOARD`: resuming `BOARD` from its journal panics, every time (as a
-//!   journal that makes the rules core panic would).
+//!   journal that makes the rules core panic would);
+//! - `break:NAME`: a deliberate defect, so that the event campaign
+//!   (`tests/event`) can show that each of its invariants catches the defect it
+//!   guards against (`docs/RELIABILITY.md`, "Each invariant, broken"). The
+//!   names are [`BREAKS`].
 
 /// The environment variable of the fault hook (debug builds only).
 pub const FAULT_VAR: &str = "EBOARD_BRIDGE_FAULT";
+
+/// The deliberate defects of `break:NAME`, each with what it breaks:
+/// - `resolved`: no `resolved` event is published live (every door: D-Bus,
+///   the network, MQTT), though the journal still explains the board again;
+/// - `withdraw`: a ply published (each sixth) is withdrawn from the game's
+///   moves at the next publication without a move, then shown again;
+/// - `players`: resume drops the arbiter's `SetPlayers` (the journal keeps it);
+/// - `door`: D-Bus `NewGame` takes a new game without confirming (the rule
+///   book still refuses it at every other door).
+pub const BREAKS: [&str; 4] = ["resolved", "withdraw", "players", "door"];
 
 #[cfg(debug_assertions)]
 mod hook {
@@ -32,6 +46,7 @@ mod hook {
         /// (board, ply, times) of the live panics.
         pub live: Option<(String, u64, u32)>,
         pub resume: Vec<String>,
+        pub breaks: Vec<String>,
     }
 
     static FAULTS: OnceLock<Faults> = OnceLock::new();
@@ -52,6 +67,7 @@ mod hook {
                         }
                     }
                     ["resume", board] => f.resume.push(board.to_string()),
+                    ["break", name] if super::BREAKS.contains(name) => f.breaks.push(name.to_string()),
                     _ => tracing::warn!("{}: `{item}` is not a fault", super::FAULT_VAR),
                 }
             }
@@ -96,3 +112,15 @@ pub fn on_resume(board: &str) {
 #[cfg(not(debug_assertions))]
 #[inline(always)]
 pub fn on_resume(_board: &str) {}
+
+/// Whether the deliberate defect `name` ([`BREAKS`]) is on (debug builds only).
+#[cfg(debug_assertions)]
+pub fn broken(name: &str) -> bool {
+    hook::faults().breaks.iter().any(|b| b == name)
+}
+
+#[cfg(not(debug_assertions))]
+#[inline(always)]
+pub fn broken(_name: &str) -> bool {
+    false
+}

@@ -21,6 +21,9 @@ pub struct BoardGame {
     /// Every lift and placement of the log in order (log µs), with the ply it
     /// belongs to (`None`: a slip's).
     pub touches: Vec<(Option<usize>, u64, Touch)>,
+    /// Each piece the hands held where no move goes longer than the
+    /// threshold: from its placement to its lift (log µs).
+    pub holds: Vec<(u64, u64)>,
     pub white: Player,
     pub black: Player,
 }
@@ -100,6 +103,7 @@ pub fn board_game(plan: &Plan, b: usize) -> BoardGame {
     hands.wait(8000);
     let mut pos = start.clone();
     let mut owner: Vec<(usize, usize)> = Vec::new();
+    let mut holds = Vec::new();
     for mv in &moves {
         // Slips at a human pace: an illegal move held past the threshold, the
         // piece kept in the hand as long again, then put back; a piece of the
@@ -109,8 +113,10 @@ pub fn board_game(plan: &Plan, b: usize) -> BoardGame {
                 if let Some(to) = illegal_square(&pos, from) {
                     hands.lift(from, piece);
                     hands.place(to, piece);
+                    let placed = hands.now().micros();
                     hands.wait(3000);
                     hands.lift(to, piece);
+                    holds.push((placed, hands.now().micros()));
                     hands.wait(3000);
                     hands.place(from, piece);
                     hands.wait(600);
@@ -146,6 +152,7 @@ pub fn board_game(plan: &Plan, b: usize) -> BoardGame {
         moves,
         log,
         touches,
+        holds,
         white: Player {
             name: format!("White{n}, Ann"),
             elo: format!("{}", 2000 + 10 * n),

@@ -22,6 +22,10 @@ pub struct Truth {
     pub players: BTreeMap<String, BTreeMap<&'static str, String>>,
     /// The arbiter's decisions accepted (`ctl` exit 0), by journal method name.
     pub decisions: BTreeMap<String, usize>,
+    /// Who plays White and who Black, as the pairings and the arbiter's
+    /// accepted `SetPlayers` say (`None`: a change came too near the game's
+    /// first move to know which game it named).
+    pub colours: Option<(String, String)>,
 }
 
 /// What the daemon showed of one board.
@@ -194,6 +198,21 @@ pub fn judge(t: &Truth, s: &Seen) -> Vec<String> {
             fail(format!("D-Bus {prop} is {on_bus:?}, the PGN's {in_pgn:?}"));
         }
     }
+    // Who plays which colour is what the pairings and the arbiter said, across
+    // restarts (issue 62: a `SetPlayers` lost on resume passed unless a later
+    // rating call showed it).
+    if let Some((white, black)) = &t.colours {
+        let shown = (
+            tag(pgn, "White").unwrap_or_default(),
+            tag(pgn, "Black").unwrap_or_default(),
+        );
+        if (&shown.0, &shown.1) != (white, black) {
+            fail(format!(
+                "{name} says White {:?}, Black {:?}; the pairings and the arbiter's decisions say White {white:?}, Black {black:?}",
+                shown.0, shown.1
+            ));
+        }
+    }
     // Tags follow their player.
     for colour in ["White", "Black"] {
         let player = tag(pgn, colour).unwrap_or_default();
@@ -265,6 +284,7 @@ mod tests {
             result: "1/2-1/2".into(),
             players,
             decisions: [("SetResult".to_string(), 1)].into(),
+            colours: Some(("A, Ann".into(), "B, Bob".into())),
         };
         let pgn = "[Event \"E\"]\n[White \"A, Ann\"]\n[Black \"B, Bob\"]\n[Result \"1/2-1/2\"]\n[WhiteElo \"2100\"]\n[BlackElo \"2200\"]\n\n1. e4 e5 2. Nf3 1/2-1/2\n";
         let seen = Seen {
@@ -399,6 +419,15 @@ mod tests {
     }
 
     /// A colour swap that leaves the ratings on the colours (issue 47, 5).
+    /// A `SetPlayers` lost on resume: the game shows the pairing's colours
+    /// again, though the arbiter swapped them.
+    #[test]
+    fn players_the_arbiter_set_lost_fail() {
+        let (mut t, s) = good();
+        t.colours = Some(("B, Bob".into(), "A, Ann".into()));
+        fails_with(&t, &s, "the arbiter's decisions say White \"B, Bob\"");
+    }
+
     #[test]
     fn tags_that_stay_on_the_colour_fail() {
         fails_when(

@@ -12,6 +12,7 @@ use super::common::played::{Touch, pair, scaled_rules, true_result};
 use super::common::process::{Running, bin, board_property, run_command, value_text};
 use super::common::{Within, private_bus, send_signal, wait_exit};
 use super::judge::{Seen, Truth, judge, record_events};
+use super::live::{self, Heard, Listener};
 use super::relay::{self, LineFaults};
 use super::{Action, Plan, SPEED};
 
@@ -201,11 +202,105 @@ async fn start(cfg: &Path, devices: &[PathBuf], address: &str, by_serial: bool) 
     daemon
 }
 
+/// Marks on the live timeline that the daemon serves every board again, with
+/// the alarm each shows then.
+async fn mark_started(listener: &Listener, address: &str, boards: usize) {
+    for n in 1..=boards {
+        let irregular = property(address, n, "Irregularity")
+            .await
+            .is_some_and(|i| !i.is_empty());
+        listener.mark(n - 1, Heard::Started { irregular });
+    }
+}
+
+/// Marks on the live timeline that the daemon stops.
+fn mark_stopped(listener: &Listener, boards: usize) {
+    for b in 0..boards {
+        listener.mark(b, Heard::Stopped);
+    }
+}
+
+/// A change of who plays which colour on a board, at a moment of the live
+/// timeline: the pairings file read again (its colours swapped or not), or
+/// the arbiter's players swapped (accepted).
+enum Colours {
+    Reloaded { swapped: bool },
+    Swapped,
+}
+
+/// Who plays White and Black on board `g` after `changes`, as the daemon must
+/// show it: a reload names the players of a game not begun (and clears the
+/// arbiter's players named before it), not of one under way; the arbiter's
+/// players are those of the game under way (of the next games once it is
+/// over). `None` when a change came so near the game's first move (`first`,
+/// heard) or its end (`ended`) that which game it named is unsure.
+fn colours_of(
+    g: &BoardGame,
+    changes: &[(u64, Colours)],
+    first: Option<u64>,
+    ended: Option<u64>,
+) -> Option<(String, String)> {
+    const NEAR_MS: u64 = 1500;
+    let mut swapped = false;
+    for (t, c) in changes {
+        // A reload that leaves this board's colours as they are changes nothing.
+        if matches!(c, Colours::Reloaded { swapped: s } if *s == swapped) {
+            continue;
+        }
+        let near = |at: Option<u64>| at.is_some_and(|a| t.abs_diff(a) < NEAR_MS);
+        if first.is_none() || near(first) || near(ended) {
+            return None;
+        }
+        let begun = first.is_some_and(|f| *t > f);
+        let over = ended.is_some_and(|e| *t > e);
+        match c {
+            Colours::Reloaded { swapped: s } if !begun => swapped = *s,
+            Colours::Swapped if !over => swapped = !swapped,
+            _ => {}
+        }
+    }
+    let (w, b) = if swapped {
+        (&g.black, &g.white)
+    } else {
+        (&g.white, &g.black)
+    };
+    Some((w.name.clone(), b.name.clone()))
+}
+
+/// Lays the hands' time on the live timeline for board `b`: the offset (ms)
+/// from a log ms (as the emulated board plays it) to a real ms heard, the
+/// median over the plies heard made (each heard a release threshold after its
+/// last placement).
+fn hands_offset(g: &BoardGame, heard: &[(u64, Heard)]) -> Option<i64> {
+    let mut offsets: Vec<i64> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for (t, h) in heard {
+        if let Heard::Signal(m, ply) = h
+            && m == "MoveMade"
+            && *ply >= 1
+            && seen.insert(*ply)
+        {
+            let placed = g
+                .touches
+                .iter()
+                .filter(|(p, _, touch)| *p == Some(*ply as usize - 1) && touch.0)
+                .map(|(_, at, _)| *at)
+                .next_back()?;
+            offsets.push(*t as i64 - (placed as f64 / 1000.0 / SPEED) as i64);
+        }
+    }
+    offsets.sort();
+    offsets.get(offsets.len() / 2).copied()
+}
+
 /// Plays `plan` and judges every board.
 pub async fn play(plan: &Plan) -> Outcome {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let address = private_bus(d).await;
+    let listener = Listener::start(&address).await;
+    let mut colours: Vec<Vec<(u64, Colours)>> = (0..plan.boards).map(|_| Vec::new()).collect();
+    let now = |l: &Listener| l.since.elapsed().as_millis() as u64;
     let games: Vec<BoardGame> = (0..plan.boards).map(|b| board_game(plan, b)).collect();
     let mut swapped = vec![false; plan.boards];
     std::fs::write(d.join("pairings.csv"), pairings(&games, &swapped)).unwrap();
@@ -216,6 +311,7 @@ pub async fn play(plan: &Plan) -> Outcome {
     let (emulators, relays, devices) =
         relay::relayed_boards(logs, SPEED, FIRST_SERIAL, d, |_| LineFaults::CLEAN);
     let mut daemon = Some(start(&cfg, &devices, &address, by_serial).await);
+    mark_started(&listener, &address, plan.boards).await;
     let started = tokio::time::Instant::now();
     let mut decisions: Vec<BTreeMap<String, usize>> = vec![BTreeMap::new(); plan.boards];
     let mut accept = |b: usize, method: &str, ok: bool| {
@@ -227,6 +323,7 @@ pub async fn play(plan: &Plan) -> Outcome {
         tokio::time::sleep_until(started + Duration::from_millis(*at)).await;
         match action {
             Action::Kill { ms } | Action::Term { ms } => {
+                mark_stopped(&listener, plan.boards);
                 if let Some(mut running) = daemon.take() {
                     if matches!(action, Action::Kill { .. }) {
                         running.kill();
@@ -237,8 +334,10 @@ pub async fn play(plan: &Plan) -> Outcome {
                 }
                 tokio::time::sleep(Duration::from_millis(*ms)).await;
                 daemon = Some(start(&cfg, &devices, &address, by_serial).await);
+                mark_started(&listener, &address, plan.boards).await;
             }
             Action::Cut { board, ms } => {
+                listener.mark(*board, Heard::Cut(*ms));
                 let _ = relays[*board].0.send(Duration::from_millis(*ms)).await;
             }
             Action::Reload { board } => {
@@ -246,6 +345,10 @@ pub async fn play(plan: &Plan) -> Outcome {
                 std::fs::write(d.join("pairings.csv"), pairings(&games, &swapped)).unwrap();
                 if let Some(running) = &daemon {
                     send_signal(running.child.id(), libc::SIGHUP);
+                }
+                // Every board's pairing is read again; only this one's changed.
+                for (b, c) in colours.iter_mut().enumerate() {
+                    c.push((now(&listener), Colours::Reloaded { swapped: swapped[b] }));
                 }
             }
             Action::Unconfirmed { board, door } => {
@@ -268,6 +371,7 @@ pub async fn play(plan: &Plan) -> Outcome {
                     // Counted as what it did: the judge then fails on the
                     // game it ended.
                     accept(*board, "NewGame", true);
+                    listener.mark(*board, Heard::Decided("NewGame".into()));
                 }
             }
             Action::Swap { board } | Action::Ratings { board } => {
@@ -280,8 +384,12 @@ pub async fn play(plan: &Plan) -> Outcome {
                 };
                 let g = &games[*board];
                 if matches!(action, Action::Swap { .. }) {
+                    let asked = now(&listener);
                     let ok = ctl(&address, &["players", &n.to_string(), &b, &w]).await;
                     accept(*board, "SetPlayers", ok);
+                    if ok {
+                        colours[*board].push((asked, Colours::Swapped));
+                    }
                 } else {
                     let elo = |name: &str| {
                         [&g.white, &g.black]
@@ -333,10 +441,12 @@ pub async fn play(plan: &Plan) -> Outcome {
             results.push(forced.to_string());
         }
     }
+    mark_stopped(&listener, plan.boards);
     if let Some(running) = daemon.take() {
         running.kill();
     }
     let daemon = start(&cfg, &devices, &address, by_serial).await;
+    mark_started(&listener, &address, plan.boards).await;
     for (i, want) in results.iter().enumerate() {
         let until = tokio::time::Instant::now() + Duration::from_secs(15);
         while property(&address, i + 1, "Result").await.as_deref() != Some(want.as_str())
@@ -372,7 +482,43 @@ pub async fn play(plan: &Plan) -> Outcome {
         e.abort();
     }
     drop(relays);
-    let outcome = judge_all(plan, &games, &results, &decisions, bus, d);
+    let heard = listener.stop();
+    let mut outcome = judge_all(plan, &games, &results, &decisions, bus, d, |i| {
+        let of = heard.of(i);
+        let first = of
+            .iter()
+            .find(|(_, h)| matches!(h, Heard::Signal(m, 1) if m == "MoveMade"))
+            .map(|(t, _)| *t);
+        let ended = of
+            .iter()
+            .find(|(_, h)| matches!(h, Heard::Signal(m, _) if m == "GameEnded"))
+            .map(|(t, _)| *t);
+        colours_of(&games[i], &colours[i], first, ended)
+    });
+    // What was published live, board by board.
+    for (i, g) in games.iter().enumerate() {
+        let of = heard.of(i);
+        let holds: Vec<(u64, u64)> = match hands_offset(g, &of) {
+            Some(offset) => g
+                .holds
+                .iter()
+                .map(|(a, z)| {
+                    let real = |us: u64| (offset + (us as f64 / 1000.0 / SPEED) as i64).max(0) as u64;
+                    (real(*a), real(*z))
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        println!("board {}:", i + 1);
+        for f in live::judge(&of, &holds) {
+            outcome.failures.push(format!(
+                "seed {} ({}): board {} live: {f}",
+                plan.seed,
+                g.name,
+                i + 1
+            ));
+        }
+    }
     if std::env::var_os("EVENT_KEEP").is_some() {
         println!("round folder kept: {}", dir.keep().display());
     }
@@ -386,6 +532,7 @@ fn judge_all(
     decisions: &[BTreeMap<String, usize>],
     bus: Vec<BTreeMap<&'static str, String>>,
     d: &Path,
+    colours: impl Fn(usize) -> Option<(String, String)>,
 ) -> Outcome {
     let mut failures = Vec::new();
     let round = d.join("live/round-1");
@@ -459,7 +606,11 @@ fn judge_all(
             result: results[i].clone(),
             players,
             decisions: decisions[i].clone(),
+            colours: colours(i),
         };
+        if truth.colours.is_none() {
+            println!("board {n}: who plays which colour not judged (a change near the first move)");
+        }
         let seen = Seen {
             files,
             touches,

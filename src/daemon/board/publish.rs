@@ -52,7 +52,11 @@ impl BoardTask {
     /// game's PGN as it is now; property reads wait for it); then the log, the
     /// journal's notes, and the publication offered to the sinks, none of
     /// which waits.
-    pub(super) async fn publish(&mut self, events: Vec<Event>) {
+    pub(super) async fn publish(&mut self, mut events: Vec<Event>) {
+        if crate::daemon::fault::broken("resolved") {
+            events.retain(|e| !matches!(e.kind, EventKind::Resolved { .. }));
+        }
+        let moved = events.iter().any(|e| matches!(e.kind, EventKind::Move { .. }));
         self.outlets.publisher.signal(&events).await;
         if self.history.observe(&events, self.session.core().game()) {
             self.outlets.publisher.history(self.history.entries());
@@ -62,7 +66,10 @@ impl BoardTask {
         let default = self.new_game_tags();
         let current = self.session.core().game().map(|g| g.number);
         let (notes, files) = self.roster.update(self.session.core().games(), current, &default);
-        let snap = self.snapshot();
+        let mut snap = self.snapshot();
+        if crate::daemon::fault::broken("withdraw") && !moved && snap.moves.len() % 6 == 0 {
+            snap.moves.pop();
+        }
         let changed = self.outlets.publisher.differs(&snap);
         let shared = (changed && !self.outlets.sinks.is_empty()).then(|| Arc::new(snap.clone()));
         // After signals, always: property reads wait for this snapshot.

@@ -209,6 +209,9 @@ impl Resumed {
             }
             Played::Note(text) if text == RELOADED_NOTE => self.roster.reloaded(),
             Played::Note(text) => {
+                if fault::broken("players") && self.players_noted_again(text) {
+                    return;
+                }
                 self.roster.apply_note(text);
             }
             Played::Arbiter(method, args, _) => {
@@ -218,6 +221,9 @@ impl Resumed {
                 let Ok(Some(call)) = Decision::from_record(method, &values) else {
                     return;
                 };
+                if fault::broken("players") && matches!(call, Decision::SetPlayers(..)) {
+                    return;
+                }
                 // As the task took it live: the same checks, the same roster.
                 let tags_now = |r: &Roster| r.for_new_games(board_tags(setup), setup.round_format);
                 if let Err(e) = roster_call(&mut self.roster, core.game(), &call, tags_now) {
@@ -237,3 +243,15 @@ impl Resumed {
 /// The journal note that marks the configuration read again (resume clears the
 /// players `SetPlayers` named there, as the daemon did live).
 pub(super) const RELOADED_NOTE: &str = "configuration read again";
+
+impl Resumed {
+    /// Whether `text` is a tags note of a game already noted: the players
+    /// and tags an arbiter's decision changed (the deliberate defect
+    /// `break:players` drops them with the `SetPlayers` before them).
+    fn players_noted_again(&self, text: &str) -> bool {
+        text.strip_prefix(crate::daemon::roster::NOTE_PREFIX)
+            .and_then(|json| serde_json::from_str::<serde_json::Value>(json).ok())
+            .and_then(|note| note["game"].as_u64())
+            .is_some_and(|game| self.roster.tags_of(game as u32).is_some())
+    }
+}

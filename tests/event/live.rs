@@ -1,0 +1,401 @@
+//! What the daemon published live, as it published it, and the invariants
+//! judged on it (issue 62: the judge read only the final state and `replay`,
+//! so a ply published and then withdrawn, or an alarm never cleared on the
+//! air, passed).
+//!
+//! A listener on the round's bus, from before the first start to the end:
+//! every signal of every board (`MoveMade`, `TakeBack`, `MoveAmended`,
+//! `GameStarted`, `Irregular`, `Resolved`, `GameEnded`) and every change of its
+//! `Moves` (each version of the game's moves as clients saw it). The bus stays
+//! up across the daemon's restarts, so the listener hears every process; the
+//! round marks each stop and each start in the same timeline.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use tokio::time::Instant;
+
+/// One thing heard of a board (0-based), or said by the round.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Heard {
+    /// The game's moves, as a `PropertiesChanged` showed them.
+    Moves(Vec<String>),
+    /// A signal: its member and, for `TakeBack`/`MoveAmended`/`MoveMade`, its ply.
+    Signal(String, u32),
+    /// The daemon stopped (killed or terminated): what it showed stands.
+    Stopped,
+    /// The daemon serves the board again; its `Irregularity` then.
+    Started { irregular: bool },
+    /// The round's own decision that sets the record (`NewGame`,
+    /// `SetPosition`, `Reinstate`, `Undo`) was accepted.
+    Decided(String),
+    /// The board's line cut for this many ms.
+    Cut(u64),
+}
+
+/// How long (real ms) after a start or a cut the daemon may still be finding
+/// the board again (its reopen, the dump, a gap's search), with room to spare.
+const READ_AGAIN_MS: u64 = 3000;
+
+/// How far (real ms) a hold's time as the hands played it may lie from the
+/// time it was heard (the hands' time is laid on the timeline by the moves'
+/// signals, each heard a release threshold after its placement).
+const HOLD_SLACK_MS: u64 = 400;
+
+/// How long (real ms) after an alarm a move may be published before its
+/// resolution (moves found across a gap come with it).
+const OVER_MOVES_MS: u64 = 2000;
+
+/// The timeline heard: (real ms from the listener's start, board, what).
+#[derive(Clone, Default)]
+pub struct Timeline(Arc<Mutex<Vec<(u64, usize, Heard)>>>);
+
+/// The listener and its timeline.
+pub struct Listener {
+    pub heard: Timeline,
+    pub since: Instant,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Timeline {
+    fn push(&self, since: Instant, board: usize, what: Heard) {
+        let ms = since.elapsed().as_millis() as u64;
+        self.0.lock().unwrap().push((ms, board, what));
+    }
+
+    /// Everything heard of board `board`, in order.
+    pub fn of(&self, board: usize) -> Vec<(u64, Heard)> {
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(_, b, _)| *b == board)
+            .map(|(t, _, h)| (*t, h.clone()))
+            .collect()
+    }
+}
+
+impl Listener {
+    /// Listens on the bus at `address` from now on.
+    pub async fn start(address: &str) -> Listener {
+        let client = super::common::bus_client(address).await;
+        let rule = zbus::MatchRule::builder()
+            .msg_type(zbus::message::Type::Signal)
+            .path_namespace("/org/eboardbridge/board")
+            .unwrap()
+            .build();
+        let mut stream = tokio::time::timeout(
+            Duration::from_secs(10),
+            zbus::MessageStream::for_match_rule(rule, &client, None),
+        )
+        .await
+        .expect("the bus took no match rule in 10 s")
+        .expect("a match rule for the boards' signals");
+        let heard = Timeline::default();
+        let since = Instant::now();
+        let into = heard.clone();
+        let task = tokio::spawn(async move {
+            let _client = client;
+            while let Some(Ok(msg)) = stream.next().await {
+                let header = msg.header();
+                let Some(board) = header
+                    .path()
+                    .and_then(|p| p.as_str().rsplit('/').next())
+                    .and_then(|id| id.strip_prefix("line"))
+                    .and_then(|n| n.parse::<usize>().ok())
+                else {
+                    continue;
+                };
+                let member = header.member().map(|m| m.to_string()).unwrap_or_default();
+                let body = msg.body();
+                let what = match member.as_str() {
+                    "PropertiesChanged" => {
+                        let Ok((_, changed, _)) = body.deserialize::<(
+                            String,
+                            HashMap<String, zbus::zvariant::OwnedValue>,
+                            Vec<String>,
+                        )>() else {
+                            continue;
+                        };
+                        let Some(moves) = changed
+                            .get("Moves")
+                            .and_then(|v| v.try_clone().ok())
+                            .and_then(|v| Vec::<String>::try_from(v).ok())
+                        else {
+                            continue;
+                        };
+                        Heard::Moves(moves)
+                    }
+                    "MoveMade" => {
+                        let ply = body.deserialize::<(u32, String, String, String)>().map(|b| b.0);
+                        Heard::Signal(member, ply.unwrap_or(0))
+                    }
+                    "TakeBack" => {
+                        let ply = body.deserialize::<(u32, String)>().map(|b| b.0);
+                        Heard::Signal(member, ply.unwrap_or(0))
+                    }
+                    "MoveAmended" => {
+                        let ply = body
+                            .deserialize::<(u32, String, String, String, String)>()
+                            .map(|b| b.0);
+                        Heard::Signal(member, ply.unwrap_or(0))
+                    }
+                    "GameStarted" | "Irregular" | "Resolved" | "GameEnded" => Heard::Signal(member, 0),
+                    _ => continue,
+                };
+                into.push(since, board, what);
+            }
+        });
+        Listener { heard, since, task }
+    }
+
+    /// Marks something the round did.
+    pub fn mark(&self, board: usize, what: Heard) {
+        self.heard.push(self.since, board, what);
+    }
+
+    pub fn stop(self) -> Timeline {
+        self.task.abort();
+        self.heard
+    }
+}
+
+/// What the live timeline of one board shows against the invariants:
+/// - no ply published is withdrawn without a word: each version of the moves
+///   keeps the plies of the one before, unless a `TakeBack` (to the ply kept),
+///   a `MoveAmended`, a new game (`GameStarted`) or the round's own decision
+///   setting the record came between; across a restart too (the first version
+///   the new process shows keeps what the old one showed last);
+/// - every alarm raised on the air is cleared on the air: each `Irregular` is
+///   followed by a `Resolved` (a game's end or a new game is not a word)
+///   before the daemon stops, unless it stops before any move is published
+///   over the alarm (the new process shows its own alarm, read when it serves
+///   the board again, which must be cleared the same way);
+/// - each piece the hands held where no move goes longer than the threshold
+///   (`holds`: real ms from the listener's start, placed to lifted) while the
+///   daemon read the board throughout (no stop, start or cut near it) is
+///   raised: an `Irregular` in its time, or one standing then.
+pub fn judge(heard: &[(u64, Heard)], holds: &[(u64, u64)]) -> Vec<String> {
+    let mut failures = Vec::new();
+    // Withdrawals.
+    let mut last: Vec<String> = Vec::new();
+    let mut word: Option<usize> = None; // the ply a word allows the record to go back to
+    for (t, h) in heard {
+        match h {
+            Heard::Signal(m, ply) if m == "TakeBack" => {
+                word = Some(word.map_or(*ply as usize, |w| w.min(*ply as usize)));
+            }
+            Heard::Signal(m, ply) if m == "MoveAmended" => {
+                let back = (*ply as usize).saturating_sub(1);
+                word = Some(word.map_or(back, |w| w.min(back)));
+            }
+            Heard::Signal(m, _) if m == "GameStarted" => word = Some(0),
+            Heard::Decided(_) => word = Some(0),
+            Heard::Moves(moves) => {
+                let kept = last.iter().zip(moves).take_while(|(a, b)| a == b).count();
+                if kept < last.len() && word.is_none_or(|w| kept < w) {
+                    failures.push(format!(
+                        "at {:.1} s the moves went from {} plies ({}) to {} ({}) without a word: plies {}-{} withdrawn",
+                        *t as f64 / 1000.0,
+                        last.len(),
+                        last.last().map_or("", String::as_str),
+                        moves.len(),
+                        moves.last().map_or("", String::as_str),
+                        kept + 1,
+                        last.len()
+                    ));
+                }
+                last = moves.clone();
+                word = None;
+            }
+            _ => {}
+        }
+    }
+    // Alarms: when each stood (from, to). One the process stopped under may
+    // still have stood (its new process shows its own); but not over moves
+    // published after it (moves found across a gap come with the resolution,
+    // in the same publication).
+    let mut raised: Option<u64> = None;
+    let mut stood: Vec<(u64, u64)> = Vec::new();
+    let mut over_moves = false;
+    for (t, h) in heard {
+        match h {
+            Heard::Signal(m, _) if m == "Irregular" => {
+                raised.get_or_insert(*t);
+            }
+            Heard::Signal(m, _)
+                if m == "MoveMade" && raised.is_some_and(|from| *t > from + OVER_MOVES_MS) =>
+            {
+                over_moves = true;
+            }
+            Heard::Signal(m, _) if m == "Resolved" => {
+                if let Some(from) = raised.take() {
+                    stood.push((from, *t));
+                }
+                over_moves = false;
+            }
+            Heard::Stopped => {
+                if let Some(from) = raised.take() {
+                    stood.push((from, *t));
+                    if over_moves {
+                        failures.push(format!(
+                            "the alarm raised at {:.1} s stood on the air over the moves that followed, never cleared (no Resolved)",
+                            from as f64 / 1000.0
+                        ));
+                    }
+                }
+                over_moves = false;
+            }
+            Heard::Started { irregular: true } => {
+                raised.get_or_insert(*t);
+            }
+            _ => {}
+        }
+    }
+    if let Some(t) = raised {
+        failures.push(format!(
+            "the alarm raised at {:.1} s was never cleared on the air (no Resolved)",
+            t as f64 / 1000.0
+        ));
+        stood.push((t, u64::MAX));
+    }
+    // Each hold the daemon could see whole: none while it was down or its line
+    // cut, or still finding the board again after either.
+    let mut blind: Vec<(u64, u64)> = Vec::new();
+    let mut down: Option<u64> = None;
+    for (t, h) in heard {
+        match h {
+            Heard::Stopped => {
+                down.get_or_insert(*t);
+            }
+            Heard::Started { .. } => blind.push((down.take().unwrap_or(*t), *t + READ_AGAIN_MS)),
+            Heard::Cut(ms) => blind.push((*t, *t + ms + READ_AGAIN_MS)),
+            _ => {}
+        }
+    }
+    if let Some(t) = down {
+        blind.push((t, u64::MAX));
+    }
+    let unseen = |from: u64, to: u64| blind.iter().any(|(a, z)| *a <= to && *z >= from);
+    let mut judged = 0;
+    for &(from, to) in holds {
+        let (from, to) = (from.saturating_sub(HOLD_SLACK_MS), to + HOLD_SLACK_MS);
+        if unseen(from, to) {
+            continue;
+        }
+        judged += 1;
+        let shown = stood.iter().any(|(a, z)| *a <= to && *z >= from);
+        if !shown {
+            failures.push(format!(
+                "a piece held where no move goes from {:.1} s to {:.1} s was never raised as irregular",
+                from as f64 / 1000.0,
+                to as f64 / 1000.0
+            ));
+        }
+    }
+    let count = |what: &str| {
+        heard
+            .iter()
+            .filter(|(_, h)| matches!(h, Heard::Signal(m, _) if m == what))
+            .count()
+    };
+    println!(
+        "  heard live: {} versions of the moves, {} MoveMade, {} TakeBack, {} Irregular, {} Resolved; holds judged {judged} of {}",
+        heard.iter().filter(|(_, h)| matches!(h, Heard::Moves(_))).count(),
+        count("MoveMade"),
+        count("TakeBack"),
+        count("Irregular"),
+        count("Resolved"),
+        holds.len()
+    );
+    failures
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn moves(sans: &[&str]) -> Heard {
+        Heard::Moves(sans.iter().map(|s| s.to_string()).collect())
+    }
+
+    fn signal(m: &str, ply: u32) -> Heard {
+        Heard::Signal(m.into(), ply)
+    }
+
+    /// A round as published: plies added, a take-back said, an alarm raised
+    /// and cleared, a restart: no failure.
+    fn good() -> Vec<(u64, Heard)> {
+        vec![
+            (100, moves(&["e4"])),
+            (200, moves(&["e4", "e5"])),
+            (300, signal("Irregular", 0)),
+            (400, signal("Resolved", 0)),
+            (500, signal("TakeBack", 1)),
+            (510, moves(&["e4"])),
+            (600, moves(&["e4", "c5"])),
+            (5_000, Heard::Stopped),
+            (5_100, Heard::Started { irregular: false }),
+            (5_200, moves(&["e4", "c5", "Nf3"])),
+        ]
+    }
+
+    #[test]
+    fn a_round_as_published_passes() {
+        assert_eq!(judge(&good(), &[(250, 350)]), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_ply_withdrawn_without_a_word_fails() {
+        let mut h = good();
+        h.remove(4); // the TakeBack
+        let f = judge(&h, &[]);
+        assert!(f.len() == 1 && f[0].contains("plies 2-2 withdrawn"), "{f:?}");
+    }
+
+    #[test]
+    fn plies_lost_across_a_restart_fail() {
+        let mut h = good();
+        h[9] = (5_200, moves(&["e4"]));
+        let f = judge(&h, &[]);
+        assert!(f.len() == 1 && f[0].contains("without a word"), "{f:?}");
+    }
+
+    #[test]
+    fn an_alarm_never_cleared_on_the_air_fails() {
+        let mut h = good();
+        h.remove(3); // the Resolved
+        h.truncate(6); // and no restart after it
+        let f = judge(&h, &[]);
+        assert!(f.len() == 1 && f[0].contains("never cleared"), "{f:?}");
+        // A game's end is not a word.
+        h.push((650, signal("GameEnded", 0)));
+        assert_eq!(judge(&h, &[]).len(), 1);
+        // Nor is a restart, after moves published over the alarm.
+        let mut h = good();
+        h.remove(3); // the Resolved
+        h.insert(6, (2_500, moves(&["e4", "c5", "Nf3"])));
+        h.insert(6, (2_500, signal("MoveMade", 3)));
+        let f = judge(&h, &[]);
+        assert!(f.len() == 1 && f[0].contains("over the moves"), "{f:?}");
+        // A new process's own alarm must be cleared too.
+        let mut h = good();
+        h[8] = (5_100, Heard::Started { irregular: true });
+        assert_eq!(judge(&h, &[]).len(), 1);
+    }
+
+    #[test]
+    fn an_alarm_that_should_stand_and_is_not_shown_fails() {
+        // Late in a round, far from its restart: a hold with no alarm.
+        let mut h = good();
+        h.push((20_000, moves(&["e4", "c5", "Nf3", "d6"])));
+        let f = judge(&h, &[(10_000, 10_750)]);
+        assert!(f.len() == 1 && f[0].contains("never raised"), "{f:?}");
+        // The same hold near a cut is not judged (the line was not read).
+        h.push((8_000, Heard::Cut(500)));
+        h.sort_by_key(|(t, _)| *t);
+        assert_eq!(judge(&h, &[(10_000, 10_750)]), Vec::<String>::new());
+    }
+}
