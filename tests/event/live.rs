@@ -33,6 +33,9 @@ pub enum Heard {
     Decided(String),
     /// The board's line cut for this many ms.
     Cut(u64),
+    /// The clocks' times (ms) a `PropertiesChanged` showed (white's, black's;
+    /// `None`: not in that change).
+    Clock(Option<i64>, Option<i64>),
 }
 
 /// How long (real ms) after a start or a cut the daemon may still be finding
@@ -119,6 +122,16 @@ impl Listener {
                         )>() else {
                             continue;
                         };
+                        let ms = |name: &str| {
+                            changed
+                                .get(name)
+                                .and_then(|v| v.try_clone().ok())
+                                .and_then(|v| i64::try_from(v).ok())
+                        };
+                        let (w, b) = (ms("WhiteClockMs"), ms("BlackClockMs"));
+                        if w.is_some() || b.is_some() {
+                            into.push(since, board, Heard::Clock(w, b));
+                        }
                         let Some(moves) = changed
                             .get("Moves")
                             .and_then(|v| v.try_clone().ok())
@@ -313,6 +326,29 @@ pub fn judge(heard: &[(u64, Heard)], holds: &[(u64, u64)]) -> Vec<String> {
     failures
 }
 
+/// The clocks (white's, black's ms) as published last when the game ended
+/// (its first `GameEnded`), if it ended and they were heard.
+pub fn clocks_at_end(heard: &[(u64, Heard)]) -> Option<(i64, i64)> {
+    let end = heard
+        .iter()
+        .position(|(_, h)| matches!(h, Heard::Signal(m, _) if m == "GameEnded"))?;
+    let (mut w, mut b) = (None, None);
+    for (_, h) in &heard[..end] {
+        if let Heard::Clock(cw, cb) = h {
+            w = cw.or(w);
+            b = cb.or(b);
+        }
+    }
+    Some((w?, b?))
+}
+
+/// A PGN clock tag's time (`H:MM:SS`) in ms.
+pub fn tag_ms(tag: &str) -> Option<i64> {
+    let mut parts = tag.split(':').map(|p| p.parse::<i64>().ok());
+    let (h, m, s) = (parts.next()??, parts.next()??, parts.next()??);
+    Some(((h * 60 + m) * 60 + s) * 1000)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -397,5 +433,21 @@ mod tests {
         h.push((8_000, Heard::Cut(500)));
         h.sort_by_key(|(t, _)| *t);
         assert_eq!(judge(&h, &[(10_000, 10_750)]), Vec::<String>::new());
+    }
+
+    /// The clocks judged are those published last before the game's end, not
+    /// after it; a clock tag reads back as ms.
+    #[test]
+    fn the_clocks_at_the_end_are_those_before_it() {
+        let h = vec![
+            (100, Heard::Clock(Some(60_000), Some(60_000))),
+            (200, Heard::Clock(Some(55_000), None)),
+            (300, signal("GameEnded", 0)),
+            (400, Heard::Clock(Some(1_000), Some(2_000))),
+        ];
+        assert_eq!(clocks_at_end(&h), Some((55_000, 60_000)));
+        assert_eq!(clocks_at_end(&h[..2]), None);
+        assert_eq!(tag_ms("1:02:03"), Some(3_723_000));
+        assert_eq!(tag_ms("0:19"), None);
     }
 }

@@ -88,15 +88,21 @@ pub enum Action {
     Cut { board: usize, ms: u64 },
     /// The pairings file with board `board`'s colours swapped, then SIGHUP.
     Reload { board: usize },
-    /// `ctl players N BLACK WHITE`: the players of board `board` swapped.
-    Swap { board: usize },
+    /// The players of board `board` swapped, through `door` (0: `ctl players
+    /// N BLACK WHITE`, 1: the console's API, `SetPlayers`).
+    Swap { board: usize, door: u8 },
     /// `ctl tags N WhiteElo=.. BlackElo=..`: the players' own ratings stated again.
     Ratings { board: usize },
     /// A new game on board `board`'s game (under way or over) not confirmed,
     /// through `door` (0: `ctl new-game`, 1: D-Bus `NewGame`, 2: D-Bus
-    /// `Decide` with `force` false): every door must refuse it, and nothing
-    /// changes (issue 57: raw D-Bus ended games without `--force`).
+    /// `Decide` with `force` false, 3: the console's API without its second
+    /// question): every door must refuse it, and nothing changes (issue 57:
+    /// raw D-Bus ended games without `--force`).
     Unconfirmed { board: usize, door: u8 },
+    /// `ctl add-time N SIDE +1m` for the side not to move, then `ctl undo N`:
+    /// the clock shows the minute, then the time before (issue 57: undo in
+    /// report mode gave no time back).
+    AddTimeUndone { board: usize },
 }
 
 impl Action {
@@ -106,7 +112,8 @@ impl Action {
             Action::Term { ms } => format!("term {ms}"),
             Action::Cut { board, ms } => format!("cut {board} {ms}"),
             Action::Reload { board } => format!("reload {board}"),
-            Action::Swap { board } => format!("swap {board}"),
+            Action::Swap { board, door } => format!("swap {board} {door}"),
+            Action::AddTimeUndone { board } => format!("add-time-undone {board}"),
             Action::Ratings { board } => format!("ratings {board}"),
             Action::Unconfirmed { board, door } => format!("unconfirmed {board} {door}"),
         }
@@ -126,13 +133,17 @@ impl Action {
             },
             "swap" => Action::Swap {
                 board: n(1)? as usize,
+                door: n(2).unwrap_or(0).min(1) as u8,
+            },
+            "add-time-undone" => Action::AddTimeUndone {
+                board: n(1)? as usize,
             },
             "ratings" => Action::Ratings {
                 board: n(1)? as usize,
             },
             "unconfirmed" => Action::Unconfirmed {
                 board: n(1)? as usize,
-                door: n(2)?.min(2) as u8,
+                door: n(2)?.min(3) as u8,
             },
             _ => return None,
         })
@@ -195,6 +206,7 @@ impl Plan {
                 t,
                 Action::Swap {
                     board: rng.range(0, boards as u64 - 1) as usize,
+                    door: rng.range(0, 1) as u8,
                 },
             ));
         }
@@ -202,6 +214,13 @@ impl Plan {
         actions.push((
             t,
             Action::Ratings {
+                board: rng.range(0, boards as u64 - 1) as usize,
+            },
+        ));
+        let t = rng.range(3000, real_ms.max(3001));
+        actions.push((
+            t,
+            Action::AddTimeUndone {
                 board: rng.range(0, boards as u64 - 1) as usize,
             },
         ));
@@ -213,7 +232,7 @@ impl Plan {
                 t,
                 Action::Unconfirmed {
                     board: rng.range(0, boards as u64 - 1) as usize,
-                    door: rng.range(0, 2) as u8,
+                    door: rng.range(0, 3) as u8,
                 },
             ));
         }

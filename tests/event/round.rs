@@ -2,6 +2,7 @@
 //! the timeline played, the last decisions and restart, and each board judged.
 
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -36,12 +37,13 @@ const FIRST_SERIAL: usize = 40000;
 /// odd seeds) by their serial number, as a hall names boards it moves between
 /// ports: the daemon must learn each serial number before it numbers the
 /// board, at every start (issue 58: boards 3 and 4 came back as 7 and 8).
-fn config(dir: &Path, boards: usize, by_serial: bool) -> String {
+fn config(dir: &Path, boards: usize, by_serial: bool, console: SocketAddr) -> String {
     let mut text = format!(
-        "event = \"Event campaign\"\nround = 1\npairings = \"pairings.csv\"\noutput = \"{}\"\nstate = \"{}\"\n{}[clock]\nwhite = \"left\"\n",
+        "event = \"Event campaign\"\nround = 1\npairings = \"pairings.csv\"\noutput = \"{}\"\nstate = \"{}\"\n{}[clock]\nwhite = \"left\"\n[http]\nlisten = \"{console}\"\narbiters = \"{}\"\n",
         dir.join("live").display(),
         dir.join("state").display(),
         scaled_rules(SPEED),
+        dir.join("arbiters").display(),
     );
     for i in 0..boards {
         if by_serial {
@@ -59,6 +61,57 @@ fn config(dir: &Path, boards: usize, by_serial: bool) -> String {
         }
     }
     text
+}
+
+/// A decision through the arbiters' console (`POST /arbiter/api/decide`,
+/// signed in first): its HTTP status (0: the console did not answer).
+async fn console_decide(console: SocketAddr, n: usize, method: &str, args: serde_json::Value) -> u16 {
+    use crate::common::hall::{PASSWORD, USER};
+    use crate::common::web::{Answer, exchange};
+    let origin = format!("http://{console}");
+    let send = |method: &'static str, path: &'static str, headers: Vec<(String, String)>, body: String| {
+        let origin = origin.clone();
+        async move {
+            let stream = tokio::net::TcpStream::connect(console).await.ok()?;
+            let mut all: Vec<(&str, &str)> = vec![("Origin", &origin), ("Content-Type", "application/json")];
+            all.extend(headers.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+            let a: Answer = tokio::time::timeout(
+                Duration::from_secs(20),
+                exchange(stream, &console.to_string(), method, path, &all, body.as_bytes()),
+            )
+            .await
+            .ok()?;
+            Some(a)
+        }
+    };
+    let login = serde_json::json!({"user": USER, "password": PASSWORD}).to_string();
+    let Some(a) = send("POST", "/arbiter/login", Vec::new(), login).await else {
+        return 0;
+    };
+    let Some(cookie) = a.cookie("eb_arbiter").map(|c| format!("eb_arbiter={c}")) else {
+        return a.status;
+    };
+    let Some(state) = send(
+        "GET",
+        "/arbiter/api/state",
+        vec![("Cookie".into(), cookie.clone())],
+        String::new(),
+    )
+    .await
+    else {
+        return 0;
+    };
+    let csrf = state.json()["csrf"].as_str().unwrap_or_default().to_string();
+    let body =
+        serde_json::json!({"board": format!("line{}", n - 1), "method": method, "args": args}).to_string();
+    send(
+        "POST",
+        "/arbiter/api/decide",
+        vec![("Cookie".into(), cookie), ("X-CSRF-Token".into(), csrf)],
+        body,
+    )
+    .await
+    .map_or(0, |a| a.status)
 }
 
 /// `ctl --bus session ARGS`: whether it was accepted (exit 0), within 20 s.
@@ -306,10 +359,21 @@ pub async fn play(plan: &Plan) -> Outcome {
     std::fs::write(d.join("pairings.csv"), pairings(&games, &swapped)).unwrap();
     let cfg = d.join("config.toml");
     let by_serial = plan.seed % 2 == 1;
-    std::fs::write(&cfg, config(d, plan.boards, by_serial)).unwrap();
+    let console: SocketAddr = format!("127.0.0.1:{}", crate::common::web::free_port())
+        .parse()
+        .unwrap();
+    let arbiters = d.join("arbiters");
+    let line = crate::common::hall::passwd(crate::common::hall::USER, crate::common::hall::PASSWORD).await;
+    std::fs::write(&arbiters, &line.stdout).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&arbiters, std::fs::Permissions::from_mode(0o640)).unwrap();
+    }
+    std::fs::write(&cfg, config(d, plan.boards, by_serial, console)).unwrap();
     let logs = games.iter().map(|g| g.log.clone()).collect();
     let (emulators, relays, devices) =
         relay::relayed_boards(logs, SPEED, FIRST_SERIAL, d, |_| LineFaults::CLEAN);
+    let mut round_failures: Vec<String> = Vec::new();
     let mut daemon = Some(start(&cfg, &devices, &address, by_serial).await);
     mark_started(&listener, &address, plan.boards).await;
     let started = tokio::time::Instant::now();
@@ -363,9 +427,10 @@ pub async fn play(plan: &Plan) -> Outcome {
                 let refused = match door {
                     0 => !ctl(&address, &["new-game", &n.to_string()]).await,
                     1 => bus_call(&address, n, "NewGame", &("",)).await.is_err(),
-                    _ => bus_call(&address, n, "Decide", &("NewGame", "[\"\"]", false))
+                    2 => bus_call(&address, n, "Decide", &("NewGame", "[\"\"]", false))
                         .await
                         .is_err(),
+                    _ => console_decide(console, n, "NewGame", serde_json::json!([""])).await != 200,
                 };
                 if !refused {
                     // Counted as what it did: the judge then fails on the
@@ -374,7 +439,47 @@ pub async fn play(plan: &Plan) -> Outcome {
                     listener.mark(*board, Heard::Decided("NewGame".into()));
                 }
             }
-            Action::Swap { board } | Action::Ratings { board } => {
+            Action::AddTimeUndone { board } => {
+                let n = board + 1;
+                let Some(ply) = plies(&address, n).await else {
+                    continue;
+                };
+                // The side not to move: its clock stands.
+                let (side, prop) = if ply % 2 == 0 {
+                    ("black", "BlackClockMs")
+                } else {
+                    ("white", "WhiteClockMs")
+                };
+                let ms = |v: Option<String>| v.and_then(|v| v.parse::<i64>().ok());
+                let Some(before) = ms(property(&address, n, prop).await) else {
+                    continue;
+                };
+                if !ctl(&address, &["add-time", &n.to_string(), side, "+1m"]).await {
+                    continue;
+                }
+                accept(*board, "AddTime", true);
+                tokio::time::sleep(Duration::from_millis(1000)).await;
+                let added = ms(property(&address, n, prop).await);
+                let undone_ok = ctl(&address, &["undo", &n.to_string()]).await;
+                accept(*board, "Undo", undone_ok);
+                tokio::time::sleep(Duration::from_millis(1000)).await;
+                let undone = ms(property(&address, n, prop).await);
+                // The side's clock may have started meanwhile (a move made):
+                // 2 s of real time is 8 s of the clock's.
+                let near =
+                    |v: Option<i64>, want: i64| v.is_some_and(|v| v <= want + 1000 && v >= want - 9000);
+                if !near(added, before + 60_000) {
+                    round_failures.push(format!(
+                        "board {n}: {side}'s clock {added:?} ms after add-time +1m, {before} ms before"
+                    ));
+                }
+                if !undone_ok || !near(undone, before) {
+                    round_failures.push(format!(
+                        "board {n}: {side}'s clock {undone:?} ms after add-time +1m undone (accepted: {undone_ok}), {before} ms before: undo did not restore it"
+                    ));
+                }
+            }
+            Action::Swap { board, .. } | Action::Ratings { board } => {
                 let n = board + 1;
                 let (Some(w), Some(b)) = (
                     property(&address, n, "White").await,
@@ -383,9 +488,13 @@ pub async fn play(plan: &Plan) -> Outcome {
                     continue;
                 };
                 let g = &games[*board];
-                if matches!(action, Action::Swap { .. }) {
+                if let Action::Swap { door, .. } = action {
                     let asked = now(&listener);
-                    let ok = ctl(&address, &["players", &n.to_string(), &b, &w]).await;
+                    let ok = if *door == 0 {
+                        ctl(&address, &["players", &n.to_string(), &b, &w]).await
+                    } else {
+                        console_decide(console, n, "SetPlayers", serde_json::json!([b, w])).await == 200
+                    };
                     accept(*board, "SetPlayers", ok);
                     if ok {
                         colours[*board].push((asked, Colours::Swapped));
@@ -495,6 +604,9 @@ pub async fn play(plan: &Plan) -> Outcome {
             .map(|(t, _)| *t);
         colours_of(&games[i], &colours[i], first, ended)
     });
+    for f in round_failures {
+        outcome.failures.push(format!("seed {}: {f}", plan.seed));
+    }
     // What was published live, board by board.
     for (i, g) in games.iter().enumerate() {
         let of = heard.of(i);
@@ -510,6 +622,26 @@ pub async fn play(plan: &Plan) -> Outcome {
             None => Vec::new(),
         };
         println!("board {}:", i + 1);
+        // The clock tags say the clocks as they stood at the game's end
+        // (issue 57: `WhiteClock "0:19:04"` beside a flag at 0:00:00).
+        if let Some((w, b)) = live::clocks_at_end(&of) {
+            println!("  clock tags judged against the clocks at the game's end ({w} ms, {b} ms)");
+            let file = d.join(format!("live/round-1/game-{}.pgn", i + 1));
+            let pgn = std::fs::read_to_string(&file).unwrap_or_default();
+            for (name, heard_ms) in [("WhiteClock", w), ("BlackClock", b)] {
+                let tag = super::judge::tag(&pgn, name);
+                match tag.as_deref().and_then(live::tag_ms) {
+                    Some(ms) if (ms - heard_ms).abs() <= 2000 => {}
+                    _ => outcome.failures.push(format!(
+                        "seed {} ({}): board {}: {name} {tag:?} at the game's end, the clock showed {} ms",
+                        plan.seed,
+                        g.name,
+                        i + 1,
+                        heard_ms
+                    )),
+                }
+            }
+        }
         for f in live::judge(&of, &holds) {
             outcome.failures.push(format!(
                 "seed {} ({}): board {} live: {f}",
