@@ -39,7 +39,7 @@ use crate::api::{Error, Publication, Sink, Snapshot};
 use crate::log::{DECIDED_BY, Header, Journal, LogTime, Record, RecordKind};
 
 /// The method of a `ctl delay` record.
-pub const METHOD: &str = "SetBroadcastDelay";
+const METHOD: &str = "SetBroadcastDelay";
 const CONFIGURED: &str = "configured ";
 
 /// `[broadcast]` in the configuration.
