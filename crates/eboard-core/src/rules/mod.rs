@@ -17,7 +17,8 @@
 //! touch-move), `record` (moves made, amended, taken back, completed),
 //! `irregular` (Art. 7), `clock` (reports, flags, the host's clock), `start` (game
 //! start and end, orientation), `resync` (line faults and inferred plies),
-//! `arbiter` (decisions). This file holds the state and routes the inputs.
+//! `decision` (an arbiter's decision as one value, its record), `arbiter` (what
+//! it does). This file holds the state and routes the inputs.
 
 mod arbiter;
 pub mod book;
