@@ -103,7 +103,7 @@ fn players(g: &GameAtHand) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::{ClockMs, FenPosition, GameResult, Seconds, Side, TerminationWords, TimeControlSpec};
+    use crate::rules::{ClockMs, FenPosition, GameResult, GivenTimeControl, Seconds, Side, TerminationWords};
 
     fn game(result: &'static str, plies: usize, next_in_same_round: bool) -> GameAtHand<'static> {
         GameAtHand {
@@ -163,7 +163,7 @@ mod tests {
         // confirmed; before its first move, and under way (the core refuses
         // that one), the book says nothing.
         let tc = Decision::SetTimeControl {
-            spec: TimeControlSpec::parse("90+30").unwrap(),
+            spec: GivenTimeControl::parse("90+30").unwrap(),
             mode: crate::rules::ClockMode::Drive,
         };
         assert!(refused(&tc, &game("0-1", 4, true)).is_some());

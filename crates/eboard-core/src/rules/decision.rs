@@ -41,7 +41,7 @@ pub enum Decision {
     /// The time control of the game about to start, and who keeps the time: an
     /// arbiter's `SetTimeControl` drives the clock; the configuration's time
     /// control in report mode only names the periods and the `TimeControl` tag.
-    SetTimeControl { spec: TimeControlSpec, mode: ClockMode },
+    SetTimeControl { spec: GivenTimeControl, mode: ClockMode },
     /// Both clock times (white's, black's), the running side going on.
     SetClock(ClockMs, ClockMs),
     /// Seconds added to (taken from, when negative) a side's clock.
@@ -257,17 +257,17 @@ impl Seconds {
 /// A time control as an arbiter or the configuration gives it: its text
 /// (trimmed, as the journal writes it) and the periods it parses into.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TimeControlSpec {
+pub struct GivenTimeControl {
     text: String,
     control: TimeControl,
 }
 
-impl TimeControlSpec {
+impl GivenTimeControl {
     /// The longest time control taken (PGN syntax or event form): a few periods.
     pub const MAX_BYTES: usize = 64;
 
     /// The time control `text` gives, or what is wrong with it.
-    pub fn parse(text: &str) -> Result<TimeControlSpec, Refused> {
+    pub fn parse(text: &str) -> Result<GivenTimeControl, Refused> {
         let t = text.trim();
         if t.len() > Self::MAX_BYTES {
             return Err(Refused::InvalidArgument(format!(
@@ -277,7 +277,7 @@ impl TimeControlSpec {
             )));
         }
         let control = TimeControl::parse(t).map_err(|e| Refused::InvalidArgument(e.0))?;
-        Ok(TimeControlSpec {
+        Ok(GivenTimeControl {
             text: t.to_string(),
             control,
         })
@@ -293,10 +293,10 @@ impl TimeControlSpec {
     }
 }
 
-impl From<TimeControl> for TimeControlSpec {
+impl From<TimeControl> for GivenTimeControl {
     /// A time control the configuration gives: its PGN text.
-    fn from(control: TimeControl) -> TimeControlSpec {
-        TimeControlSpec {
+    fn from(control: TimeControl) -> GivenTimeControl {
+        GivenTimeControl {
             text: control.pgn(),
             control,
         }
@@ -335,7 +335,7 @@ impl Decision {
     /// A time control, and who keeps the time.
     pub fn set_time_control(spec: &str, mode: ClockMode) -> Result<Decision, Refused> {
         Ok(Decision::SetTimeControl {
-            spec: TimeControlSpec::parse(spec)?,
+            spec: GivenTimeControl::parse(spec)?,
             mode,
         })
     }
@@ -640,11 +640,11 @@ mod tests {
                 Some(TerminationWords::parse("time forfeit").unwrap()),
             ),
             Decision::SetTimeControl {
-                spec: TimeControlSpec::parse("40/5400+30:1800+30").unwrap(),
+                spec: GivenTimeControl::parse("40/5400+30:1800+30").unwrap(),
                 mode: ClockMode::Drive,
             },
             Decision::SetTimeControl {
-                spec: TimeControlSpec::parse("5400+30").unwrap(),
+                spec: GivenTimeControl::parse("5400+30").unwrap(),
                 mode: ClockMode::Report,
             },
             Decision::SetClock(ClockMs::new(5_400_000).unwrap(), ClockMs::new(0).unwrap()),
@@ -712,7 +712,7 @@ mod tests {
         assert_eq!(
             Decision::from_record("SetTimeControl", &[Value::from("G/90")]),
             Ok(Decision::SetTimeControl {
-                spec: TimeControlSpec::parse("G/90").unwrap(),
+                spec: GivenTimeControl::parse("G/90").unwrap(),
                 mode: ClockMode::Drive
             })
         );

@@ -41,7 +41,7 @@ use shakmaty::{Board, CastlingMode, Chess, Color, Piece, Position, Role, Square}
 
 pub use arbiter::{NOT_A_BOARDS, Refused};
 pub use decision::{
-    ClockMs, Decision, FenPosition, MAX_TERMINATION_CHARS, Seconds, TerminationWords, TimeControlSpec,
+    ClockMs, Decision, FenPosition, GivenTimeControl, MAX_TERMINATION_CHARS, Seconds, TerminationWords,
     parse_result, parse_side, parse_start, termination_words,
 };
 pub use event::{
