@@ -1,28 +1,27 @@
-//! What an arbiter (or a tool) asks of a board is a [`Decision`], one type from
+//! What an arbiter (or a tool) asks of a board is a [`Decision`], one value from
 //! every door (D-Bus, `ctl`, the console, MQTT) to the journal: the doors build
-//! it (D-Bus from its typed methods; the console and MQTT from a method name and
-//! JSON arguments, by [`from_call`], that is [`Decision::from_record`], the one
-//! parser of method names), and bound it here before a board takes it.
+//! it, its payloads checked there (D-Bus from its typed methods with
+//! `Decision::new_game`, `Decision::set_result`, ...; the console, MQTT and
+//! D-Bus `Decide` from a method name and JSON arguments, by [`from_call`], that
+//! is [`Decision::from_call`], the one parser of method names), and bound its
+//! free texts here before a board takes it.
 
 use super::Error;
 use super::tags::MAX_TAG_CHARS;
+use crate::log::clip_to;
 pub use crate::rules::Decision;
 
-/// The longest argument a decision takes, in bytes (after trimming): a FEN is
-/// under 100, a text on the clock 8. A player's name is bounded in characters
-/// ([`MAX_TAG_CHARS`]), as a pairing's tags are.
+/// The longest free text a decision takes, in bytes (after trimming): a text
+/// on the clock is 8, a lichess round's id 8 a round. A player's name is
+/// bounded in characters ([`MAX_TAG_CHARS`]), as a pairing's tags are; a FEN,
+/// a result, a side and a time control are checked when the decision is made
+/// (`rules::FenPosition`, ...).
 const MAX_ARGUMENT: usize = 100;
-
-/// The longest time control (PGN syntax or event form): a few periods.
-const MAX_TIME_CONTROL: usize = 64;
 
 /// The decision a door's method name and JSON arguments stand for; what is
 /// wrong, else (a method no board has, arguments that do not fit it).
 pub fn from_call(method: &str, args: &[serde_json::Value]) -> Result<Decision, Error> {
-    match Decision::from_record(method, args)? {
-        Some(d) => Ok(d),
-        None => Err(Error::InvalidArgument(format!("no method {method}"))),
-    }
+    Ok(Decision::from_call(method, args)?)
 }
 
 /// The longest JSON text of a decision's arguments a door takes (a round's
@@ -81,30 +80,32 @@ pub fn bounded(d: Decision) -> Result<Decision, Error> {
         Ok(t.to_string())
     };
     Ok(match d {
-        Decision::NewGame(f) => Decision::NewGame(bounded("the FEN", f, MAX_ARGUMENT)?),
-        Decision::SetPosition(f) => Decision::SetPosition(bounded("the FEN", f, MAX_ARGUMENT)?),
-        Decision::SetResult(r) => Decision::SetResult(bounded("the result", r, 8)?),
-        Decision::SetResultWith(r, t) => {
-            Decision::SetResultWith(bounded("the result", r, 8)?, crate::rules::termination_words(&t)?)
-        }
-        Decision::SetTimeControl { spec, mode } => Decision::SetTimeControl {
-            spec: bounded("the time control", spec, MAX_TIME_CONTROL)?,
-            mode,
-        },
         Decision::ShowText(t, secs) => Decision::ShowText(bounded("the text", t, MAX_ARGUMENT)?, secs),
         Decision::SetPlayers(w, b) => {
             Decision::SetPlayers(name("White's name", w)?, name("Black's name", b)?)
         }
-        Decision::AddTime(side, secs) => Decision::AddTime(bounded("the side", side, 8)?, secs),
         Decision::SetLichessRound(round, id) => {
             Decision::SetLichessRound(round, bounded("the round's id", id, MAX_ARGUMENT)?)
         }
-        // Tags are checked, names and values bounded, by `check_tags`.
-        other @ (Decision::Reinstate(_)
+        // Checked when made (a FEN, a result, clock times, a side, a time
+        // control); tags are checked, names and values bounded, by
+        // `check_tags`.
+        other @ (Decision::NewGame(_)
+        | Decision::SetPosition(_)
+        | Decision::SetResult(..)
+        | Decision::SetTimeControl { .. }
+        | Decision::AddTime(..)
+        | Decision::Reinstate(_)
         | Decision::Undo { .. }
         | Decision::SetClock(..)
         | Decision::SetTags(_)
         | Decision::SetPairing(..)) => other,
+        Decision::Unknown { method, .. } => {
+            return Err(Error::InvalidArgument(format!(
+                "no method {}",
+                clip_to(&method, 40)
+            )));
+        }
     })
 }
 
@@ -129,26 +130,31 @@ mod tests {
     fn arguments_are_trimmed_and_bounded_before_they_are_accepted() {
         let padded = format!("  8/8/8/8/8/8/8/K6k w - - 0 1{}", " ".repeat(1 << 20));
         assert_eq!(
-            bounded(Decision::NewGame(padded)).unwrap(),
-            Decision::NewGame("8/8/8/8/8/8/8/K6k w - - 0 1".into())
+            bounded(Decision::new_game(&padded).unwrap()).unwrap().args(),
+            [serde_json::Value::from("8/8/8/8/8/8/8/K6k w - - 0 1")]
         );
         let long = |n: usize| "x".repeat(n);
         for d in [
-            Decision::SetPosition(long(101)),
             Decision::SetPlayers(long(201), "B".into()),
             Decision::SetPlayers("A".into(), long(201)),
             Decision::ShowText(long(101), 5),
-            Decision::SetResult(long(9)),
-            Decision::SetResultWith("1-0".into(), long(61)),
-            Decision::AddTime(long(9), 1),
-            Decision::SetTimeControl {
-                spec: "40/5400+30:".repeat(3000),
-                mode: crate::rules::ClockMode::Drive,
-            },
         ] {
             match bounded(d.clone()) {
                 Err(Error::InvalidArgument(m)) => assert!(m.contains("at most"), "{d:?}: {m}"),
                 other => panic!("{d:?} was not refused: {other:?}"),
+            }
+        }
+        // Those checked when the decision is made, at every door.
+        for (method, args) in [
+            ("SetPosition", json!([long(101)])),
+            ("SetResult", json!([long(9)])),
+            ("SetResult", json!(["1-0", long(61)])),
+            ("AddTime", json!([long(9), 1])),
+            ("SetTimeControl", json!(["40/5400+30:".repeat(3000)])),
+        ] {
+            match from_call(method, args.as_array().unwrap()) {
+                Err(Error::InvalidArgument(m)) => assert!(m.contains("at most"), "{method}: {m}"),
+                other => panic!("{method} {args} was not refused: {other:?}"),
             }
         }
         assert_eq!(

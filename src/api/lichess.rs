@@ -174,11 +174,26 @@ impl RoundDecision {
         }
     }
 
-    /// The journal's record: the method and its arguments (`SetLichessRound 3
-    /// "AbCd1234"`).
-    pub fn record(&self) -> (&'static str, Vec<serde_json::Value>) {
-        let d = self.decision();
-        (d.method(), d.args())
+    /// The journal's record (`arbiter SetLichessRound 3 "AbCd1234"`):
+    /// [`Decision::record`] of [`RoundDecision::decision`].
+    pub fn record(&self) -> crate::log::RecordKind {
+        self.decision().record()
+    }
+
+    /// The decision about the pushes a journal's record holds: `None` for a
+    /// record that is not an `arbiter` one, `Some(Err)` for one that does not
+    /// read as a decision about lichess (read by [`Decision::from_record_texts`],
+    /// the one parser of method names, then its ids checked). The one reader
+    /// of the pushes' journal's decisions.
+    pub fn from_record(kind: &crate::log::RecordKind) -> Option<Result<RoundDecision, String>> {
+        let crate::log::RecordKind::Arbiter { method, args } = kind else {
+            return None;
+        };
+        Some(
+            Decision::from_record_texts(method, args)
+                .map_err(|e| e.to_string())
+                .and_then(|d| RoundDecision::from_decision(&d)),
+        )
     }
 
     /// The decision about the pushes a [`Decision`] holds (read from a record
@@ -397,38 +412,34 @@ mod tests {
             round: 3,
             ids: vec![RoundId::parse("AbCd1234").unwrap()],
         };
-        let (method, args) = d.record();
-        assert_eq!(method, "SetLichessRound");
-        assert_eq!(
-            serde_json::Value::from(args.clone()).to_string(),
-            r#"[3,"AbCd1234"]"#
-        );
+        let arbiter = |args: &[&str]| crate::log::RecordKind::Arbiter {
+            method: "SetLichessRound".into(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+        };
+        assert_eq!(d.record(), arbiter(&["3", r#""AbCd1234""#]));
         // As the journal reads a record: the one parser, then the id checked.
         let read = |method: &str, args: &[serde_json::Value]| -> Result<RoundDecision, String> {
-            match Decision::from_record(method, args) {
-                Ok(Some(d)) => RoundDecision::from_decision(&d),
-                Ok(None) => Err(format!("{method}: no such method")),
-                Err(e) => Err(e.to_string()),
-            }
+            let kind = crate::log::RecordKind::Arbiter {
+                method: method.into(),
+                args: args.iter().map(ToString::to_string).collect(),
+            };
+            RoundDecision::from_record(&kind).unwrap()
         };
-        assert_eq!(read(method, &args).unwrap(), d);
+        let round_trip = |d: &RoundDecision| RoundDecision::from_record(&d.record()).unwrap();
+        assert_eq!(round_trip(&d).unwrap(), d);
+        let method = "SetLichessRound";
         let off = RoundDecision::SetRound {
             round: 3,
             ids: Vec::new(),
         };
-        let (m, a) = off.record();
-        assert_eq!(read(m, &a).unwrap(), off);
+        assert_eq!(round_trip(&off).unwrap(), off);
         // Several: one string, the ids apart by spaces; read back the same.
         let two = RoundDecision::SetRound {
             round: 3,
             ids: parse_ids(["AbCd1234", "EfGh5678"]).unwrap(),
         };
-        let (m, a) = two.record();
-        assert_eq!(
-            serde_json::Value::from(a.clone()).to_string(),
-            r#"[3,"AbCd1234 EfGh5678"]"#
-        );
-        assert_eq!(read(m, &a).unwrap(), two);
+        assert_eq!(two.record(), arbiter(&["3", r#""AbCd1234 EfGh5678""#]));
+        assert_eq!(round_trip(&two).unwrap(), two);
         let twice = read(method, &[1.into(), "AbCd1234 AbCd1234".into()]).unwrap_err();
         assert!(twice.contains("given twice"), "{twice}");
         let zero = read(method, &[0.into(), "AbCd1234".into()]).unwrap_err();

@@ -183,7 +183,7 @@ impl Board1 {
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
         let unconfirmed = crate::daemon::fault::broken("door");
-        self.ask_confirmed(Decision::NewGame(fen), caller(conn, &header).await, unconfirmed)
+        self.ask_confirmed(Decision::new_game(&fen)?, caller(conn, &header).await, unconfirmed)
             .await
     }
     /// The arbiter sets the position: the game goes on from `fen`.
@@ -193,7 +193,7 @@ impl Board1 {
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
-        self.ask(Decision::SetPosition(fen), caller(conn, &header).await)
+        self.ask(Decision::set_position(&fen)?, caller(conn, &header).await)
             .await
     }
     /// Back to ply `ply` of the game (7.5.1).
@@ -213,7 +213,7 @@ impl Board1 {
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
-        self.ask(Decision::SetResult(result), caller(conn, &header).await)
+        self.ask(Decision::set_result(&result, None)?, caller(conn, &header).await)
             .await
     }
     /// The result and the words of the game's PGN `Termination` tag (`time
@@ -226,7 +226,7 @@ impl Board1 {
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
         self.ask(
-            Decision::SetResultWith(result, termination),
+            Decision::set_result(&result, Some(&termination))?,
             caller(conn, &header).await,
         )
         .await
@@ -265,10 +265,7 @@ impl Board1 {
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
         self.ask(
-            Decision::SetTimeControl {
-                spec,
-                mode: crate::rules::ClockMode::Drive,
-            },
+            Decision::set_time_control(&spec, crate::rules::ClockMode::Drive)?,
             caller(conn, &header).await,
         )
         .await
@@ -294,7 +291,7 @@ impl Board1 {
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
         self.ask(
-            Decision::SetClock(white_ms, black_ms),
+            Decision::set_clock(white_ms, black_ms)?,
             caller(conn, &header).await,
         )
         .await
@@ -308,8 +305,11 @@ impl Board1 {
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> Result<(), BusError> {
-        self.ask(Decision::AddTime(side, seconds), caller(conn, &header).await)
-            .await
+        self.ask(
+            Decision::add_time(&side, i64::from(seconds))?,
+            caller(conn, &header).await,
+        )
+        .await
     }
     /// The pairing's tags (`WhiteElo`, `BlackElo`, `WhiteFideId`, `BlackFideId`,
     /// `WhiteTitle`, `BlackTitle`, `WhiteTeam`, `BlackTeam`) of the game under way

@@ -115,6 +115,14 @@ impl From<crate::api::Error> for BusError {
     }
 }
 
+/// A decision a typed method's arguments do not make (`Decision::new_game`,
+/// ...): refused as the board's task refuses one.
+impl From<crate::rules::Refused> for BusError {
+    fn from(r: crate::rules::Refused) -> BusError {
+        crate::api::Error::from(r).into()
+    }
+}
+
 /// The user name of `uid` (the password database's), or `uid N` when it has none.
 pub fn user_name(uid: u32) -> String {
     let mut buf = vec![0u8; 16 * 1024];

@@ -173,19 +173,16 @@ async fn a_property_read_between_signal_and_snapshot_waits_for_the_snapshot() {
 #[test]
 fn decisions_read_back_from_their_records() {
     let all = [
-        Decision::NewGame(String::new()),
-        Decision::SetPosition("8/8/8/8/8/8/8/K6k w - - 0 1".into()),
+        Decision::new_game("").unwrap(),
+        Decision::set_position("8/8/8/8/8/8/8/K6k w - - 0 1").unwrap(),
         Decision::Reinstate(12),
-        Decision::SetResult("1-0".into()),
-        Decision::SetResultWith("1-0".into(), "time forfeit".into()),
-        Decision::SetTimeControl {
-            spec: "40/5400+30:1800+30".into(),
-            mode: crate::rules::ClockMode::Drive,
-        },
+        Decision::set_result("1-0", None).unwrap(),
+        Decision::set_result("1-0", Some("time forfeit")).unwrap(),
+        Decision::set_time_control("40/5400+30:1800+30", crate::rules::ClockMode::Drive).unwrap(),
         Decision::ShowText("ARBITER".into(), 5),
         Decision::SetPlayers("Carlsen, Magnus".into(), "Caruana, Fabiano".into()),
-        Decision::SetClock(60_000, -1),
-        Decision::AddTime("black".into(), 120),
+        Decision::set_clock(60_000, 0).unwrap(),
+        Decision::add_time("black", 120).unwrap(),
         Decision::SetTags([("WhiteElo".to_string(), "2830".to_string())].into()),
         Decision::SetPairing(3, [("White".to_string(), "Carlsen, Magnus".to_string())].into()),
         Decision::Undo { force: true },

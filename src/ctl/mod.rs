@@ -215,10 +215,7 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
             force,
         } => {
             let b = client.board(&board).await?;
-            let d = match &termination {
-                None => Decision::SetResult(result.clone()),
-                Some(t) => Decision::SetResultWith(result.clone(), t.clone()),
-            };
+            let d = made(Decision::set_result(&result, termination.as_deref()))?;
             client.decide(&b, &d, force).await?;
             match termination {
                 None => done(&b, format!("result {result}")),
@@ -234,14 +231,14 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
             let (fen, force) = fen_and_force(fen, force);
             let b = client.board(&board).await?;
             client
-                .decide(&b, &Decision::SetPosition(fen.clone()), force)
+                .decide(&b, &made(Decision::set_position(&fen))?, force)
                 .await?;
             done(&b, format!("position {fen}"));
         }
         CtlCommand::NewGame { board, fen, force } => {
             let (fen, force) = fen_and_force(fen, force);
             let b = client.board(&board).await?;
-            client.decide(&b, &Decision::NewGame(fen.clone()), force).await?;
+            client.decide(&b, &made(Decision::new_game(&fen))?, force).await?;
             done(
                 &b,
                 if fen.is_empty() {
@@ -253,10 +250,7 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
         }
         CtlCommand::TimeControl { board, spec } => {
             let b = client.board(&board).await?;
-            let d = Decision::SetTimeControl {
-                spec: spec.clone(),
-                mode: crate::rules::ClockMode::Drive,
-            };
+            let d = made(Decision::set_time_control(&spec, crate::rules::ClockMode::Drive))?;
             client.decide(&b, &d, false).await?;
             done(&b, format!("time control {spec}"));
         }
@@ -267,7 +261,7 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
                 CtlSide::Black => "black",
             };
             client
-                .decide(&b, &Decision::AddTime(side.to_string(), time), false)
+                .decide(&b, &made(Decision::add_time(side, i64::from(time)))?, false)
                 .await?;
             let what = if time < 0 {
                 format!("{} s taken from {side}", -i64::from(time))
@@ -279,7 +273,7 @@ async fn run(args: CtlArgs) -> Result<(), CtlError> {
         CtlCommand::SetClock { board, white, black } => {
             let b = client.board(&board).await?;
             client
-                .decide(&b, &Decision::SetClock(white, black), false)
+                .decide(&b, &made(Decision::set_clock(white, black))?, false)
                 .await?;
             done(
                 &b,
@@ -333,4 +327,11 @@ fn fen_and_force(words: Vec<String>, force: bool) -> (String, bool) {
     let given = words.iter().any(|w| w == "--force");
     let fen: Vec<String> = words.into_iter().filter(|w| w != "--force").collect();
     (fen.join(" "), force || given)
+}
+
+/// A decision made on the command line, its payloads checked as every door
+/// checks them (`rules::Decision::set_result`, ...): refused, in the daemon's
+/// words.
+fn made(d: Result<Decision, crate::rules::Refused>) -> Result<Decision, CtlError> {
+    d.map_err(|e| CtlError::Refused(format!("refused: {e}")))
 }

@@ -39,7 +39,7 @@ use crate::api::{Error, Publication, Sink, Snapshot};
 use crate::log::{DECIDED_BY, Header, Journal, LogTime, Record, RecordKind};
 
 /// The method of a `ctl delay` record.
-pub const METHOD: &str = "SetBroadcastDelay";
+const METHOD: &str = "SetBroadcastDelay";
 const CONFIGURED: &str = "configured ";
 
 /// `[broadcast]` in the configuration.
@@ -146,8 +146,8 @@ impl DelayJournal {
                         last_configured = Some(c);
                     }
                 }
-                RecordKind::Arbiter { method, args } if method == METHOD => {
-                    if let Some((round, ms)) = decision(args) {
+                RecordKind::Arbiter { .. } => {
+                    if let Some((round, ms)) = read_decision(&r.kind) {
                         delays.set(round, ms);
                     }
                 }
@@ -194,9 +194,32 @@ impl DelayJournal {
     }
 }
 
-/// A `SetBroadcastDelay` record's round (none: every round) and delay.
-fn decision(args: &[String]) -> Option<(Option<u32>, u64)> {
-    let [round, delay] = args else { return None };
+/// The delays' journal's record of a delay decided for a round (none: every
+/// round): `arbiter SetBroadcastDelay 3 "15m"`. The one writer of it; read
+/// back by [`read_decision`].
+fn decision_record(round: Option<u32>, ms: u64) -> RecordKind {
+    RecordKind::Arbiter {
+        method: METHOD.into(),
+        args: vec![
+            round.unwrap_or(0).to_string(),
+            serde_json::to_string(&words(ms)).unwrap_or_default(),
+        ],
+    }
+}
+
+/// The round (none: every round) and delay of a record
+/// [`decision_record`] wrote; `None` for any other record. The one reader
+/// of the delays' journal's decisions.
+fn read_decision(kind: &RecordKind) -> Option<(Option<u32>, u64)> {
+    let RecordKind::Arbiter { method, args } = kind else {
+        return None;
+    };
+    if method != METHOD {
+        return None;
+    }
+    let [round, delay] = args.as_slice() else {
+        return None;
+    };
     let round: u32 = serde_json::from_str(round).ok()?;
     let delay: String = serde_json::from_str(delay).ok()?;
     let ms = crate::api::delay::parse_duration(&delay).ok()?;
@@ -447,13 +470,7 @@ impl Control for Delayed {
                 if let Some(by) = &by {
                     j.write(RecordKind::Note(format!("{DECIDED_BY}{by}")));
                 }
-                j.write(RecordKind::Arbiter {
-                    method: METHOD.into(),
-                    args: vec![
-                        round.unwrap_or(0).to_string(),
-                        serde_json::to_string(&words(ms)).unwrap_or_default(),
-                    ],
-                });
+                j.write(decision_record(round, ms));
                 j.flush()
                     .map_err(|e| Error::Unavailable(format!("{e}; the delay is as it was")))?;
             }

@@ -24,7 +24,6 @@ use std::time::Instant;
 
 use crate::api::lichess::{RoundDecision, RoundId};
 use crate::log::{DECIDED_BY, Header, Journal, LogTime, Record, RecordKind};
-use crate::rules::Decision;
 
 /// The note of the configuration's rounds.
 const CONFIGURED: &str = "configured ";
@@ -61,11 +60,8 @@ impl Replayed {
                     self.configure(&parse_ids(json));
                 }
             }
-            RecordKind::Arbiter { method, args } => {
-                let values: Option<Vec<serde_json::Value>> =
-                    args.iter().map(|a| serde_json::from_str(a).ok()).collect();
-                let decision = values.and_then(|v| Decision::from_record(method, &v).ok().flatten());
-                if let Some(Ok(d)) = decision.map(|d| RoundDecision::from_decision(&d)) {
+            RecordKind::Arbiter { .. } => {
+                if let Some(Ok(d)) = RoundDecision::from_record(kind) {
                     self.decide(&d);
                 }
             }
@@ -196,7 +192,7 @@ impl RoundsJournal {
         if let Some(by) = by {
             self.write(RecordKind::Note(format!("{DECIDED_BY}{by}")));
         }
-        self.write(d.decision().record());
+        self.write(d.record());
         self.flush();
     }
 }

@@ -318,8 +318,7 @@ mod tests {
             Event {
                 t_us: 2_000_000,
                 kind: EventKind::Arbiter {
-                    method: "SetResult".into(),
-                    args: vec!["1-0".into()],
+                    decision: crate::rules::Decision::SetResult(crate::rules::GameResult::WhiteWins, None),
                     by: Some("a \"quoted\" name".into()),
                 },
             },

@@ -184,8 +184,7 @@ mod tests {
         let e = Event {
             t_us: 1_000_000,
             kind: EventKind::Arbiter {
-                method: "SetResult".into(),
-                args: vec!["1-0".into()],
+                decision: crate::rules::Decision::SetResult(crate::rules::GameResult::WhiteWins, None),
                 by: Some("alice".into()),
             },
         };

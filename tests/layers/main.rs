@@ -1,7 +1,9 @@
 //! The shape of the code (`docs/ARCHITECTURE.md`): the top-level modules'
 //! import graph has no cycle, no module refers to one above it (the daemon to
 //! the arbiter's command, the arbiter's command to a sink but the bus, a sink
-//! to another sink); no two public types share a name (`names`). How long a
+//! to another sink); no two public types share a name (`names`); no running
+//! code outside the doors' name tables spells a decision's method name
+//! (`decisions`). How long a
 //! file is, is not checked: a file holds one job, and is split where its jobs
 //! part, never to pass a count (`docs/ARCHITECTURE.md`).
 //!
@@ -13,6 +15,7 @@
 //! of the module, and each name of a `use crate::{a, b}` group. Comments and
 //! string literals are not read.
 
+mod decisions;
 mod names;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -3,7 +3,6 @@
 //! sentences. Above `rules` in the layers: `rules` does not import it.
 
 use serde::Serialize;
-use serde_json::Value;
 use shakmaty::Position;
 
 use crate::rules::{Decision, EventKind, Game, Penalty, Profile, Side};
@@ -72,45 +71,46 @@ pub fn ply_words(game: &Game, ply: usize) -> Option<String> {
     })
 }
 
-/// An arbiter's call (its method and arguments, as the journal's `arbiter`
-/// record holds them) in words, for the history of a board (`ctl history`, the
-/// console): "take back to 14. Qf3 (ply 27)", "white +2:00". `game` is the
-/// game as the call left it, for the moves it names.
-pub fn call_words(method: &str, args: &[Value], game: Option<&Game>) -> String {
+/// An arbiter's decision in words, for the history of a board (`ctl
+/// history`, `ctl watch`, the console): "take back to 14. Qf3 (ply 27)",
+/// "white +2:00". `game` is the game as the decision left it, for the moves it
+/// names.
+pub fn call_words(decision: &Decision, game: Option<&Game>) -> String {
     let shown = |tags: &std::collections::BTreeMap<String, String>| -> String {
         let t: Vec<String> = tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
         t.join(" ")
     };
-    let Ok(Some(d)) = Decision::from_record(method, args) else {
-        let shown: Vec<String> = args.iter().map(ToString::to_string).collect();
-        return format!("{method} {}", shown.join(" ")).trim_end().to_string();
-    };
-    match d {
-        Decision::NewGame(f) if f.trim().is_empty() => "new game".into(),
-        Decision::NewGame(f) => format!("new game from {f}"),
-        Decision::SetPosition(f) => format!("position {f}"),
+    match decision {
+        Decision::NewGame(None) => "new game".into(),
+        Decision::NewGame(Some(f)) => format!("new game from {}", f.as_str()),
+        Decision::SetPosition(f) => format!("position {}", f.as_str()),
         Decision::Reinstate(0) => "take back to the start".into(),
-        Decision::Reinstate(p) => match game.and_then(|g| ply_words(g, p as usize)) {
+        Decision::Reinstate(p) => match game.and_then(|g| ply_words(g, *p as usize)) {
             Some(m) => format!("take back to {m} (ply {p})"),
             None => format!("take back to ply {p}"),
         },
-        Decision::SetResult(r) => format!("result {r}"),
-        Decision::SetResultWith(r, t) => format!("result {r} ({t})"),
-        Decision::SetTimeControl { spec, .. } => format!("time control {spec}"),
+        Decision::SetResult(r, None) => format!("result {r}"),
+        Decision::SetResult(r, Some(t)) => format!("result {r} ({})", t.as_str()),
+        Decision::SetTimeControl { spec, .. } => format!("time control {}", spec.as_str()),
         Decision::SetClock(w, b) => {
-            format!("clocks set: white {}, black {}", clock_time(w), clock_time(b))
+            format!(
+                "clocks set: white {}, black {}",
+                clock_time(w.ms()),
+                clock_time(b.ms())
+            )
         }
         Decision::AddTime(side, s) => {
+            let s = s.get();
             let sign = if s < 0 { "-" } else { "+" };
-            format!("{side} {sign}{}", clock_time(i64::from(s).abs() * 1000))
+            format!("{} {sign}{}", side.name(), clock_time(i64::from(s).abs() * 1000))
         }
         Decision::Undo { force: false } => "undo".into(),
         Decision::Undo { force: true } => "undo, dropping the plies recorded since".into(),
         Decision::SetPlayers(w, b) => format!("players {w} - {b}"),
         Decision::ShowText(text, _) => format!("\"{text}\" shown on the clock"),
-        Decision::SetTags(tags) => format!("tags {}", shown(&tags)),
-        Decision::SetPairing(0, tags) => format!("pairing: {}", shown(&tags)),
-        Decision::SetPairing(r, tags) => format!("pairing for round {r}: {}", shown(&tags)),
+        Decision::SetTags(tags) => format!("tags {}", shown(tags)),
+        Decision::SetPairing(0, tags) => format!("pairing: {}", shown(tags)),
+        Decision::SetPairing(r, tags) => format!("pairing for round {r}: {}", shown(tags)),
         Decision::SetLichessRound(r, id) if id.is_empty() => format!("round {r} no longer pushed to lichess"),
         // Several ids apart by spaces: boards 1-64 to the first, 65-128 to the second, ...
         Decision::SetLichessRound(r, ids) if ids.trim().contains(' ') => format!(
@@ -118,6 +118,11 @@ pub fn call_words(method: &str, args: &[Value], game: Option<&Game>) -> String {
             ids.split_whitespace().collect::<Vec<_>>().join(", ")
         ),
         Decision::SetLichessRound(r, id) => format!("round {r} pushed to lichess broadcast round {id}"),
+        // A newer daemon's call: as its record holds it.
+        Decision::Unknown { method, args } => {
+            let shown: Vec<String> = args.iter().map(ToString::to_string).collect();
+            format!("{method} {}", shown.join(" ")).trim_end().to_string()
+        }
     }
 }
 

@@ -147,7 +147,10 @@ impl BoardTask {
             return;
         };
         let t = self.time.core_now();
-        let d = Decision::SetTimeControl { spec: tc.pgn(), mode };
+        let d = Decision::SetTimeControl {
+            spec: tc.clone().into(),
+            mode,
+        };
         let program = match mode {
             ClockMode::Drive => "",
             ClockMode::Report => " (the clock runs its own program)",

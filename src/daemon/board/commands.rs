@@ -59,8 +59,8 @@ impl BoardTask {
     /// applied by resume and `replay`; accepted, it is journaled: `note` first
     /// when given, the door and time of day when asked through one (`decided
     /// via D-Bus at ...`), who decided (when known) in a note, then the record
-    /// (its method and arguments). Refused, nothing changes and nothing is
-    /// journaled.
+    /// (`Decision::record`, the one writer of it). Refused, nothing changes
+    /// and nothing is journaled.
     pub(super) fn decide(
         &mut self,
         t: u64,
@@ -94,10 +94,7 @@ impl BoardTask {
 
     pub(super) async fn apply(&mut self, cmd: &Decision, t: u64, who: Option<&Asker>) -> Result<(), Error> {
         if cmd.is_rules() {
-            if matches!(
-                cmd,
-                Decision::SetTimeControl { .. } | Decision::SetClock(..) | Decision::AddTime(..)
-            ) {
+            if cmd.is_clock() {
                 self.connected_or()?;
             }
             return self.decide(t, cmd, who, None).map_err(Error::from);
@@ -117,8 +114,7 @@ impl BoardTask {
             Decision::NewGame(_)
             | Decision::SetPosition(_)
             | Decision::Reinstate(_)
-            | Decision::SetResult(_)
-            | Decision::SetResultWith(..)
+            | Decision::SetResult(..)
             | Decision::SetTimeControl { .. }
             | Decision::SetClock(..)
             | Decision::AddTime(..)
@@ -153,6 +149,11 @@ impl BoardTask {
                 Ok(())
             }
             Decision::SetLichessRound(..) => Err(Error::InvalidArgument(crate::rules::NOT_A_BOARDS.into())),
+            // No door makes one (`Decision::from_call`).
+            Decision::Unknown { method, .. } => Err(Error::InvalidArgument(format!(
+                "no method {}",
+                clip_to(&method, 40)
+            ))),
         }
     }
 
@@ -168,7 +169,7 @@ impl BoardTask {
     }
 }
 
-/// A call as the log shows it: `Method arg arg`.
+/// A call as the log shows it: `Method arg arg` (its record's words).
 fn cmd_text(cmd: &Decision) -> String {
     let args: Vec<String> = cmd.args().iter().map(ToString::to_string).collect();
     format!("{} {}", cmd.method(), args.join(" "))

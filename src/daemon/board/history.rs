@@ -97,10 +97,9 @@ impl Book {
                 undone: false,
             };
             let mut decision = false;
-            if let EventKind::Arbiter { method, args, by } = &e.kind {
-                let d = crate::rules::Decision::from_record(method, args).ok().flatten();
+            if let EventKind::Arbiter { decision: d, by } = &e.kind {
                 // The rules core's: what an undo may take back.
-                decision = d.as_ref().is_some_and(Decision::is_rules);
+                decision = d.is_rules();
                 entry.kind = "decision".into();
                 entry.by = by.clone();
                 if let Some((door, ms)) = self.next.take() {
@@ -108,8 +107,8 @@ impl Book {
                     entry.time = ms / 1000;
                 }
                 entry.text = match d {
-                    Some(Decision::Undo { .. }) => self.undone(call_words(method, args, game)),
-                    _ => call_words(method, args, game),
+                    Decision::Undo { .. } => self.undone(call_words(d, game)),
+                    _ => call_words(d, game),
                 };
                 // An undo is a decision a later undo takes back too.
             } else if let Some((kind, text)) = history_words(&e.kind) {
@@ -152,15 +151,13 @@ impl Book {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::Event;
-    use serde_json::Value;
+    use crate::rules::{Event, Seconds, Side};
 
-    fn arbiter(t_us: u64, method: &str, args: Vec<Value>) -> Event {
+    fn arbiter(t_us: u64, decision: Decision) -> Event {
         Event {
             t_us,
             kind: EventKind::Arbiter {
-                method: method.into(),
-                args,
+                decision,
                 by: Some("alice".into()),
             },
         }
@@ -171,17 +168,20 @@ mod tests {
         let mut book = Book::new(0, 1_795_807_200_000);
         book.note("decided via console at 2026-11-27T19:20:03Z", 5_000_000);
         book.observe(
-            &[arbiter(5_000_000, "AddTime", vec!["white".into(), 120.into()])],
+            &[arbiter(
+                5_000_000,
+                Decision::AddTime(Side::White, Seconds::new(120).unwrap()),
+            )],
             None,
         );
         // A decision from a journal written before doors were: no door, its
         // time reckoned from the last anchor.
         book.observe(
-            &[arbiter(65_000_000, "SetPlayers", vec!["A".into(), "B".into()])],
+            &[arbiter(65_000_000, Decision::SetPlayers("A".into(), "B".into()))],
             None,
         );
         book.note("decided via D-Bus at 2026-11-27T19:22:00Z", 70_000_000);
-        book.observe(&[arbiter(70_000_000, "Undo", vec![])], None);
+        book.observe(&[arbiter(70_000_000, Decision::Undo { force: false })], None);
         let e = book.entries();
         assert_eq!(e.len(), 3);
         assert_eq!(

@@ -15,7 +15,7 @@ use crate::daemon::roster::Roster;
 use crate::daemon::{fault, rfc3339_now, unix_from_rfc3339, unix_ms_now};
 use crate::log::{Header, Journal, LogTime, Played, Record, RecordKind, clip_to};
 use crate::rules::{Core, SETTINGS_KEY, Settings};
-use crate::session::{FromHeader, Session, Start, arbiter_values};
+use crate::session::{FromHeader, Session, Start};
 
 /// A journal open for writing, and what resuming it gave.
 pub(super) struct Opened {
@@ -215,10 +215,8 @@ impl Resumed {
                 self.roster.apply_note(text);
             }
             Played::Arbiter(method, args, _) => {
-                let Some(values) = arbiter_values(args) else {
-                    return;
-                };
-                let Ok(Some(call)) = Decision::from_record(method, &values) else {
+                // The record read back as the session reads it.
+                let Ok(call) = Decision::from_record_texts(method, args) else {
                     return;
                 };
                 if fault::broken("players") && matches!(call, Decision::SetPlayers(..)) {

@@ -273,7 +273,7 @@ pub async fn decide(State(c): Shared, headers: HeaderMap, body: Bytes) -> Respon
     else {
         return refused(StatusCode::NOT_FOUND, "no such board");
     };
-    let method = cmd.method();
+    let method = cmd.method().to_string();
     // The board's task journals it with the user and the door, and its
     // history (shown here) says it in words.
     let who = crate::api::Asker {

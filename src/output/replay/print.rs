@@ -409,10 +409,11 @@ fn text_line(s: &mut String, e: &Event) {
         EventKind::GameEnd { result, termination } => write!(s, "game ends {result} ({termination})"),
         EventKind::ClockButton { button } => write!(s, "clock button: {button}"),
         EventKind::ClockUnresponsive { command } => write!(s, "the clock did not acknowledge {command}"),
-        EventKind::Arbiter { method, args, by } => {
-            let args: Vec<String> = args.iter().map(ToString::to_string).collect();
+        // The decision as its record holds it (`docs/INTERFACES.md`).
+        EventKind::Arbiter { decision, by } => {
+            let args: Vec<String> = decision.args().iter().map(ToString::to_string).collect();
             let by = by.as_ref().map(|b| format!(" (by {b})")).unwrap_or_default();
-            write!(s, "arbiter: {method} {}{by}", args.join(" "))
+            write!(s, "arbiter: {} {}{by}", decision.method(), args.join(" "))
         }
     };
     s.push('\n');

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use shakmaty::{Chess, Position};
 
 use super::Frame;
-use crate::rules::{ClockMode, Decision, Game, game_fen};
+use crate::rules::{Game, game_fen};
 use crate::sim::Seeded;
 
 /// One call and what the driver does around it.
@@ -63,42 +63,57 @@ pub(super) fn well_formed(f: &Frame, game: Option<&Game>) -> Call {
         _ => Some("Bo Li".to_string()),
     };
     let ply = game.map_or(0, Game::ply);
-    let decision = match kind % 12 {
-        0 => Decision::NewGame(match b % 4 {
-            0 | 1 => String::new(),
-            2 => foreign(f.d),
-            _ => CHESS960.into(),
-        }),
+    // As a door's caller writes it: a method and JSON arguments, in range or
+    // out of it.
+    let (method, args) = match kind % 12 {
+        0 => (
+            "NewGame",
+            json!([match b % 4 {
+                0 | 1 => String::new(),
+                2 => foreign(f.d),
+                _ => CHESS960.into(),
+            }]),
+        ),
         // A position of the game (7.5.1), or a foreign one.
-        1 => Decision::SetPosition(match game {
-            Some(g) => game_fen(&g.positions[usize::from(b) % g.positions.len()]),
-            None => foreign(f.d),
-        }),
-        2 if b & 1 == 0 => Decision::SetPosition(foreign(f.d)),
-        2 => Decision::SetPosition(CHESS960.into()),
-        3 => Decision::Reinstate(u32::from(b) % (ply as u32 + 1)),
-        4 if b & 0x80 != 0 => Decision::Reinstate(u32::MAX),
-        4 => Decision::Reinstate(ply as u32 + 1 + u32::from(b % 4)),
-        5 => Decision::SetResult(RESULTS[usize::from(b) % 4].into()),
-        6 => Decision::SetResultWith(
-            RESULTS[usize::from(b) % 4].into(),
-            TERMINATIONS[usize::from(b >> 2) % 4].into(),
+        1 => (
+            "SetPosition",
+            json!([match game {
+                Some(g) => game_fen(&g.positions[usize::from(b) % g.positions.len()]),
+                None => foreign(f.d),
+            }]),
         ),
-        7 => Decision::SetTimeControl {
-            spec: TIME_CONTROLS[usize::from(b) % TIME_CONTROLS.len()].into(),
-            mode: if b & 0x80 != 0 {
-                ClockMode::Report
+        2 if b & 1 == 0 => ("SetPosition", json!([foreign(f.d)])),
+        2 => ("SetPosition", json!([CHESS960])),
+        3 => ("Reinstate", json!([u32::from(b) % (ply as u32 + 1)])),
+        4 if b & 0x80 != 0 => ("Reinstate", json!([u32::MAX])),
+        4 => ("Reinstate", json!([ply as u32 + 1 + u32::from(b % 4)])),
+        5 => ("SetResult", json!([RESULTS[usize::from(b) % 4]])),
+        6 => (
+            "SetResult",
+            json!([RESULTS[usize::from(b) % 4], TERMINATIONS[usize::from(b >> 2) % 4]]),
+        ),
+        7 => {
+            let spec = TIME_CONTROLS[usize::from(b) % TIME_CONTROLS.len()];
+            if b & 0x80 != 0 {
+                ("SetTimeControl", json!([spec, "report"]))
             } else {
-                ClockMode::Drive
-            },
-        },
+                ("SetTimeControl", json!([spec]))
+            }
+        }
         // Up to 10:37:30: the DGT 3000 shows at most 9:59:59.
-        8 => Decision::SetClock(i64::from(b) * 150_000, i64::from(f.d) * 150_000),
-        9 => Decision::AddTime(
-            if b & 1 == 0 { "white" } else { "black" }.into(),
-            i32::from(b as i8) * 10,
+        8 => (
+            "SetClock",
+            json!([i64::from(b) * 150_000, i64::from(f.d) * 150_000]),
         ),
-        10 => Decision::Undo { force: b & 1 != 0 },
+        9 => (
+            "AddTime",
+            json!([
+                if b & 1 == 0 { "white" } else { "black" },
+                i32::from(b as i8) * 10
+            ]),
+        ),
+        10 if b & 1 != 0 => ("Undo", json!([true])),
+        10 => ("Undo", json!([])),
         _ => {
             let (method, args) = not_taken(b);
             return Call {
@@ -111,24 +126,18 @@ pub(super) fn well_formed(f: &Frame, game: Option<&Game>) -> Call {
             };
         }
     };
+    let Value::Array(args) = args else {
+        unreachable!("the arguments are an array")
+    };
     Call {
-        method: decision.method().into(),
-        args: decision.args(),
+        method: method.into(),
+        args,
         by,
         malformed: false,
-        undo_after: flags & 0x10 != 0
-            && matches!(
-                decision,
-                Decision::Reinstate(_) | Decision::SetResult(_) | Decision::SetResultWith(..)
-            ),
-        set_up: flags & 0x20 != 0
-            && matches!(
-                decision,
-                Decision::NewGame(_)
-                    | Decision::SetPosition(_)
-                    | Decision::Reinstate(_)
-                    | Decision::Undo { .. }
-            ),
+        // A take-back or a result.
+        undo_after: flags & 0x10 != 0 && matches!(kind % 12, 3..=6),
+        // A new game, a position, a take-back, an undo.
+        set_up: flags & 0x20 != 0 && matches!(kind % 12, 0..=4 | 10),
     }
 }
 

@@ -280,11 +280,8 @@ impl Run {
         let shown = format!("step {}: {method} {}", self.step, view::args_text(&args));
         // As a door reads a call (the console, MQTT, a journal): its method and
         // JSON arguments into a decision, refused there when they do not fit.
-        let decided = match Decision::from_record(&method, &args) {
-            Ok(Some(d)) => self.live.decide(&d, call.by.clone(), self.t).map(|()| d),
-            Ok(None) => Err(Refused::InvalidArgument(format!("no method {method}"))),
-            Err(e) => Err(e),
-        };
+        let decided = Decision::from_call(&method, &args)
+            .and_then(|d| self.live.decide(&d, call.by.clone(), self.t).map(|()| d));
         match decided {
             Err(e) => {
                 let why = match e {

@@ -67,7 +67,7 @@ pub fn needs_force(decision: &Decision, game: &GameAtHand) -> Option<String> {
                 format!("of round {} ", game.round)
             }
         )),
-        Decision::SetResult(new) | Decision::SetResultWith(new, _) if over => Some(format!(
+        Decision::SetResult(new, _) if over => Some(format!(
             "{board}'s game is over already, {at_hand}: this changes its result to {new}"
         )),
         _ => None,
@@ -103,6 +103,7 @@ fn players(g: &GameAtHand) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::{ClockMs, FenPosition, GameResult, GivenTimeControl, Seconds, Side, TerminationWords};
 
     fn game(result: &'static str, plies: usize, next_in_same_round: bool) -> GameAtHand<'static> {
         GameAtHand {
@@ -124,12 +125,15 @@ mod tests {
         let decisions = [
             Decision::Reinstate(2),
             Decision::Reinstate(4),
-            Decision::SetPosition("8/8/8/8/8/8/8/K1k5 w - - 0 1".into()),
-            Decision::NewGame(String::new()),
-            Decision::SetResult("1-0".into()),
-            Decision::SetResultWith("1-0".into(), "time forfeit".into()),
-            Decision::SetClock(1000, 1000),
-            Decision::AddTime("white".into(), 60),
+            Decision::SetPosition(FenPosition::parse("8/8/8/8/8/8/8/K1k5 w - - 0 1").unwrap()),
+            Decision::NewGame(None),
+            Decision::SetResult(GameResult::WhiteWins, None),
+            Decision::SetResult(
+                GameResult::WhiteWins,
+                Some(TerminationWords::parse("time forfeit").unwrap()),
+            ),
+            Decision::SetClock(ClockMs::new(1000).unwrap(), ClockMs::new(1000).unwrap()),
+            Decision::AddTime(Side::White, Seconds::new(60).unwrap()),
             Decision::Undo { force: false },
             Decision::SetPlayers("A".into(), "B".into()),
             Decision::ShowText("HI".into(), 3),
@@ -146,8 +150,9 @@ mod tests {
                 let want = match (what, d) {
                     ("mated, same round", Decision::NewGame(_)) => true,
                     ("mated, next round set", Decision::NewGame(_)) => false,
-                    (w, Decision::Reinstate(_) | Decision::SetPosition(_) | Decision::SetResult(_))
-                    | (w, Decision::SetResultWith(..)) => w.starts_with("mated"),
+                    (w, Decision::Reinstate(_) | Decision::SetPosition(_) | Decision::SetResult(..)) => {
+                        w.starts_with("mated")
+                    }
                     ("under way", Decision::NewGame(_)) => true,
                     _ => false,
                 };
@@ -158,13 +163,13 @@ mod tests {
         // confirmed; before its first move, and under way (the core refuses
         // that one), the book says nothing.
         let tc = Decision::SetTimeControl {
-            spec: "90+30".into(),
+            spec: GivenTimeControl::parse("90+30").unwrap(),
             mode: crate::rules::ClockMode::Drive,
         };
         assert!(refused(&tc, &game("0-1", 4, true)).is_some());
         assert!(refused(&tc, &game("", 23, true)).is_none());
         assert!(refused(&tc, &game("", 0, true)).is_none());
-        assert!(refused(&Decision::NewGame(String::new()), &game("0-1", 4, true)).is_none());
+        assert!(refused(&Decision::NewGame(None), &game("0-1", 4, true)).is_none());
         assert_eq!(
             needs_force(&Decision::Reinstate(2), &game("0-1", 4, true)).as_deref(),
             Some(
@@ -172,7 +177,7 @@ mod tests {
             )
         );
         assert_eq!(
-            needs_force(&Decision::NewGame(String::new()), &game("1-0", 41, true)).as_deref(),
+            needs_force(&Decision::NewGame(None), &game("1-0", 41, true)).as_deref(),
             Some(
                 "board 3's game is over, 1-0 (41 plies, Ana - Bo): a new game of round 2 takes its place in the round's results (the game stays in the broadcast folder; `ctl round N` starts the next round instead)"
             )

@@ -197,10 +197,12 @@ pub enum EventKind {
     ClockButton {
         button: ClockButton,
     },
-    /// An arbiter's call was accepted (the sensor log's `arbiter` record).
+    /// An arbiter's call was accepted (the sensor log's `arbiter` record):
+    /// the decision itself; in JSON its `method` and `args`, as the record
+    /// holds them.
     Arbiter {
-        method: String,
-        args: Vec<serde_json::Value>,
+        #[serde(flatten)]
+        decision: super::Decision,
         /// Who decided (a user name), when known.
         #[serde(skip_serializing_if = "Option::is_none")]
         by: Option<String>,

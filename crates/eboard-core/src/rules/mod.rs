@@ -17,11 +17,13 @@
 //! touch-move), `record` (moves made, amended, taken back, completed),
 //! `irregular` (Art. 7), `clock` (reports, flags, the host's clock), `start` (game
 //! start and end, orientation), `resync` (line faults and inferred plies),
-//! `arbiter` (decisions). This file holds the state and routes the inputs.
+//! `decision` (an arbiter's decision as one value, its record), `arbiter` (what
+//! it does). This file holds the state and routes the inputs.
 
 mod arbiter;
 pub mod book;
 mod clock;
+mod decision;
 mod event;
 mod game;
 mod irregular;
@@ -37,7 +39,11 @@ mod values;
 
 use shakmaty::{Board, CastlingMode, Chess, Color, Piece, Position, Role, Square};
 
-pub use arbiter::{Decision, MAX_TERMINATION_CHARS, NOT_A_BOARDS, Refused, parse_start, termination_words};
+pub use arbiter::{NOT_A_BOARDS, Refused};
+pub use decision::{
+    ClockMs, Decision, FenPosition, GivenTimeControl, MAX_TERMINATION_CHARS, Seconds, TerminationWords,
+    parse_result, parse_side, parse_start, termination_words,
+};
 pub use event::{
     Config, Event, EventKind, FlagPolicy, IrregularKind, MAX_THRESHOLD_MS, Penalty, Profile, Side,
     UnknownName,
@@ -200,25 +206,15 @@ impl Core {
         Ok(())
     }
 
-    /// Arbiter: the game's result (`1-0`, `0-1`, `1/2-1/2`, `*`).
-    pub fn arbiter_result(&mut self, result: &str, t_us: u64) -> Result<(), Refused> {
-        self.arbiter_result_with(result, None, t_us)
-    }
-
     /// Arbiter: the game's result, and the words of its PGN `Termination` tag
     /// when given (else the tag says `arbiter`).
     pub fn arbiter_result_with(
         &mut self,
-        result: &str,
+        result: GameResult,
         words: Option<String>,
         t_us: u64,
     ) -> Result<(), Refused> {
         self.advance(t_us);
-        let Some(result) = GameResult::parse(result) else {
-            return Err(Refused::InvalidArgument(format!(
-                "`{result}` is not a result (1-0, 0-1, 1/2-1/2 or *)"
-            )));
-        };
         if self.game.is_none() {
             return Err(Refused::NoGame("no game under way".into()));
         }

@@ -74,7 +74,8 @@ impl Core {
             | Decision::SetTags(_)
             | Decision::SetPairing(..)
             | Decision::ShowText(..)
-            | Decision::SetLichessRound(..) => return,
+            | Decision::SetLichessRound(..)
+            | Decision::Unknown { .. } => return,
             Decision::NewGame(_) => Before::Not(NEW_GAME),
             Decision::SetPosition(_) if !same => Before::Not(NEW_GAME),
             Decision::SetTimeControl { .. } => Before::Not(TIME_CONTROL),
@@ -83,10 +84,7 @@ impl Core {
                 // Refused before it came here: no clock, no times.
                 _ => Before::Not("the clocks were not known: set them with `ctl set-clock`"),
             },
-            Decision::SetPosition(_)
-            | Decision::Reinstate(_)
-            | Decision::SetResult(_)
-            | Decision::SetResultWith(..) => match taken.game {
+            Decision::SetPosition(_) | Decision::Reinstate(_) | Decision::SetResult(..) => match taken.game {
                 Some(g) if same => Before::Record(Box::new(g)),
                 _ => Before::Not(NEW_GAME),
             },

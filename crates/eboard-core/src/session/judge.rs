@@ -1,7 +1,5 @@
 //! The judging half of a session: the rules core, taking board-level steps.
 
-use serde_json::Value;
-
 use crate::log::{Played, Step};
 use crate::protocol::ClockCommand;
 use crate::rules::{Core, Decision, Event, Game, Pinned, Refused, Settings};
@@ -31,8 +29,9 @@ impl Judge {
 
     /// One board-level step into the rules core: board events as they are, a
     /// `gap` record as a gap in the line, bytes the decoder had to skip as a
-    /// line fault, an `arbiter` record as the decision it holds (one that does
-    /// not apply, in a log written by hand, changes nothing), a `# settings:`
+    /// line fault, an `arbiter` record as the decision it holds
+    /// ([`Decision::from_record_texts`]; one that does not read or apply, in a
+    /// log written by hand, changes nothing), a `# settings:`
     /// line as the settings from there on (but for those pinned).
     pub fn step(&mut self, step: &Step) {
         let t = step.time.micros();
@@ -41,8 +40,8 @@ impl Judge {
             Played::Gap(_) => self.core.gap(t),
             Played::Skipped(_) => self.core.line_fault(t),
             Played::Arbiter(method, args, by) => {
-                if let Some(values) = arbiter_values(args) {
-                    let _ = self.arbiter_record(method, values, by.clone(), t);
+                if let Ok(d) = Decision::from_record_texts(method, args) {
+                    let _ = self.decide(&d, by.clone(), t);
                 }
             }
             // Checked to be a JSON object when read; settings the rules core
@@ -68,31 +67,13 @@ impl Judge {
     }
 
     /// An arbiter's decision applied at `t`, then reported as the `arbiter`
-    /// event its record gives. Refused, it changes nothing.
+    /// event, the decision itself. Refused, it changes nothing. Calls the
+    /// rules core does not take (the players, a text on the clock, a newer
+    /// daemon's) are events only.
     pub fn decide(&mut self, d: &Decision, by: Option<String>, t: u64) -> Result<(), Refused> {
         self.core.arbiter(d, t)?;
-        self.core.arbiter_call(d.method(), d.args(), by, t);
+        self.core.arbiter_call(d, by, t);
         Ok(())
-    }
-
-    /// An `arbiter` record applied: the decision it holds (if it is one), then
-    /// the call itself as an `arbiter` event. Calls the rules core does not
-    /// take (the players, a text on the clock) are events only.
-    fn arbiter_record(
-        &mut self,
-        method: &str,
-        args: Vec<Value>,
-        by: Option<String>,
-        t: u64,
-    ) -> Result<(), Refused> {
-        match Decision::from_record(method, &args)? {
-            Some(d) => self.decide(&d, by, t),
-            // A newer daemon's call: the record, as the event it is.
-            None => {
-                self.core.arbiter_call(method, args, by, t);
-                Ok(())
-            }
-        }
     }
 
     /// The rules core's deadlines up to `now_us` met ([`Core::advance`]).
@@ -134,10 +115,4 @@ impl Judge {
     pub fn take_game(&mut self) -> Option<Game> {
         self.core.take_game()
     }
-}
-
-/// An `arbiter` record's arguments as JSON values; `None` when one is not JSON
-/// (a hand-written log: the call does not apply).
-pub fn arbiter_values(args: &[String]) -> Option<Vec<Value>> {
-    args.iter().map(|a| serde_json::from_str(a).ok()).collect()
 }

@@ -31,7 +31,7 @@ mod header;
 mod judge;
 
 pub use header::{FromHeader, HeaderError, Start};
-pub use judge::{Judge, arbiter_values};
+pub use judge::Judge;
 
 use crate::board::BoardState;
 use crate::log::{LogError, Player, Record, Step};
@@ -114,7 +114,7 @@ impl Session {
 
     /// An arbiter's decision, from any door, applied at `t` exactly as `step`
     /// applies the `arbiter` record the journal writes of it
-    /// ([`Decision::method`], [`Decision::args`]). Refused, it changes
+    /// ([`Decision::record`]). Refused, it changes
     /// nothing: it is not to be journaled.
     pub fn decide(&mut self, decision: &Decision, by: Option<String>, t: u64) -> Result<(), Refused> {
         self.judge.decide(decision, by, t)

@@ -103,8 +103,8 @@ mod records {
         assert_eq!(a, b);
         assert!(
             a.iter().any(
-                |e| matches!(&e.kind, crate::rules::EventKind::Arbiter { method, by, .. }
-                if method == "Reinstate" && by.as_deref() == Some("ana"))
+                |e| matches!(&e.kind, crate::rules::EventKind::Arbiter { decision, by }
+                if *decision == Decision::Reinstate(1) && by.as_deref() == Some("ana"))
             ),
             "{a:?}"
         );
@@ -137,8 +137,7 @@ mod undo {
     /// A call as a door makes it: its method and JSON arguments read into a
     /// decision (refused there when they do not fit), then decided.
     fn call(s: &mut Session, method: &str, args: Vec<Value>, t_s: u64) -> Result<(), Refused> {
-        let d = crate::rules::Decision::from_record(method, &args)?
-            .ok_or_else(|| Refused::InvalidArgument(format!("no method {method}")))?;
+        let d = crate::rules::Decision::from_call(method, &args)?;
         s.decide(&d, None, t_s * 1_000_000)
     }
 
@@ -250,9 +249,7 @@ mod undo {
         ];
         for (i, (method, args)) in calls.into_iter().enumerate() {
             let t = (6 + i as u64) * 1_000_000;
-            let d = crate::rules::Decision::from_record(method, &args)
-                .unwrap()
-                .unwrap();
+            let d = crate::rules::Decision::from_call(method, &args).unwrap();
             live.decide(&d, None, t).unwrap();
             let record = Record {
                 time: crate::log::LogTime::from_micros(t),
@@ -274,7 +271,7 @@ mod undo {
 /// the game open).
 mod on_a_finished_game {
     use crate::log::parse_log;
-    use crate::rules::{Config, Core, Decision, GameResult};
+    use crate::rules::{Config, Core, Decision, FenPosition, GameResult};
     use crate::session::Session;
 
     /// Fool's mate, then the board left as the mate shows it.
@@ -304,7 +301,10 @@ mod on_a_finished_game {
         assert_eq!(g.result.map(|(r, _)| r), Some(GameResult::BlackWins));
         let fens: Vec<String> = g.positions.iter().map(crate::rules::game_fen).collect();
         for (k, fen) in fens.iter().enumerate() {
-            for d in [Decision::SetPosition(fen.clone()), Decision::Reinstate(k as u32)] {
+            for d in [
+                Decision::SetPosition(FenPosition::parse(fen).unwrap()),
+                Decision::Reinstate(k as u32),
+            ] {
                 let mut s = mated();
                 let t = 20_000_000;
                 s.decide(&d, None, t).unwrap();
@@ -333,7 +333,11 @@ mod on_a_finished_game {
     fn a_mate_keeps_its_result_and_a_mated_position_set_is_over() {
         for (r, taken) in [("*", false), ("1-0", false), ("1/2-1/2", false), ("0-1", true)] {
             let mut s = mated();
-            let got = s.decide(&Decision::SetResult(r.into()), None, 20_000_000);
+            let got = s.decide(
+                &Decision::SetResult(crate::rules::parse_result(r).unwrap(), None),
+                None,
+                20_000_000,
+            );
             assert_eq!(got.is_ok(), taken, "{r}: {got:?}");
             if let Err(e) = got {
                 assert!(e.to_string().contains("checkmate (5.1.1)"), "{e}");
@@ -343,7 +347,8 @@ mod on_a_finished_game {
         }
         // Black mated on the back rank, from outside the game.
         let fen = "R5k1/5ppp/8/8/8/8/8/6K1 b - - 0 1";
-        for d in [Decision::SetPosition(fen.into()), Decision::NewGame(fen.into())] {
+        let p = FenPosition::parse(fen).unwrap();
+        for d in [Decision::SetPosition(p.clone()), Decision::NewGame(Some(p))] {
             let mut s = mated();
             s.decide(&d, None, 20_000_000).unwrap();
             let g = s.core().game().unwrap();
@@ -357,9 +362,7 @@ mod on_a_finished_game {
 mod clock_figures {
     /// The decision a method and its JSON arguments hold.
     fn rec(method: &str, args: Vec<serde_json::Value>) -> crate::rules::Decision {
-        crate::rules::Decision::from_record(method, &args)
-            .unwrap()
-            .unwrap()
+        crate::rules::Decision::from_call(method, &args).unwrap()
     }
 
     use serde_json::Value;

@@ -232,25 +232,15 @@ impl Core {
     }
 
     /// Arbiter: adds `seconds` (negative: takes them) to a side.
-    pub fn arbiter_add_time(&mut self, side: &str, seconds: i32, t_us: u64) -> Result<(), Refused> {
+    pub fn arbiter_add_time(&mut self, side: Side, seconds: i32, t_us: u64) -> Result<(), Refused> {
         self.advance(t_us);
-        let color = match side {
-            "white" => Color::White,
-            "black" => Color::Black,
-            other => {
-                return Err(Refused::InvalidArgument(format!(
-                    "`{}`: the side is `white` or `black`",
-                    crate::text::clip_to(other, 20)
-                )));
-            }
-        };
         let (w, b) = self.times_now(t_us).ok_or_else(|| {
             Refused::NoGame("no clock report yet: the times to add to are not known".into())
         })?;
         let delta = i64::from(seconds) * 1000;
-        let (w, b) = match color {
-            Color::White => (w + delta, b),
-            Color::Black => (w, b + delta),
+        let (w, b) = match side {
+            Side::White => (w + delta, b),
+            Side::Black => (w, b + delta),
         };
         self.set_times(
             w.clamp(0, MAX_SHOWN_MS as i64),
