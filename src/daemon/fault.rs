@@ -32,8 +32,9 @@ pub const FAULT_VAR: &str = "EBOARD_BRIDGE_FAULT";
 /// - `withdraw`: a ply published (each sixth) is withdrawn from the game's
 ///   moves at the next publication without a move, then shown again;
 /// - `players`: resume drops the arbiter's `SetPlayers` (the journal keeps it);
-/// - `door`: D-Bus `NewGame` takes a new game without confirming (the rule
-///   book still refuses it at every other door).
+/// - `door`: a new game asked through D-Bus (`NewGame`, `Decide`, and so
+///   `ctl`) is taken without confirming; the console and MQTT still refuse it
+///   as the rule book says.
 pub const BREAKS: [&str; 4] = ["resolved", "withdraw", "players", "door"];
 
 #[cfg(debug_assertions)]

@@ -82,6 +82,11 @@ const RESTART_RECOVERY_MS: u64 = CUT_RECOVERY_MS + 2000;
 pub enum Action {
     /// SIGKILL, then a start again after `ms`.
     Kill { ms: u64 },
+    /// SIGKILL while a call is in flight (the players of board `board`
+    /// swapped through `ctl`, the kill 0-40 ms after it was sent), then a
+    /// start again after `ms`: accepted, it stands; refused or unanswered, the
+    /// arbiter reads D-Bus after the start to know whether it was taken.
+    KillInCall { board: usize, ms: u64 },
     /// SIGTERM (a clean stop), then a start again after `ms`.
     Term { ms: u64 },
     /// The line of board `board` (0-based) cut for `ms`.
@@ -109,6 +114,7 @@ impl Action {
     fn line(&self) -> String {
         match self {
             Action::Kill { ms } => format!("kill {ms}"),
+            Action::KillInCall { board, ms } => format!("kill-in-call {board} {ms}"),
             Action::Term { ms } => format!("term {ms}"),
             Action::Cut { board, ms } => format!("cut {board} {ms}"),
             Action::Reload { board } => format!("reload {board}"),
@@ -123,6 +129,10 @@ impl Action {
         let n = |i: usize| words.get(i).and_then(|w| w.parse::<u64>().ok());
         Some(match *words.first()? {
             "kill" => Action::Kill { ms: n(1)? },
+            "kill-in-call" => Action::KillInCall {
+                board: n(1)? as usize,
+                ms: n(2)?,
+            },
             "term" => Action::Term { ms: n(1)? },
             "cut" => Action::Cut {
                 board: n(1)? as usize,
@@ -166,7 +176,7 @@ impl Plan {
         let mut rng = Seeded::new(seed ^ 0x5eed_e7e7);
         let mut actions = Vec::new();
         let at = |rng: &mut Seeded| rng.range(500, real_ms.max(1000));
-        for _ in 0..rng.range(1, 2) {
+        for _ in 0..rng.range(0, 1) {
             let t = at(&mut rng);
             actions.push((
                 t,
@@ -175,6 +185,14 @@ impl Plan {
                 },
             ));
         }
+        let t = at(&mut rng);
+        actions.push((
+            t,
+            Action::KillInCall {
+                board: rng.range(0, boards as u64 - 1) as usize,
+                ms: rng.range(100, MAX_DOWN_MS),
+            },
+        ));
         let t = at(&mut rng);
         actions.push((
             t,
@@ -253,7 +271,7 @@ impl Plan {
                 }
                 keep
             }
-            Action::Kill { ms } | Action::Term { ms } => {
+            Action::Kill { ms } | Action::Term { ms } | Action::KillInCall { ms, .. } => {
                 let keep = line_back.iter().all(|back| *t >= *back);
                 if keep {
                     for back in &mut line_back {
@@ -329,7 +347,7 @@ async fn run_and_shrink(plan: Plan, figures: &mut Figures) -> Vec<String> {
     figures.decisions += outcome.decisions;
     for (_, a) in &plan.actions {
         match a {
-            Action::Kill { .. } | Action::Term { .. } => figures.restarts += 1,
+            Action::Kill { .. } | Action::Term { .. } | Action::KillInCall { .. } => figures.restarts += 1,
             Action::Cut { .. } => figures.cuts += 1,
             Action::Reload { .. } => figures.reloads += 1,
             _ => {}
@@ -425,7 +443,7 @@ fn a_line_is_cut_again_only_once_it_is_back() {
         for (t, a) in &plan.actions {
             let lines: Vec<usize> = match a {
                 Action::Cut { board, .. } => vec![*board],
-                Action::Kill { .. } | Action::Term { .. } => (0..4).collect(),
+                Action::Kill { .. } | Action::Term { .. } | Action::KillInCall { .. } => (0..4).collect(),
                 _ => continue,
             };
             for b in &lines {
@@ -435,7 +453,11 @@ fn a_line_is_cut_again_only_once_it_is_back() {
                     back[*b]
                 );
             }
-            let (Action::Cut { ms, .. } | Action::Kill { ms } | Action::Term { ms }) = a else {
+            let (Action::Cut { ms, .. }
+            | Action::Kill { ms }
+            | Action::Term { ms }
+            | Action::KillInCall { ms, .. }) = a
+            else {
                 continue;
             };
             let recovery = if matches!(a, Action::Cut { .. }) {

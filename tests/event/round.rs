@@ -386,6 +386,37 @@ pub async fn play(plan: &Plan) -> Outcome {
     for (at, action) in &plan.actions {
         tokio::time::sleep_until(started + Duration::from_millis(*at)).await;
         match action {
+            Action::KillInCall { board, ms } => {
+                let n = board + 1;
+                let (Some(w), Some(b)) = (
+                    property(&address, n, "White").await,
+                    property(&address, n, "Black").await,
+                ) else {
+                    continue;
+                };
+                let asked = now(&listener);
+                let call = {
+                    let (address, n, w, b) = (address.clone(), n.to_string(), w.clone(), b.clone());
+                    tokio::spawn(async move { ctl(&address, &["players", &n, &b, &w]).await })
+                };
+                let delay = (plan.seed.wrapping_mul(31) + *ms) % 41;
+                tokio::time::sleep(Duration::from_millis(delay)).await;
+                mark_stopped(&listener, plan.boards);
+                if let Some(running) = daemon.take() {
+                    running.kill();
+                }
+                tokio::time::sleep(Duration::from_millis(*ms)).await;
+                daemon = Some(start(&cfg, &devices, &address, by_serial).await);
+                mark_started(&listener, &address, plan.boards).await;
+                let ok = call.await.unwrap_or(false);
+                // Refused or unanswered: the arbiter looks whether it was taken.
+                let taken = ok || property(&address, n, "White").await.as_deref() == Some(b.as_str());
+                accept(*board, "SetPlayers", ok);
+                if taken {
+                    colours[*board].push((asked, Colours::Swapped));
+                }
+                println!("call in flight at the kill: `ctl players {n}` answered {ok}, taken {taken}");
+            }
             Action::Kill { ms } | Action::Term { ms } => {
                 mark_stopped(&listener, plan.boards);
                 if let Some(mut running) = daemon.take() {

@@ -17,7 +17,7 @@ impl BoardTask {
         let by = who.by.clone();
         let r = match self.by_the_book(&cmd) {
             (Some(why), _) => Err(Error::GameUnderWay(why)),
-            (None, Some(what)) if !who.force => Err(Error::NeedsForce(what)),
+            (None, Some(what)) if !who.force && !unconfirmed_door(&cmd, &who) => Err(Error::NeedsForce(what)),
             _ => self.apply(&cmd, t, Some(&who)).await,
         };
         match &r {
@@ -173,4 +173,12 @@ impl BoardTask {
 fn cmd_text(cmd: &Decision) -> String {
     let args: Vec<String> = cmd.args().iter().map(ToString::to_string).collect();
     format!("{} {}", cmd.method(), args.join(" "))
+}
+
+/// The deliberate defect `break:door` (debug builds' fault hook): a new game
+/// through D-Bus is taken unconfirmed; the console and MQTT still refuse it.
+fn unconfirmed_door(cmd: &Decision, who: &crate::api::Asker) -> bool {
+    crate::daemon::fault::broken("door")
+        && matches!(who.door, crate::api::history::Door::Bus)
+        && matches!(cmd, Decision::NewGame(..))
 }
