@@ -506,10 +506,16 @@ fn gaps() {
                         std::fs::write(&file, format!("# eboard-sensor-log 1\n# fen: {fen}\n{text}"))
                             .expect("write the kept log");
                     }
+                    // The plies around the gap, played and published, to read the case by.
+                    let truth = common::sans(&start, &moves);
+                    let around = s.saturating_sub(1)..(s + k + 2).min(moves.len());
+                    let ours = around.start.min(published.len())..around.end.min(published.len());
                     failures.push(format!(
-                        "{name}: gap of {k} after ply {s}: {} of {} plies, same game {same}, inferred {marks:?} (want {want_marks:?}), lost_track {lost}",
+                        "{name}: gap of {k} after ply {s}: {} of {} plies, same game {same}, inferred {marks:?} (want {want_marks:?}), lost_track {lost}; played {:?}, published {:?}",
                         published.len(),
-                        moves.len()
+                        moves.len(),
+                        &truth[around],
+                        &published[ours],
                     ));
                 }
             }

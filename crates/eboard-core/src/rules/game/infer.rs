@@ -386,9 +386,13 @@ impl<'a> Search<'a> {
             .iter()
             .filter(|(sq, p)| self.target.piece_at(*sq) != Some(*p))
             .fold(Bitboard::EMPTY, |b, (_, p)| b | now.by_piece(*p));
-        let differ = now.occupied() & (!same_squares(now, self.target) | put);
+        let unlike = !same_squares(now, self.target);
+        let differ = now.occupied() & (unlike | put);
         for m in pos.legal_moves() {
-            if !differ.contains(from_square(&m)) {
+            // A piece that stands where the board agrees moves only to capture
+            // a piece the board no longer shows there (it may come back: a trip
+            // the capture shows, see `unseen_trip`).
+            if !differ.contains(from_square(&m)) && !captured_square(&m).is_some_and(|sq| unlike.contains(sq)) {
                 continue;
             }
             let mut after = pos.clone();
@@ -407,14 +411,18 @@ impl<'a> Search<'a> {
     }
 
     /// A piece of the path ends on its first square, and the line did not show
-    /// such a piece put down on every other square of its trip.
+    /// such a piece put down on every other square of its trip, nor did the
+    /// piece capture on the way (the board shows the piece it took gone: the
+    /// trip is no tempo invented but the capture's, the way back a guess no
+    /// worse than an order of plies).
     fn unseen_trip(&self) -> bool {
-        trips(self.root, &self.path).any(|(home, visited)| {
+        trips(self.root, &self.path).any(|(home, visited, captured)| {
             let piece = self.root.piece_at(home);
-            !visited
-                .without(home)
-                .into_iter()
-                .all(|sq| self.placed.iter().any(|&(s, p)| s == sq && Some(p) == piece))
+            !captured
+                && !visited
+                    .without(home)
+                    .into_iter()
+                    .all(|sq| self.placed.iter().any(|&(s, p)| s == sq && Some(p) == piece))
         })
     }
 }
@@ -440,6 +448,15 @@ fn in_the_air(pos: &Chess, board: &Board) -> bool {
         .legal_moves()
         .iter()
         .any(|m| (missing & !matching::lifted_by(m)).is_empty())
+}
+
+/// The square of the piece a move captures (the pawn passed, en passant).
+fn captured_square(m: &Move) -> Option<Square> {
+    match *m {
+        Move::EnPassant { from, to } => Some(Square::from_coords(to.file(), from.rank())),
+        Move::Normal { to, capture: Some(_), .. } => Some(to),
+        _ => None,
+    }
 }
 
 /// The square a move's piece leaves (the king's, for castling).
@@ -555,8 +572,8 @@ pub fn round_trip(root: &Board, path: &[Move]) -> bool {
 
 /// The pieces that moved in `path` from `root` and stand on their first square at
 /// the end: (that square, the squares the piece stood on after it left, its first
-/// one included).
-fn trips(root: &Board, path: &[Move]) -> impl Iterator<Item = (Square, Bitboard)> {
+/// one included, whether it captured on the way).
+fn trips(root: &Board, path: &[Move]) -> impl Iterator<Item = (Square, Bitboard, bool)> {
     // who[sq]: the root square of the piece standing on sq now (NONE: empty).
     const NONE: u8 = 64;
     let mut who = [NONE; 64];
@@ -565,6 +582,7 @@ fn trips(root: &Board, path: &[Move]) -> impl Iterator<Item = (Square, Bitboard)
     }
     let mut visited = [Bitboard::EMPTY; 64];
     let mut moved = 0u64;
+    let mut captured = 0u64;
     for m in path {
         // (from, to) steps of the pieces that move, and a square emptied by capture.
         let (steps, emptied): ([Option<(Square, Square)>; 2], Option<Square>) = match *m {
@@ -581,8 +599,11 @@ fn trips(root: &Board, path: &[Move]) -> impl Iterator<Item = (Square, Bitboard)
             Move::Normal { from, to, .. } => ([Some((from, to)), None], None),
             Move::Put { .. } => ([None, None], None),
         };
-        if let Some(sq) = emptied {
+        if let Some(sq) = emptied.or(captured_square(m)) {
             who[sq as usize] = NONE;
+            if let Some(id) = steps[0].map(|(from, _)| who[from as usize]).filter(|id| *id != NONE) {
+                captured |= 1 << id;
+            }
         }
         // Lift every moving piece first (castling squares may overlap in Chess960).
         let ids: Vec<(u8, Square)> = steps
@@ -605,7 +626,7 @@ fn trips(root: &Board, path: &[Move]) -> impl Iterator<Item = (Square, Bitboard)
     Square::ALL.into_iter().filter_map(move |sq| {
         let id = who[sq as usize];
         (id != NONE && moved & (1 << id) != 0 && usize::from(id) == sq as usize)
-            .then(|| (sq, visited[sq as usize]))
+            .then(|| (sq, visited[sq as usize], captured & (1 << id) != 0))
     })
 }
 

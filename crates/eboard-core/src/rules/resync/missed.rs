@@ -79,6 +79,7 @@ impl Core {
                     },
                 };
                 if let Some((base, path)) = found {
+                    let path = self.turn_by_sequel(base, path, &anchor, &board, upto);
                     self.commit_found(base, path, t);
                     self.evaluate(t);
                     return;
@@ -94,6 +95,51 @@ impl Core {
             }
             Found::Displaced(path) => self.note_slip(&board, path),
             Found::Nothing => {}
+        }
+    }
+
+    /// The plies from ply `base` that end on the dump after a gap (`anchor`),
+    /// `path` the fewest: the board the game went on to since (`board`) says
+    /// whose turn it was on the dump. The board alone leaves it open where
+    /// plies of the other parity also end on it (a piece that moved twice
+    /// where one move reaches, Bc4 and Bxb5 for Bxb5): when the board now
+    /// cannot follow from the fewest plies (one or two plies on, or a move
+    /// under way) and follows from the other parity's, those are the plies.
+    fn turn_by_sequel(
+        &self,
+        base: usize,
+        path: Vec<Move>,
+        anchor: &Board,
+        board: &Board,
+        upto: Option<(usize, usize)>,
+    ) -> Vec<Move> {
+        let Some(game) = self.game.as_ref() else { return path };
+        let Some(from) = game.positions.get(base) else { return path };
+        let mut seen = seen_in(&self.line.resync);
+        if let Some((lifts, puts)) = upto {
+            seen.lifts = &seen.lifts[..lifts.min(seen.lifts.len())];
+            seen.placed = &seen.placed[..puts.min(seen.placed.len())];
+        }
+        let end_of = |plies: &[Move]| {
+            let mut pos = from.clone();
+            for mv in plies {
+                pos.play_unchecked(*mv);
+            }
+            pos
+        };
+        let follows = |end: &Chess| {
+            end.board() == board
+                || matches!(
+                    game::infer_path(end, board, SHORT_PLIES, OPEN_BUDGET, game::Seen::default(), true),
+                    game::Inferred::Path(_) | game::Inferred::UnderWay(_)
+                )
+        };
+        if follows(&end_of(&path)) {
+            return path;
+        }
+        match game::other_parity(from, anchor, path.len(), game::MAX_INFERRED_PLIES, OPEN_BUDGET, seen) {
+            Some(other) if follows(&end_of(&other)) => other,
+            _ => path,
         }
     }
 
