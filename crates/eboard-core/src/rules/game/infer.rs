@@ -10,7 +10,7 @@ pub const MAX_INFERRED_PLIES: usize = 6;
 
 /// How many positions one inference may visit before it gives up (a board no
 /// sequence reaches costs this much; one that a sequence reaches, far less).
-pub const INFER_BUDGET: u32 = 60_000;
+pub const INFER_BUDGET: u32 = 250_000;
 
 /// What an inference found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -387,7 +387,7 @@ impl<'a> Search<'a> {
             .filter(|(sq, p)| self.target.piece_at(*sq) != Some(*p))
             .fold(Bitboard::EMPTY, |b, (_, p)| b | now.by_piece(*p));
         let unlike = !same_squares(now, self.target);
-        let differ = now.occupied() & (unlike | put);
+        let differ = now.occupied() & (unlike | put) | replaceable(now, unlike);
         for m in pos.legal_moves() {
             // A piece that stands where the board agrees moves only to capture
             // a piece the board no longer shows there (it may come back: a trip
@@ -448,6 +448,27 @@ fn in_the_air(pos: &Chess, board: &Board) -> bool {
         .legal_moves()
         .iter()
         .any(|m| (missing & !matching::lifted_by(m)).is_empty())
+}
+
+/// Pieces standing where the board agrees that a piece just like them, standing
+/// where it does not, may replace (a rook that leaves a1 for a3 and the other
+/// rook that comes to a1; the pawn c6 pushed and c7's taking its place): on
+/// the same file for a pawn, anywhere for an officer.
+fn replaceable(now: &Board, unlike: Bitboard) -> Bitboard {
+    let mut spare = Bitboard::EMPTY;
+    for sq in now.occupied() & unlike {
+        let Some(p) = now.piece_at(sq) else { continue };
+        if p.role == Role::King {
+            continue;
+        }
+        let like = now.by_piece(p) & !unlike;
+        spare |= if p.role == Role::Pawn {
+            like & Bitboard::from_file(sq.file())
+        } else {
+            like
+        };
+    }
+    spare
 }
 
 /// The square of the piece a move captures (the pawn passed, en passant).
