@@ -510,8 +510,21 @@ fn gaps() {
                     let truth = common::sans(&start, &moves);
                     let around = s.saturating_sub(1)..(s + k + 2).min(moves.len());
                     let ours = around.start.min(published.len())..around.end.min(published.len());
+                    let mut before = start.clone();
+                    for m in &moves[..s] {
+                        before.play_unchecked(*m);
+                    }
+                    let trip = eboard_bridge::rules::round_trip(before.board(), &moves[s..s + k]);
+                    if std::env::var("CLASSES_FEN").is_ok() {
+                        let mut after = before.clone();
+                        for m in &moves[s..s + k] {
+                            after.play_unchecked(*m);
+                        }
+                        let fen = |p: &Chess| shakmaty::fen::Fen::from_position(p, shakmaty::EnPassantMode::Legal);
+                        eprintln!("FEN {name} {s} {k}|{}|{}", fen(&before), fen(&after));
+                    }
                     failures.push(format!(
-                        "{name}: gap of {k} after ply {s}: {} of {} plies, same game {same}, inferred {marks:?} (want {want_marks:?}), lost_track {lost}; played {:?}, published {:?}",
+                        "{name}: gap of {k} after ply {s}: {} of {} plies, same game {same}, inferred {marks:?} (want {want_marks:?}), lost_track {lost}, a trip in the gap {trip}; played {:?}, published {:?}",
                         published.len(),
                         moves.len(),
                         &truth[around],
