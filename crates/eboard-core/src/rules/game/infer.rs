@@ -136,6 +136,19 @@ pub fn other_parity(
     None
 }
 
+/// The orders of exactly `len` plies from `pos` that end on `board` (at most
+/// 24 of them, as [`infer_path`] compares): the board alone cannot tell them
+/// apart, what the game did next may (an en passant capture shows which pawn
+/// stepped last). Empty when the search stopped at its budget.
+pub fn orders(pos: &Chess, board: &Board, len: usize, budget: u32, seen: Seen<'_>) -> Vec<Vec<Move>> {
+    let mut search = Search::new(board, pos, seen.placed, budget, len);
+    if !search.run(pos, len) {
+        return Vec::new();
+    }
+    search.found.retain(|p| p.len() == len);
+    search.found
+}
+
 /// The fewest plies, at most `max_plies`, from `pos` to a position that
 /// `board` is a move under way from (one or two pieces in the hand that one
 /// legal move lifts): a board that plies reach exactly may also be that, a
@@ -311,7 +324,24 @@ struct Search<'a> {
     /// Positions the board is an illegal placement from are looked for (see
     /// [`displaced_path`]), and the fewest plies to one kept as `air_len`.
     displaced: bool,
+    /// The moves of the path from squares the board agrees on (see
+    /// [`Search::run`]): captures (`CAPTURED`), or one piece a piece like it
+    /// replaces (`REPLACED`).
+    relaxed: u8,
+    /// The squares those captures were made from: each such piece must end
+    /// the path back there (a trip the capture shows), but for the only one
+    /// (a piece like it then stands there: a rook that takes on d1 and is
+    /// taken, the other rook brought to its square). Two, one of them away,
+    /// explained a bishop held in the hand as a knight sent from e3 to die
+    /// on g4, the other brought to e3, and a bishop out to g4 and back
+    /// (fault campaign, cuts, seed 11).
+    capturers: Vec<Square>,
 }
+
+/// A piece moved from a square the board agrees on to capture (see [`Search::run`]).
+const CAPTURED: u8 = 1;
+/// A piece moved from a square the board agrees on, a piece like it to take its place.
+const REPLACED: u8 = 2;
 
 impl<'a> Search<'a> {
     /// A search from `pos` for `target`, of at most `left` positions and
@@ -336,6 +366,8 @@ impl<'a> Search<'a> {
             parity: None,
             set_down: false,
             displaced: false,
+            relaxed: 0,
+            capturers: Vec::new(),
         }
     }
 
@@ -347,7 +379,10 @@ impl<'a> Search<'a> {
         }
         self.left -= 1;
         if !self.path.is_empty() && pos.board() == self.target {
-            if !self.displaced && !self.unseen_trip() && self.parity.is_none_or(|p| self.path.len() % 2 == p)
+            if !self.displaced
+                && !self.unseen_trip()
+                && self.capturers_home()
+                && self.parity.is_none_or(|p| self.path.len() % 2 == p)
             {
                 self.found.push(self.path.clone());
             }
@@ -387,18 +422,43 @@ impl<'a> Search<'a> {
             .filter(|(sq, p)| self.target.piece_at(*sq) != Some(*p))
             .fold(Bitboard::EMPTY, |b, (_, p)| b | now.by_piece(*p));
         let unlike = !same_squares(now, self.target);
-        let differ = now.occupied() & (unlike | put) | replaceable(now, unlike);
+        let differ = now.occupied() & (unlike | put);
+        // Besides, a piece standing where the board agrees moves to capture a
+        // piece the board no longer shows there (it may come back: a trip the
+        // capture shows, see `unseen_trip`), or, once a path and in a path
+        // with no such capture, when a piece just like it may take its place.
+        // Both in one path would explain a piece held in the hand by plies
+        // that swap knights and send a bishop out and back to take one (fault
+        // campaign, cuts, seed 11).
+        let spare = if self.relaxed == 0 {
+            replaceable(now, unlike)
+        } else {
+            Bitboard::EMPTY
+        };
         for m in pos.legal_moves() {
-            // A piece that stands where the board agrees moves only to capture
-            // a piece the board no longer shows there (it may come back: a trip
-            // the capture shows, see `unseen_trip`).
-            if !differ.contains(from_square(&m)) && !captured_square(&m).is_some_and(|sq| unlike.contains(sq)) {
+            let from = from_square(&m);
+            let relaxed = if differ.contains(from) {
+                0
+            } else if captured_square(&m).is_some_and(|sq| unlike.contains(sq)) && self.relaxed & REPLACED == 0 {
+                CAPTURED
+            } else if spare.contains(from) {
+                REPLACED
+            } else {
                 continue;
-            }
+            };
             let mut after = pos.clone();
             after.play_unchecked(m);
             self.path.push(m);
+            let before = self.relaxed;
+            self.relaxed |= relaxed;
+            if relaxed == CAPTURED {
+                self.capturers.push(from);
+            }
             let complete = self.run(&after, limit);
+            if relaxed == CAPTURED {
+                self.capturers.pop();
+            }
+            self.relaxed = before;
             self.path.pop();
             if !complete {
                 return false;
@@ -408,6 +468,19 @@ impl<'a> Search<'a> {
             }
         }
         true
+    }
+
+    /// The pieces the path moved from a square the board agrees on to
+    /// capture (see [`Search::capturers`]) stand on their first square again,
+    /// but for one when it is the only one (taken, or gone on: a piece like it
+    /// stands there now, as for a piece replaced).
+    fn capturers_home(&self) -> bool {
+        let away = self
+            .capturers
+            .iter()
+            .filter(|sq| !trips(self.root, &self.path).any(|(home, _, _)| home == **sq))
+            .count();
+        away == 0 || self.capturers.len() == 1
     }
 
     /// A piece of the path ends on its first square, and the line did not show

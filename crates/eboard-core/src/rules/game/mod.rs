@@ -16,7 +16,7 @@ mod infer;
 
 pub use infer::{
     INFER_BUDGET, Inferred, MAX_INFERRED_PLIES, Seen, displaced_path, illegal_placement, infer_path,
-    other_parity, round_trip, set_down_path, under_way_path,
+    orders, other_parity, round_trip, set_down_path, under_way_path,
 };
 
 /// A move in the record.

@@ -212,6 +212,12 @@ impl Core {
         if follows(&end_of(&path)) {
             return path;
         }
+        // Another order of as many plies (the pawn that stepped last, which
+        // an en passant capture after it shows), then the other parity.
+        let orders = game::orders(from, anchor, path.len(), OPEN_BUDGET, seen);
+        if let Some(order) = orders.into_iter().find(|o| follows(&end_of(o))) {
+            return order;
+        }
         match game::other_parity(from, anchor, path.len(), game::MAX_INFERRED_PLIES, OPEN_BUDGET, seen) {
             Some(other) if follows(&end_of(&other)) => other,
             _ => path,
