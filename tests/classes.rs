@@ -543,7 +543,8 @@ fn gaps() {
                         for m in &moves[s..s + k] {
                             after.play_unchecked(*m);
                         }
-                        let fen = |p: &Chess| shakmaty::fen::Fen::from_position(p, shakmaty::EnPassantMode::Legal);
+                        let fen =
+                            |p: &Chess| shakmaty::fen::Fen::from_position(p, shakmaty::EnPassantMode::Legal);
                         eprintln!("FEN {name} {s} {k}|{}|{}", fen(&before), fen(&after));
                     }
                     failures.push(format!(

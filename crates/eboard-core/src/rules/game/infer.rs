@@ -39,7 +39,8 @@ pub struct Seen<'a> {
 /// Sequences of 1 to `max_plies` legal moves from `pos` that end on `board`, for a
 /// board seen again after the line could have missed changes. Never a sequence
 /// in which a piece that moved ends on the square it started from (that is an
-/// irregularity seen, not a round trip to invent), unless the line showed such a
+/// irregularity seen, not a round trip to invent), unless it captured on the way
+/// (the board shows the piece it took gone), or the line showed such a
 /// piece put down on every square of its trip away from its own (`seen.placed`):
 /// then the trip is what the board showed, bytes of it lost. (Its return home
 /// need not have been seen: a placement on a square the sensor board, behind
@@ -47,7 +48,10 @@ pub struct Seen<'a> {
 ///
 /// Iterative deepening with a lower bound on the plies still needed; only pieces
 /// on squares that differ from the board are moved, and pieces like one seen put
-/// down where the board no longer shows it. `budget` bounds the positions visited.
+/// down where the board no longer shows it; besides, captures by pieces on squares
+/// the board agrees on (a trip the capture shows is no unseen trip) and one piece
+/// a piece like it may replace (see `Search::run`). `budget` bounds the positions
+/// visited.
 ///
 /// When several orders of the fewest plies reach the board, the one whose moves
 /// best follow `seen.lifts` (squares pieces were seen lifted from meanwhile, in
@@ -439,7 +443,9 @@ impl<'a> Search<'a> {
             let from = from_square(&m);
             let relaxed = if differ.contains(from) {
                 0
-            } else if captured_square(&m).is_some_and(|sq| unlike.contains(sq)) && self.relaxed & REPLACED == 0 {
+            } else if captured_square(&m).is_some_and(|sq| unlike.contains(sq))
+                && self.relaxed & REPLACED == 0
+            {
                 CAPTURED
             } else if spare.contains(from) {
                 REPLACED
@@ -548,7 +554,9 @@ fn replaceable(now: &Board, unlike: Bitboard) -> Bitboard {
 fn captured_square(m: &Move) -> Option<Square> {
     match *m {
         Move::EnPassant { from, to } => Some(Square::from_coords(to.file(), from.rank())),
-        Move::Normal { to, capture: Some(_), .. } => Some(to),
+        Move::Normal {
+            to, capture: Some(_), ..
+        } => Some(to),
         _ => None,
     }
 }
@@ -695,7 +703,10 @@ fn trips(root: &Board, path: &[Move]) -> impl Iterator<Item = (Square, Bitboard,
         };
         if let Some(sq) = emptied.or(captured_square(m)) {
             who[sq as usize] = NONE;
-            if let Some(id) = steps[0].map(|(from, _)| who[from as usize]).filter(|id| *id != NONE) {
+            if let Some(id) = steps[0]
+                .map(|(from, _)| who[from as usize])
+                .filter(|id| *id != NONE)
+            {
                 captured |= 1 << id;
             }
         }

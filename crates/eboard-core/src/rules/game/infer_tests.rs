@@ -265,7 +265,14 @@ fn a_piece_replaced_by_one_like_it_is_found() {
 fn six_plies_of_captures_on_one_square_are_within_the_budget() {
     let from = pos("r1bqkbnr/pp1npppp/2p5/8/3PN3/5N2/PPP2PPP/R1BQKB1R b KQkq - 2 5");
     let to = pos("r2qkb1r/pp2pppp/2p2n2/5b2/2BP4/5N2/PPP1QPPP/R1B1K2R b KQkq - 3 8");
-    let r = infer_path(&from, to.board(), MAX_INFERRED_PLIES, 60_000, Seen::default(), false);
+    let r = infer_path(
+        &from,
+        to.board(),
+        MAX_INFERRED_PLIES,
+        60_000,
+        Seen::default(),
+        false,
+    );
     assert_eq!(r, Inferred::GaveUp);
     let r = infer_path(
         &from,

@@ -82,7 +82,9 @@ impl Core {
             // The dump still stands, and plies of the other parity end on it
             // too: the board the game goes on to says which (`turn_by_sequel`),
             // or, once it has stood for the irregularity threshold, the fewest.
-            Found::Path(base, path) if kept && next == Search::Long && self.turn_open(base, &path, &board) => {
+            Found::Path(base, path)
+                if kept && next == Search::Long && self.turn_open(base, &path, &board) =>
+            {
                 Found::Nothing
             }
             found => found,
@@ -132,8 +134,12 @@ impl Core {
             return false;
         }
         let ply = self.game.as_ref().map_or(0, Game::ply);
-        let Some(r) = self.line.resync.as_ref() else { return false };
-        let Some((anchor, at)) = r.anchor.clone() else { return false };
+        let Some(r) = self.line.resync.as_ref() else {
+            return false;
+        };
+        let Some((anchor, at)) = r.anchor.clone() else {
+            return false;
+        };
         if at != ply
             || &anchor == board
             || r.slip.as_ref().is_some_and(|s| s.board == anchor)
@@ -188,8 +194,12 @@ impl Core {
         board: &Board,
         upto: Option<(usize, usize)>,
     ) -> Vec<Move> {
-        let Some(game) = self.game.as_ref() else { return path };
-        let Some(from) = game.positions.get(base) else { return path };
+        let Some(game) = self.game.as_ref() else {
+            return path;
+        };
+        let Some(from) = game.positions.get(base) else {
+            return path;
+        };
         let mut seen = seen_in(&self.line.resync);
         if let Some((lifts, puts)) = upto {
             seen.lifts = &seen.lifts[..lifts.min(seen.lifts.len())];
@@ -218,7 +228,14 @@ impl Core {
         if let Some(order) = orders.into_iter().find(|o| follows(&end_of(o))) {
             return order;
         }
-        match game::other_parity(from, anchor, path.len(), game::MAX_INFERRED_PLIES, OPEN_BUDGET, seen) {
+        match game::other_parity(
+            from,
+            anchor,
+            path.len(),
+            game::MAX_INFERRED_PLIES,
+            OPEN_BUDGET,
+            seen,
+        ) {
             Some(other) if follows(&end_of(&other)) => other,
             _ => path,
         }
