@@ -22,7 +22,9 @@
 //!
 //! `cargo test --test classes` runs a sample; `CLASSES=full cargo test
 //! --release --test classes` runs every case (figures in
-//! `docs/RELIABILITY.md`).
+//! `docs/RELIABILITY.md`). `CLASSES_KEEP=DIR` writes each failing case's log
+//! there; `CLASSES_FEN=1` prints each failing gap's positions before and
+//! after its plies.
 
 mod common;
 

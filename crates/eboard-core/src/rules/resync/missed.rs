@@ -173,7 +173,7 @@ impl Core {
                 board,
                 path.len(),
                 game::MAX_INFERRED_PLIES,
-                OPEN_BUDGET,
+                game::INFER_BUDGET,
                 seen_in(&self.line.resync),
             )
             .is_some()
@@ -233,7 +233,7 @@ impl Core {
             anchor,
             path.len(),
             game::MAX_INFERRED_PLIES,
-            OPEN_BUDGET,
+            game::INFER_BUDGET,
             seen,
         ) {
             Some(other) if follows(&end_of(&other)) => other,
