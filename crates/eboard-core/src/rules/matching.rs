@@ -353,7 +353,9 @@ impl Core {
         if let Some(r) = &mut self.line.resync {
             r.search = Search::No;
         }
-        let Some(game) = &self.game else { return };
+        if self.game.is_none() {
+            return;
+        }
         if let Some((result, _)) = kings_result(&board) {
             // Never a move: drop a king step onto the centre that is not completed.
             self.under_way.tentative = None;
@@ -367,6 +369,10 @@ impl Core {
             self.end_game(t, result, Termination::ResultKings);
             return;
         }
+        if self.settle_anchor(&board, t) {
+            return;
+        }
+        let Some(game) = &self.game else { return };
         let n = game.ply();
         let h = self.real_hash();
         // Across a gap, what the board shows was not seen being played, unless

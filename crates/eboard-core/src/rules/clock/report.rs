@@ -18,6 +18,9 @@ impl Core {
         self.clk.seen = true;
         self.clk.lever_before = self.clk.status.map(|c| c.right_lever_high);
         self.clk.status = Some(*status);
+        if let Some(r) = self.line.resync.as_mut().filter(|r| !r.gated) {
+            r.clock_fresh = true;
+        }
         self.clock_times(status, t);
         if let Some(u) = &mut self.clk.unconfirmed_press {
             if status.right_lever_high != u.right_lever_high {

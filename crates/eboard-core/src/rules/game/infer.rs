@@ -10,7 +10,7 @@ pub const MAX_INFERRED_PLIES: usize = 6;
 
 /// How many positions one inference may visit before it gives up (a board no
 /// sequence reaches costs this much; one that a sequence reaches, far less).
-pub const INFER_BUDGET: u32 = 60_000;
+pub const INFER_BUDGET: u32 = 250_000;
 
 /// What an inference found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,7 +39,8 @@ pub struct Seen<'a> {
 /// Sequences of 1 to `max_plies` legal moves from `pos` that end on `board`, for a
 /// board seen again after the line could have missed changes. Never a sequence
 /// in which a piece that moved ends on the square it started from (that is an
-/// irregularity seen, not a round trip to invent), unless the line showed such a
+/// irregularity seen, not a round trip to invent), unless it captured on the way
+/// (the board shows the piece it took gone), or the line showed such a
 /// piece put down on every square of its trip away from its own (`seen.placed`):
 /// then the trip is what the board showed, bytes of it lost. (Its return home
 /// need not have been seen: a placement on a square the sensor board, behind
@@ -47,7 +48,10 @@ pub struct Seen<'a> {
 ///
 /// Iterative deepening with a lower bound on the plies still needed; only pieces
 /// on squares that differ from the board are moved, and pieces like one seen put
-/// down where the board no longer shows it. `budget` bounds the positions visited.
+/// down where the board no longer shows it; besides, captures by pieces on squares
+/// the board agrees on (a trip the capture shows is no unseen trip) and one piece
+/// a piece like it may replace (see `Search::run`). `budget` bounds the positions
+/// visited.
 ///
 /// When several orders of the fewest plies reach the board, the one whose moves
 /// best follow `seen.lifts` (squares pieces were seen lifted from meanwhile, in
@@ -134,6 +138,19 @@ pub fn other_parity(
         limit += 2;
     }
     None
+}
+
+/// The orders of exactly `len` plies from `pos` that end on `board` (at most
+/// 24 of them, as [`infer_path`] compares): the board alone cannot tell them
+/// apart, what the game did next may (an en passant capture shows which pawn
+/// stepped last). Empty when the search stopped at its budget.
+pub fn orders(pos: &Chess, board: &Board, len: usize, budget: u32, seen: Seen<'_>) -> Vec<Vec<Move>> {
+    let mut search = Search::new(board, pos, seen.placed, budget, len);
+    if !search.run(pos, len) {
+        return Vec::new();
+    }
+    search.found.retain(|p| p.len() == len);
+    search.found
 }
 
 /// The fewest plies, at most `max_plies`, from `pos` to a position that
@@ -311,7 +328,24 @@ struct Search<'a> {
     /// Positions the board is an illegal placement from are looked for (see
     /// [`displaced_path`]), and the fewest plies to one kept as `air_len`.
     displaced: bool,
+    /// The moves of the path from squares the board agrees on (see
+    /// [`Search::run`]): captures (`CAPTURED`), or one piece a piece like it
+    /// replaces (`REPLACED`).
+    relaxed: u8,
+    /// The squares those captures were made from: each such piece must end
+    /// the path back there (a trip the capture shows), but for the only one
+    /// (a piece like it then stands there: a rook that takes on d1 and is
+    /// taken, the other rook brought to its square). Two, one of them away,
+    /// explained a bishop held in the hand as a knight sent from e3 to die
+    /// on g4, the other brought to e3, and a bishop out to g4 and back
+    /// (fault campaign, cuts, seed 11).
+    capturers: Vec<Square>,
 }
+
+/// A piece moved from a square the board agrees on to capture (see [`Search::run`]).
+const CAPTURED: u8 = 1;
+/// A piece moved from a square the board agrees on, a piece like it to take its place.
+const REPLACED: u8 = 2;
 
 impl<'a> Search<'a> {
     /// A search from `pos` for `target`, of at most `left` positions and
@@ -336,6 +370,8 @@ impl<'a> Search<'a> {
             parity: None,
             set_down: false,
             displaced: false,
+            relaxed: 0,
+            capturers: Vec::new(),
         }
     }
 
@@ -347,7 +383,10 @@ impl<'a> Search<'a> {
         }
         self.left -= 1;
         if !self.path.is_empty() && pos.board() == self.target {
-            if !self.displaced && !self.unseen_trip() && self.parity.is_none_or(|p| self.path.len() % 2 == p)
+            if !self.displaced
+                && !self.unseen_trip()
+                && self.capturers_home()
+                && self.parity.is_none_or(|p| self.path.len() % 2 == p)
             {
                 self.found.push(self.path.clone());
             }
@@ -386,15 +425,46 @@ impl<'a> Search<'a> {
             .iter()
             .filter(|(sq, p)| self.target.piece_at(*sq) != Some(*p))
             .fold(Bitboard::EMPTY, |b, (_, p)| b | now.by_piece(*p));
-        let differ = now.occupied() & (!same_squares(now, self.target) | put);
+        let unlike = !same_squares(now, self.target);
+        let differ = now.occupied() & (unlike | put);
+        // Besides, a piece standing where the board agrees moves to capture a
+        // piece the board no longer shows there (it may come back: a trip the
+        // capture shows, see `unseen_trip`), or, once a path and in a path
+        // with no such capture, when a piece just like it may take its place.
+        // Both in one path would explain a piece held in the hand by plies
+        // that swap knights and send a bishop out and back to take one (fault
+        // campaign, cuts, seed 11).
+        let spare = if self.relaxed == 0 {
+            replaceable(now, unlike)
+        } else {
+            Bitboard::EMPTY
+        };
         for m in pos.legal_moves() {
-            if !differ.contains(from_square(&m)) {
+            let from = from_square(&m);
+            let relaxed = if differ.contains(from) {
+                0
+            } else if captured_square(&m).is_some_and(|sq| unlike.contains(sq))
+                && self.relaxed & REPLACED == 0
+            {
+                CAPTURED
+            } else if spare.contains(from) {
+                REPLACED
+            } else {
                 continue;
-            }
+            };
             let mut after = pos.clone();
             after.play_unchecked(m);
             self.path.push(m);
+            let before = self.relaxed;
+            self.relaxed |= relaxed;
+            if relaxed == CAPTURED {
+                self.capturers.push(from);
+            }
             let complete = self.run(&after, limit);
+            if relaxed == CAPTURED {
+                self.capturers.pop();
+            }
+            self.relaxed = before;
             self.path.pop();
             if !complete {
                 return false;
@@ -406,15 +476,32 @@ impl<'a> Search<'a> {
         true
     }
 
+    /// The pieces the path moved from a square the board agrees on to
+    /// capture (see [`Search::capturers`]) stand on their first square again,
+    /// but for one when it is the only one (taken, or gone on: a piece like it
+    /// stands there now, as for a piece replaced).
+    fn capturers_home(&self) -> bool {
+        let away = self
+            .capturers
+            .iter()
+            .filter(|sq| !trips(self.root, &self.path).any(|(home, _, _)| home == **sq))
+            .count();
+        away == 0 || self.capturers.len() == 1
+    }
+
     /// A piece of the path ends on its first square, and the line did not show
-    /// such a piece put down on every other square of its trip.
+    /// such a piece put down on every other square of its trip, nor did the
+    /// piece capture on the way (the board shows the piece it took gone: the
+    /// trip is no tempo invented but the capture's, the way back a guess no
+    /// worse than an order of plies).
     fn unseen_trip(&self) -> bool {
-        trips(self.root, &self.path).any(|(home, visited)| {
+        trips(self.root, &self.path).any(|(home, visited, captured)| {
             let piece = self.root.piece_at(home);
-            !visited
-                .without(home)
-                .into_iter()
-                .all(|sq| self.placed.iter().any(|&(s, p)| s == sq && Some(p) == piece))
+            !captured
+                && !visited
+                    .without(home)
+                    .into_iter()
+                    .all(|sq| self.placed.iter().any(|&(s, p)| s == sq && Some(p) == piece))
         })
     }
 }
@@ -440,6 +527,38 @@ fn in_the_air(pos: &Chess, board: &Board) -> bool {
         .legal_moves()
         .iter()
         .any(|m| (missing & !matching::lifted_by(m)).is_empty())
+}
+
+/// Pieces standing where the board agrees that a piece just like them, standing
+/// where it does not, may replace (a rook that leaves a1 for a3 and the other
+/// rook that comes to a1; the pawn c6 pushed and c7's taking its place): on
+/// the same file for a pawn, anywhere for an officer.
+fn replaceable(now: &Board, unlike: Bitboard) -> Bitboard {
+    let mut spare = Bitboard::EMPTY;
+    for sq in now.occupied() & unlike {
+        let Some(p) = now.piece_at(sq) else { continue };
+        if p.role == Role::King {
+            continue;
+        }
+        let like = now.by_piece(p) & !unlike;
+        spare |= if p.role == Role::Pawn {
+            like & Bitboard::from_file(sq.file())
+        } else {
+            like
+        };
+    }
+    spare
+}
+
+/// The square of the piece a move captures (the pawn passed, en passant).
+fn captured_square(m: &Move) -> Option<Square> {
+    match *m {
+        Move::EnPassant { from, to } => Some(Square::from_coords(to.file(), from.rank())),
+        Move::Normal {
+            to, capture: Some(_), ..
+        } => Some(to),
+        _ => None,
+    }
 }
 
 /// The square a move's piece leaves (the king's, for castling).
@@ -555,8 +674,8 @@ pub fn round_trip(root: &Board, path: &[Move]) -> bool {
 
 /// The pieces that moved in `path` from `root` and stand on their first square at
 /// the end: (that square, the squares the piece stood on after it left, its first
-/// one included).
-fn trips(root: &Board, path: &[Move]) -> impl Iterator<Item = (Square, Bitboard)> {
+/// one included, whether it captured on the way).
+fn trips(root: &Board, path: &[Move]) -> impl Iterator<Item = (Square, Bitboard, bool)> {
     // who[sq]: the root square of the piece standing on sq now (NONE: empty).
     const NONE: u8 = 64;
     let mut who = [NONE; 64];
@@ -565,6 +684,7 @@ fn trips(root: &Board, path: &[Move]) -> impl Iterator<Item = (Square, Bitboard)
     }
     let mut visited = [Bitboard::EMPTY; 64];
     let mut moved = 0u64;
+    let mut captured = 0u64;
     for m in path {
         // (from, to) steps of the pieces that move, and a square emptied by capture.
         let (steps, emptied): ([Option<(Square, Square)>; 2], Option<Square>) = match *m {
@@ -581,8 +701,14 @@ fn trips(root: &Board, path: &[Move]) -> impl Iterator<Item = (Square, Bitboard)
             Move::Normal { from, to, .. } => ([Some((from, to)), None], None),
             Move::Put { .. } => ([None, None], None),
         };
-        if let Some(sq) = emptied {
+        if let Some(sq) = emptied.or(captured_square(m)) {
             who[sq as usize] = NONE;
+            if let Some(id) = steps[0]
+                .map(|(from, _)| who[from as usize])
+                .filter(|id| *id != NONE)
+            {
+                captured |= 1 << id;
+            }
         }
         // Lift every moving piece first (castling squares may overlap in Chess960).
         let ids: Vec<(u8, Square)> = steps
@@ -605,7 +731,7 @@ fn trips(root: &Board, path: &[Move]) -> impl Iterator<Item = (Square, Bitboard)
     Square::ALL.into_iter().filter_map(move |sq| {
         let id = who[sq as usize];
         (id != NONE && moved & (1 << id) != 0 && usize::from(id) == sq as usize)
-            .then(|| (sq, visited[sq as usize]))
+            .then(|| (sq, visited[sq as usize], captured & (1 << id) != 0))
     })
 }
 

@@ -215,3 +215,92 @@ fn an_illegal_placement_is_one_ply_and_the_slip() {
         None
     );
 }
+
+/// Issue 58, the gaps class (`immortal-games.pgn#28`, gap of 3 after ply 3):
+/// 2... Qxd5 3. Nc3 Qd8 missed. The pawn gone from d5 says a black piece
+/// took it, and only the queen can have and be home again: a trip the
+/// capture shows is inferred (before: no path, `lost_track`). A trip that
+/// took nothing is not (`a_trip_back_is_inferred_only_where_the_line_showed_it`).
+#[test]
+fn a_trip_whose_piece_captured_is_inferred() {
+    let mut from = Chess::default();
+    play(&mut from, "e4 d5 exd5");
+    let mut after = from.clone();
+    let made = play(&mut after, "Qxd5 Nc3 Qd8");
+    let r = infer_path(
+        &from,
+        after.board(),
+        MAX_INFERRED_PLIES,
+        INFER_BUDGET,
+        Seen::default(),
+        false,
+    );
+    assert_eq!(r, Inferred::Path(made));
+}
+
+/// Issue 58 (`nepomniachtchi-liren-game1.pgn#1`, gap of 5 after ply 45):
+/// 23... Rd8 24. Rd3 c5 25. Qd2 c6: the pawn c6 pushed and c7's taking its
+/// place; c6 shows a black pawn before and after. A piece on a square the
+/// board agrees on moves when a piece like it may replace it (before: no
+/// path, `lost_track`).
+#[test]
+fn a_piece_replaced_by_one_like_it_is_found() {
+    let from = pos("5rk1/2p1qbp1/1pp1np1p/p7/4P3/P3QPBP/1PP1N1PK/3R4 b - - 0 23");
+    let to = pos("3r2k1/4qbp1/1pp1np1p/p1p5/4P3/P2R1PBP/1PPQN1PK/8 w - - 0 26");
+    let r = infer_path(
+        &from,
+        to.board(),
+        MAX_INFERRED_PLIES,
+        INFER_BUDGET,
+        Seen::default(),
+        false,
+    );
+    assert!(matches!(r, Inferred::Path(ref p) if p.len() == 5), "{r:?}");
+}
+
+/// Issue 58 (`immortal-games.pgn#29`, gap of 6 after ply 9): six plies with
+/// two captures on f6 that the search gave up on at 60,000 positions; the
+/// budget (250,000) reaches them.
+#[test]
+fn six_plies_of_captures_on_one_square_are_within_the_budget() {
+    let from = pos("r1bqkbnr/pp1npppp/2p5/8/3PN3/5N2/PPP2PPP/R1BQKB1R b KQkq - 2 5");
+    let to = pos("r2qkb1r/pp2pppp/2p2n2/5b2/2BP4/5N2/PPP1QPPP/R1B1K2R b KQkq - 3 8");
+    let r = infer_path(
+        &from,
+        to.board(),
+        MAX_INFERRED_PLIES,
+        60_000,
+        Seen::default(),
+        false,
+    );
+    assert_eq!(r, Inferred::GaveUp);
+    let r = infer_path(
+        &from,
+        to.board(),
+        MAX_INFERRED_PLIES,
+        INFER_BUDGET,
+        Seen::default(),
+        false,
+    );
+    assert!(matches!(r, Inferred::Path(ref p) if p.len() == 6), "{r:?}");
+}
+
+/// Issue 58 (`immortal-games.pgn#32`, gap of 5 after ply 9): 5... Ba5 6. d4
+/// exd4 7. e5 d5, then 8. exd6 e.p. seen. The board cannot tell which pawn
+/// stepped last; `orders` gives the orders it cannot tell apart, among them
+/// the one the en passant capture after them needs.
+#[test]
+fn the_orders_a_board_cannot_tell_apart_include_the_played_one() {
+    let from = pos("r1bqk1nr/pppp1ppp/2n5/4p3/1bB1P3/2P2N2/P2P1PPP/RNBQK2R b KQkq - 0 5");
+    let to = pos("r1bqk1nr/ppp2ppp/2n5/b2pP3/2Bp4/2P2N2/P4PPP/RNBQK2R w KQkq d6 0 8");
+    let all = orders(&from, to.board(), 5, INFER_BUDGET, Seen::default());
+    assert!(all.len() > 1, "{all:?}");
+    let ep = all.iter().any(|o| {
+        let mut p = from.clone();
+        for m in o {
+            p.play_unchecked(*m);
+        }
+        p.legal_moves().iter().any(|m| m.is_en_passant())
+    });
+    assert!(ep, "{all:?}");
+}

@@ -15,7 +15,7 @@ use crate::board::Orientation;
 mod infer;
 
 pub use infer::{
-    INFER_BUDGET, Inferred, MAX_INFERRED_PLIES, Seen, displaced_path, illegal_placement, infer_path,
+    INFER_BUDGET, Inferred, MAX_INFERRED_PLIES, Seen, displaced_path, illegal_placement, infer_path, orders,
     other_parity, round_trip, set_down_path, under_way_path,
 };
 

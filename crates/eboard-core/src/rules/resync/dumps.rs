@@ -162,6 +162,10 @@ impl Core {
                 SHORT_PLIES
             };
             match self.best_path(&board, plies, true) {
+                // Plies of the other parity end on the dump too, and no clock
+                // report since the gap says whose turn it is: the board the game
+                // goes on to will (the anchor is kept for it).
+                Found::Path(base, path) if !polled && self.turn_open(base, &path, &board) => {}
                 Found::Path(base, path) => {
                     self.commit_found(base, path, t);
                     if let Some(r) = &mut self.line.resync {

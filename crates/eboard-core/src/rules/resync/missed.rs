@@ -70,22 +70,26 @@ impl Core {
                 // lets the search move pieces the dump shows home).
                 // The game went on from the dump: it was no piece held off its
                 // square either (see `Found::Displaced`).
-                let upto = self.line.resync.as_ref().map(|r| r.anchor_seen);
-                let found = match self.best_path_upto(&anchor, game::MAX_INFERRED_PLIES, false, upto, false) {
-                    Found::Path(base, path) => Some((base, path)),
-                    _ => match self.best_path_upto(&anchor, game::MAX_INFERRED_PLIES, false, None, false) {
-                        Found::Path(base, path) => Some((base, path)),
-                        _ => None,
-                    },
-                };
-                if let Some((base, path)) = found {
+                if let Some((base, path)) = self.anchor_path(&anchor, &board) {
                     self.commit_found(base, path, t);
                     self.evaluate(t);
                     return;
                 }
             }
         }
-        match self.best_path(&board, plies, under_way) {
+        let kept = self.line.resync.as_ref().is_some_and(|r| r.anchor.is_some());
+        let found = match self.best_path(&board, plies, under_way) {
+            // The dump still stands, and plies of the other parity end on it
+            // too: the board the game goes on to says which (`turn_by_sequel`),
+            // or, once it has stood for the irregularity threshold, the fewest.
+            Found::Path(base, path)
+                if kept && next == Search::Long && self.turn_open(base, &path, &board) =>
+            {
+                Found::Nothing
+            }
+            found => found,
+        };
+        match found {
             Found::Path(base, path) => self.commit_found(base, path, t),
             Found::UnderWay => {
                 if let Some(r) = &mut self.line.resync {
@@ -94,6 +98,146 @@ impl Core {
             }
             Found::Displaced(path) => self.note_slip(&board, path),
             Found::Nothing => {}
+        }
+    }
+
+    /// The plies missed that end on the dump after a gap (`anchor`), the board
+    /// having gone on from it to `board` with no piece more on it: (base ply,
+    /// path). What the line showed before the dump is the evidence of those
+    /// plies; what it showed after belongs to the next ones, and is taken too
+    /// only when the first alone leads nowhere (a piece seen put down after
+    /// the dump lets the search move pieces the dump shows home). The turn on
+    /// the dump is the one `board` follows from (`turn_by_sequel`).
+    fn anchor_path(&self, anchor: &Board, board: &Board) -> Option<(usize, Vec<Move>)> {
+        let upto = self.line.resync.as_ref().map(|r| r.anchor_seen);
+        let (base, path) = match self.best_path_upto(anchor, game::MAX_INFERRED_PLIES, false, upto, false) {
+            Found::Path(base, path) => (base, path),
+            _ => match self.best_path_upto(anchor, game::MAX_INFERRED_PLIES, false, None, false) {
+                Found::Path(base, path) => (base, path),
+                _ => return None,
+            },
+        };
+        let path = self.turn_by_sequel(base, path, anchor, board, upto);
+        Some((base, path))
+    }
+
+    /// The board has gone on from the dump after a gap whose plies are not
+    /// recorded yet (kept while plies of either parity ended on it, see
+    /// [`Core::turn_open`], or more than the dump's own search looks for),
+    /// with a piece set down (a move made, not only a piece lifted) and none
+    /// more on it than the dump had: the plies that end on the dump are
+    /// recorded first, their turn the one the board goes on from, so that
+    /// the board is then judged from them, not from the record before them
+    /// (as an earlier position, or a move from it). Recorded: true.
+    pub(in crate::rules) fn settle_anchor(&mut self, board: &Board, t: u64) -> bool {
+        if self.line.confirm_dump {
+            return false;
+        }
+        let ply = self.game.as_ref().map_or(0, Game::ply);
+        let Some(r) = self.line.resync.as_ref() else {
+            return false;
+        };
+        let Some((anchor, at)) = r.anchor.clone() else {
+            return false;
+        };
+        if at != ply
+            || &anchor == board
+            || r.slip.as_ref().is_some_and(|s| s.board == anchor)
+            || board.occupied().count() > anchor.occupied().count()
+            || (crate::rules::matching::diff_board(&anchor, board) & board.occupied()).is_empty()
+        {
+            return false;
+        }
+        let Some((base, path)) = self.anchor_path(&anchor, board) else {
+            return false;
+        };
+        if let Some(r) = &mut self.line.resync {
+            r.anchor = None;
+        }
+        self.commit_found(base, path, t);
+        self.evaluate(t);
+        true
+    }
+
+    /// Whether the plies `path` from ply `base` to `board` (a dump after a
+    /// gap) leave the turn open: no clock report since the gap says whose it
+    /// is, and plies of the other parity from `base` also end on the board.
+    pub(in crate::rules) fn turn_open(&self, base: usize, path: &[Move], board: &Board) -> bool {
+        let Some(from) = self.game.as_ref().and_then(|g| g.positions.get(base)) else {
+            return false;
+        };
+        let gap = self.line.resync.as_ref().is_some_and(|r| r.cause == Cause::Gap);
+        gap && self.clock_turn().is_none()
+            && game::other_parity(
+                from,
+                board,
+                path.len(),
+                game::MAX_INFERRED_PLIES,
+                game::INFER_BUDGET,
+                seen_in(&self.line.resync),
+            )
+            .is_some()
+    }
+
+    /// The plies from ply `base` that end on the dump after a gap (`anchor`),
+    /// `path` the fewest: the board the game went on to since (`board`) says
+    /// whose turn it was on the dump. The board alone leaves it open where
+    /// plies of the other parity also end on it (a piece that moved twice
+    /// where one move reaches, Bc4 and Bxb5 for Bxb5): when the board now
+    /// cannot follow from the fewest plies (one or two plies on, or a move
+    /// under way) and follows from the other parity's, those are the plies.
+    fn turn_by_sequel(
+        &self,
+        base: usize,
+        path: Vec<Move>,
+        anchor: &Board,
+        board: &Board,
+        upto: Option<(usize, usize)>,
+    ) -> Vec<Move> {
+        let Some(game) = self.game.as_ref() else {
+            return path;
+        };
+        let Some(from) = game.positions.get(base) else {
+            return path;
+        };
+        let mut seen = seen_in(&self.line.resync);
+        if let Some((lifts, puts)) = upto {
+            seen.lifts = &seen.lifts[..lifts.min(seen.lifts.len())];
+            seen.placed = &seen.placed[..puts.min(seen.placed.len())];
+        }
+        let end_of = |plies: &[Move]| {
+            let mut pos = from.clone();
+            for mv in plies {
+                pos.play_unchecked(*mv);
+            }
+            pos
+        };
+        let follows = |end: &Chess| {
+            end.board() == board
+                || matches!(
+                    game::infer_path(end, board, SHORT_PLIES, OPEN_BUDGET, game::Seen::default(), true),
+                    game::Inferred::Path(_) | game::Inferred::UnderWay(_)
+                )
+        };
+        if follows(&end_of(&path)) {
+            return path;
+        }
+        // Another order of as many plies (the pawn that stepped last, which
+        // an en passant capture after it shows), then the other parity.
+        let orders = game::orders(from, anchor, path.len(), OPEN_BUDGET, seen);
+        if let Some(order) = orders.into_iter().find(|o| follows(&end_of(o))) {
+            return order;
+        }
+        match game::other_parity(
+            from,
+            anchor,
+            path.len(),
+            game::MAX_INFERRED_PLIES,
+            game::INFER_BUDGET,
+            seen,
+        ) {
+            Some(other) if follows(&end_of(&other)) => other,
+            _ => path,
         }
     }
 
@@ -532,6 +676,15 @@ impl Core {
     /// The side to move as the clock shows it (its running side), when the clock
     /// runs and its sides are known.
     pub(in crate::rules) fn clock_turn(&self) -> Option<Color> {
+        // Across a gap, only a report taken since says (see `Resync::clock_fresh`).
+        if self
+            .line
+            .resync
+            .as_ref()
+            .is_some_and(|r| r.cause == Cause::Gap && !r.clock_fresh)
+        {
+            return None;
+        }
         let side = self.clk.status?.running_side()?;
         let white = self.clk.white()?;
         Some(if side == white { Color::White } else { Color::Black })

@@ -185,6 +185,11 @@ pub(super) struct Resync {
     /// are not inferred were seen being made, and no inference replaces them
     /// (it may only add plies after them).
     pub(super) facts: usize,
+    /// A clock report has been taken since the line went away: before one,
+    /// the clock's running side is the one from before the gap, and says
+    /// nothing of whose turn it is after the plies the line missed (their
+    /// presses went with them).
+    pub(super) clock_fresh: bool,
 }
 
 impl Resync {
@@ -205,6 +210,7 @@ impl Resync {
             seen_boards: Vec::new(),
             slip: None,
             facts,
+            clock_fresh: false,
         }
     }
 }
@@ -258,6 +264,7 @@ impl Core {
         r.facts = if r.cause == Cause::Gap { r.facts.min(n) } else { n };
         r.cause = Cause::Gap;
         r.seen_boards.clear();
+        r.clock_fresh = false;
     }
 
     /// Whether the record's move at index `i` was seen being made before the
