@@ -20,8 +20,7 @@
 //! - `restart`: SIGKILL with moves held, and a start again: nothing reaches
 //!   a spectator early, nothing is lost.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 #[allow(dead_code)]
 #[path = "../lichess/standin.rs"]
 mod standin;

@@ -24,8 +24,7 @@
 //!   others may read or change; a missing or empty token file leaves the
 //!   boards bridged and the push off, with the remedy.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 mod errors;
 mod messages;
 mod outage;
