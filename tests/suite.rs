@@ -8,7 +8,12 @@
 //! them with `use crate::common;`.
 //!
 //! `cargo test` runs them all; `cargo test --test suite NAME::` runs one module
-//! (`cargo test --test suite faults::`), as `--test NAME` did.
+//! (`cargo test --test suite faults::`), as `--test NAME` did. The filter is a
+//! part of the test's name: `clock::` also runs `daemon::clock::`.
+//!
+//! A new file `tests/NAME.rs` or folder `tests/NAME/main.rs` is a module here
+//! (`Cargo.toml` has `autotests = false`: cargo no longer finds them itself);
+//! `every_test_file_is_a_module_of_the_suite` fails until it is.
 
 mod common;
 
@@ -74,3 +79,28 @@ mod scenarios;
 mod supervise;
 #[path = "when_asked.rs"]
 mod when_asked;
+
+/// Every `tests/NAME.rs` and `tests/NAME/main.rs` is a module above: cargo does not
+/// make test binaries of them any more, so one left out would never run.
+#[test]
+fn every_test_file_is_a_module_of_the_suite() {
+    let tests = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let suite = std::fs::read_to_string(tests.join("suite.rs")).unwrap();
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(&tests).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let module = if path.is_dir() && path.join("main.rs").is_file() {
+            format!("#[path = \"{name}/main.rs\"]\nmod {name};")
+        } else if name.ends_with(".rs") && name != "suite.rs" {
+            format!("#[path = \"{name}\"]\nmod {};", name.trim_end_matches(".rs"))
+        } else {
+            continue;
+        };
+        if !suite.contains(&module) {
+            missing.push(module);
+        }
+    }
+    missing.sort();
+    assert!(missing.is_empty(), "not in tests/suite.rs: {missing:?}");
+}
