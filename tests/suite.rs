@@ -16,6 +16,9 @@
 //! `every_test_file_is_a_module_of_the_suite` fails until it is.
 
 mod common;
+/// The faulty serial line between an emulated board and the daemon, of the fault
+/// and event campaigns (`faults`, `event`).
+mod relay;
 
 #[path = "abuse.rs"]
 mod abuse;

@@ -12,10 +12,10 @@ use eboard_bridge::protocol::{BoardMessage, Placement};
 use serde_json::{Value, json};
 use shakmaty::{Chess, Position};
 
+use super::{SIGN_IN_READY, card_text, open_action, open_console, sign_in};
 use crate::common::browser::{Browser, CHROMIUM};
 use crate::common::hall::{Hall, PASSWORD, USER, standing};
 use crate::common::{Need, need, play_uci};
-use super::{SIGN_IN_READY, card_text, open_action, open_console, sign_in};
 
 /// The phone's width (CSS pixels) and height.
 const WIDTH: u32 = 375;

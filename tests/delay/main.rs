@@ -21,9 +21,7 @@
 //!   a spectator early, nothing is lost.
 
 use crate::common;
-#[allow(dead_code)]
-#[path = "../lichess/standin.rs"]
-mod standin;
+use crate::lichess::standin;
 
 mod finished;
 mod off;

@@ -27,8 +27,7 @@
 mod boards;
 use crate::common;
 mod judge;
-#[path = "../relay/mod.rs"]
-mod relay;
+use crate::relay;
 mod round;
 
 use eboard_bridge::sim::Seeded;

@@ -11,8 +11,7 @@
 mod campaign;
 use crate::common;
 mod cuts;
-#[path = "../relay/mod.rs"]
-mod relay;
+use crate::relay;
 
 use std::path::Path;
 use std::time::Duration;

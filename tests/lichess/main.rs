@@ -33,7 +33,7 @@ mod reload;
 mod restart;
 mod round;
 mod split;
-mod standin;
+pub mod standin;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
