@@ -393,16 +393,19 @@ fn emulate(path: &Path, speed: f64, link: Option<&Path>, battery: Option<u8>) ->
     };
     rt.block_on(async {
         // SIGTERM (a service manager, `kill`) ends it as SIGINT does, the link
-        // removed; both are caught before the link is made.
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(t) => t,
-            Err(e) => {
-                eprintln!("eboard-bridge: cannot handle SIGTERM: {e}");
-                return ExitCode::FAILURE;
-            }
-        };
-        let interrupt = tokio::signal::ctrl_c();
-        tokio::pin!(interrupt);
+        // removed; both are caught before the link is made (a handler made now,
+        // not `tokio::signal::ctrl_c()`, whose handler comes on its first poll:
+        // a SIGINT just after the link was made killed the process with the link
+        // left, seen on a loaded machine).
+        use tokio::signal::unix::{SignalKind, signal};
+        let (mut term, mut interrupt) =
+            match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
+                (Ok(t), Ok(i)) => (t, i),
+                (Err(e), _) | (_, Err(e)) => {
+                    eprintln!("eboard-bridge: cannot handle SIGTERM and SIGINT: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
         let emulator = match Emulator::open() {
             Ok(e) => e,
             Err(e) => {
@@ -425,7 +428,7 @@ fn emulate(path: &Path, speed: f64, link: Option<&Path>, battery: Option<u8>) ->
         let _ = std::io::stdout().flush();
         let result = tokio::select! {
             r = emulator.run(&log, &file, &cfg) => r,
-            _ = &mut interrupt => Ok(()),
+            _ = interrupt.recv() => Ok(()),
             _ = term.recv() => Ok(()),
         };
         if let Some(link) = link {

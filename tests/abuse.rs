@@ -13,7 +13,7 @@
 //! than 40 MB and stays under 64 MB.
 
 mod attacks;
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

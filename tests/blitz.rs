@@ -8,15 +8,15 @@
 //! plies no dump shows), or be reported at or before its first wrong ply, with
 //! no touch-move flag.
 //!
-//! `cargo test --test blitz` runs a small campaign (a few seconds). The full
+//! `cargo test --test suite blitz::` runs a small campaign (a few seconds). The full
 //! campaign of `docs/RELIABILITY.md`:
-//! `BLITZ=full cargo test --release --test blitz -- --nocapture`
+//! `BLITZ=full cargo test --release --test suite blitz:: -- --nocapture`
 //! (`BLITZ_SEED=N` plays only the random game of seed N, and keeps its logs in the
 //! temporary folder, each with `# fen:` and `# played:` header lines: the start
 //! and the moves played, to replay by hand; `BLITZ_GAME=NAME` does the same for
 //! the games of `tests/data/games` whose name holds NAME).
 
-mod common;
+use crate::common;
 
 use eboard_bridge::board::Orientation;
 use eboard_bridge::log::SensorLog;

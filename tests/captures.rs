@@ -1,7 +1,7 @@
 //! The real DGT captures in `tests/data/captures` decode completely, in any chunking,
 //! and their field updates rebuild the games' final positions.
 
-mod common;
+use crate::common;
 
 use common::{Rng, data, play_uci, uci_moves};
 use eboard_bridge::board::{BoardState, Orientation};

@@ -20,13 +20,13 @@
 //!   the placement is reported an illegal move and resolved; no ply published
 //!   is ever taken back or amended (issue 62, seed 13 of the event campaign).
 //!
-//! `cargo test --test classes` runs a sample; `CLASSES=full cargo test
-//! --release --test classes` runs every case (figures in
+//! `cargo test --test suite classes::` runs a sample; `CLASSES=full cargo test
+//! --release --test suite classes::` runs every case (figures in
 //! `docs/RELIABILITY.md`). `CLASSES_KEEP=DIR` writes each failing case's log
 //! there; `CLASSES_FEN=1` prints each failing gap's positions before and
 //! after its plies.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 

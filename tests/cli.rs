@@ -1,7 +1,7 @@
 //! The command line as a user meets it: malformed logs, `replay --format sensors`,
 //! `emulate --link`.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Stdio};

@@ -3,7 +3,7 @@
 //! and `%clk` in replay equal to what the clock showed. Sensor logs through the
 //! same decoder and rules core as the daemon (`replay`).
 
-mod common;
+use crate::common;
 
 use eboard_bridge::board::Orientation;
 use eboard_bridge::clock::ClockModel;

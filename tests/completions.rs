@@ -2,8 +2,7 @@
 //! generator makes them, and run as each shell runs them: bash with `COMP_WORDS` as it sets them on a TAB, zsh and
 //! fish read without running (`zsh -n`, `fish --no-execute`).
 
-#[path = "common/mod.rs"]
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! `DBUS_SESSION_BUS_ADDRESS`) the game is published on it; without one the demo says
 //! so and plays the game through all the same.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Stdio;

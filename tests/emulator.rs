@@ -1,7 +1,7 @@
 //! The virtual board on a real pseudo-terminal, driven from the host side with
 //! `tokio-serial` exactly as the daemon drives hardware.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

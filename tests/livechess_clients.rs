@@ -11,7 +11,7 @@
 //! clock pressed, knight home, then 3. Bc4): a list that shrinks is real, and
 //! neither client handles it (the test says where).
 
-mod common;
+use crate::common;
 
 use eboard_bridge::api::Snapshot;
 use eboard_bridge::log::{Player, SensorLog};

@@ -1,8 +1,7 @@
 //! What a newcomer reads when something is off: each message says what is wrong
 //! and what to do, checked on the real binary's output (issue 49).
 
-#[path = "common/mod.rs"]
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

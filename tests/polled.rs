@@ -4,7 +4,7 @@
 //! simulated hands; the update-mode log is turned into the dumps a poller would
 //! have read each second, and both logs are replayed through the rules core.
 
-mod common;
+use crate::common;
 
 use common::pgn_games;
 use eboard_bridge::board::Orientation;

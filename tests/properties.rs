@@ -3,7 +3,7 @@
 //! rules core records only legal moves, and a board's session holds under any
 //! board events and arbiter calls (live as replayed).
 
-mod common;
+use crate::common;
 
 use eboard_bridge::log::{Header, LogTime, Record, RecordKind, Running, parse_log, to_string};
 use eboard_bridge::protocol::{ClockButton, ClockSide, ClockTime, Decoded, Decoder, Placement};
@@ -409,7 +409,7 @@ fn any_hands() -> impl Strategy<Value = eboard_bridge::sim::Style> {
 
 proptest! {
     // A fixed seed: the same 64 cases in every run, so that a red run is a
-    // regression. `PROPTEST_RNG_SEED=N cargo test --test properties any_hands`
+    // regression. `PROPTEST_RNG_SEED=N cargo test --test suite properties::any_hands`
     // explores other cases; a case found that fails today is a known defect,
     // kept below (`known_defect_*`, ignored) until it is fixed.
     #![proptest_config(ProptestConfig {

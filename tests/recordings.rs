@@ -3,7 +3,7 @@
 //! recording states the settings that judged it, so that `replay` with no
 //! options gives what was published.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! The rules core end to end: real captures, and every real game of
 //! `tests/data/games` played into sensor events the way hands play them.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

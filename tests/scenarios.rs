@@ -12,7 +12,7 @@
 //!
 //! Anyone can replay a fixture: `eboard-bridge replay --format jsonl FIXTURE`.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

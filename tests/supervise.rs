@@ -5,7 +5,7 @@
 //! journal that panics the rules core while resuming is moved aside and the board
 //! starts afresh; the other board loses no move either way.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -78,7 +78,7 @@ fn fault_hook_built() -> bool {
         return true;
     }
     eprintln!(
-        "skipped: the fault hook is built in debug builds only; run `cargo test --test supervise` without --release"
+        "skipped: the fault hook is built in debug builds only; run `cargo test --test suite supervise::` without --release"
     );
     false
 }

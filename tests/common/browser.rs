@@ -13,6 +13,11 @@ use tokio_tungstenite::tungstenite::Message;
 
 use super::Within;
 
+/// One Chromium at a time in the test suite: each browser test runs a daemon
+/// and a browser, and the console's times the page. A test holds it from before
+/// its daemon starts until its browser is closed.
+pub static ONE_CHROMIUM: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// The names Chromium goes by.
 pub const CHROMIUM: [&str; 3] = ["chromium", "chromium-browser", "google-chrome"];
 

@@ -4,13 +4,12 @@
 //! reach the PGN, D-Bus and the clock, and the decisions and acknowledgements
 //! still there after a SIGKILL and a restart.
 //!
-//! `EB_SCREENSHOT=docs/arbiter-console.png cargo test --test console` also
+//! `EB_SCREENSHOT=docs/arbiter-console.png cargo test --test suite console::` also
 //! writes the screenshot of the console with its alerts that docs/ shows.
 //!
 //! The console on a phone (375 px) is `phone`.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 mod phone;
 
 use std::time::{Duration, Instant};
@@ -19,10 +18,6 @@ use common::browser::{Browser, CHROMIUM};
 use common::hall::{Hall, PASSWORD, USER, standing};
 use common::{Need, Within, need, wait_until};
 use serde_json::Value;
-
-/// One Chromium at a time: the tests of this binary each run a daemon and a
-/// browser, and one of them times the page.
-static ONE_CHROMIUM: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// The first board's card on the page: its id, urgency and alerts.
 const TOP: &str = r#"(() => {
@@ -107,7 +102,7 @@ async fn the_console_in_chromium_signs_in_ranks_alerts_decides_and_survives_a_ki
     if !need(&[Need::AnyTool(&CHROMIUM, "chromium")]) {
         return;
     }
-    let _one = ONE_CHROMIUM.lock().await;
+    let _one = common::browser::ONE_CHROMIUM.lock().await;
     let started = Instant::now();
     let chromium_before = common::browser::chromium_tmp_folders();
     let dir = tempfile::tempdir().unwrap();

@@ -3,7 +3,7 @@
 //! and Black, the board's coordinates, and moves the daemon inferred across a
 //! gap in the line marked as such.
 //!
-//! `EB_SCREENSHOT_PHONE=PATH cargo test --test console phone` also writes a
+//! `EB_SCREENSHOT_PHONE=PATH cargo test --test suite console::phone` also writes a
 //! picture of the console on the phone.
 
 use std::time::Instant;
@@ -12,10 +12,10 @@ use eboard_bridge::protocol::{BoardMessage, Placement};
 use serde_json::{Value, json};
 use shakmaty::{Chess, Position};
 
+use super::{SIGN_IN_READY, card_text, open_action, open_console, sign_in};
 use crate::common::browser::{Browser, CHROMIUM};
 use crate::common::hall::{Hall, PASSWORD, USER, standing};
 use crate::common::{Need, need, play_uci};
-use crate::{SIGN_IN_READY, card_text, open_action, open_console, sign_in};
 
 /// The phone's width (CSS pixels) and height.
 const WIDTH: u32 = 375;
@@ -64,7 +64,7 @@ async fn at_375_px_nothing_is_clipped_and_clocks_coordinates_and_inferred_moves_
     if !need(&[Need::AnyTool(&CHROMIUM, "chromium")]) {
         return;
     }
-    let _one = crate::ONE_CHROMIUM.lock().await;
+    let _one = crate::common::browser::ONE_CHROMIUM.lock().await;
     let started = Instant::now();
     let dir = tempfile::tempdir().unwrap();
     // Board 1: the line loses 1. e4 e5; a dump then shows them played, and the

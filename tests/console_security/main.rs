@@ -9,8 +9,7 @@
 //! does not tell apart (`lanes`), a tossed cookie (`tossed`), a forged log
 //! line (`forged`), the headers of every page (`headers`).
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 mod doors;
 mod forged;
 mod headers;

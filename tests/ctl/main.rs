@@ -4,8 +4,7 @@
 //! Every wait is bounded.
 
 mod ack;
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 mod pairings;
 mod results;
 mod round;

@@ -165,7 +165,6 @@ async fn a_time_control_sets_the_clock_and_the_property() {
     p.call::<_, _, ()>("SetTimeControl", &("90",)).await.unwrap();
     assert_eq!(snap.borrow().time_control, "5400");
     property_is(&address, "TimeControl", "5400").await;
-    daemon.shutdown().within(30, "the daemon to stop").await;
     use eboard_bridge::protocol::{ClockCommand, ClockTime, Hms, HostCommand, RunFlags};
     let hms = Hms::from_time(ClockTime::from_hms(1, 30, 0).unwrap());
     let set = HostCommand::Clock(ClockCommand::SetAndRun {
@@ -178,6 +177,13 @@ async fn a_time_control_sets_the_clock_and_the_property() {
             switch_on_lever: true,
         },
     });
+    // The clock's commands go once its version query is answered or given up
+    // (at most 8 s): on a loaded machine, later than the property.
+    wait_for("the set-and-run sent", 15, || {
+        sent_so_far(dir.path(), &set.encode()) >= 1
+    })
+    .await;
+    daemon.shutdown().within(30, "the daemon to stop").await;
     assert_eq!(
         sent_at(dir.path(), &set.encode()).len(),
         1,

@@ -4,8 +4,7 @@
 
 mod boards;
 mod clock;
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 mod introspection;
 mod resume;
 mod sinks;

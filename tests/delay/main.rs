@@ -20,11 +20,8 @@
 //! - `restart`: SIGKILL with moves held, and a start again: nothing reaches
 //!   a spectator early, nothing is lost.
 
-#[path = "../common/mod.rs"]
-mod common;
-#[allow(dead_code)]
-#[path = "../lichess/standin.rs"]
-mod standin;
+use crate::common;
+use crate::lichess::standin;
 
 mod finished;
 mod off;

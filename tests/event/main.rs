@@ -19,18 +19,16 @@
 //! 3 by default) and saves the shortest timeline under
 //! `target/event-failures/`; `EVENT_PLAN=FILE` runs a saved timeline again.
 //!
-//! `cargo test --test event` runs a small campaign (one round of three boards,
+//! `cargo test --test suite event::` runs a small campaign (one round of three boards,
 //! about a minute). The full one (`docs/RELIABILITY.md`, "The event campaign"):
-//! `EVENT=full cargo test --release --test event -- --nocapture`
+//! `EVENT=full cargo test --release --test suite event:: -- --nocapture`
 //! (`EVENT_SEEDS=N[,N...]` for given seeds).
 
 mod boards;
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 mod judge;
 mod live;
-#[path = "../relay/mod.rs"]
-mod relay;
+use crate::relay;
 mod round;
 
 use eboard_bridge::sim::Seeded;

@@ -4,16 +4,14 @@
 //! them all. Judged by what a broadcast sees: the published PGN against the moves
 //! really played, the results, the penalties, and `replay` of the recording.
 //!
-//! `cargo test --test faults` runs a small campaign (one game per fault kind, all
+//! `cargo test --test suite faults::` runs a small campaign (one game per fault kind, all
 //! boards at once, about a minute). The full campaign of `docs/RELIABILITY.md`:
-//! `FAULTS=full cargo test --release --test faults -- --nocapture`.
+//! `FAULTS=full cargo test --release --test suite faults:: -- --nocapture`.
 
 mod campaign;
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 mod cuts;
-#[path = "../relay/mod.rs"]
-mod relay;
+use crate::relay;
 
 use std::path::Path;
 use std::time::Duration;

@@ -4,8 +4,7 @@
 //! the LiveChess API as `docs/NETWORK.md` describes it, plain HTTP/1.1 over TCP for the PGN and SSE,
 //! and headless Chromium for the live page.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 mod feeds;
 mod livechess;
 mod page;

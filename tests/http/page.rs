@@ -29,6 +29,7 @@ async fn the_live_page_in_chromium_follows_the_game() {
     if !need(&[Need::AnyTool(&CHROMIUM, "chromium")]) {
         return;
     }
+    let _one = crate::common::browser::ONE_CHROMIUM.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let game = &mated_game();
     let expected = sans(&game.start, &game.moves);

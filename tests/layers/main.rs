@@ -7,7 +7,7 @@
 //! file is, is not checked: a file holds one job, and is split where its jobs
 //! part, never to pass a count (`docs/ARCHITECTURE.md`).
 //!
-//! `cargo test --test layers` reads every `.rs` file under `src/` and
+//! `cargo test --test suite layers::` reads every `.rs` file under `src/` and
 //! `crates/*/src/`, maps each file to its top-level module (a workspace crate's
 //! modules count under the names `src/lib.rs` re-exports them as), and takes
 //! as an edge every reference to another top-level module: `crate::X`,

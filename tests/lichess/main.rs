@@ -24,8 +24,7 @@
 //!   others may read or change; a missing or empty token file leaves the
 //!   boards bridged and the push off, with the remedy.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 mod errors;
 mod messages;
 mod outage;
@@ -34,7 +33,7 @@ mod reload;
 mod restart;
 mod round;
 mod split;
-mod standin;
+pub mod standin;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -7,8 +7,7 @@
 //! request/response; TLS with client certificates.
 
 mod calls;
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 mod halls;
 mod tls;
 

@@ -9,8 +9,7 @@
 //! user and group a test made is removed again when it ends, passed or failed.
 //! The two tests take turns (they make and remove the same names).
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 mod ctl;
 
 use std::os::unix::process::CommandExt;
