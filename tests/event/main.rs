@@ -92,14 +92,14 @@ pub enum Action {
     /// The pairings file with board `board`'s colours swapped, then SIGHUP.
     Reload { board: usize },
     /// The players of board `board` swapped, through `door` (0: `ctl players
-    /// N BLACK WHITE`, 1: the console's API, `SetPlayers`).
+    /// N BLACK WHITE`, 1: the console's API, 2: MQTT, `SetPlayers`).
     Swap { board: usize, door: u8 },
     /// `ctl tags N WhiteElo=.. BlackElo=..`: the players' own ratings stated again.
     Ratings { board: usize },
     /// A new game on board `board`'s game (under way or over) not confirmed,
     /// through `door` (0: `ctl new-game`, 1: D-Bus `NewGame`, 2: D-Bus
     /// `Decide` with `force` false, 3: the console's API without its second
-    /// question): every door must refuse it, and nothing changes (issue 57:
+    /// question, 4: MQTT without `force`): every door must refuse it, and nothing changes (issue 57:
     /// raw D-Bus ended games without `--force`).
     Unconfirmed { board: usize, door: u8 },
     /// `ctl add-time N SIDE +1m` for the side not to move, then `ctl undo N`:
@@ -141,7 +141,7 @@ impl Action {
             },
             "swap" => Action::Swap {
                 board: n(1)? as usize,
-                door: n(2).unwrap_or(0).min(1) as u8,
+                door: n(2).unwrap_or(0).min(2) as u8,
             },
             "add-time-undone" => Action::AddTimeUndone {
                 board: n(1)? as usize,
@@ -151,7 +151,7 @@ impl Action {
             },
             "unconfirmed" => Action::Unconfirmed {
                 board: n(1)? as usize,
-                door: n(2)?.min(3) as u8,
+                door: n(2)?.min(4) as u8,
             },
             _ => return None,
         })
@@ -222,7 +222,7 @@ impl Plan {
                 t,
                 Action::Swap {
                     board: rng.range(0, boards as u64 - 1) as usize,
-                    door: rng.range(0, 1) as u8,
+                    door: rng.range(0, 2) as u8,
                 },
             ));
         }
@@ -248,7 +248,7 @@ impl Plan {
                 t,
                 Action::Unconfirmed {
                     board: rng.range(0, boards as u64 - 1) as usize,
-                    door: rng.range(0, 3) as u8,
+                    door: rng.range(0, 4) as u8,
                 },
             ));
         }

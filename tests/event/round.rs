@@ -37,7 +37,7 @@ const FIRST_SERIAL: usize = 40000;
 /// odd seeds) by their serial number, as a hall names boards it moves between
 /// ports: the daemon must learn each serial number before it numbers the
 /// board, at every start (issue 58: boards 3 and 4 came back as 7 and 8).
-fn config(dir: &Path, boards: usize, by_serial: bool, console: SocketAddr) -> String {
+fn config(dir: &Path, boards: usize, by_serial: bool, console: SocketAddr, mqtt: Option<u16>) -> String {
     let mut text = format!(
         "event = \"Event campaign\"\nround = 1\npairings = \"pairings.csv\"\noutput = \"{}\"\nstate = \"{}\"\n{}[clock]\nwhite = \"left\"\n[http]\nlisten = \"{console}\"\narbiters = \"{}\"\n",
         dir.join("live").display(),
@@ -45,6 +45,14 @@ fn config(dir: &Path, boards: usize, by_serial: bool, console: SocketAddr) -> St
         scaled_rules(SPEED),
         dir.join("arbiters").display(),
     );
+    if let Some(port) = mqtt {
+        let creds = dir.join("mqtt-credentials");
+        std::fs::write(&creds, format!("eboard-bridge\n{}\n", crate::mqtt::PASSWORD)).unwrap();
+        text.push_str(&format!(
+            "[mqtt]\nbroker = \"mqtt://127.0.0.1:{port}\"\nprefix = \"eboard/hall-a\"\nclient_id = \"eboard-bridge-hall-a\"\ncredentials_file = \"{}\"\ncommands = true\n",
+            creds.display()
+        ));
+    }
     for i in 0..boards {
         if by_serial {
             text.push_str(&format!(
@@ -112,6 +120,20 @@ async fn console_decide(console: SocketAddr, n: usize, method: &str, args: serde
     )
     .await
     .map_or(0, |a| a.status)
+}
+
+/// A decision through the hall's MQTT broker, as its arbiter: whether the
+/// daemon's reply says it was taken.
+async fn mqtt_decide(port: u16, n: usize, method: &str, args: serde_json::Value) -> bool {
+    let board = format!("line{}", n - 1);
+    match crate::mqtt::calls::try_call(port, "arbiter", &board, method, args).await {
+        Ok((_, Some(reply))) => reply.get("ok") == Some(&serde_json::Value::Bool(true)),
+        Ok((_, None)) => false,
+        Err(e) => {
+            println!("MQTT {method} on board {n}: {e}");
+            false
+        }
+    }
 }
 
 /// `ctl --bus session ARGS`: whether it was accepted (exit 0), within 20 s.
@@ -369,7 +391,20 @@ pub async fn play(plan: &Plan) -> Outcome {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&arbiters, std::fs::Permissions::from_mode(0o640)).unwrap();
     }
-    std::fs::write(&cfg, config(d, plan.boards, by_serial, console)).unwrap();
+    // The hall's MQTT broker (its arbiters call the boards through it), when
+    // Mosquitto is installed (under CI it must be).
+    let broker = if crate::common::need(&[crate::common::Need::Tool("mosquitto", "mosquitto")]) {
+        let port = crate::common::web::free_port();
+        // Bridged to a central broker that is not there: the hall's own calls
+        // do not need it.
+        let central = crate::common::web::free_port();
+        Some((crate::mqtt::hall_broker(d, "hall-a", port, central).await, port))
+    } else {
+        println!("the MQTT door is left out: no mosquitto");
+        None
+    };
+    let mqtt = broker.as_ref().map(|(_, port)| *port);
+    std::fs::write(&cfg, config(d, plan.boards, by_serial, console, mqtt)).unwrap();
     let logs = games.iter().map(|g| g.log.clone()).collect();
     let (emulators, relays, devices) =
         relay::relayed_boards(logs, SPEED, FIRST_SERIAL, d, |_| LineFaults::CLEAN);
@@ -461,7 +496,11 @@ pub async fn play(plan: &Plan) -> Outcome {
                     2 => bus_call(&address, n, "Decide", &("NewGame", "[\"\"]", false))
                         .await
                         .is_err(),
-                    _ => console_decide(console, n, "NewGame", serde_json::json!([""])).await != 200,
+                    3 => console_decide(console, n, "NewGame", serde_json::json!([""])).await != 200,
+                    _ => match mqtt {
+                        Some(port) => !mqtt_decide(port, n, "NewGame", serde_json::json!([""])).await,
+                        None => continue,
+                    },
                 };
                 if !refused {
                     // Counted as what it did: the judge then fails on the
@@ -489,16 +528,29 @@ pub async fn play(plan: &Plan) -> Outcome {
                     continue;
                 }
                 accept(*board, "AddTime", true);
-                tokio::time::sleep(Duration::from_millis(1000)).await;
-                let added = ms(property(&address, n, prop).await);
-                let undone_ok = ctl(&address, &["undo", &n.to_string()]).await;
-                accept(*board, "Undo", undone_ok);
-                tokio::time::sleep(Duration::from_millis(1000)).await;
-                let undone = ms(property(&address, n, prop).await);
                 // The side's clock may have started meanwhile (a move made):
                 // 2 s of real time is 8 s of the clock's.
                 let near =
                     |v: Option<i64>, want: i64| v.is_some_and(|v| v <= want + 1000 && v >= want - 9000);
+                // The clock's time as D-Bus shows it once it is `want`, or
+                // what it shows after 2 s.
+                let shown = |want: i64| {
+                    let address = address.clone();
+                    async move {
+                        let until = tokio::time::Instant::now() + Duration::from_secs(2);
+                        loop {
+                            let v = ms(property(&address, n, prop).await);
+                            if near(v, want) || tokio::time::Instant::now() >= until {
+                                return v;
+                            }
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                        }
+                    }
+                };
+                let added = shown(before + 60_000).await;
+                let undone_ok = ctl(&address, &["undo", &n.to_string()]).await;
+                accept(*board, "Undo", undone_ok);
+                let undone = shown(before).await;
                 if !near(added, before + 60_000) {
                     round_failures.push(format!(
                         "board {n}: {side}'s clock {added:?} ms after add-time +1m, {before} ms before"
@@ -521,10 +573,14 @@ pub async fn play(plan: &Plan) -> Outcome {
                 let g = &games[*board];
                 if let Action::Swap { door, .. } = action {
                     let asked = now(&listener);
-                    let ok = if *door == 0 {
-                        ctl(&address, &["players", &n.to_string(), &b, &w]).await
-                    } else {
-                        console_decide(console, n, "SetPlayers", serde_json::json!([b, w])).await == 200
+                    let ok = match (door, mqtt) {
+                        (1, _) => {
+                            console_decide(console, n, "SetPlayers", serde_json::json!([b, w])).await == 200
+                        }
+                        (0, _) | (_, None) => ctl(&address, &["players", &n.to_string(), &b, &w]).await,
+                        (_, Some(port)) => {
+                            mqtt_decide(port, n, "SetPlayers", serde_json::json!([b, w])).await
+                        }
                     };
                     accept(*board, "SetPlayers", ok);
                     if ok {

@@ -12,6 +12,21 @@ async fn call(
     method: &str,
     args: Value,
 ) -> (PubAckReason, Option<Value>) {
+    match try_call(port, user, board, method, args).await {
+        Ok(answer) => answer,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// As [`call`], the failures said rather than panicked on (the event
+/// campaign calls while the daemon may be restarting).
+pub(crate) async fn try_call(
+    port: u16,
+    user: &str,
+    board: &str,
+    method: &str,
+    args: Value,
+) -> Result<(PubAckReason, Option<Value>), String> {
     let mut o = MqttOptions::new(format!("{user}-caller"), "127.0.0.1", port);
     o.set_credentials(user, PASSWORD);
     let (client, mut events) = AsyncClient::new(o, 16);
@@ -21,7 +36,10 @@ async fn call(
     // A refused publication gets no reply: the wait ends on the PUBACK.
     let answered = tokio::time::timeout(Duration::from_secs(8), async {
         loop {
-            match events.poll().await.unwrap() {
+            let Ok(event) = events.poll().await else {
+                return;
+            };
+            match event {
                 Event::Incoming(Packet::ConnAck(_)) => {
                     client
                         .subscribe(reply_topic.clone(), QoS::AtLeastOnce)
@@ -62,15 +80,18 @@ async fn call(
         }
     })
     .await;
-    if answered.is_err() {
-        match puback {
-            None => panic!("{user}'s call {method} on {board}: no answer from the broker in 8 s"),
-            Some(reason) => panic!(
-                "{user}'s call {method} on {board}: the broker answered {reason:?}, but no reply came in 8 s"
-            ),
-        }
+    match (answered, puback) {
+        (Err(_), None) => Err(format!(
+            "{user}'s call {method} on {board}: no answer from the broker in 8 s"
+        )),
+        (Err(_), Some(reason)) => Err(format!(
+            "{user}'s call {method} on {board}: the broker answered {reason:?}, but no reply came in 8 s"
+        )),
+        (Ok(_), None) => Err(format!(
+            "{user}'s call {method} on {board}: the broker did not answer"
+        )),
+        (Ok(_), Some(reason)) => Ok((reason, reply)),
     }
-    (puback.expect("the broker answered the call"), reply)
 }
 
 /// `SetPlayers` with these names on `board`, called as `user`.

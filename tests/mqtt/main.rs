@@ -6,7 +6,7 @@
 //! A's broker stopped for 30 s mid-game; a daemon killed; arbiter calls over MQTT 5
 //! request/response; TLS with client certificates.
 
-mod calls;
+pub(crate) mod calls;
 use crate::common;
 mod halls;
 mod tls;
@@ -27,14 +27,14 @@ use rumqttc::v5::mqttbytes::v5::{Packet, PubAckReason, PublishProperties};
 use rumqttc::v5::{AsyncClient, Event, MqttOptions};
 use serde_json::{Value, json};
 
-const PASSWORD: &str = "change-me";
+pub(crate) const PASSWORD: &str = "change-me";
 
 fn docs(name: &str) -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/mqtt").join(name)).unwrap()
 }
 
 /// A Mosquitto broker of this test: its configuration, process and port.
-struct Broker {
+pub(crate) struct Broker {
     name: String,
     conf: PathBuf,
     port: u16,
@@ -129,7 +129,7 @@ fn passwd(file: &Path, users: &[&str]) {
 
 /// A hall's broker from `docs/mqtt/hall.conf` and `hall.acl`, bridged to the
 /// central broker on `central`.
-async fn hall_broker(dir: &Path, hall: &str, port: u16, central: u16) -> Broker {
+pub(crate) async fn hall_broker(dir: &Path, hall: &str, port: u16, central: u16) -> Broker {
     let files = dir.join(hall);
     std::fs::create_dir_all(&files).unwrap();
     std::fs::write(files.join("hall.acl"), docs("hall.acl").replace("hall-a", hall)).unwrap();
