@@ -10,7 +10,7 @@
 //! up across the daemon's restarts, so the listener hears every process; the
 //! round marks each stop and each start in the same timeline.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -33,6 +33,9 @@ pub enum Heard {
     Decided(String),
     /// The board's line cut for this many ms.
     Cut(u64),
+    /// An `Irregular` signal's kind and violation count (heard with its
+    /// `Signal`).
+    Alarm(String, u32),
     /// The clocks' times (ms) a `PropertiesChanged` showed (white's, black's;
     /// `None`: not in that change).
     Clock(Option<i64>, Option<i64>),
@@ -155,7 +158,15 @@ impl Listener {
                             .map(|b| b.0);
                         Heard::Signal(member, ply.unwrap_or(0))
                     }
-                    "GameStarted" | "Irregular" | "Resolved" | "GameEnded" => Heard::Signal(member, 0),
+                    "Irregular" => {
+                        if let Ok((kind, _, _, _, count)) =
+                            body.deserialize::<(String, String, Vec<String>, bool, u32)>()
+                        {
+                            into.push(since, board, Heard::Alarm(kind, count));
+                        }
+                        Heard::Signal(member, 0)
+                    }
+                    "GameStarted" | "Resolved" | "GameEnded" => Heard::Signal(member, 0),
                     _ => continue,
                 };
                 into.push(since, board, what);
@@ -326,6 +337,31 @@ pub fn judge(heard: &[(u64, Heard)], holds: &[(u64, u64)]) -> Vec<String> {
     failures
 }
 
+/// No alarm raised live that the journal does not show (issue 58: after a
+/// SIGKILL, a `clock_without_move` was raised and counted as violation 1,
+/// which `replay` of the journal never raised): every kind heard live is a
+/// kind `replay` raises, and no violation count heard is above its highest.
+pub fn judge_alarms(heard: &[(u64, Heard)], replayed: &BTreeSet<String>, replayed_count: u32) -> Vec<String> {
+    let mut failures = Vec::new();
+    for (t, h) in heard {
+        if let Heard::Alarm(kind, count) = h {
+            if !replayed.contains(kind) {
+                failures.push(format!(
+                    "at {:.1} s an alarm `{kind}` was raised live that replay of the journal never raises",
+                    *t as f64 / 1000.0
+                ));
+            }
+            if *count > replayed_count {
+                failures.push(format!(
+                    "at {:.1} s violation {count} was counted live, replay of the journal counts {replayed_count}",
+                    *t as f64 / 1000.0
+                ));
+            }
+        }
+    }
+    failures
+}
+
 /// The clocks (white's, black's ms) as published last when the game ended
 /// (its first `GameEnded`), if it ended and they were heard.
 pub fn clocks_at_end(heard: &[(u64, Heard)]) -> Option<(i64, i64)> {
@@ -449,5 +485,24 @@ mod tests {
         assert_eq!(clocks_at_end(&h[..2]), None);
         assert_eq!(tag_ms("1:02:03"), Some(3_723_000));
         assert_eq!(tag_ms("0:19"), None);
+    }
+
+    /// An alarm heard live that replay never raises, or a violation counted
+    /// beyond replay's, fails.
+    #[test]
+    fn an_alarm_the_journal_does_not_show_fails() {
+        let h = vec![
+            (100, Heard::Alarm("illegal_move".into(), 0)),
+            (200, Heard::Alarm("clock_without_move".into(), 1)),
+        ];
+        let kinds: BTreeSet<String> = ["illegal_move".to_string()].into();
+        let f = judge_alarms(&h, &kinds, 0);
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert!(
+            f[0].contains("`clock_without_move`") && f[1].contains("violation 1"),
+            "{f:?}"
+        );
+        let kinds: BTreeSet<String> = ["illegal_move".to_string(), "clock_without_move".to_string()].into();
+        assert!(judge_alarms(&h, &kinds, 1).is_empty());
     }
 }

@@ -368,6 +368,31 @@ fn hands_offset(g: &BoardGame, heard: &[(u64, Heard)]) -> Option<i64> {
     offsets.get(offsets.len() / 2).copied()
 }
 
+/// The kinds of alarm `replay` of a recording raises, and its highest
+/// violation count.
+fn replay_alarms(recording: &Path) -> (std::collections::BTreeSet<String>, u32) {
+    let out = std::process::Command::new(bin())
+        .args(["replay", "--format", "jsonl"])
+        .arg(recording)
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    let mut kinds = std::collections::BTreeSet::new();
+    let mut most = 0;
+    for e in out
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+    {
+        if e["type"] == "irregular" {
+            if let Some(k) = e["kind"].as_str() {
+                kinds.insert(k.to_string());
+            }
+            most = most.max(e["count"].as_u64().unwrap_or(0) as u32);
+        }
+    }
+    (kinds, most)
+}
+
 /// Plays `plan` and judges every board.
 pub async fn play(plan: &Plan) -> Outcome {
     let dir = tempfile::tempdir().unwrap();
@@ -709,6 +734,15 @@ pub async fn play(plan: &Plan) -> Outcome {
             None => Vec::new(),
         };
         println!("board {}:", i + 1);
+        let (kinds, most) = replay_alarms(&d.join(format!("state/recordings/line{i}.esl")));
+        for f in live::judge_alarms(&of, &kinds, most) {
+            outcome.failures.push(format!(
+                "seed {} ({}): board {} live: {f}",
+                plan.seed,
+                g.name,
+                i + 1
+            ));
+        }
         // The clock tags say the clocks as they stood at the game's end
         // (issue 57: `WhiteClock "0:19:04"` beside a flag at 0:00:00).
         if let Some((w, b)) = live::clocks_at_end(&of) {
