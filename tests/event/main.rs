@@ -85,6 +85,10 @@ pub enum Action {
     /// start again after `ms`: accepted, it stands; refused or unanswered, the
     /// arbiter reads D-Bus after the start to know whether it was taken.
     KillInCall { board: usize, ms: u64 },
+    /// SIGKILL and a start again after `ms`, that start killed `at` ms after
+    /// it began (while it asks the boards their serial numbers and resumes
+    /// their journals), then a start again.
+    KillStarting { ms: u64, at: u64 },
     /// SIGTERM (a clean stop), then a start again after `ms`.
     Term { ms: u64 },
     /// The line of board `board` (0-based) cut for `ms`.
@@ -113,6 +117,7 @@ impl Action {
         match self {
             Action::Kill { ms } => format!("kill {ms}"),
             Action::KillInCall { board, ms } => format!("kill-in-call {board} {ms}"),
+            Action::KillStarting { ms, at } => format!("kill-starting {ms} {at}"),
             Action::Term { ms } => format!("term {ms}"),
             Action::Cut { board, ms } => format!("cut {board} {ms}"),
             Action::Reload { board } => format!("reload {board}"),
@@ -127,6 +132,7 @@ impl Action {
         let n = |i: usize| words.get(i).and_then(|w| w.parse::<u64>().ok());
         Some(match *words.first()? {
             "kill" => Action::Kill { ms: n(1)? },
+            "kill-starting" => Action::KillStarting { ms: n(1)?, at: n(2)? },
             "kill-in-call" => Action::KillInCall {
                 board: n(1)? as usize,
                 ms: n(2)?,
@@ -183,6 +189,14 @@ impl Plan {
                 },
             ));
         }
+        let t = at(&mut rng);
+        actions.push((
+            t,
+            Action::KillStarting {
+                ms: rng.range(100, MAX_DOWN_MS),
+                at: rng.range(0, 300),
+            },
+        ));
         let t = at(&mut rng);
         actions.push((
             t,
@@ -269,7 +283,10 @@ impl Plan {
                 }
                 keep
             }
-            Action::Kill { ms } | Action::Term { ms } | Action::KillInCall { ms, .. } => {
+            Action::Kill { ms }
+            | Action::Term { ms }
+            | Action::KillInCall { ms, .. }
+            | Action::KillStarting { ms, .. } => {
                 let keep = line_back.iter().all(|back| *t >= *back);
                 if keep {
                     for back in &mut line_back {
@@ -346,6 +363,7 @@ async fn run_and_shrink(plan: Plan, figures: &mut Figures) -> Vec<String> {
     for (_, a) in &plan.actions {
         match a {
             Action::Kill { .. } | Action::Term { .. } | Action::KillInCall { .. } => figures.restarts += 1,
+            Action::KillStarting { .. } => figures.restarts += 2,
             Action::Cut { .. } => figures.cuts += 1,
             Action::Reload { .. } => figures.reloads += 1,
             _ => {}
@@ -441,7 +459,10 @@ fn a_line_is_cut_again_only_once_it_is_back() {
         for (t, a) in &plan.actions {
             let lines: Vec<usize> = match a {
                 Action::Cut { board, .. } => vec![*board],
-                Action::Kill { .. } | Action::Term { .. } | Action::KillInCall { .. } => (0..4).collect(),
+                Action::Kill { .. }
+                | Action::Term { .. }
+                | Action::KillInCall { .. }
+                | Action::KillStarting { .. } => (0..4).collect(),
                 _ => continue,
             };
             for b in &lines {

@@ -477,6 +477,19 @@ pub async fn play(plan: &Plan) -> Outcome {
                 }
                 println!("call in flight at the kill: `ctl players {n}` answered {ok}, taken {taken}");
             }
+            Action::KillStarting { ms, at } => {
+                mark_stopped(&listener, plan.boards);
+                if let Some(running) = daemon.take() {
+                    running.kill();
+                }
+                tokio::time::sleep(Duration::from_millis(*ms)).await;
+                let given: &[PathBuf] = if by_serial { &devices } else { &[] };
+                let starting = Running::spawn(&mut run_command(&cfg, given, Some(&address)));
+                tokio::time::sleep(Duration::from_millis(*at)).await;
+                starting.kill();
+                daemon = Some(start(&cfg, &devices, &address, by_serial).await);
+                mark_started(&listener, &address, plan.boards).await;
+            }
             Action::Kill { ms } | Action::Term { ms } => {
                 mark_stopped(&listener, plan.boards);
                 if let Some(mut running) = daemon.take() {
