@@ -493,3 +493,84 @@ fn a_core_without_events_or_san_records_the_same_games() {
     }
     assert!(moves > 500, "{moves} moves compared");
 }
+
+/// The clock tags say the clocks as the game left them, in every scenario that
+/// ends a game with a clock (the class of seed 106 of the event campaign: the
+/// press completing the mate started the other side's clock, and its
+/// `BlackClock` took the time that clock ran after the end). The side that
+/// did not make the last move keeps its time at the end to the second; the
+/// side that made it, the time the report after its press shows (within 2 s
+/// of the end's: it stopped its clock then).
+#[test]
+fn clock_tags_are_the_clocks_at_the_games_end_in_every_scenario() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/scenarios");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "esl"))
+        .collect();
+    files.sort();
+    let run = |format: &str, file: &std::path::Path| {
+        let out = Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
+            .args(["replay", "--format", format])
+            .arg(file)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let tag_ms = |pgn: &str, name: &str| -> Option<u64> {
+        let head = format!("[{name} \"");
+        let v = pgn
+            .lines()
+            .find_map(|l| l.strip_prefix(&head).and_then(|v| v.strip_suffix("\"]")))?;
+        let p: Vec<u64> = v.split(':').filter_map(|x| x.parse().ok()).collect();
+        (p.len() == 3).then(|| ((p[0] * 60 + p[1]) * 60 + p[2]) * 1000)
+    };
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for file in &files {
+        let events: Vec<serde_json::Value> = run("jsonl", file)
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        let ends: Vec<usize> = (0..events.len())
+            .filter(|&i| events[i]["type"] == "game_end")
+            .collect();
+        let pgn = run("pgn", file);
+        let [end] = ends.as_slice() else { continue };
+        if pgn.matches("[Event ").count() != 1 {
+            continue;
+        }
+        let at_end = events[..*end].iter().rev().find(|e| e["type"] == "clock");
+        let mover = events[..*end].iter().rev().find(|e| e["type"] == "move");
+        let (Some(clock), Some(mover), Some(w), Some(b)) = (
+            at_end,
+            mover,
+            tag_ms(&pgn, "WhiteClock"),
+            tag_ms(&pgn, "BlackClock"),
+        ) else {
+            continue;
+        };
+        checked += 1;
+        let (cw, cb) = (
+            clock["white_ms"].as_u64().unwrap_or(0) / 1000 * 1000,
+            clock["black_ms"].as_u64().unwrap_or(0) / 1000 * 1000,
+        );
+        let white_moved = mover["side"] == "white";
+        let (moved, moved_tag, other, other_tag) = if white_moved {
+            (cw, w, cb, b)
+        } else {
+            (cb, b, cw, w)
+        };
+        if other_tag != other || moved_tag.abs_diff(moved) > 2000 {
+            failures.push(format!(
+                "{}: tags white {w} black {b} ms, the clocks at the end white {cw} black {cb} ms ({} moved last)",
+                file.file_name().unwrap().to_string_lossy(),
+                if white_moved { "white" } else { "black" }
+            ));
+        }
+    }
+    assert!(checked >= 4, "only {checked} scenarios end a game with a clock");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

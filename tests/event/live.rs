@@ -54,6 +54,10 @@ const HOLD_SLACK_MS: u64 = 400;
 /// resolution (moves found across a gap come with it).
 const OVER_MOVES_MS: u64 = 2000;
 
+/// How long (real ms) after a publication's signals its properties may be
+/// heard (D-Bus sends the signals first, then the properties they lead to).
+const SAME_PUBLICATION_MS: u64 = 100;
+
 /// The timeline heard: (real ms from the listener's start, board, what).
 #[derive(Clone, Default)]
 pub struct Timeline(Arc<Mutex<Vec<(u64, usize, Heard)>>>);
@@ -363,16 +367,37 @@ pub fn judge_alarms(heard: &[(u64, Heard)], replayed: &BTreeSet<String>, replaye
 }
 
 /// The clocks (white's, black's ms) as published last when the game ended
-/// (its first `GameEnded`), if it ended and they were heard.
+/// (its first `GameEnded`), if it ended and the process that ended it
+/// published them.
 pub fn clocks_at_end(heard: &[(u64, Heard)]) -> Option<(i64, i64)> {
     let end = heard
         .iter()
         .position(|(_, h)| matches!(h, Heard::Signal(m, _) if m == "GameEnded"))?;
+    // Only what the process that ended it published: a new process shows its
+    // clocks only as they change (seeds 106 and 109: a mate found after a
+    // restart, before the new process's first clock change, was judged
+    // against the old process's clocks).
     let (mut w, mut b) = (None, None);
-    for (_, h) in &heard[..end] {
-        if let Heard::Clock(cw, cb) = h {
-            w = cw.or(w);
-            b = cb.or(b);
+    // The properties of the publication that ended it come after its signals.
+    let ended_at = heard[end].0;
+    for (t, h) in &heard[end + 1..] {
+        match h {
+            Heard::Clock(cw, cb) if *t <= ended_at + SAME_PUBLICATION_MS => {
+                w = w.or(*cw);
+                b = b.or(*cb);
+            }
+            Heard::Clock(..) | Heard::Started { .. } | Heard::Stopped => break,
+            _ => {}
+        }
+    }
+    for (_, h) in heard[..end].iter().rev() {
+        match h {
+            Heard::Clock(cw, cb) => {
+                w = w.or(*cw);
+                b = b.or(*cb);
+            }
+            Heard::Started { .. } | Heard::Stopped => break,
+            _ => {}
         }
     }
     Some((w?, b?))
@@ -479,10 +504,18 @@ mod tests {
             (100, Heard::Clock(Some(60_000), Some(60_000))),
             (200, Heard::Clock(Some(55_000), None)),
             (300, signal("GameEnded", 0)),
-            (400, Heard::Clock(Some(1_000), Some(2_000))),
+            (500, Heard::Clock(Some(1_000), Some(2_000))),
         ];
         assert_eq!(clocks_at_end(&h), Some((55_000, 60_000)));
         assert_eq!(clocks_at_end(&h[..2]), None);
+        // The clocks of the publication that ended it, sent after its signals.
+        let mut after = h.clone();
+        after.insert(3, (340, Heard::Clock(None, Some(58_000))));
+        assert_eq!(clocks_at_end(&after), Some((55_000, 58_000)));
+        // Not across a restart.
+        let mut restarted = h.clone();
+        restarted.insert(2, (250, Heard::Started { irregular: false }));
+        assert_eq!(clocks_at_end(&restarted), None);
         assert_eq!(tag_ms("1:02:03"), Some(3_723_000));
         assert_eq!(tag_ms("0:19"), None);
     }

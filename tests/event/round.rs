@@ -762,10 +762,25 @@ pub async fn play(plan: &Plan) -> Outcome {
             println!("  clock tags judged against the clocks at the game's end ({w} ms, {b} ms)");
             let file = d.join(format!("live/round-1/game-{}.pgn", i + 1));
             let pgn = std::fs::read_to_string(&file).unwrap_or_default();
-            for (name, heard_ms) in [("WhiteClock", w), ("BlackClock", b)] {
+            // Who made the last move: its clock stops at the press that
+            // completes it, after the end (a few seconds of its time at most);
+            // the other side's keeps the end's time.
+            let white_moved = of
+                .iter()
+                .take_while(|(_, h)| !matches!(h, Heard::Signal(m, _) if m == "GameEnded"))
+                .filter_map(|(_, h)| match h {
+                    Heard::Moves(m) => Some(m.len() % 2 == 1),
+                    _ => None,
+                })
+                .last();
+            for (name, heard_ms, moved) in [
+                ("WhiteClock", w, white_moved == Some(true)),
+                ("BlackClock", b, white_moved == Some(false)),
+            ] {
                 let tag = super::judge::tag(&pgn, name);
+                let lower = if moved { 6000 } else { 1500 };
                 match tag.as_deref().and_then(live::tag_ms) {
-                    Some(ms) if (ms - heard_ms).abs() <= 2000 => {}
+                    Some(ms) if ms <= heard_ms + 1500 && ms >= heard_ms - lower => {}
                     _ => outcome.failures.push(format!(
                         "seed {} ({}): board {}: {name} {tag:?} at the game's end, the clock showed {} ms",
                         plan.seed,

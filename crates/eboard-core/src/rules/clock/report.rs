@@ -103,7 +103,17 @@ impl Core {
             if ply <= game.ply() {
                 let mover = game.positions[ply - 1].turn();
                 game.moves[ply - 1].clk_ms = Some(if mover.is_white() { white } else { black });
-                game.clocks = Some((white, black));
+                game.clocks = match game.clocks {
+                    // The press that completes a game's last move comes after
+                    // its end: the mover's time is the one it stopped at; the
+                    // other side's clock, started by that press, ran after the
+                    // end and keeps the end's time (seed 106 of the event
+                    // campaign: `BlackClock` 3 s below the clock at the mate).
+                    Some((w, b)) if game.result.is_some() => {
+                        Some(if mover.is_white() { (white, b) } else { (w, black) })
+                    }
+                    _ => Some((white, black)),
+                };
             }
         }
         self.emit_clock(white, black, running, t);
