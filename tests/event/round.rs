@@ -37,9 +37,21 @@ const FIRST_SERIAL: usize = 40000;
 /// odd seeds) by their serial number, as a hall names boards it moves between
 /// ports: the daemon must learn each serial number before it numbers the
 /// board, at every start (issue 58: boards 3 and 4 came back as 7 and 8).
-fn config(dir: &Path, boards: usize, by_serial: bool, console: SocketAddr, mqtt: Option<u16>) -> String {
+fn config(
+    dir: &Path,
+    boards: usize,
+    by_serial: bool,
+    console: SocketAddr,
+    mqtt: Option<u16>,
+    drive: bool,
+) -> String {
+    let drive = if drive {
+        "mode = \"drive\"\ntime_control = \"90+30\"\n"
+    } else {
+        ""
+    };
     let mut text = format!(
-        "event = \"Event campaign\"\nround = 1\npairings = \"pairings.csv\"\noutput = \"{}\"\nstate = \"{}\"\n{}[clock]\nwhite = \"left\"\n[http]\nlisten = \"{console}\"\narbiters = \"{}\"\n",
+        "event = \"Event campaign\"\nround = 1\npairings = \"pairings.csv\"\noutput = \"{}\"\nstate = \"{}\"\n{}[clock]\nwhite = \"left\"\n{drive}[http]\nlisten = \"{console}\"\narbiters = \"{}\"\n",
         dir.join("live").display(),
         dir.join("state").display(),
         scaled_rules(SPEED),
@@ -429,7 +441,14 @@ pub async fn play(plan: &Plan) -> Outcome {
         None
     };
     let mqtt = broker.as_ref().map(|(_, port)| *port);
-    std::fs::write(&cfg, config(d, plan.boards, by_serial, console, mqtt)).unwrap();
+    // Every third seed the daemon drives the clocks (a time control of its
+    // own, 90+30); the others report what the clocks show (issue 57: decisions
+    // that meet a clock mode).
+    let drive = plan.seed % 3 == 2;
+    if drive {
+        println!("the daemon drives the clocks (90+30)");
+    }
+    std::fs::write(&cfg, config(d, plan.boards, by_serial, console, mqtt, drive)).unwrap();
     let logs = games.iter().map(|g| g.log.clone()).collect();
     let (emulators, relays, devices) =
         relay::relayed_boards(logs, SPEED, FIRST_SERIAL, d, |_| LineFaults::CLEAN);
