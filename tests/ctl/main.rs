@@ -326,16 +326,7 @@ async fn watch_prints_an_irregular_move_within_a_second() {
     let (_client, mut signals) = common::listen(&address, BOARD_INTERFACE, Some("Irregular")).await;
     property_is(&address, 2, "Status", "playing").await;
 
-    let mut watch = spawn_ctl(&address, &["watch", "--json"], std::process::Stdio::piped());
-    use tokio::io::AsyncBufReadExt;
-    let mut err = tokio::io::BufReader::new(watch.stderr.take().unwrap()).lines();
-    let ready = tokio::time::timeout(Duration::from_secs(10), err.next_line())
-        .await
-        .expect("ctl watch said nothing in 10 s")
-        .unwrap()
-        .unwrap_or_default();
-    assert!(ready.contains("watching 3 board(s)"), "{ready}");
-    let mut out = tokio::io::BufReader::new(watch.stdout.take().unwrap()).lines();
+    let (_watch, mut out) = watch::watching(&address, true, 3).await;
 
     let signal = tokio::time::timeout(Duration::from_secs(20), signals.next())
         .await

@@ -17,8 +17,8 @@ async fn ctl_round_starts_a_round_on_every_board_and_a_reload_is_watched() {
     let d = dir.path();
     let (address, cfg) = desk(d, "").await;
     let _boards = three_playing(d, "480", [opening(2, 48), standing(""), standing("")]);
-    let (_text, mut text) = watching(&address, false).await;
-    let (_json, mut json) = watching(&address, true).await;
+    let (_text, mut text) = watching(&address, false, 0).await;
+    let (_json, mut json) = watching(&address, true, 0).await;
     let daemon = start(&cfg, d, &address);
     wait_for("board 1's game under way", 30, || {
         plies_in(&d.join("live/round-1/game-1.pgn")) == 2

@@ -6,10 +6,11 @@ use super::*;
 use tokio::io::AsyncBufReadExt;
 
 /// A `ctl watch` (text, or `--json`) on the bus at `address`, its stdout's lines,
-/// once it says it watches (within 10 s).
+/// once it says it watches `boards` boards (within 10 s).
 pub async fn watching(
     address: &str,
     json: bool,
+    boards: usize,
 ) -> (
     tokio::process::Child,
     tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
@@ -28,7 +29,7 @@ pub async fn watching(
     let line = tokio::time::timeout(Duration::from_secs(10), ready)
         .await
         .expect("ctl watch said nothing in 10 s");
-    assert!(line.contains("watching 0 board(s)"), "{line}");
+    assert!(line.contains(&format!("watching {boards} board(s)")), "{line}");
     let out = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
     (child, out)
 }
@@ -77,8 +78,8 @@ async fn watch_says_the_penalty_whose_piece_and_the_first_connection() {
          35 press right\n37 press left\n39 press right\n",
     );
     let _boards = three_playing(d, "481", [standing(""), violations, standing("")]);
-    let (_text, mut text) = watching(&address, false).await;
-    let (_json, mut json) = watching(&address, true).await;
+    let (_text, mut text) = watching(&address, false, 0).await;
+    let (_json, mut json) = watching(&address, true, 0).await;
     let daemon = start(&cfg, d, &address);
 
     let seen = lines_until(&mut text, 40, |l| l.contains("completed violation number 2")).await;

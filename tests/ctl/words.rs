@@ -250,7 +250,6 @@ async fn watched_line(
 /// exit status 1; `ctl round 1` after round 3 names round 2 as the next.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_words_say_what_was_done() {
-    use tokio::io::AsyncBufReadExt;
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let (address, cfg) = desk(d, "").await;
@@ -276,15 +275,7 @@ async fn the_words_say_what_was_done() {
     );
 
     // An undo that reopens the game, and a result given over another, on the watch.
-    let mut watch = spawn_ctl(&address, &["watch", "--json"], std::process::Stdio::piped());
-    let mut err = tokio::io::BufReader::new(watch.stderr.take().unwrap()).lines();
-    let ready = tokio::time::timeout(Duration::from_secs(10), err.next_line())
-        .await
-        .expect("ctl watch said nothing in 10 s")
-        .unwrap()
-        .unwrap_or_default();
-    assert!(ready.contains("watching 3 board(s)"), "{ready}");
-    let mut out = tokio::io::BufReader::new(watch.stdout.take().unwrap()).lines();
+    let (watch, mut out) = super::watch::watching(&address, true, 3).await;
     ok(&address, &["result", "1", "1-0"]).await;
     let end = watched_line(&mut out, "game_end").await;
     assert_eq!((end["board"].as_u64(), end.get("was")), (Some(1), None), "{end}");

@@ -92,15 +92,15 @@ async fn console_decide(console: SocketAddr, n: usize, method: &str, args: serde
     let send = |method: &'static str, path: &'static str, headers: Vec<(String, String)>, body: String| {
         let origin = origin.clone();
         async move {
-            let stream = tokio::net::TcpStream::connect(console).await.ok()?;
             let mut all: Vec<(&str, &str)> = vec![("Origin", &origin), ("Content-Type", "application/json")];
             all.extend(headers.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-            let a: Answer = tokio::time::timeout(
-                Duration::from_secs(20),
-                exchange(stream, &console.to_string(), method, path, &all, body.as_bytes()),
-            )
-            .await
-            .ok()?;
+            let exchanged = async {
+                let stream = tokio::net::TcpStream::connect(console).await.ok()?;
+                Some(exchange(stream, &console.to_string(), method, path, &all, body.as_bytes()).await)
+            };
+            let a: Answer = tokio::time::timeout(Duration::from_secs(20), exchanged)
+                .await
+                .ok()??;
             Some(a)
         }
     };
@@ -166,6 +166,14 @@ async fn property(address: &str, n: usize, name: &str) -> Option<String> {
     board_property(address, &format!("line{}", n - 1), name)
         .await
         .map(|v| value_text(&v))
+}
+
+/// Board `n`'s White and Black on D-Bus.
+async fn players(address: &str, n: usize) -> Option<(String, String)> {
+    Some((
+        property(address, n, "White").await?,
+        property(address, n, "Black").await?,
+    ))
 }
 
 /// How many moves board `n`'s game has on D-Bus.
@@ -467,10 +475,7 @@ pub async fn play(plan: &Plan) -> Outcome {
         match action {
             Action::KillInCall { board, ms } => {
                 let n = board + 1;
-                let (Some(w), Some(b)) = (
-                    property(&address, n, "White").await,
-                    property(&address, n, "Black").await,
-                ) else {
+                let Some((w, b)) = players(&address, n).await else {
                     continue;
                 };
                 let asked = now(&listener);
@@ -621,10 +626,7 @@ pub async fn play(plan: &Plan) -> Outcome {
             }
             Action::Swap { board, .. } | Action::Ratings { board } => {
                 let n = board + 1;
-                let (Some(w), Some(b)) = (
-                    property(&address, n, "White").await,
-                    property(&address, n, "Black").await,
-                ) else {
+                let Some((w, b)) = players(&address, n).await else {
                     continue;
                 };
                 let g = &games[*board];

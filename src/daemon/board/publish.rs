@@ -56,7 +56,6 @@ impl BoardTask {
         if crate::daemon::fault::broken("resolved") {
             events.retain(|e| !matches!(e.kind, EventKind::Resolved { .. }));
         }
-        let moved = events.iter().any(|e| matches!(e.kind, EventKind::Move { .. }));
         self.outlets.publisher.signal(&events).await;
         if self.history.observe(&events, self.session.core().game()) {
             self.outlets.publisher.history(self.history.entries());
@@ -67,7 +66,10 @@ impl BoardTask {
         let current = self.session.core().game().map(|g| g.number);
         let (notes, files) = self.roster.update(self.session.core().games(), current, &default);
         let mut snap = self.snapshot();
-        if crate::daemon::fault::broken("withdraw") && !moved && snap.moves.len() % 6 == 0 {
+        if crate::daemon::fault::broken("withdraw")
+            && snap.moves.len() % 6 == 0
+            && !events.iter().any(|e| matches!(e.kind, EventKind::Move { .. }))
+        {
             snap.moves.pop();
         }
         let changed = self.outlets.publisher.differs(&snap);
