@@ -89,14 +89,7 @@ impl FenPosition {
     /// The position `fen` gives, or what is wrong with it (too long, not a
     /// FEN, not a legal position).
     pub fn parse(fen: &str) -> Result<FenPosition, Refused> {
-        let text = fen.trim();
-        if text.len() > Self::MAX_BYTES {
-            return Err(Refused::InvalidArgument(format!(
-                "the FEN is {} bytes long; at most {} are taken",
-                text.len(),
-                Self::MAX_BYTES
-            )));
-        }
+        let text = trimmed_within(fen, Self::MAX_BYTES, "the FEN")?;
         let (position, mode) = parse_start(text)?;
         Ok(FenPosition {
             text: text.to_string(),
@@ -180,29 +173,30 @@ pub fn termination_words(text: &str) -> Result<String, Refused> {
     Ok(t.to_string())
 }
 
-/// A result as an arbiter gives it (`1-0`, `0-1`, `1/2-1/2`, `*`), or what is
-/// wrong with it.
-pub fn parse_result(text: &str) -> Result<GameResult, Refused> {
+/// `text` trimmed, when it is at most `max` bytes long; else what is wrong,
+/// naming it as `what` (`the FEN`).
+fn trimmed_within<'t>(text: &'t str, max: usize, what: &str) -> Result<&'t str, Refused> {
     let t = text.trim();
-    if t.len() > 8 {
+    if t.len() > max {
         return Err(Refused::InvalidArgument(format!(
-            "the result is {} bytes long; at most 8 are taken",
+            "{what} is {} bytes long; at most {max} are taken",
             t.len()
         )));
     }
+    Ok(t)
+}
+
+/// A result as an arbiter gives it (`1-0`, `0-1`, `1/2-1/2`, `*`), or what is
+/// wrong with it.
+pub fn parse_result(text: &str) -> Result<GameResult, Refused> {
+    let t = trimmed_within(text, 8, "the result")?;
     GameResult::parse(t)
         .ok_or_else(|| Refused::InvalidArgument(format!("`{t}` is not a result (1-0, 0-1, 1/2-1/2 or *)")))
 }
 
 /// A side as an arbiter names it (`white`, `black`), or what is wrong with it.
 pub fn parse_side(text: &str) -> Result<Side, Refused> {
-    let t = text.trim();
-    if t.len() > 8 {
-        return Err(Refused::InvalidArgument(format!(
-            "the side is {} bytes long; at most 8 are taken",
-            t.len()
-        )));
-    }
+    let t = trimmed_within(text, 8, "the side")?;
     match t {
         "white" => Ok(Side::White),
         "black" => Ok(Side::Black),
@@ -268,14 +262,7 @@ impl GivenTimeControl {
 
     /// The time control `text` gives, or what is wrong with it.
     pub fn parse(text: &str) -> Result<GivenTimeControl, Refused> {
-        let t = text.trim();
-        if t.len() > Self::MAX_BYTES {
-            return Err(Refused::InvalidArgument(format!(
-                "the time control is {} bytes long; at most {} are taken",
-                t.len(),
-                Self::MAX_BYTES
-            )));
-        }
+        let t = trimmed_within(text, Self::MAX_BYTES, "the time control")?;
         let control = TimeControl::parse(t).map_err(|e| Refused::InvalidArgument(e.0))?;
         Ok(GivenTimeControl {
             text: t.to_string(),
