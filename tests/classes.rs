@@ -19,6 +19,12 @@
 //!   the game played on): the gap's plies are recorded, inferred, and no more;
 //!   the placement is reported an illegal move and resolved; no ply published
 //!   is ever taken back or amended (issue 62, seed 13 of the event campaign).
+//! - `knocked_after_gaps`: a gap of 1 to 3 plies, then a piece knocked over
+//!   (lifted, held, put back) at several moments after the dump, the game
+//!   played on: the gap's plies are recorded, inferred, and nothing else; a
+//!   piece no legal move lifts is raised `displaced` once it lies past the
+//!   threshold, and resolved; no ply published is taken back or amended
+//!   (seed 112 of the event campaign).
 //!
 //! `cargo test --test suite classes::` runs a sample; `CLASSES=full cargo test
 //! --release --test suite classes::` runs every case (figures in
@@ -901,6 +907,177 @@ fn illegal_placements_after_gaps() {
         "illegal_placements_after_gaps: {cases} cases, {} failures",
         failures.len()
     );
+    failures.truncate(40);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(cases >= 20, "only {cases} cases");
+}
+
+/// Whether a legal move from `pos` lifts the piece on `sq` (its own piece, the
+/// piece it captures, a castling's rook): such a piece in the hand is a move
+/// under way, not an irregularity.
+fn lifted_by_a_move(pos: &Chess, sq: Square) -> bool {
+    pos.legal_moves().iter().any(|m| match m {
+        Move::EnPassant { from, to } => *from == sq || Square::from_coords(to.file(), from.rank()) == sq,
+        Move::Castle { king, rook } => *king == sq || *rook == sq,
+        m => m.from() == Some(sq) || (m.is_capture() && m.to() == sq),
+    })
+}
+
+/// The game to ply `gap.start`, the plies `gap` lost on the line and the dump
+/// after them; `after_ms` later, the piece on `knock` lifted and held past the
+/// irregular threshold, put back; then the game's next two plies.
+fn with_gap_and_knock(
+    start: &Chess,
+    moves: &[Move],
+    gap: std::ops::Range<usize>,
+    knock: Square,
+    after_ms: u64,
+    seed: u64,
+) -> SensorLog {
+    use eboard_bridge::log::RecordKind;
+    let mut h = hands(seed, true);
+    h.board(start.board());
+    let mut pos = start.clone();
+    for m in &moves[..gap.start] {
+        h.play(&pos, m);
+        pos.play_unchecked(*m);
+    }
+    h.wait(500);
+    h.push(RecordKind::Gap("line away".into()));
+    for m in &moves[gap.clone()] {
+        pos.play_unchecked(*m);
+    }
+    h.wait(1000);
+    h.board(pos.board());
+    h.wait(after_ms);
+    let piece = pos.board().piece_at(knock).expect("a piece to knock");
+    h.knock(knock, piece, Config::default().irregular_ms + 800);
+    for m in &moves[gap.end..gap.end + 2] {
+        h.play(&pos, m);
+        pos.play_unchecked(*m);
+    }
+    h.wait(5000);
+    h.flush();
+    log_of(h)
+}
+
+/// Judges one knocked case: `None` when the record is the game's moves with
+/// the gap's exactly inferred, no ply published was taken back or amended,
+/// and the knocked piece was raised `displaced` and resolved when no legal
+/// move lifts it (`displaced`), nothing raised otherwise.
+fn judge_knock(
+    start: &Chess,
+    moves: &[Move],
+    gap: std::ops::Range<usize>,
+    displaced: bool,
+    log: &SensorLog,
+) -> Option<String> {
+    let r = run(log, start);
+    let played = &moves[..gap.end + 2];
+    let mut problems = Vec::new();
+    let Some(game) = r.core.game() else {
+        return Some("no game".into());
+    };
+    let published: Vec<String> = game.moves.iter().map(|m| m.san.clone()).collect();
+    let flags: Vec<bool> = game.moves.iter().map(|m| m.inferred).collect();
+    let marks: Vec<usize> = (0..game.moves.len())
+        .filter(|i| game.moves[*i].inferred)
+        .collect();
+    let want: Vec<usize> = gap.clone().collect();
+    if published.len() != played.len()
+        || !common::played::same_game_modulo_order(start, played, &published, &flags)
+    {
+        problems.push(format!("publishes {published:?}"));
+    }
+    if marks != want {
+        problems.push(format!("inferred {marks:?} (want {want:?})"));
+    }
+    let mut len = 0u32;
+    let mut raised = Vec::new();
+    let mut resolved = 0;
+    for e in &r.events {
+        match &e.kind {
+            EventKind::Move { ply, san, .. } => {
+                if *ply != len + 1 {
+                    problems.push(format!("ply {ply} ({san}) published over {len} without a word"));
+                }
+                len = *ply;
+            }
+            EventKind::Takeback { to_ply, .. } => {
+                problems.push(format!("plies {}-{len} published, then taken back", to_ply + 1));
+                len = *to_ply;
+            }
+            EventKind::MoveAmended { ply, was, san, .. } => {
+                problems.push(format!("ply {ply} published as {was}, then amended to {san}"));
+            }
+            EventKind::Irregular { kind, .. } => raised.push(kind.name()),
+            EventKind::Resolved { .. } if !raised.is_empty() => resolved += 1,
+            _ => {}
+        }
+    }
+    let want_raised: &[&str] = if displaced { &["displaced"] } else { &[] };
+    if raised != want_raised || resolved != usize::from(displaced) {
+        problems.push(format!(
+            "irregular {raised:?}, resolved {resolved} (want {want_raised:?})"
+        ));
+    }
+    (!problems.is_empty()).then(|| problems.join("; "))
+}
+
+/// Gaps of 1 to 3 plies at sampled starts, and the dump after each followed
+/// by a piece knocked over (at once, while the plies missed are looked for,
+/// and once they are recorded), pieces of both sides chosen by seed: the
+/// plies missed are the gap's, never a path to the board with the piece off
+/// it (seed 112: a pawn knocked over explained as a knight's trip out to take
+/// it and home, four plies never played).
+#[test]
+fn knocked_after_gaps() {
+    let (games, every, pieces): (usize, usize, usize) = if full() { (usize::MAX, 3, 4) } else { (8, 7, 1) };
+    let delays: &[u64] = if full() { &[100, 700, 2500] } else { &[100, 2500] };
+    let mut cases = 0;
+    let mut failures = Vec::new();
+    for (g, (name, start, moves)) in common::played::all_games().into_iter().take(games).enumerate() {
+        let mut history = vec![start.clone()];
+        for m in &moves {
+            let mut next = history.last().expect("a position").clone();
+            next.play_unchecked(*m);
+            history.push(next);
+        }
+        for s in (1..moves.len()).filter(|s| (s + g) % every == 0) {
+            for k in 1..=3 {
+                if s + k + 2 > moves.len() {
+                    continue;
+                }
+                let pos = &history[s + k];
+                let mut squares: Vec<Square> = pos.board().occupied().into_iter().collect();
+                let mut pick = Seeded::new((g * 10_000 + s * 10 + k) as u64);
+                for _ in 0..pieces.min(squares.len()) {
+                    let i = pick.range(0, squares.len() as u64 - 1) as usize;
+                    let sq = squares.swap_remove(i);
+                    let displaced = !lifted_by_a_move(pos, sq);
+                    for &after in delays {
+                        cases += 1;
+                        let log = with_gap_and_knock(&start, &moves, s..s + k, sq, after, cases as u64);
+                        if let Some(f) = judge_knock(&start, &moves, s..s + k, displaced, &log) {
+                            if let Ok(dir) = std::env::var("CLASSES_KEEP") {
+                                let text: String = log.records.iter().map(|r| format!("{r}\n")).collect();
+                                let file = format!(
+                                    "{dir}/knock-{}-{s}-{k}-{sq}-{after}.esl",
+                                    name.replace(['/', '#'], "_")
+                                );
+                                let fen =
+                                    shakmaty::fen::Fen::from_position(&start, shakmaty::EnPassantMode::Legal);
+                                std::fs::write(&file, format!("# eboard-sensor-log 1\n# fen: {fen}\n{text}"))
+                                    .expect("write the kept log");
+                            }
+                            failures.push(format!("{name}: gap of {k} after ply {s}, {sq} knocked {after} ms after the dump: {f}"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("knocked_after_gaps: {cases} cases, {} failures", failures.len());
     failures.truncate(40);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(cases >= 20, "only {cases} cases");

@@ -575,28 +575,30 @@ fn clock_tags_are_the_clocks_at_the_games_end_in_every_scenario() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// An open defect the event campaign found (seed 112, kept as
-/// `tests/fixtures/open/seed112_knocked_after_gap.esl`): a pawn knocked over
-/// right after a gap is explained as four plies never played (a knight's trip
-/// out to capture it and home), published and then taken back. Every move
-/// published must be the game's at its ply. Ignored until the gap search
-/// tells a piece in a hand from a piece taken (`docs/RELIABILITY.md`, the
-/// event campaign's figures): `cargo test --test suite replay::open_ -- --ignored`.
+/// The event campaign's seed 112, its board shrunk to the journal
+/// (`tests/fixtures/campaign/seed112_knocked_after_gap.esl`): a pawn knocked
+/// over right after a gap was explained as four plies never played (a
+/// knight's trip out to capture it and home), published and then taken back.
+/// Every move published must be the game's at its ply, and the pawn is
+/// reported displaced and resolved. The class: `classes::knocked_after_gaps`.
 #[test]
-#[ignore = "open defect: event campaign seed 112 (issue 62)"]
-fn open_seed_112_invents_no_plies() {
+fn seed_112_knocked_after_gap_invents_no_plies() {
     let game = &pgn_games("games/kasparov-deep-blue-1997.pgn")[0];
     let truth = common::sans(&game.start, &game.moves);
     let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/open/seed112_knocked_after_gap.esl");
+        .join("tests/fixtures/campaign/seed112_knocked_after_gap.esl");
     let out = Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
         .args(["replay", "--format", "jsonl"])
         .arg(&file)
         .output()
         .unwrap();
-    let invented: Vec<String> = String::from_utf8_lossy(&out.stdout)
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let events: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
         .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let invented: Vec<String> = events
+        .iter()
         .filter(|e| e["type"] == "move")
         .filter_map(|e| {
             let ply = e["ply"].as_u64()? as usize;
@@ -605,4 +607,14 @@ fn open_seed_112_invents_no_plies() {
         })
         .collect();
     assert!(invented.is_empty(), "published, never played: {invented:?}");
+    let takebacks = events.iter().filter(|e| e["type"] == "takeback").count();
+    assert_eq!(takebacks, 0, "a ply published, then taken back");
+    let d5 = events
+        .iter()
+        .position(|e| e["type"] == "irregular" && e["kind"] == "displaced" && e["squares"][0] == "d5")
+        .expect("the knocked pawn reported displaced");
+    assert!(
+        events[d5..].iter().any(|e| e["type"] == "resolved"),
+        "the knocked pawn's alarm resolved"
+    );
 }

@@ -200,6 +200,11 @@ impl Core {
         let Some(from) = game.positions.get(base) else {
             return path;
         };
+        // Pieces only lifted from the dump say nothing of whose turn it was:
+        // a piece knocked over, or touched by either side, sets nothing down.
+        if (crate::rules::matching::diff_board(anchor, board) & board.occupied()).is_empty() {
+            return path;
+        }
         let mut seen = seen_in(&self.line.resync);
         if let Some((lifts, puts)) = upto {
             seen.lifts = &seen.lifts[..lifts.min(seen.lifts.len())];
@@ -291,7 +296,7 @@ impl Core {
         let Some(game) = self.game.as_ref() else {
             return Found::Nothing;
         };
-        if game.is_over() {
+        if game.is_over() || self.lifted_from_seen(board) {
             return Found::Nothing;
         }
         let mut seen = seen_in(&self.line.resync);
@@ -391,6 +396,23 @@ impl Core {
             Some((base, path)) => Found::Path(base, path),
             None => Found::Nothing,
         }
+    }
+
+    /// Whether `board` (real squares) is a board the line showed whole since
+    /// it was last in step (`Resync::seen_boards`) with pieces lifted from it
+    /// and none set down: pieces in the hand, after no ply (every ply sets a
+    /// piece down, and the line would have shown it). The plies missed are the
+    /// ones that reach that board; a path to this one would be plies never
+    /// played (a pawn knocked over after a gap, explained as a knight's trip
+    /// out to take it and home: seed 112). Not on a board read by dumps only,
+    /// where nothing is seen between dumps.
+    fn lifted_from_seen(&self, board: &Board) -> bool {
+        let Some(r) = self.line.resync.as_ref().filter(|r| r.cause != Cause::Poll) else {
+            return false;
+        };
+        r.seen_boards.iter().any(|s| {
+            s != board && (crate::rules::matching::diff_board(s, board) & board.occupied()).is_empty()
+        })
     }
 
     /// The fewest plies from the record as it stands (at most `plies - 1`) to a
