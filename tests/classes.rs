@@ -672,13 +672,25 @@ fn reaches(pos: &Chess, board: &Board, plies: usize) -> bool {
             Move::Castle { king, .. } => king,
             _ => m.from().unwrap_or(m.to()),
         };
-        if pos.board().piece_at(from) == board.piece_at(from) {
+        if pos.board().piece_at(from) == board.piece_at(from) && !replaceable(pos.board(), board, from) {
             return false;
         }
         let mut after = pos.clone();
         after.play_unchecked(m);
         reaches(&after, board, plies - 1)
     })
+}
+
+/// Whether the piece on `from` (a square `now` and `board` agree on) may
+/// leave it for a piece like it to take its place: one stands on a square
+/// where they differ (a knight to b6 and the other knight to d7 in its place).
+fn replaceable(now: &Board, board: &Board, from: Square) -> bool {
+    let Some(piece) = now.piece_at(from) else {
+        return false;
+    };
+    (now.by_piece(piece) & !board.by_piece(piece))
+        .into_iter()
+        .any(|sq| sq != from)
 }
 
 /// `board` is `pos` with one piece of the side to move set on an empty square
@@ -778,8 +790,19 @@ fn with_gap_and_slip(
 
 /// Judges one case: `None` when the record is the game's moves, the gap's
 /// exactly inferred, the slip raised as an illegal move and resolved, and no
-/// ply published taken back or amended.
-fn judge_slip(start: &Chess, moves: &[Move], gap: std::ops::Range<usize>, log: &SensorLog) -> Option<String> {
+/// ply published taken back or amended; but with the turn `open` (plies of
+/// the other parity also end on the real position, and no clock report after
+/// the gap says whose turn it is), a take-back said (`takeback`) of the
+/// fewest plies, recorded once the board stood past the threshold, is the
+/// documented account (`gap_wrong_guess_taken_back`), as in
+/// `knocked_after_gaps`.
+fn judge_slip(
+    start: &Chess,
+    moves: &[Move],
+    gap: std::ops::Range<usize>,
+    open: bool,
+    log: &SensorLog,
+) -> Option<String> {
     let r = run(log, start);
     let played = &moves[..gap.end + 2];
     let mut problems = Vec::new();
@@ -814,7 +837,9 @@ fn judge_slip(start: &Chess, moves: &[Move], gap: std::ops::Range<usize>, log: &
                 len = *ply;
             }
             EventKind::Takeback { to_ply, .. } => {
-                problems.push(format!("plies {}-{len} published, then taken back", to_ply + 1));
+                if !open {
+                    problems.push(format!("plies {}-{len} published, then taken back", to_ply + 1));
+                }
                 len = *to_ply;
             }
             EventKind::MoveAmended { ply, was, san, .. } => {
@@ -878,7 +903,8 @@ fn illegal_placements_after_gaps() {
                     taken += 1;
                     cases += 1;
                     let log = with_gap_and_slip(&start, &moves, s..s + k, &slip, cases as u64);
-                    if let Some(f) = judge_slip(&start, &moves, s..s + k, &log) {
+                    let open = reaches_parity(&history[s], pos.board(), 6, k % 2 == 0);
+                    if let Some(f) = judge_slip(&start, &moves, s..s + k, open, &log) {
                         if let Ok(dir) = std::env::var("CLASSES_KEEP") {
                             let text: String = log.records.iter().map(|r| format!("{r}\n")).collect();
                             let file = format!(
@@ -961,15 +987,47 @@ fn with_gap_and_knock(
     log_of(h)
 }
 
+/// Whether a path of at most `plies` plies from `pos` of the parity `odd`
+/// (an odd number of plies when true) ends on `board`, moving only pieces on
+/// squares where the position and the board differ (as `reaches`).
+fn reaches_parity(pos: &Chess, board: &Board, plies: usize, odd: bool) -> bool {
+    if pos.board() == board && !odd {
+        return true;
+    }
+    if plies == 0 {
+        return false;
+    }
+    pos.legal_moves().into_iter().any(|m| {
+        let from = match m {
+            Move::Castle { king, .. } => king,
+            _ => m.from().unwrap_or(m.to()),
+        };
+        if pos.board().piece_at(from) == board.piece_at(from) {
+            return false;
+        }
+        let mut after = pos.clone();
+        after.play_unchecked(m);
+        reaches_parity(&after, board, plies - 1, !odd)
+    })
+}
+
 /// Judges one knocked case: `None` when the record is the game's moves with
 /// the gap's exactly inferred, no ply published was taken back or amended,
 /// and the knocked piece was raised `displaced` and resolved when no legal
-/// move lifts it (`displaced`), nothing raised otherwise.
+/// move lifts it (`displaced`), nothing raised otherwise. With the turn
+/// `open` (plies of the other parity also end on the dump, and no clock
+/// report after the gap says whose turn it is), the core records the fewest
+/// once the dump has stood past the threshold and takes them back, said, when
+/// the next move shows the other turn (`gap_wrong_guess_taken_back`): a
+/// take-back is then no failure, and the knocked piece is judged by the turn
+/// the core could know (either answer, as long as a raised alarm is
+/// resolved).
 fn judge_knock(
     start: &Chess,
     moves: &[Move],
     gap: std::ops::Range<usize>,
     displaced: bool,
+    open: bool,
     log: &SensorLog,
 ) -> Option<String> {
     let r = run(log, start);
@@ -1004,7 +1062,9 @@ fn judge_knock(
                 len = *ply;
             }
             EventKind::Takeback { to_ply, .. } => {
-                problems.push(format!("plies {}-{len} published, then taken back", to_ply + 1));
+                if !open {
+                    problems.push(format!("plies {}-{len} published, then taken back", to_ply + 1));
+                }
                 len = *to_ply;
             }
             EventKind::MoveAmended { ply, was, san, .. } => {
@@ -1016,7 +1076,8 @@ fn judge_knock(
         }
     }
     let want_raised: &[&str] = if displaced { &["displaced"] } else { &[] };
-    if raised != want_raised || resolved != usize::from(displaced) {
+    let either = open && (raised.is_empty() || raised == ["displaced"]) && resolved == raised.len();
+    if !either && (raised != want_raised || resolved != usize::from(displaced)) {
         problems.push(format!(
             "irregular {raised:?}, resolved {resolved} (want {want_raised:?})"
         ));
@@ -1035,6 +1096,7 @@ fn knocked_after_gaps() {
     let (games, every, pieces): (usize, usize, usize) = if full() { (usize::MAX, 3, 4) } else { (8, 7, 1) };
     let delays: &[u64] = if full() { &[100, 700, 2500] } else { &[100, 2500] };
     let mut cases = 0;
+    let mut trips = 0;
     let mut failures = Vec::new();
     for (g, (name, start, moves)) in common::played::all_games().into_iter().take(games).enumerate() {
         let mut history = vec![start.clone()];
@@ -1048,7 +1110,16 @@ fn knocked_after_gaps() {
                 if s + k + 2 > moves.len() {
                     continue;
                 }
+                // A gap whose plies take a piece out and home having taken
+                // nothing is the `gaps` class's (no dump shows the tempo: its
+                // truth is `lost_track`, or the game as played up to a ply);
+                // here the gap is one a dump shows.
+                if tempo_trip(&history[s], &moves[s..s + k]) {
+                    trips += 1;
+                    continue;
+                }
                 let pos = &history[s + k];
+                let open = reaches_parity(&history[s], pos.board(), 6, k % 2 == 0);
                 let mut squares: Vec<Square> = pos.board().occupied().into_iter().collect();
                 let mut pick = Seeded::new((g * 10_000 + s * 10 + k) as u64);
                 for _ in 0..pieces.min(squares.len()) {
@@ -1058,7 +1129,7 @@ fn knocked_after_gaps() {
                     for &after in delays {
                         cases += 1;
                         let log = with_gap_and_knock(&start, &moves, s..s + k, sq, after, cases as u64);
-                        if let Some(f) = judge_knock(&start, &moves, s..s + k, displaced, &log) {
+                        if let Some(f) = judge_knock(&start, &moves, s..s + k, displaced, open, &log) {
                             if let Ok(dir) = std::env::var("CLASSES_KEEP") {
                                 let text: String = log.records.iter().map(|r| format!("{r}\n")).collect();
                                 let file = format!(
@@ -1077,7 +1148,10 @@ fn knocked_after_gaps() {
             }
         }
     }
-    eprintln!("knocked_after_gaps: {cases} cases, {} failures", failures.len());
+    eprintln!(
+        "knocked_after_gaps: {cases} cases ({trips} gaps left out: a piece's trip home that took nothing), {} failures",
+        failures.len()
+    );
     failures.truncate(40);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(cases >= 20, "only {cases} cases");

@@ -242,6 +242,7 @@ impl Core {
                 game::Seen {
                     lifts: &lifts,
                     placed: &placed,
+                    boards: &[],
                 },
                 false,
             ) else {

@@ -34,6 +34,11 @@ pub struct Seen<'a> {
     pub lifts: &'a [Square],
     /// Pieces put down, and where.
     pub placed: &'a [(Square, Piece)],
+    /// Boards the line showed whole since it was last in step (a dump's):
+    /// what the line showed after one of them was seen, so a path through one
+    /// is the better account of the board than another order of as many
+    /// plies that never stands on it.
+    pub boards: &'a [Board],
 }
 
 /// Sequences of 1 to `max_plies` legal moves from `pos` that end on `board`, for a
@@ -53,9 +58,10 @@ pub struct Seen<'a> {
 /// a piece like it may replace (see `Search::run`). `budget` bounds the positions
 /// visited.
 ///
-/// When several orders of the fewest plies reach the board, the one whose moves
-/// best follow `seen.lifts` (squares pieces were seen lifted from meanwhile, in
-/// order) is chosen; among equals, the first found.
+/// When several orders of the fewest plies reach the board, the one that
+/// stands on a board the line showed whole (`seen.boards`) is chosen, then the
+/// one whose moves best follow `seen.lifts` (squares pieces were seen lifted
+/// from meanwhile, in order); among equals, the first found.
 ///
 /// With `under_way`, a board that is a move under way (one or two pieces in the
 /// air that one legal move lifts) a few plies on, fewer plies and the move under
@@ -84,7 +90,13 @@ pub fn infer_path(
         let best = paths
             .iter()
             .enumerate()
-            .max_by_key(|(i, p)| (follows(p, seen.lifts), usize::MAX - i))
+            .max_by_key(|(i, p)| {
+                (
+                    stands_on(pos, p, seen.boards),
+                    follows(p, seen.lifts),
+                    usize::MAX - i,
+                )
+            })
             .map_or(0, |(i, _)| i);
         Inferred::Path(paths.swap_remove(best))
     };
@@ -571,6 +583,22 @@ fn from_square(m: &Move) -> Square {
 
 /// How many of the path's moves start where the lifts say, in the same order (the
 /// longest common subsequence of the moves' squares and the lifts).
+/// Whether `path` from `pos` stands on one of `boards` after one of its plies
+/// (or before the first).
+fn stands_on(pos: &Chess, path: &[Move], boards: &[Board]) -> bool {
+    if boards.is_empty() {
+        return false;
+    }
+    let mut at = pos.clone();
+    if boards.contains(at.board()) {
+        return true;
+    }
+    path.iter().any(|m| {
+        at.play_unchecked(*m);
+        boards.contains(at.board())
+    })
+}
+
 fn follows(path: &[Move], lifts: &[Square]) -> usize {
     let mut row = vec![0usize; lifts.len() + 1];
     for m in path {

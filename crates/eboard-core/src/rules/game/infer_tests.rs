@@ -125,6 +125,7 @@ fn a_trip_back_is_inferred_only_where_the_line_showed_it() {
         let seen = Seen {
             lifts: &[Square::E7],
             placed,
+            boards: &[],
         };
         infer_path(
             &from,

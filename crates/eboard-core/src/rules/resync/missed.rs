@@ -750,6 +750,7 @@ fn seen_in(resync: &Option<Resync>) -> game::Seen<'_> {
     resync.as_ref().map_or_else(game::Seen::default, |r| game::Seen {
         lifts: &r.lifts,
         placed: &r.puts,
+        boards: &r.seen_boards,
     })
 }
 
