@@ -14,7 +14,7 @@ use shakmaty::{Bitboard, Board, Chess, Color, Move, Piece, Position, Role, Squar
 use super::record::Tentative;
 use super::resync::{Cause, Found, Resync, Search};
 use super::start::{CENTRE, kings_result};
-use super::{Core, Termination, game};
+use super::{Core, Game, Termination, game};
 use crate::board::Orientation;
 
 pub mod quick;
@@ -407,7 +407,10 @@ impl Core {
             return;
         }
         if n > 0 && !game.moves[n - 1].completed {
-            if let Some(mv) = game.move_from(n - 1, h, &board) {
+            if let Some(mv) = game
+                .move_from(n - 1, h, &board)
+                .filter(|mv| replaces_inferred_as_slide(game, n - 1, mv))
+            {
                 self.show(Tentative {
                     base: n - 1,
                     mv,
@@ -462,7 +465,10 @@ impl Core {
             if under_way {
                 continue;
             }
-            if let Some(mv) = game.move_from(k, h, &board) {
+            if let Some(mv) = game
+                .move_from(k, h, &board)
+                .filter(|mv| k + 1 < n || replaces_inferred_as_slide(game, k, mv))
+            {
                 self.show(Tentative {
                     base: k,
                     mv,
@@ -520,6 +526,27 @@ impl Core {
             }
         }
     }
+}
+
+/// Whether `mv`, from the position before the record's move at index `k`, may
+/// take that move's place (an amendment: a slide that rested on a square it
+/// crossed, then went on). A move the line showed may be amended by any; an
+/// inferred one (a dump showed where it ended) only by its piece going on
+/// from the square it left, along the same line, past the square the dump
+/// showed it on. Any other move from there is a ply more: a king a dump
+/// showed on h8, then seen stepping to h7, moved twice (g8-h8, h8-h7), and a
+/// step g8-h7 in place of g8-h8 would replace what the dump showed.
+fn replaces_inferred_as_slide(game: &Game, k: usize, mv: &Move) -> bool {
+    let Some(last) = game.moves.get(k) else {
+        return true;
+    };
+    !last.inferred
+        || (mv.from() == last.mv.from()
+            && mv.role() == last.mv.role()
+            && last
+                .mv
+                .from()
+                .is_some_and(|from| shakmaty::attacks::between(from, mv.to()).contains(last.mv.to())))
 }
 
 #[cfg(test)]

@@ -86,6 +86,8 @@ pub fn infer_path(
     }
     let mut search = Search::new(board, pos, seen.placed, budget, max_plies);
     search.under_way = under_way;
+    search.seen_boards = seen.boards;
+    search.start = Some(pos);
     let pick = |paths: &mut Vec<Vec<Move>>| {
         let best = paths
             .iter()
@@ -352,6 +354,11 @@ struct Search<'a> {
     /// on g4, the other brought to e3, and a bishop out to g4 and back
     /// (fault campaign, cuts, seed 11).
     capturers: Vec<Square>,
+    /// Boards the line showed whole since it was last in step, and the
+    /// position the search starts from (see [`infer_path`]): a path kept
+    /// stands on one of them (or on one of them with pieces in the air).
+    seen_boards: &'a [Board],
+    start: Option<&'a Chess>,
 }
 
 /// A piece moved from a square the board agrees on to capture (see [`Search::run`]).
@@ -384,7 +391,34 @@ impl<'a> Search<'a> {
             displaced: false,
             relaxed: 0,
             capturers: Vec::new(),
+            seen_boards: &[],
+            start: None,
         }
+    }
+
+    /// Whether the path stands on a board the line showed whole since it was
+    /// last in step, or on one such a board is with pieces in the air (a dump
+    /// taken while a piece was in the hand), before its first ply or after
+    /// one: the line was in step since, so every ply after that board was
+    /// shown, and a path that never stands on it is plies the line would
+    /// have shown otherwise. True when there are no such boards.
+    fn stands_on_seen(&self) -> bool {
+        let Some(start) = self.start.filter(|_| !self.seen_boards.is_empty()) else {
+            return true;
+        };
+        let covers = |p: &Board| {
+            self.seen_boards
+                .iter()
+                .any(|s| (matching::diff_board(s, p) & s.occupied()).is_empty())
+        };
+        let mut at = start.clone();
+        if covers(at.board()) {
+            return true;
+        }
+        self.path.iter().any(|m| {
+            at.play_unchecked(*m);
+            covers(at.board())
+        })
     }
 
     /// Depth-first to `limit` plies, collecting the paths found; false when the
@@ -399,6 +433,7 @@ impl<'a> Search<'a> {
                 && !self.unseen_trip()
                 && self.capturers_home()
                 && self.parity.is_none_or(|p| self.path.len() % 2 == p)
+                && self.stands_on_seen()
             {
                 self.found.push(self.path.clone());
             }

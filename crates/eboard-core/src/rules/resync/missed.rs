@@ -750,7 +750,13 @@ fn seen_in(resync: &Option<Resync>) -> game::Seen<'_> {
     resync.as_ref().map_or_else(game::Seen::default, |r| game::Seen {
         lifts: &r.lifts,
         placed: &r.puts,
-        boards: &r.seen_boards,
+        // On a board read by dumps only, nothing is seen between dumps; a
+        // dump found to be plies and a slip is no board the game stood on.
+        boards: if r.cause == Cause::Poll || r.slip.is_some() {
+            &[]
+        } else {
+            &r.seen_boards
+        },
     })
 }
 
