@@ -200,9 +200,41 @@ fn same_game(start: &Chess, played: &[Move], published: &[String], marked: &[boo
         real.push(next);
     }
     let keys: Vec<String> = real.iter().map(key).collect();
-    let (mut i, mut k) = (0usize, 0usize);
-    let mut ours = start.clone();
-    while k < published.len() {
+    let walk = Walk {
+        real: &real,
+        keys: &keys,
+        truth: &truth,
+        played,
+        published,
+        marked,
+        fewer,
+        key: &key,
+    };
+    walk.from(0, 0, start.clone())
+}
+
+/// The published game matched against the played one from ply `i` of the
+/// played and `k` of the published (`ours` the position published so far):
+/// each account of a stretch is tried in turn (a seen move as the next ply
+/// played, or as the one after a cycle back to the same position), so that
+/// a move seen both next and after a cycle is matched either way.
+struct Walk<'a> {
+    real: &'a [Chess],
+    keys: &'a [String],
+    truth: &'a [String],
+    played: &'a [Move],
+    published: &'a [String],
+    marked: &'a [bool],
+    fewer: bool,
+    key: &'a dyn Fn(&Chess) -> String,
+}
+
+impl Walk<'_> {
+    fn from(&self, i: usize, k: usize, mut ours: Chess) -> bool {
+        let (published, marked, played) = (self.published, self.marked, self.played);
+        if k == published.len() {
+            return i == played.len();
+        }
         let end = if marked[k] {
             (k..published.len())
                 .find(|&x| !marked[x])
@@ -217,29 +249,29 @@ fn same_game(start: &Chess, played: &[Move], published: &[String], marked: &[boo
             let Ok(mv) = san.to_move(&ours) else { return false };
             ours.play_unchecked(mv);
         }
-        let here = key(&ours);
+        let here = (self.key)(&ours);
         let len = end - k;
-        let next = if marked[k] {
-            (i + len..=played.len()).find(|&j| {
-                keys[j] == here
-                    && (j == i + len
-                        || fewer
-                        || (i + 1..=j)
-                            .any(|m| eboard_bridge::rules::round_trip(real[i].board(), &played[i..m])))
-            })
-        } else if truth.get(i) == Some(&published[k]) {
-            Some(i + 1)
+        let nexts: Vec<usize> = if marked[k] {
+            (i + len..=played.len())
+                .filter(|&j| {
+                    self.keys[j] == here
+                        && (j == i + len
+                            || self.fewer
+                            || (i + 1..=j).any(|m| {
+                                eboard_bridge::rules::round_trip(self.real[i].board(), &played[i..m])
+                            }))
+                })
+                .collect()
         } else {
-            // A cycle back to this position, then the move seen.
-            (i + 1..played.len())
-                .find(|&j| keys[j] == keys[i] && truth[j] == published[k])
+            // The next ply played, or a cycle back to this position, then the
+            // move seen.
+            (i..played.len())
+                .filter(|&j| (j == i || self.keys[j] == self.keys[i]) && self.truth[j] == published[k])
                 .map(|j| j + 1)
+                .collect()
         };
-        let Some(j) = next else { return false };
-        i = j;
-        k = end;
+        nexts.into_iter().any(|j| self.from(j, end, ours.clone()))
     }
-    i == played.len()
 }
 
 /// The standard games of `tests/data/games` of 10 plies or more, named `FILE#N`.

@@ -14,7 +14,7 @@ use shakmaty::{Bitboard, Board, Chess, Color, Move, Piece, Position, Role, Squar
 use super::record::Tentative;
 use super::resync::{Cause, Found, Resync, Search};
 use super::start::{CENTRE, kings_result};
-use super::{Core, Game, Termination, game};
+use super::{Core, Game, IrregularKind, Side, Termination, game};
 use crate::board::Orientation;
 
 pub mod quick;
@@ -386,6 +386,7 @@ impl Core {
         self.under_way.takeback = None;
         if game.shows(n, h, &board) {
             self.under_way.drop_moves();
+            self.report_cycle_missed(t);
             self.leave_resync(t);
             self.resolve(t);
             return;
@@ -468,6 +469,12 @@ impl Core {
             if let Some(mv) = game
                 .move_from(k, h, &board)
                 .filter(|mv| k + 1 < n || replaces_inferred_as_slide(game, k, mv))
+                // Across a gap, never a move seen before it replaced by
+                // another (a rook's trip out and home while the line was
+                // away, and the king's step: not 45... Kh8, seen, taken
+                // back for 45... Kh7): the board stands unexplained, and is
+                // reported (`lost_track`).
+                .filter(|_| !(gap && self.fact(k)))
             {
                 self.show(Tentative {
                     base: k,
@@ -525,6 +532,41 @@ impl Core {
                 r.search = Search::Short;
             }
         }
+    }
+}
+
+impl Core {
+    /// The board is back on the record's position after a gap whose dump
+    /// showed a piece set down where the record has none, neither found to
+    /// be plies, nor a slip, nor a move under way: plies were played and
+    /// undone while the line was away (a cycle back to the same position: a
+    /// rook out and home while the kings stepped). They are not in the
+    /// record, and that is said (`lost_track`, resolved at once), not left
+    /// silent because the board came back before the irregular threshold.
+    fn report_cycle_missed(&mut self, t: u64) {
+        let (Some(r), Some(game)) = (&self.line.resync, &self.game) else {
+            return;
+        };
+        let (Some(anchor), Some(at)) = (r.seen_boards.first(), r.dump_ply) else {
+            return;
+        };
+        let shown = diff_board(game.current().board(), anchor) & anchor.occupied();
+        if r.cause != Cause::Gap
+            || r.slip.is_some()
+            || r.search == Search::Rested
+            || at != game.ply()
+            || shown.is_empty()
+            || self.irregular.as_ref().is_some_and(|i| i.kind.is_some())
+        {
+            return;
+        }
+        let board = anchor.clone();
+        let side: Side = game.current().turn().into();
+        let count = self.violations[super::side_index(side)];
+        self.note(
+            "after the gap in the line, the board showed pieces where the record has none, then came back to the record's position: moves were played and undone while the line was away; they are not in the record".to_string(),
+        );
+        self.raise(t, board, IrregularKind::LostTrack, side, Vec::new(), count, None);
     }
 }
 

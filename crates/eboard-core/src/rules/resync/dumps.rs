@@ -138,6 +138,7 @@ impl Core {
         if let Some(r) = &mut self.line.resync {
             r.seen_boards.clear();
             r.seen_boards.push(anchor.0.clone());
+            r.dump_ply = Some(anchor.1);
             r.anchor = Some(anchor);
             r.anchor_seen = (r.lifts.len(), r.puts.len());
         }

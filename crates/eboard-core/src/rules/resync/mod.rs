@@ -168,6 +168,9 @@ pub(super) struct Resync {
     /// came: the plies across the gap end on the dump, so only what was seen
     /// before it is evidence of them (what came after is the next plies').
     pub(super) anchor_seen: (usize, usize),
+    /// The record's ply when the dump after the gap came (its board is the
+    /// first of `seen_boards`); kept when `anchor` is taken.
+    pub(super) dump_ply: Option<usize>,
     /// The boards the line was known to show whole since it was last in step
     /// (real squares): the dump's after the gap (or the position the inferred
     /// moves a `Tail` stretch looks at again ended on), then each later dump's
@@ -207,6 +210,7 @@ impl Resync {
             placed: 0,
             anchor: None,
             anchor_seen: (0, 0),
+            dump_ply: None,
             seen_boards: Vec::new(),
             slip: None,
             facts,
