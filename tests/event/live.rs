@@ -200,7 +200,9 @@ impl Listener {
 ///   followed by a `Resolved` (a game's end or a new game is not a word)
 ///   before the daemon stops, unless it stops before any move is published
 ///   over the alarm (the new process shows its own alarm, read when it serves
-///   the board again, which must be cleared the same way);
+///   the board again, which must be cleared the same way); an alarm standing
+///   when its game ended is cleared with a word or stays reported (the new
+///   process shows it again), never dropped across a restart;
 /// - each piece the hands held where no move goes longer than the threshold
 ///   (`holds`: real ms from the listener's start, placed to lifted) while the
 ///   daemon read the board throughout (no stop, start or cut near it) is
@@ -245,13 +247,22 @@ pub fn judge(heard: &[(u64, Heard)], holds: &[(u64, u64)]) -> Vec<String> {
     // still have stood (its new process shows its own); but not over moves
     // published after it (moves found across a gap come with the resolution,
     // in the same publication).
+    // An alarm standing when its game ended must be cleared with a word
+    // (`Resolved`) or stay reported: one the process stopped under (the
+    // game's end, then no word) and the new process does not show again
+    // was dropped without a word.
     let mut raised: Option<u64> = None;
     let mut stood: Vec<(u64, u64)> = Vec::new();
     let mut over_moves = false;
+    let mut ended_under: Option<u64> = None;
+    let mut dropped_at_end: Option<(u64, u64)> = None;
     for (t, h) in heard {
         match h {
             Heard::Signal(m, _) if m == "Irregular" => {
                 raised.get_or_insert(*t);
+            }
+            Heard::Signal(m, _) if m == "GameEnded" && raised.is_some() => {
+                ended_under.get_or_insert(*t);
             }
             Heard::Signal(m, _)
                 if m == "MoveMade" && raised.is_some_and(|from| *t > from + OVER_MOVES_MS) =>
@@ -263,6 +274,7 @@ pub fn judge(heard: &[(u64, Heard)], holds: &[(u64, u64)]) -> Vec<String> {
                     stood.push((from, *t));
                 }
                 over_moves = false;
+                ended_under = None;
             }
             Heard::Stopped => {
                 if let Some(from) = raised.take() {
@@ -273,11 +285,28 @@ pub fn judge(heard: &[(u64, Heard)], holds: &[(u64, u64)]) -> Vec<String> {
                             from as f64 / 1000.0
                         ));
                     }
+                    // Its word may have been on its way (the signals of one
+                    // publication follow each other).
+                    dropped_at_end = ended_under
+                        .filter(|end| *t > end + SAME_PUBLICATION_MS)
+                        .map(|end| (from, end));
                 }
                 over_moves = false;
+                ended_under = None;
             }
-            Heard::Started { irregular: true } => {
-                raised.get_or_insert(*t);
+            Heard::Started { irregular } => {
+                if let Some((from, end)) = dropped_at_end.take() {
+                    if !*irregular {
+                        failures.push(format!(
+                            "the alarm raised at {:.1} s stood when its game ended at {:.1} s and was dropped without a word (no Resolved, not shown again)",
+                            from as f64 / 1000.0,
+                            end as f64 / 1000.0
+                        ));
+                    }
+                }
+                if *irregular {
+                    raised.get_or_insert(*t);
+                }
             }
             _ => {}
         }
@@ -481,6 +510,51 @@ mod tests {
         let mut h = good();
         h[8] = (5_100, Heard::Started { irregular: true });
         assert_eq!(judge(&h, &[]).len(), 1);
+    }
+
+    /// An alarm standing when its game ended (the arbiter's result over an
+    /// illegal position), dropped without a word: no `Resolved`, and the
+    /// process after the restart shows no alarm.
+    #[test]
+    fn an_alarm_dropped_at_a_games_end_fails() {
+        let ended = |word: bool, shown_again: bool| {
+            let mut h = vec![
+                (100, moves(&["e4"])),
+                (300, signal("Irregular", 0)),
+                (1_000, signal("GameEnded", 0)),
+            ];
+            if word {
+                h.push((1_001, signal("Resolved", 0)));
+            }
+            h.push((3_000, Heard::Stopped));
+            h.push((
+                3_500,
+                Heard::Started {
+                    irregular: shown_again,
+                },
+            ));
+            if shown_again {
+                h.push((4_000, signal("Resolved", 0)));
+            }
+            judge(&h, &[])
+        };
+        let f = ended(false, false);
+        assert!(
+            f.len() == 1
+                && f[0].contains("stood when its game ended at 1.0 s and was dropped without a word"),
+            "{f:?}"
+        );
+        // Cleared with a word, or still reported after the restart: no failure.
+        assert_eq!(ended(true, false), Vec::<String>::new());
+        assert_eq!(ended(false, true), Vec::<String>::new());
+        // An alarm the process stopped under with no game's end may go
+        // unsaid (the board put right while the daemon was down).
+        let h = vec![
+            (300, signal("Irregular", 0)),
+            (3_000, Heard::Stopped),
+            (3_500, Heard::Started { irregular: false }),
+        ];
+        assert_eq!(judge(&h, &[]), Vec::<String>::new());
     }
 
     #[test]
