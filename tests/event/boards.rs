@@ -108,7 +108,8 @@ pub fn board_game(
     black: Player,
 ) -> BoardGame {
     let round = if before.is_some() { 2 } else { 1 };
-    let mut rng = Seeded::new(plan.seed.wrapping_mul(1_000_003) ^ (b as u64 * 7919) ^ (round - 1) * 0x2_0000);
+    let mut rng =
+        Seeded::new(plan.seed.wrapping_mul(1_000_003) ^ (b as u64 * 7919) ^ ((round - 1) * 0x2_0000));
     let plies = if round == 2 { plan.plies2 } else { plan.plies };
     let start = Chess::default();
     // Board 1 sometimes plays a short mate that stays on the board (the

@@ -39,6 +39,15 @@ pub enum Heard {
     /// The clocks' times (ms) a `PropertiesChanged` showed (white's, black's;
     /// `None`: not in that change).
     Clock(Option<i64>, Option<i64>),
+    /// The players (`White`, `Black`) a `PropertiesChanged` showed (`None`:
+    /// not in that change).
+    Players(Option<String>, Option<String>),
+    /// The players the daemon shows once it serves the board again after a
+    /// start (read by the round).
+    PlayersAtStart(String, String),
+    /// The round named the players of the board's game or next games (a swap
+    /// asked, a pairings file read again, a round started).
+    Named,
 }
 
 /// How long (real ms) after a start or a cut the daemon may still be finding
@@ -138,6 +147,16 @@ impl Listener {
                         let (w, b) = (ms("WhiteClockMs"), ms("BlackClockMs"));
                         if w.is_some() || b.is_some() {
                             into.push(since, board, Heard::Clock(w, b));
+                        }
+                        let text = |name: &str| {
+                            changed
+                                .get(name)
+                                .and_then(|v| v.try_clone().ok())
+                                .and_then(|v| String::try_from(v).ok())
+                        };
+                        let (w, b) = (text("White"), text("Black"));
+                        if w.is_some() || b.is_some() {
+                            into.push(since, board, Heard::Players(w, b));
                         }
                         let Some(moves) = changed
                             .get("Moves")
@@ -239,6 +258,40 @@ pub fn judge(heard: &[(u64, Heard)], holds: &[(u64, u64)]) -> Vec<String> {
                 }
                 last = moves.clone();
                 word = None;
+            }
+            _ => {}
+        }
+    }
+    // The players shown: across a restart, the new process shows those the
+    // old one showed last, unless the round named others meanwhile (a swap
+    // asked, a pairings file read again, a round started) or a new game
+    // began (issue 62: a `SetPlayers` lost on resume).
+    let mut shown: (Option<String>, Option<String>) = (None, None);
+    let mut named = false;
+    let mut stopped: Option<u64> = None;
+    for (t, h) in heard {
+        match h {
+            Heard::Players(w, b) => {
+                shown = (w.clone().or(shown.0), b.clone().or(shown.1));
+                named = false;
+            }
+            Heard::Named => named = true,
+            Heard::Signal(m, _) if m == "GameStarted" => named = true,
+            Heard::Stopped => {
+                stopped.get_or_insert(*t);
+            }
+            Heard::PlayersAtStart(w, b) => {
+                if let (Some(at), (Some(was_w), Some(was_b)), false) = (stopped, &shown, named) {
+                    if (was_w, was_b) != (w, b) {
+                        failures.push(format!(
+                            "across the restart at {:.1} s the players went from {was_w} - {was_b} to {w} - {b} without a word (no decision, reload, round or new game)",
+                            at as f64 / 1000.0
+                        ));
+                    }
+                }
+                shown = (Some(w.clone()), Some(b.clone()));
+                named = false;
+                stopped = None;
             }
             _ => {}
         }
@@ -554,6 +607,36 @@ mod tests {
             (3_000, Heard::Stopped),
             (3_500, Heard::Started { irregular: false }),
         ];
+        assert_eq!(judge(&h, &[]), Vec::<String>::new());
+    }
+
+    /// Players the arbiter set, lost by a restart (the break `players`):
+    /// the new process shows the pairing's again, with no word between.
+    #[test]
+    fn players_lost_across_a_restart_fail() {
+        let players = |w: &str, b: &str| Heard::Players(Some(w.into()), Some(b.into()));
+        let at_start = |w: &str, b: &str| Heard::PlayersAtStart(w.into(), b.into());
+        let mut h = vec![
+            (0, at_start("A", "B")),
+            (100, moves(&["e4"])),
+            (200, Heard::Named),
+            (210, players("B", "A")),
+            (3_000, Heard::Stopped),
+            (3_500, Heard::Started { irregular: false }),
+            (3_510, at_start("A", "B")),
+        ];
+        let f = judge(&h, &[]);
+        assert!(
+            f.len() == 1 && f[0].contains("the players went from B - A to A - B without a word"),
+            "{f:?}"
+        );
+        // Kept across the restart: no failure.
+        h[6] = (3_510, at_start("B", "A"));
+        assert_eq!(judge(&h, &[]), Vec::<String>::new());
+        // A swap asked just before the kill, taken and journaled but not
+        // heard before it: a word, so no failure.
+        h.insert(4, (2_990, Heard::Named));
+        h[7] = (3_510, at_start("A", "C"));
         assert_eq!(judge(&h, &[]), Vec::<String>::new());
     }
 

@@ -302,13 +302,16 @@ async fn start(cfg: &Path, devices: &[PathBuf], address: &str, by_serial: bool) 
 }
 
 /// Marks on the live timeline that the daemon serves every board again, with
-/// the alarm each shows then.
+/// the alarm and the players each shows then.
 async fn mark_started(listener: &Listener, address: &str, boards: usize) {
     for n in 1..=boards {
         let irregular = property(address, n, "Irregularity")
             .await
             .is_some_and(|i| !i.is_empty());
         listener.mark(n - 1, Heard::Started { irregular });
+        if let Some((w, b)) = players(address, n).await {
+            listener.mark(n - 1, Heard::PlayersAtStart(w, b));
+        }
     }
 }
 
@@ -526,6 +529,9 @@ impl Hall {
 
     /// `ctl round 2 --pairings round-2.csv`: round 2 is each board's next game.
     async fn next_round(&mut self, r: &RoundPlay) {
+        for b in 0..self.boards() {
+            self.listener.mark(b, Heard::Named);
+        }
         let file = self.dir.join(r.pairings_file());
         let out = crate::common::process::ctl(
             &self.address,
@@ -558,6 +564,7 @@ impl Hall {
                     return;
                 };
                 let asked = self.now();
+                self.listener.mark(*board, Heard::Named);
                 let call = {
                     let (address, n, w, b) = (address.clone(), n.to_string(), w.clone(), b.clone());
                     tokio::spawn(async move { ctl(&address, &["players", &n, &b, &w]).await })
@@ -595,6 +602,9 @@ impl Hall {
                 let _ = self.relays[*board].0.send(Duration::from_millis(*ms)).await;
             }
             Action::Reload { board } => {
+                for b in 0..self.boards() {
+                    self.listener.mark(b, Heard::Named);
+                }
                 r.swapped[*board] = !r.swapped[*board];
                 std::fs::write(self.dir.join(r.pairings_file()), pairings(&r.games, &r.swapped)).unwrap();
                 if r.number == 1 {
@@ -636,10 +646,11 @@ impl Hall {
                 // record, and a new game's second file). Round 1's game over,
                 // before round 2's begins, is no such game: once `ctl round`
                 // has started round 2, a new game on it needs no confirming.
+                let this_round = r.number.to_string();
                 if plies(&address, n).await.unwrap_or(0) == 0
-                    || !property(&address, n, "Round")
+                    || property(&address, n, "Round")
                         .await
-                        .is_some_and(|round| round.split('.').next() == Some(r.number.to_string().as_str()))
+                        .is_none_or(|round| round.split('.').next() != Some(this_round.as_str()))
                 {
                     return;
                 }
@@ -722,6 +733,7 @@ impl Hall {
                 };
                 if let Action::Swap { door, .. } = action {
                     let asked = self.now();
+                    self.listener.mark(*board, Heard::Named);
                     let ok = match (door, mqtt) {
                         (1, _) => {
                             console_decide(console, n, "SetPlayers", serde_json::json!([b, w])).await == 200
