@@ -1197,6 +1197,30 @@ pub async fn play(plan: &Plan) -> Outcome {
                 .push(format!("seed {} ({name}): board {} live: {f}", plan.seed, i + 1));
         }
     }
+    // A failing board's journal kept as a sensor-log scenario, with the
+    // command that plays it again.
+    let kept_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/event-failures");
+    for i in 0..plan.boards {
+        let n = i + 1;
+        let failed = outcome
+            .failures
+            .iter()
+            .any(|f| f.contains(&format!("board {n}:")) || f.contains(&format!("board {n} live")));
+        if !failed {
+            continue;
+        }
+        let _ = std::fs::create_dir_all(&kept_dir);
+        let keep = kept_dir.join(format!("seed-{}-board-{n}.esl", plan.seed));
+        match std::fs::copy(d.join(format!("state/recordings/line{i}.esl")), &keep) {
+            Ok(_) => outcome.failures.push(format!(
+                "seed {}: board {n}'s journal kept as a sensor log: {}; replay it with `cargo run -- replay --format jsonl {}`",
+                plan.seed,
+                keep.display(),
+                keep.display()
+            )),
+            Err(e) => println!("board {n}'s journal not kept: {e}"),
+        }
+    }
     if std::env::var_os("EVENT_KEEP").is_some() {
         println!("round folder kept: {}", dir.keep().display());
     }
