@@ -11,16 +11,21 @@
 //! line, SIGHUP with the pairings file changed (a colour swap), and the
 //! arbiter's decisions through `ctl` (players swapped, ratings set), new games
 //! not confirmed through `ctl` and D-Bus (each must be refused); at the end,
-//! the arbiter's result on each game without a forced end, and a last SIGKILL
-//! and start. Then every board is judged (`judge::judge`).
+//! the arbiter's result on each game without a forced end (one given over a
+//! piece held where no move goes, in the event's last round). Then a restart
+//! (SIGKILL or SIGTERM), `ctl round 2 --pairings` (before or after it), the
+//! boards set up again and a second round with a timeline of its own, its
+//! results, and a last SIGKILL and start. Then every board is judged, round by
+//! round (`judge::judge`, and round 1 kept whole: `judge::round_kept`), and
+//! what was published live across both (`live::judge`).
 //!
 //! A failing round prints its seed and its timeline, shrinks it (drops each
 //! action in turn while the round still fails, at most `EVENT_SHRINK` reruns,
 //! 3 by default) and saves the shortest timeline under
 //! `target/event-failures/`; `EVENT_PLAN=FILE` runs a saved timeline again.
 //!
-//! `cargo test --test suite event::` runs a small campaign (one round of three boards,
-//! about a minute). The full one (`docs/RELIABILITY.md`, "The event campaign"):
+//! `cargo test --test suite event::` runs a small campaign (two rounds of three
+//! boards, the second short: about 42 s). The full one (`docs/RELIABILITY.md`, "The event campaign"):
 //! `EVENT=full cargo test --release --test suite event:: -- --nocapture`
 //! (`EVENT_SEEDS=N[,N...]` for given seeds).
 

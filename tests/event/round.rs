@@ -898,6 +898,34 @@ fn folder(dir: &Path) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// Round `r`'s folder once it shows the round's results and stays as it is
+/// for a second (the broadcast folder is written after D-Bus, and a restart's
+/// new process writes each board's files again once it serves the board): at
+/// most 15 s.
+async fn settled(dir: &Path, r: &RoundPlay) -> BTreeMap<String, String> {
+    let until = tokio::time::Instant::now() + Duration::from_secs(15);
+    let mut last = folder(dir);
+    let mut since = tokio::time::Instant::now();
+    loop {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let now = folder(dir);
+        if now != last {
+            last = now;
+            since = tokio::time::Instant::now();
+            continue;
+        }
+        let filed = super::judge::results_by_board(last.get("games.pgn").map_or("", String::as_str));
+        let shown = r
+            .results
+            .iter()
+            .enumerate()
+            .all(|(i, want)| filed.get(&(i + 1).to_string()) == Some(want));
+        if (shown && since.elapsed() >= Duration::from_secs(1)) || tokio::time::Instant::now() >= until {
+            return last;
+        }
+    }
+}
+
 /// Each board's recording as round 1 left it (while the daemon is down
 /// between the rounds), kept beside it, and the time of its last record (µs).
 fn keep_round_one(d: &Path, boards: usize) -> Vec<(PathBuf, u64)> {
@@ -1029,7 +1057,7 @@ pub async fn play(plan: &Plan) -> Outcome {
         }
     }
     hall.read_back(&mut one).await;
-    let round_one = folder(&d.join("live/round-1"));
+    let round_one = settled(&d.join("live/round-1"), &one).await;
     if let Some(two) = &mut two {
         // Round 2's play, from its boards set up again.
         let from =
