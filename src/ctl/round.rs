@@ -182,7 +182,9 @@ fn started(round: u32, p: Option<&Pairings>, boards: &[format::BoardView]) -> St
             format!("round {round} now: {} - {}", b.white, b.black)
         } else {
             let next = paired(b.number).map(|n| format!(" ({n})")).unwrap_or_default();
-            let game = if b.status == "finished" {
+            // A board not read again yet (`disconnected` after a restart)
+            // still shows its game's result: over is over.
+            let game = if b.status == "finished" || !b.result.is_empty() {
                 format!("its game of round {on} is over ({})", b.result)
             } else {
                 format!(
@@ -224,6 +226,7 @@ mod tests {
             board(1, "1.1", "playing", 12, ""),
             board(2, "2.2", "playing", 0, ""),
             board(3, "1.3", "finished", 40, "1-0"),
+            board(4, "1.4", "disconnected", 16, "1/2-1/2"),
         ];
         let p = Pairings {
             file: "r2.csv".into(),
@@ -241,10 +244,11 @@ mod tests {
         };
         assert_eq!(
             started(2, Some(&p), &boards),
-            "round 2 started on 3 board(s) (1-3), pairings from r2.csv: each board's next game (or its game not begun) is round 2\n\
+            "round 2 started on 4 board(s) (1-4), pairings from r2.csv: each board's next game (or its game not begun) is round 2\n\
              board 1 (board1): its game under way (12 plies) stays in round 1 to its end; its next game is round 2 (Ann - Bob)\n\
              board 2 (board2): round 2 now: W2 - B2\n\
-             board 3 (board3): its game of round 1 is over (1-0); its next game is round 2\n"
+             board 3 (board3): its game of round 1 is over (1-0); its next game is round 2\n\
+             board 4 (board4): its game of round 1 is over (1/2-1/2); its next game is round 2\n"
         );
         assert!(started(2, None, &boards).ends_with("`ctl pairings FILE --round 2` names them\n"));
         let e = refused_in(&p, CtlError::Refused("no board 1: boards are 2-3".into()));

@@ -34,8 +34,12 @@ pub const FAULT_VAR: &str = "EBOARD_BRIDGE_FAULT";
 /// - `players`: resume drops the arbiter's `SetPlayers` (the journal keeps it);
 /// - `door`: a new game asked through D-Bus (`NewGame`, `Decide`, and so
 ///   `ctl`) is taken without confirming; the console and MQTT still refuse it
-///   as the rule book says.
-pub const BREAKS: [&str; 4] = ["resolved", "withdraw", "players", "door"];
+///   as the rule book says;
+/// - `alarm-end`: an alarm standing when its game ends (the arbiter's result
+///   over an illegal position) is dropped without a word: the `resolved` the
+///   game's end brings is not published live (every door), though the
+///   journal, and so `replay`, still has it.
+pub const BREAKS: [&str; 5] = ["resolved", "withdraw", "players", "door", "alarm-end"];
 
 #[cfg(debug_assertions)]
 mod hook {

@@ -24,6 +24,13 @@ pub struct BoardGame {
     /// Each piece the hands held where no move goes longer than the
     /// threshold: from its placement to its lift (log µs).
     pub holds: Vec<(u64, u64)>,
+    /// The log µs of the game's last ply (the board's play is over then, but
+    /// for a piece held at its end).
+    pub played: u64,
+    /// A piece set where no move goes after the last ply and left there (log
+    /// µs, from its placement to its lift), for the arbiter to give the
+    /// result over it: a game that ends with an alarm standing.
+    pub held_at_end: Option<(u64, u64)>,
     pub white: Player,
     pub black: Player,
 }
@@ -70,8 +77,40 @@ fn illegal_square(pos: &Chess, from: Square) -> Option<Square> {
     })
 }
 
-pub fn board_game(plan: &Plan, b: usize) -> BoardGame {
-    let mut rng = Seeded::new(plan.seed.wrapping_mul(1_000_003) ^ (b as u64 * 7919));
+/// An arbiter's hands setting the board from `from` to `to`: every piece that
+/// stands wrong taken off, then every piece put where it belongs.
+fn set_up(hands: &mut Hands, from: &shakmaty::Board, to: &shakmaty::Board) {
+    for sq in Square::ALL {
+        if let Some(p) = from.piece_at(sq).filter(|p| to.piece_at(sq) != Some(*p)) {
+            hands.lift(sq, p);
+        }
+    }
+    for sq in Square::ALL {
+        if let Some(p) = to.piece_at(sq).filter(|p| from.piece_at(sq) != Some(*p)) {
+            hands.place(sq, p);
+        }
+    }
+}
+
+/// How long (log ms) the boards of round 2 stand as round 1 left them before
+/// they are set up again: the daemon's start and the arbiter's `ctl round`
+/// come first.
+pub const SET_UP_AFTER_MS: u64 = 10_000;
+
+/// Board `b`'s game in round 1 (`before` `None`), or in round 2 after
+/// `before`, the board's game of round 1 (its final position left standing,
+/// then the board set up again), between `white` and `black`.
+pub fn board_game(
+    plan: &Plan,
+    b: usize,
+    before: Option<&BoardGame>,
+    white: Player,
+    black: Player,
+) -> BoardGame {
+    let round = if before.is_some() { 2 } else { 1 };
+    let mut rng =
+        Seeded::new(plan.seed.wrapping_mul(1_000_003) ^ (b as u64 * 7919) ^ ((round - 1) * 0x2_0000));
+    let plies = if round == 2 { plan.plies2 } else { plan.plies };
     let start = Chess::default();
     // Board 1 sometimes plays a short mate that stays on the board (the
     // phantom game of issue 47 came from such a board after a restart).
@@ -90,7 +129,7 @@ pub fn board_game(plan: &Plan, b: usize) -> BoardGame {
     } else {
         let games = all_games();
         let (name, _, moves) = &games[rng.range(0, games.len() as u64 - 1) as usize];
-        (name.clone(), moves[..plan.plies.min(moves.len())].to_vec())
+        (name.clone(), moves[..plies.min(moves.len())].to_vec())
     };
     let blitz = rng.chance(33);
     let mut hands = Hands::new(
@@ -98,9 +137,20 @@ pub fn board_game(plan: &Plan, b: usize) -> BoardGame {
         if blitz { quick() } else { human() },
         Orientation::Normal,
     );
-    hands.board(start.board());
+    match before {
+        Some(g) => {
+            let mut last = g.start.clone();
+            for m in &g.moves {
+                last.play_unchecked(*m);
+            }
+            hands.board(last.board());
+            hands.wait(SET_UP_AFTER_MS);
+            set_up(&mut hands, last.board(), start.board());
+        }
+        None => hands.board(start.board()),
+    }
     hands.set_clock(ClockTime::from_hms(1, 30, 0).unwrap());
-    hands.wait(8000);
+    hands.wait(if before.is_some() { 4000 } else { 8000 });
     let mut pos = start.clone();
     let mut owner: Vec<(usize, usize)> = Vec::new();
     let mut holds = Vec::new();
@@ -134,6 +184,39 @@ pub fn board_game(plan: &Plan, b: usize) -> BoardGame {
         owner.push((from, hands.records.len()));
         pos.play_unchecked(*mv);
     }
+    let played = hands.now().micros();
+    // On one board in the event's last round (its game without a forced
+    // end), after the last ply, a piece of the side to move set where no
+    // move of it goes (a slip of the hand) and left there while the arbiter
+    // gives the result (an alarm standing at the game's end), then put back.
+    let mut held_at_end = None;
+    let last_round = round == 2 || plan.plies2 == 0;
+    if last_round
+        && b as u64 == plan.seed % plan.boards as u64
+        && super::common::played::true_result(&start, &moves) == "*"
+    {
+        let slip = pos
+            .board()
+            .by_color(pos.turn())
+            .into_iter()
+            .find_map(|sq| Some((sq, illegal_square(&pos, sq)?)));
+        if let Some((sq, to)) = slip {
+            let piece = pos.board().piece_at(sq).unwrap();
+            // After the round's timeline and the lines' recovery from its
+            // last restart, whatever the hands' pace.
+            let origin = if round == 2 { SET_UP_AFTER_MS } else { 0 };
+            let real = super::round::real_ms(plies) + super::MAX_DOWN_MS + super::RESTART_RECOVERY_MS;
+            let after = origin + (real as f64 * super::SPEED) as u64;
+            hands.wait(3000 + (after * 1000).saturating_sub(hands.now().micros()) / 1000);
+            hands.lift(sq, piece);
+            hands.place(to, piece);
+            let placed = hands.now().micros();
+            hands.wait(HELD_AT_END_MS);
+            held_at_end = Some((placed, hands.now().micros()));
+            hands.lift(to, piece);
+            hands.place(sq, piece);
+        }
+    }
     hands.flush();
     let touches = hands
         .records
@@ -145,7 +228,6 @@ pub fn board_game(plan: &Plan, b: usize) -> BoardGame {
         })
         .collect();
     let log = super::common::played_log(hands, &pos, &[], 3000);
-    let n = b + 1;
     BoardGame {
         name,
         start,
@@ -153,17 +235,40 @@ pub fn board_game(plan: &Plan, b: usize) -> BoardGame {
         log,
         touches,
         holds,
-        white: Player {
+        played,
+        held_at_end,
+        white,
+        black,
+    }
+}
+
+/// How long (log ms) a piece is held where no move goes at a game's end: long
+/// enough for the arbiter to see the alarm and give the result over it.
+const HELD_AT_END_MS: u64 = 10_000;
+
+/// The players of board `b` (0-based) in round 1: White and Black.
+pub fn round_one_players(b: usize) -> (Player, Player) {
+    let n = b + 1;
+    (
+        Player {
             name: format!("White{n}, Ann"),
             elo: format!("{}", 2000 + 10 * n),
             fide: format!("{}", 100_000 + n),
         },
-        black: Player {
+        Player {
             name: format!("Black{n}, Bob"),
             elo: format!("{}", 2300 + 10 * n),
             fide: format!("{}", 200_000 + n),
         },
-    }
+    )
+}
+
+/// The players of board `b` in round 2, paired as a Swiss pairs them: round
+/// 1's Black of this board with White, round 1's White of the next board with
+/// Black (so no board keeps its pairing, and a pairing left from round 1 shows).
+pub fn round_two_players(round_one: &[BoardGame], b: usize) -> (Player, Player) {
+    let next = &round_one[(b + 1) % round_one.len()];
+    (round_one[b].black.clone(), next.white.clone())
 }
 
 /// The pairings file: each board's players with their ratings and FIDE ids,

@@ -254,13 +254,95 @@ pub fn judge(t: &Truth, s: &Seen) -> Vec<String> {
         fail("still shown irregular on D-Bus after the game".into());
     }
     // `replay` of the recording gives what was published live.
-    let replayed = s.replayed.split("\n\n[").last().unwrap_or_default();
-    if movetext(replayed) != movetext(pgn) {
+    // Its last game (a board's recording holds every round's games).
+    let replayed = s
+        .replayed
+        .rsplit_once("\n\n[")
+        .map_or(s.replayed.clone(), |(_, last)| format!("[{last}"));
+    if movetext(&replayed) != movetext(pgn) {
         fail(format!(
             "replay of the recording gives\n{}\n  live:\n{}",
-            movetext(replayed),
+            movetext(&replayed),
             movetext(pgn)
         ));
+    }
+    failures
+}
+
+/// The results of a round's `games.pgn`, by its games' `Board` tag.
+pub fn results_by_board(games_pgn: &str) -> BTreeMap<String, String> {
+    games_pgn
+        .split("[Event ")
+        .filter_map(|game| Some((tag(game, "Board")?, tag(game, "Result")?)))
+        .collect()
+}
+
+/// Round `round` kept whole once the next round began: every file of its
+/// folder as it was when the round ended (`before`: nothing lost, changed or
+/// renumbered), no file more, its `games.pgn`'s results those of the results
+/// table read at its end (`bus`, each board's `ResultsTable`), and the results
+/// table asked for it now (`table`: `ctl results --round N --format csv`, or
+/// what its refusal said) the same, or pointing to the folder.
+pub fn round_kept(
+    round: u32,
+    before: &BTreeMap<String, String>,
+    after: &BTreeMap<String, String>,
+    bus: &[BTreeMap<&'static str, String>],
+    table: &Result<String, String>,
+) -> Vec<String> {
+    let mut failures = Vec::new();
+    for (name, text) in before {
+        match after.get(name) {
+            None => failures.push(format!(
+                "round-{round}/{name} lost once round {} began",
+                round + 1
+            )),
+            Some(now) if now != text => failures.push(format!(
+                "round-{round}/{name} changed once round {} began:\n  before:\n{}\n  after:\n{}",
+                round + 1,
+                movetext(text),
+                movetext(now)
+            )),
+            Some(_) => {}
+        }
+    }
+    for name in after.keys().filter(|n| !before.contains_key(*n)) {
+        failures.push(format!(
+            "round-{round}/{name} appeared once round {} began: no game of round {round} was played then",
+            round + 1
+        ));
+    }
+    let results = results_by_board(after.get("games.pgn").map_or("", String::as_str));
+    for (i, props) in bus.iter().enumerate() {
+        let n = (i + 1).to_string();
+        let listed = props.get("ResultsTable").cloned().unwrap_or_default();
+        let filed = results.get(&n).cloned().unwrap_or_else(|| "(no game)".into());
+        if filed != listed {
+            failures.push(format!(
+                "round-{round}/games.pgn gives board {n} {filed}, the results table said {listed} at the round's end"
+            ));
+        }
+        match table {
+            Ok(text) => {
+                let now = text
+                    .lines()
+                    .skip(1)
+                    .find(|l| l.split(',').next() == Some(n.as_str()))
+                    .and_then(|l| l.rsplit(',').next())
+                    .unwrap_or("(no line)");
+                if now != listed {
+                    failures.push(format!(
+                        "the results table of round {round} gives board {n} {now} once round {} began, {listed} at its end",
+                        round + 1
+                    ));
+                }
+            }
+            Err(said) if !said.contains(&format!("round-{round}/")) => failures.push(format!(
+                "the results table of round {round} refused once round {} began without saying where it is: {said}",
+                round + 1
+            )),
+            Err(_) => {}
+        }
     }
     failures
 }
@@ -514,5 +596,68 @@ mod tests {
             |s| s.replayed = s.replayed.replace("Nf3", "Nf3 {inferred}"),
             "replay of the recording gives",
         );
+    }
+
+    /// A finished round's folder and results kept whole once the next began:
+    /// a file changed, lost or added, a result lost from `games.pgn`, or a
+    /// table that says otherwise, fails.
+    #[test]
+    fn a_round_not_kept_whole_fails() {
+        let game = |board: u32, result: &str| {
+            format!("[Event \"E\"]\n[Board \"{board}\"]\n[Result \"{result}\"]\n\n1. e4 {result}\n")
+        };
+        let before: BTreeMap<String, String> = [
+            ("game-1.pgn".to_string(), game(1, "1-0")),
+            ("game-2.pgn".to_string(), game(2, "1/2-1/2")),
+            (
+                "games.pgn".to_string(),
+                format!("{}\n{}", game(1, "1-0"), game(2, "1/2-1/2")),
+            ),
+        ]
+        .into();
+        let bus: Vec<BTreeMap<&'static str, String>> = vec![
+            [("ResultsTable", "1-0".to_string())].into(),
+            [("ResultsTable", "1/2-1/2".to_string())].into(),
+        ];
+        let refused = Err("no board plays round 1 now: ... (round-1/)".to_string());
+        assert_eq!(
+            round_kept(1, &before, &before, &bus, &refused),
+            Vec::<String>::new()
+        );
+        let table = Ok("board,white,black,result\n1,A,B,1-0\n2,C,D,1/2-1/2\n".to_string());
+        assert_eq!(
+            round_kept(1, &before, &before, &bus, &table),
+            Vec::<String>::new()
+        );
+        // Round 2's game filed as round 1's second game of board 2, and
+        // its result over round 1's.
+        let mut after = before.clone();
+        after.insert("game-2-2.pgn".into(), game(2, "*"));
+        after.insert(
+            "games.pgn".into(),
+            format!("{}\n{}", game(1, "1-0"), game(2, "*")),
+        );
+        let f = round_kept(1, &before, &after, &bus, &table);
+        assert!(f.iter().any(|m| m.contains("game-2-2.pgn appeared")), "{f:?}");
+        assert!(f.iter().any(|m| m.contains("games.pgn changed")), "{f:?}");
+        assert!(f.iter().any(|m| m.contains("gives board 2 *")), "{f:?}");
+        // A game file lost; a table of round 1 that gives round 2's results.
+        let mut after = before.clone();
+        after.remove("game-1.pgn");
+        let f = round_kept(
+            1,
+            &before,
+            &after,
+            &bus,
+            &Ok("board,white,black,result\n1,A,B,*\n".into()),
+        );
+        assert!(f.iter().any(|m| m.contains("game-1.pgn lost")), "{f:?}");
+        assert!(
+            f.iter().any(|m| m.contains("gives board 1 * once round 2 began")),
+            "{f:?}"
+        );
+        // A refusal that does not say where the round is.
+        let f = round_kept(1, &before, &before, &bus, &Err("no such round".into()));
+        assert!(f.iter().any(|m| m.contains("without saying where")), "{f:?}");
     }
 }

@@ -39,6 +39,15 @@ pub enum Heard {
     /// The clocks' times (ms) a `PropertiesChanged` showed (white's, black's;
     /// `None`: not in that change).
     Clock(Option<i64>, Option<i64>),
+    /// The players (`White`, `Black`) a `PropertiesChanged` showed (`None`:
+    /// not in that change).
+    Players(Option<String>, Option<String>),
+    /// The players the daemon shows once it serves the board again after a
+    /// start (read by the round).
+    PlayersAtStart(String, String),
+    /// The round named the players of the board's game or next games (a swap
+    /// asked, a pairings file read again, a round started).
+    Named,
 }
 
 /// How long (real ms) after a start or a cut the daemon may still be finding
@@ -139,6 +148,16 @@ impl Listener {
                         if w.is_some() || b.is_some() {
                             into.push(since, board, Heard::Clock(w, b));
                         }
+                        let text = |name: &str| {
+                            changed
+                                .get(name)
+                                .and_then(|v| v.try_clone().ok())
+                                .and_then(|v| String::try_from(v).ok())
+                        };
+                        let (w, b) = (text("White"), text("Black"));
+                        if w.is_some() || b.is_some() {
+                            into.push(since, board, Heard::Players(w, b));
+                        }
                         let Some(moves) = changed
                             .get("Moves")
                             .and_then(|v| v.try_clone().ok())
@@ -200,7 +219,9 @@ impl Listener {
 ///   followed by a `Resolved` (a game's end or a new game is not a word)
 ///   before the daemon stops, unless it stops before any move is published
 ///   over the alarm (the new process shows its own alarm, read when it serves
-///   the board again, which must be cleared the same way);
+///   the board again, which must be cleared the same way); an alarm standing
+///   when its game ended is cleared with a word or stays reported (the new
+///   process shows it again), never dropped across a restart;
 /// - each piece the hands held where no move goes longer than the threshold
 ///   (`holds`: real ms from the listener's start, placed to lifted) while the
 ///   daemon read the board throughout (no stop, start or cut near it) is
@@ -241,17 +262,60 @@ pub fn judge(heard: &[(u64, Heard)], holds: &[(u64, u64)]) -> Vec<String> {
             _ => {}
         }
     }
+    // The players shown: across a restart, the new process shows those the
+    // old one showed last, unless the round named others meanwhile (a swap
+    // asked, a pairings file read again, a round started) or a new game
+    // began (issue 62: a `SetPlayers` lost on resume).
+    let mut shown: (Option<String>, Option<String>) = (None, None);
+    let mut named = false;
+    let mut stopped: Option<u64> = None;
+    for (t, h) in heard {
+        match h {
+            Heard::Players(w, b) => {
+                shown = (w.clone().or(shown.0), b.clone().or(shown.1));
+                named = false;
+            }
+            Heard::Named => named = true,
+            Heard::Signal(m, _) if m == "GameStarted" => named = true,
+            Heard::Stopped => {
+                stopped.get_or_insert(*t);
+            }
+            Heard::PlayersAtStart(w, b) => {
+                if let (Some(at), (Some(was_w), Some(was_b)), false) = (stopped, &shown, named) {
+                    if (was_w, was_b) != (w, b) {
+                        failures.push(format!(
+                            "across the restart at {:.1} s the players went from {was_w} - {was_b} to {w} - {b} without a word (no decision, reload, round or new game)",
+                            at as f64 / 1000.0
+                        ));
+                    }
+                }
+                shown = (Some(w.clone()), Some(b.clone()));
+                named = false;
+                stopped = None;
+            }
+            _ => {}
+        }
+    }
     // Alarms: when each stood (from, to). One the process stopped under may
     // still have stood (its new process shows its own); but not over moves
     // published after it (moves found across a gap come with the resolution,
     // in the same publication).
+    // An alarm standing when its game ended must be cleared with a word
+    // (`Resolved`) or stay reported: one the process stopped under (the
+    // game's end, then no word) and the new process does not show again
+    // was dropped without a word.
     let mut raised: Option<u64> = None;
     let mut stood: Vec<(u64, u64)> = Vec::new();
     let mut over_moves = false;
+    let mut ended_under: Option<u64> = None;
+    let mut dropped_at_end: Option<(u64, u64)> = None;
     for (t, h) in heard {
         match h {
             Heard::Signal(m, _) if m == "Irregular" => {
                 raised.get_or_insert(*t);
+            }
+            Heard::Signal(m, _) if m == "GameEnded" && raised.is_some() => {
+                ended_under.get_or_insert(*t);
             }
             Heard::Signal(m, _)
                 if m == "MoveMade" && raised.is_some_and(|from| *t > from + OVER_MOVES_MS) =>
@@ -263,6 +327,7 @@ pub fn judge(heard: &[(u64, Heard)], holds: &[(u64, u64)]) -> Vec<String> {
                     stood.push((from, *t));
                 }
                 over_moves = false;
+                ended_under = None;
             }
             Heard::Stopped => {
                 if let Some(from) = raised.take() {
@@ -273,11 +338,28 @@ pub fn judge(heard: &[(u64, Heard)], holds: &[(u64, u64)]) -> Vec<String> {
                             from as f64 / 1000.0
                         ));
                     }
+                    // Its word may have been on its way (the signals of one
+                    // publication follow each other).
+                    dropped_at_end = ended_under
+                        .filter(|end| *t > end + SAME_PUBLICATION_MS)
+                        .map(|end| (from, end));
                 }
                 over_moves = false;
+                ended_under = None;
             }
-            Heard::Started { irregular: true } => {
-                raised.get_or_insert(*t);
+            Heard::Started { irregular } => {
+                if let Some((from, end)) = dropped_at_end.take() {
+                    if !*irregular {
+                        failures.push(format!(
+                            "the alarm raised at {:.1} s stood when its game ended at {:.1} s and was dropped without a word (no Resolved, not shown again)",
+                            from as f64 / 1000.0,
+                            end as f64 / 1000.0
+                        ));
+                    }
+                }
+                if *irregular {
+                    raised.get_or_insert(*t);
+                }
             }
             _ => {}
         }
@@ -481,6 +563,81 @@ mod tests {
         let mut h = good();
         h[8] = (5_100, Heard::Started { irregular: true });
         assert_eq!(judge(&h, &[]).len(), 1);
+    }
+
+    /// An alarm standing when its game ended (the arbiter's result over an
+    /// illegal position), dropped without a word: no `Resolved`, and the
+    /// process after the restart shows no alarm.
+    #[test]
+    fn an_alarm_dropped_at_a_games_end_fails() {
+        let ended = |word: bool, shown_again: bool| {
+            let mut h = vec![
+                (100, moves(&["e4"])),
+                (300, signal("Irregular", 0)),
+                (1_000, signal("GameEnded", 0)),
+            ];
+            if word {
+                h.push((1_001, signal("Resolved", 0)));
+            }
+            h.push((3_000, Heard::Stopped));
+            h.push((
+                3_500,
+                Heard::Started {
+                    irregular: shown_again,
+                },
+            ));
+            if shown_again {
+                h.push((4_000, signal("Resolved", 0)));
+            }
+            judge(&h, &[])
+        };
+        let f = ended(false, false);
+        assert!(
+            f.len() == 1
+                && f[0].contains("stood when its game ended at 1.0 s and was dropped without a word"),
+            "{f:?}"
+        );
+        // Cleared with a word, or still reported after the restart: no failure.
+        assert_eq!(ended(true, false), Vec::<String>::new());
+        assert_eq!(ended(false, true), Vec::<String>::new());
+        // An alarm the process stopped under with no game's end may go
+        // unsaid (the board put right while the daemon was down).
+        let h = vec![
+            (300, signal("Irregular", 0)),
+            (3_000, Heard::Stopped),
+            (3_500, Heard::Started { irregular: false }),
+        ];
+        assert_eq!(judge(&h, &[]), Vec::<String>::new());
+    }
+
+    /// Players the arbiter set, lost by a restart (the break `players`):
+    /// the new process shows the pairing's again, with no word between.
+    #[test]
+    fn players_lost_across_a_restart_fail() {
+        let players = |w: &str, b: &str| Heard::Players(Some(w.into()), Some(b.into()));
+        let at_start = |w: &str, b: &str| Heard::PlayersAtStart(w.into(), b.into());
+        let mut h = vec![
+            (0, at_start("A", "B")),
+            (100, moves(&["e4"])),
+            (200, Heard::Named),
+            (210, players("B", "A")),
+            (3_000, Heard::Stopped),
+            (3_500, Heard::Started { irregular: false }),
+            (3_510, at_start("A", "B")),
+        ];
+        let f = judge(&h, &[]);
+        assert!(
+            f.len() == 1 && f[0].contains("the players went from B - A to A - B without a word"),
+            "{f:?}"
+        );
+        // Kept across the restart: no failure.
+        h[6] = (3_510, at_start("B", "A"));
+        assert_eq!(judge(&h, &[]), Vec::<String>::new());
+        // A swap asked just before the kill, taken and journaled but not
+        // heard before it: a word, so no failure.
+        h.insert(4, (2_990, Heard::Named));
+        h[7] = (3_510, at_start("A", "C"));
+        assert_eq!(judge(&h, &[]), Vec::<String>::new());
     }
 
     #[test]

@@ -11,16 +11,21 @@
 //! line, SIGHUP with the pairings file changed (a colour swap), and the
 //! arbiter's decisions through `ctl` (players swapped, ratings set), new games
 //! not confirmed through `ctl` and D-Bus (each must be refused); at the end,
-//! the arbiter's result on each game without a forced end, and a last SIGKILL
-//! and start. Then every board is judged (`judge::judge`).
+//! the arbiter's result on each game without a forced end (one given over a
+//! piece held where no move goes, in the event's last round). Then a restart
+//! (SIGKILL or SIGTERM), `ctl round 2 --pairings` (before or after it), the
+//! boards set up again and a second round with a timeline of its own, its
+//! results, and a last SIGKILL and start. Then every board is judged, round by
+//! round (`judge::judge`, and round 1 kept whole: `judge::round_kept`), and
+//! what was published live across both (`live::judge`).
 //!
 //! A failing round prints its seed and its timeline, shrinks it (drops each
 //! action in turn while the round still fails, at most `EVENT_SHRINK` reruns,
 //! 3 by default) and saves the shortest timeline under
 //! `target/event-failures/`; `EVENT_PLAN=FILE` runs a saved timeline again.
 //!
-//! `cargo test --test suite event::` runs a small campaign (one round of three boards,
-//! about a minute). The full one (`docs/RELIABILITY.md`, "The event campaign"):
+//! `cargo test --test suite event::` runs a small campaign (two rounds of three
+//! boards, the second short: about 42 s). The full one (`docs/RELIABILITY.md`, "The event campaign"):
 //! `EVENT=full cargo test --release --test suite event:: -- --nocapture`
 //! (`EVENT_SEEDS=N[,N...]` for given seeds).
 
@@ -172,11 +177,33 @@ pub struct Plan {
     pub boards: usize,
     pub plies: usize,
     pub actions: Vec<(u64, Action)>,
+    /// Round 2's plies (0: no round 2) and its actions, at their moments from
+    /// the daemon's start between the rounds.
+    pub plies2: usize,
+    pub actions2: Vec<(u64, Action)>,
 }
 
 impl Plan {
-    /// A random timeline over `real_ms` of play.
-    fn random(seed: u64, boards: usize, plies: usize, real_ms: u64) -> Plan {
+    /// A random timeline of two rounds, of `plies` and `plies2` plies.
+    fn random(seed: u64, boards: usize, plies: usize, plies2: usize) -> Plan {
+        let actions = Plan::actions(seed, boards, round::real_ms(plies));
+        let actions2 = if plies2 > 0 {
+            Plan::actions(seed ^ 0x2222, boards, round::real_ms(plies2))
+        } else {
+            Vec::new()
+        };
+        Plan {
+            seed,
+            boards,
+            plies,
+            actions,
+            plies2,
+            actions2,
+        }
+    }
+
+    /// A round's random actions over `real_ms` of play.
+    fn actions(seed: u64, boards: usize, real_ms: u64) -> Vec<(u64, Action)> {
         let mut rng = Seeded::new(seed ^ 0x5eed_e7e7);
         let mut actions = Vec::new();
         let at = |rng: &mut Seeded| rng.range(500, real_ms.max(1000));
@@ -297,23 +324,32 @@ impl Plan {
             }
             _ => true,
         });
-        Plan {
-            seed,
-            boards,
-            plies,
-            actions,
-        }
+        actions
     }
 
     fn text(&self) -> String {
         let mut s = format!(
-            "# eboard-bridge event campaign timeline\nseed {}\nboards {}\nplies {}\n",
-            self.seed, self.boards, self.plies
+            "# eboard-bridge event campaign timeline\nseed {}\nboards {}\nplies {}\nplies2 {}\n",
+            self.seed, self.boards, self.plies, self.plies2
         );
         for (t, a) in &self.actions {
             s.push_str(&format!("{t} {}\n", a.line()));
         }
+        for (t, a) in &self.actions2 {
+            s.push_str(&format!("r2 {t} {}\n", a.line()));
+        }
         s
+    }
+
+    /// The plan with action `i` of both rounds' (round 1's first) dropped.
+    fn without(&self, i: usize) -> Plan {
+        let mut fewer = self.clone();
+        if i < fewer.actions.len() {
+            fewer.actions.remove(i);
+        } else {
+            fewer.actions2.remove(i - self.actions.len());
+        }
+        fewer
     }
 
     fn parse(text: &str) -> Option<Plan> {
@@ -322,6 +358,8 @@ impl Plan {
             boards: 3,
             plies: 20,
             actions: Vec::new(),
+            plies2: 0,
+            actions2: Vec::new(),
         };
         for line in text
             .lines()
@@ -332,6 +370,10 @@ impl Plan {
                 "seed" => plan.seed = words.get(1)?.parse().ok()?,
                 "boards" => plan.boards = words.get(1)?.parse().ok()?,
                 "plies" => plan.plies = words.get(1)?.parse().ok()?,
+                "plies2" => plan.plies2 = words.get(1)?.parse().ok()?,
+                "r2" => plan
+                    .actions2
+                    .push((words.get(1)?.parse().ok()?, Action::parse(&words[2..])?)),
                 t => plan.actions.push((t.parse().ok()?, Action::parse(&words[1..])?)),
             }
         }
@@ -356,11 +398,11 @@ struct Figures {
 async fn run_and_shrink(plan: Plan, figures: &mut Figures) -> Vec<String> {
     println!("round of seed {}:\n{}", plan.seed, plan.text());
     let outcome = round::play(&plan).await;
-    figures.rounds += 1;
+    figures.rounds += 1 + usize::from(plan.plies2 > 0);
     figures.games += outcome.games;
     figures.plies += outcome.plies;
     figures.decisions += outcome.decisions;
-    for (_, a) in &plan.actions {
+    for (_, a) in plan.actions.iter().chain(&plan.actions2) {
         match a {
             Action::Kill { .. } | Action::Term { .. } | Action::KillInCall { .. } => figures.restarts += 1,
             Action::KillStarting { .. } => figures.restarts += 2,
@@ -369,7 +411,8 @@ async fn run_and_shrink(plan: Plan, figures: &mut Figures) -> Vec<String> {
             _ => {}
         }
     }
-    figures.restarts += 1; // the last SIGKILL and start
+    // The last SIGKILL and start, and the restart between the rounds.
+    figures.restarts += 1 + usize::from(plan.plies2 > 0);
     if outcome.failures.is_empty() {
         return Vec::new();
     }
@@ -387,9 +430,8 @@ async fn run_and_shrink(plan: Plan, figures: &mut Figures) -> Vec<String> {
     let mut shortest = plan.clone();
     let mut i = 0;
     let mut reruns = 0;
-    while i < shortest.actions.len() && reruns < tries {
-        let mut fewer = shortest.clone();
-        fewer.actions.remove(i);
+    while i < shortest.actions.len() + shortest.actions2.len() && reruns < tries {
+        let fewer = shortest.without(i);
         reruns += 1;
         if round::play(&fewer).await.failures.is_empty() {
             i += 1;
@@ -403,8 +445,8 @@ async fn run_and_shrink(plan: Plan, figures: &mut Figures) -> Vec<String> {
     let _ = std::fs::write(&file, shortest.text());
     println!(
         "shortest failing timeline ({} of {} actions, {reruns} reruns), saved as {}; run it again with EVENT_PLAN={}",
-        shortest.actions.len(),
-        plan.actions.len(),
+        shortest.actions.len() + shortest.actions2.len(),
+        plan.actions.len() + plan.actions2.len(),
         file.display(),
         file.display()
     );
@@ -423,10 +465,12 @@ async fn rounds_with_restarts_cuts_reloads_and_decisions_keep_every_guarantee() 
             Err(_) if full => (1..=12).collect(),
             Err(_) => vec![7],
         };
-        let (boards, plies) = if full { (4, 40) } else { (3, 16) };
+        // Two rounds with a restart between them; in `cargo test` a short
+        // second round (its set-up, a few plies, a result).
+        let (boards, plies, plies2) = if full { (4, 40, 40) } else { (3, 16, 4) };
         seeds
             .into_iter()
-            .map(|s| Plan::random(s, boards, plies, round::real_ms(plies)))
+            .map(|s| Plan::random(s, boards, plies, plies2))
             .collect()
     };
     let mut figures = Figures::default();
@@ -441,10 +485,12 @@ async fn rounds_with_restarts_cuts_reloads_and_decisions_keep_every_guarantee() 
 /// A timeline written and read back is the same timeline.
 #[test]
 fn a_timeline_reads_back_as_written() {
-    let plan = Plan::random(3, 3, 16, 20_000);
+    let plan = Plan::random(3, 3, 16, 8);
     let back = Plan::parse(&plan.text()).unwrap();
     assert_eq!(back.actions, plan.actions);
-    assert_eq!((back.seed, back.boards, back.plies), (3, 3, 16));
+    assert!(!plan.actions2.is_empty());
+    assert_eq!(back.actions2, plan.actions2);
+    assert_eq!((back.seed, back.boards, back.plies, back.plies2), (3, 3, 16, 8));
 }
 
 /// No timeline cuts a board's line or restarts the daemon again before the
@@ -454,7 +500,7 @@ fn a_timeline_reads_back_as_written() {
 fn a_line_is_cut_again_only_once_it_is_back() {
     let mut cuts = 0;
     for seed in 0..300 {
-        let plan = Plan::random(seed, 4, 40, round::real_ms(40));
+        let plan = Plan::random(seed, 4, 40, 0);
         let mut back = [0u64; 4];
         for (t, a) in &plan.actions {
             let lines: Vec<usize> = match a {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use eboard_bridge::log::SensorLog;
 
-use super::boards::{BoardGame, board_game, pairings};
+use super::boards::{BoardGame, board_game, pairings, round_one_players, round_two_players};
 use super::common::played::{Touch, pair, scaled_rules, true_result};
 use super::common::process::{Running, bin, board_property, run_command, value_text};
 use super::common::{Within, private_bus, send_signal, wait_exit};
@@ -183,10 +183,10 @@ async fn plies(address: &str, n: usize) -> Option<usize> {
 }
 
 /// Which lifts and placements of each ply reached the daemon while it knew the
-/// board, across restarts: as `played::seen_per_ply`, but with the recording's
+/// board (in the records after `after` µs: the round's), across restarts: as `played::seen_per_ply`, but with the recording's
 /// clock aligned again after each gap (a restarted daemon's journal goes on a
 /// second after its last record, however long it was down).
-fn seen_across_restarts(g: &BoardGame, recording: &SensorLog) -> Vec<(usize, usize)> {
+fn seen_across_restarts(g: &BoardGame, recording: &SensorLog, after: u64) -> Vec<(usize, usize)> {
     use eboard_bridge::board::BoardEvent;
     use eboard_bridge::log::{Played, Player};
     let sent = &g.touches;
@@ -194,6 +194,10 @@ fn seen_across_restarts(g: &BoardGame, recording: &SensorLog) -> Vec<(usize, usi
     let mut segments: Vec<Vec<(u64, Touch)>> = vec![Vec::new()];
     let mut known = true;
     for s in Player::play_log(recording, "recording").unwrap_or_default() {
+        // The records of an earlier round are not this game's.
+        if s.time.micros() <= after {
+            continue;
+        }
         match s.what {
             Played::Gap(_) => {
                 known = false;
@@ -298,13 +302,16 @@ async fn start(cfg: &Path, devices: &[PathBuf], address: &str, by_serial: bool) 
 }
 
 /// Marks on the live timeline that the daemon serves every board again, with
-/// the alarm each shows then.
+/// the alarm and the players each shows then.
 async fn mark_started(listener: &Listener, address: &str, boards: usize) {
     for n in 1..=boards {
         let irregular = property(address, n, "Irregularity")
             .await
             .is_some_and(|i| !i.is_empty());
         listener.mark(n - 1, Heard::Started { irregular });
+        if let Some((w, b)) = players(address, n).await {
+            listener.mark(n - 1, Heard::PlayersAtStart(w, b));
+        }
     }
 }
 
@@ -413,17 +420,546 @@ fn replay_alarms(recording: &Path) -> (std::collections::BTreeSet<String>, u32) 
     (kinds, most)
 }
 
+/// The hall: the daemon on the round's bus, its boards behind their relays,
+/// and the doors the arbiter decides through.
+struct Hall {
+    dir: PathBuf,
+    address: String,
+    listener: Listener,
+    cfg: PathBuf,
+    by_serial: bool,
+    console: SocketAddr,
+    mqtt: Option<u16>,
+    daemon: Option<Running>,
+    devices: Vec<PathBuf>,
+    emulators: Vec<tokio::task::JoinHandle<()>>,
+    relays: Vec<relay::Relay>,
+    /// What the round saw fail as it went (a clock not given back, ...).
+    failures: Vec<String>,
+}
+
+/// One round in the hall: its games, and what the arbiter did and was told.
+struct RoundPlay {
+    number: u32,
+    games: Vec<BoardGame>,
+    /// Each board's colours as the round's pairings file has them.
+    swapped: Vec<bool>,
+    colours: Vec<Vec<(u64, Colours)>>,
+    decisions: Vec<BTreeMap<String, usize>>,
+    /// The result each game must end with.
+    results: Vec<String>,
+    /// Each board's `Status`, `White`, `Black`, `Result` on D-Bus and its
+    /// line of the results table, after the restart that followed the results.
+    bus: Vec<BTreeMap<&'static str, String>>,
+    /// When the boards began to play the round's logs.
+    started: tokio::time::Instant,
+}
+
+impl RoundPlay {
+    fn new(number: u32, games: Vec<BoardGame>) -> RoundPlay {
+        let boards = games.len();
+        RoundPlay {
+            number,
+            games,
+            swapped: vec![false; boards],
+            colours: (0..boards).map(|_| Vec::new()).collect(),
+            decisions: vec![BTreeMap::new(); boards],
+            results: Vec::new(),
+            bus: Vec::new(),
+            started: tokio::time::Instant::now(),
+        }
+    }
+
+    fn accept(&mut self, b: usize, method: &str, ok: bool) {
+        if ok {
+            *self.decisions[b].entry(method.to_string()).or_default() += 1;
+        }
+    }
+
+    /// The pairings file of the round (round 1's is the configuration's).
+    fn pairings_file(&self) -> &'static str {
+        if self.number == 1 {
+            "pairings.csv"
+        } else {
+            "round-2.csv"
+        }
+    }
+}
+
+impl Hall {
+    fn now(&self) -> u64 {
+        self.listener.since.elapsed().as_millis() as u64
+    }
+
+    fn boards(&self) -> usize {
+        self.devices.len()
+    }
+
+    async fn start(&mut self) {
+        self.daemon = Some(start(&self.cfg, &self.devices, &self.address, self.by_serial).await);
+        mark_started(&self.listener, &self.address, self.boards()).await;
+    }
+
+    /// SIGKILL (`kill`) or SIGTERM, the daemon's end awaited.
+    async fn stop(&mut self, kill: bool) {
+        mark_stopped(&self.listener, self.boards());
+        if let Some(mut running) = self.daemon.take() {
+            if kill {
+                running.kill();
+            } else {
+                send_signal(running.child.id(), libc::SIGTERM);
+                wait_exit(&mut running.child, 30, "the daemon after SIGTERM").await;
+            }
+        }
+    }
+
+    /// The boards play `logs` from now on (new emulators behind new relays
+    /// on the same lines), while the daemon is down.
+    fn boards_play(&mut self, logs: Vec<SensorLog>) {
+        for e in self.emulators.drain(..) {
+            e.abort();
+        }
+        self.relays.clear();
+        let (emulators, relays, devices) =
+            relay::relayed_boards(logs, SPEED, FIRST_SERIAL, &self.dir, |_| LineFaults::CLEAN);
+        assert_eq!(devices, self.devices, "the lines moved");
+        self.emulators = emulators;
+        self.relays = relays;
+    }
+
+    /// `ctl round 2 --pairings round-2.csv`: round 2 is each board's next game.
+    async fn next_round(&mut self, r: &RoundPlay) {
+        for b in 0..self.boards() {
+            self.listener.mark(b, Heard::Named);
+        }
+        let file = self.dir.join(r.pairings_file());
+        let out = crate::common::process::ctl(
+            &self.address,
+            &[
+                "round",
+                &r.number.to_string(),
+                "--pairings",
+                &file.to_string_lossy(),
+            ],
+        )
+        .await;
+        println!(
+            "ctl round {}: exit {}\n{}{}",
+            r.number, out.code, out.out, out.err
+        );
+        if out.code != 0 {
+            self.failures
+                .push(format!("ctl round {} refused: {}{}", r.number, out.out, out.err));
+        }
+    }
+
+    /// Does `action` to round `r`.
+    async fn act(&mut self, r: &mut RoundPlay, seed: u64, action: &Action) {
+        let address = self.address.clone();
+        let (console, mqtt) = (self.console, self.mqtt);
+        match action {
+            Action::KillInCall { board, ms } => {
+                let n = board + 1;
+                let Some((w, b)) = players(&address, n).await else {
+                    return;
+                };
+                let asked = self.now();
+                self.listener.mark(*board, Heard::Named);
+                let call = {
+                    let (address, n, w, b) = (address.clone(), n.to_string(), w.clone(), b.clone());
+                    tokio::spawn(async move { ctl(&address, &["players", &n, &b, &w]).await })
+                };
+                let delay = (seed.wrapping_mul(31) + *ms) % 41;
+                tokio::time::sleep(Duration::from_millis(delay)).await;
+                self.stop(true).await;
+                tokio::time::sleep(Duration::from_millis(*ms)).await;
+                self.start().await;
+                let ok = call.await.unwrap_or(false);
+                // Refused or unanswered: the arbiter looks whether it was taken.
+                let taken = ok || property(&address, n, "White").await.as_deref() == Some(b.as_str());
+                r.accept(*board, "SetPlayers", ok);
+                if taken {
+                    r.colours[*board].push((asked, Colours::Swapped));
+                }
+                println!("call in flight at the kill: `ctl players {n}` answered {ok}, taken {taken}");
+            }
+            Action::KillStarting { ms, at } => {
+                self.stop(true).await;
+                tokio::time::sleep(Duration::from_millis(*ms)).await;
+                let given: &[PathBuf] = if self.by_serial { &self.devices } else { &[] };
+                let starting = Running::spawn(&mut run_command(&self.cfg, given, Some(&address)));
+                tokio::time::sleep(Duration::from_millis(*at)).await;
+                starting.kill();
+                self.start().await;
+            }
+            Action::Kill { ms } | Action::Term { ms } => {
+                self.stop(matches!(action, Action::Kill { .. })).await;
+                tokio::time::sleep(Duration::from_millis(*ms)).await;
+                self.start().await;
+            }
+            Action::Cut { board, ms } => {
+                self.listener.mark(*board, Heard::Cut(*ms));
+                let _ = self.relays[*board].0.send(Duration::from_millis(*ms)).await;
+            }
+            Action::Reload { board } => {
+                for b in 0..self.boards() {
+                    self.listener.mark(b, Heard::Named);
+                }
+                r.swapped[*board] = !r.swapped[*board];
+                std::fs::write(self.dir.join(r.pairings_file()), pairings(&r.games, &r.swapped)).unwrap();
+                if r.number == 1 {
+                    // The configuration's pairings file, read again.
+                    if let Some(running) = &self.daemon {
+                        send_signal(running.child.id(), libc::SIGHUP);
+                    }
+                } else {
+                    // Round 2's pairings are `ctl round`'s: loaded again by
+                    // `ctl pairings` (the configuration's file is round 1's).
+                    let file = self.dir.join(r.pairings_file());
+                    let round = r.number.to_string();
+                    if !ctl(
+                        &address,
+                        &["pairings", &file.to_string_lossy(), "--round", &round],
+                    )
+                    .await
+                    {
+                        r.swapped[*board] = !r.swapped[*board];
+                        return;
+                    }
+                }
+                // Every board's pairing is read again; only this one's changed.
+                let now = self.now();
+                for (b, c) in r.colours.iter_mut().enumerate() {
+                    c.push((
+                        now,
+                        Colours::Reloaded {
+                            swapped: r.swapped[b],
+                        },
+                    ));
+                }
+            }
+            Action::Unconfirmed { board, door } => {
+                let n = board + 1;
+                // A game of this round with moves (under way or over): the
+                // rule book asks for confirming at every door, so the call is
+                // refused and nothing is journaled (the judge counts every
+                // record, and a new game's second file). Round 1's game over,
+                // before round 2's begins, is no such game: once `ctl round`
+                // has started round 2, a new game on it needs no confirming.
+                let this_round = r.number.to_string();
+                if plies(&address, n).await.unwrap_or(0) == 0
+                    || property(&address, n, "Round")
+                        .await
+                        .is_none_or(|round| round.split('.').next() != Some(this_round.as_str()))
+                {
+                    return;
+                }
+                let refused = match door {
+                    0 => !ctl(&address, &["new-game", &n.to_string()]).await,
+                    1 => bus_call(&address, n, "NewGame", &("",)).await.is_err(),
+                    2 => bus_call(&address, n, "Decide", &("NewGame", "[\"\"]", false))
+                        .await
+                        .is_err(),
+                    3 => console_decide(console, n, "NewGame", serde_json::json!([""])).await != 200,
+                    _ => match mqtt {
+                        Some(port) => !mqtt_decide(port, n, "NewGame", serde_json::json!([""])).await,
+                        None => return,
+                    },
+                };
+                if !refused {
+                    // Counted as what it did: the judge then fails on the
+                    // game it ended.
+                    r.accept(*board, "NewGame", true);
+                    self.listener.mark(*board, Heard::Decided("NewGame".into()));
+                }
+            }
+            Action::AddTimeUndone { board } => {
+                let n = board + 1;
+                let Some(ply) = plies(&address, n).await else {
+                    return;
+                };
+                // The side not to move: its clock stands.
+                let (side, prop) = if ply % 2 == 0 {
+                    ("black", "BlackClockMs")
+                } else {
+                    ("white", "WhiteClockMs")
+                };
+                let ms = |v: Option<String>| v.and_then(|v| v.parse::<i64>().ok());
+                let Some(before) = ms(property(&address, n, prop).await) else {
+                    return;
+                };
+                if !ctl(&address, &["add-time", &n.to_string(), side, "+1m"]).await {
+                    return;
+                }
+                r.accept(*board, "AddTime", true);
+                // The side's clock may have started meanwhile (a move made):
+                // 2 s of real time is 8 s of the clock's.
+                let near =
+                    |v: Option<i64>, want: i64| v.is_some_and(|v| v <= want + 1000 && v >= want - 9000);
+                // The clock's time as D-Bus shows it once it is `want`, or
+                // what it shows after 2 s.
+                let shown = |want: i64| {
+                    let address = address.clone();
+                    async move {
+                        let until = tokio::time::Instant::now() + Duration::from_secs(2);
+                        loop {
+                            let v = ms(property(&address, n, prop).await);
+                            if near(v, want) || tokio::time::Instant::now() >= until {
+                                return v;
+                            }
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                        }
+                    }
+                };
+                let added = shown(before + 60_000).await;
+                let undone_ok = ctl(&address, &["undo", &n.to_string()]).await;
+                r.accept(*board, "Undo", undone_ok);
+                let undone = shown(before).await;
+                if !near(added, before + 60_000) {
+                    self.failures.push(format!(
+                        "board {n}: {side}'s clock {added:?} ms after add-time +1m, {before} ms before"
+                    ));
+                }
+                if !undone_ok || !near(undone, before) {
+                    self.failures.push(format!(
+                        "board {n}: {side}'s clock {undone:?} ms after add-time +1m undone (accepted: {undone_ok}), {before} ms before: undo did not restore it"
+                    ));
+                }
+            }
+            Action::Swap { board, .. } | Action::Ratings { board } => {
+                let n = board + 1;
+                let Some((w, b)) = players(&address, n).await else {
+                    return;
+                };
+                if let Action::Swap { door, .. } = action {
+                    let asked = self.now();
+                    self.listener.mark(*board, Heard::Named);
+                    let ok = match (door, mqtt) {
+                        (1, _) => {
+                            console_decide(console, n, "SetPlayers", serde_json::json!([b, w])).await == 200
+                        }
+                        (0, _) | (_, None) => ctl(&address, &["players", &n.to_string(), &b, &w]).await,
+                        (_, Some(port)) => {
+                            mqtt_decide(port, n, "SetPlayers", serde_json::json!([b, w])).await
+                        }
+                    };
+                    r.accept(*board, "SetPlayers", ok);
+                    if ok {
+                        r.colours[*board].push((asked, Colours::Swapped));
+                    }
+                } else {
+                    let g = &r.games[*board];
+                    let elo = |name: &str| {
+                        [&g.white, &g.black]
+                            .into_iter()
+                            .find(|p| p.name == name)
+                            .map(|p| p.elo.clone())
+                    };
+                    let (Some(we), Some(be)) = (elo(&w), elo(&b)) else {
+                        return;
+                    };
+                    let ok = ctl(
+                        &address,
+                        &[
+                            "tags",
+                            &n.to_string(),
+                            &format!("WhiteElo={we}"),
+                            &format!("BlackElo={be}"),
+                        ],
+                    )
+                    .await;
+                    r.accept(*board, "SetTags", ok);
+                }
+            }
+        }
+    }
+
+    /// Once every game of round `r` is played out: the arbiter's result on
+    /// every game without a forced end (first over a piece held where no move goes, while
+    /// the board shows it irregular: an alarm standing at the game's end).
+    async fn decide(&mut self, r: &mut RoundPlay) {
+        let address = self.address.clone();
+        let real = |us: u64| Duration::from_secs_f64(us as f64 / 1e6 / SPEED);
+        r.results = r
+            .games
+            .iter()
+            .map(|g| true_result(&g.start, &g.moves).to_string())
+            .collect();
+        // The board with a piece held where no move goes first, while it stands.
+        for i in 0..r.games.len() {
+            let Some((from, to)) = r.games[i].held_at_end.filter(|_| r.results[i] == "*") else {
+                continue;
+            };
+            // The alarm, once the piece has stood past the threshold.
+            let until = r.started + real(to);
+            tokio::time::sleep_until(r.started + real(from)).await;
+            while property(&address, i + 1, "Irregularity")
+                .await
+                .is_none_or(|a| a.is_empty())
+                && tokio::time::Instant::now() < until
+            {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            let standing = tokio::time::Instant::now() < until;
+            println!(
+                "board {}: a piece held where no move goes at the game's end; the result given {}",
+                i + 1,
+                if standing {
+                    "while the alarm stands"
+                } else {
+                    "after it (no alarm seen while it stood)"
+                }
+            );
+            let ok = ctl(&address, &["result", &(i + 1).to_string(), "1/2"]).await;
+            r.accept(i, "SetResult", ok);
+            if ok {
+                r.results[i] = "1/2-1/2".into();
+            }
+        }
+        let played = r.games.iter().map(|g| g.played).max().unwrap_or(0);
+        tokio::time::sleep_until(r.started + real(played) + Duration::from_secs(1)).await;
+        for (i, g) in r.games.iter().enumerate() {
+            let until = tokio::time::Instant::now() + Duration::from_secs(15);
+            while plies(&address, i + 1).await != Some(g.moves.len()) && tokio::time::Instant::now() < until {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+        for i in 0..r.games.len() {
+            if r.results[i] != "*" || r.games[i].held_at_end.is_some() {
+                continue;
+            }
+            let ok = ctl(&address, &["result", &(i + 1).to_string(), "1/2"]).await;
+            r.accept(i, "SetResult", ok);
+            if ok {
+                r.results[i] = "1/2-1/2".into();
+            }
+        }
+        // The boards' logs played to their end (a piece held at the end put back).
+        let longest = r
+            .games
+            .iter()
+            .map(|g| g.log.records.last().map_or(0, |rec| rec.time.micros()))
+            .max()
+            .unwrap_or(0);
+        tokio::time::sleep_until(r.started + real(longest) + Duration::from_millis(500)).await;
+    }
+
+    /// After the restart that followed the results: each result standing on
+    /// D-Bus, the results table and each board's properties (`r.bus`).
+    async fn read_back(&mut self, r: &mut RoundPlay) {
+        let address = self.address.clone();
+        for (i, want) in r.results.iter().enumerate() {
+            let until = tokio::time::Instant::now() + Duration::from_secs(15);
+            while property(&address, i + 1, "Result").await.as_deref() != Some(want.as_str())
+                && tokio::time::Instant::now() < until
+            {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+        // The round's results table, as the arbiter hands it to the tournament
+        // program: each board's last field.
+        let round = r.number.to_string();
+        let table =
+            crate::common::process::ctl(&address, &["results", "--round", &round, "--format", "csv"]).await;
+        r.bus.clear();
+        for n in 1..=self.boards() {
+            let mut props = BTreeMap::new();
+            for name in ["Status", "White", "Black", "Result"] {
+                props.insert(name, property(&address, n, name).await.unwrap_or_default());
+            }
+            props.insert("ResultsTable", table_result(&table.out, n));
+            r.bus.push(props);
+        }
+    }
+}
+
+/// Board `n`'s result in a results table (`ctl results --format csv`).
+fn table_result(table: &str, n: usize) -> String {
+    table
+        .lines()
+        .skip(1)
+        .find(|l| l.split(',').next() == Some(n.to_string().as_str()))
+        .and_then(|l| l.rsplit(',').next())
+        .unwrap_or("(no line)")
+        .to_string()
+}
+
+/// Every file of a round's folder, by name, with its text.
+fn folder(dir: &Path) -> BTreeMap<String, String> {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+            (name, text)
+        })
+        .collect()
+}
+
+/// Round `r`'s folder once it shows the round's results and stays as it is
+/// for a second (the broadcast folder is written after D-Bus, and a restart's
+/// new process writes each board's files again once it serves the board): at
+/// most 15 s.
+async fn settled(dir: &Path, r: &RoundPlay) -> BTreeMap<String, String> {
+    let until = tokio::time::Instant::now() + Duration::from_secs(15);
+    let mut last = folder(dir);
+    let mut since = tokio::time::Instant::now();
+    loop {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let now = folder(dir);
+        if now != last {
+            last = now;
+            since = tokio::time::Instant::now();
+            continue;
+        }
+        let filed = super::judge::results_by_board(last.get("games.pgn").map_or("", String::as_str));
+        let shown = r
+            .results
+            .iter()
+            .enumerate()
+            .all(|(i, want)| filed.get(&(i + 1).to_string()) == Some(want));
+        if (shown && since.elapsed() >= Duration::from_secs(1)) || tokio::time::Instant::now() >= until {
+            return last;
+        }
+    }
+}
+
+/// Each board's recording as round 1 left it (while the daemon is down
+/// between the rounds), kept beside it, and the time of its last record (µs).
+fn keep_round_one(d: &Path, boards: usize) -> Vec<(PathBuf, u64)> {
+    (0..boards)
+        .map(|i| {
+            let text =
+                std::fs::read_to_string(d.join(format!("state/recordings/line{i}.esl"))).unwrap_or_default();
+            // A line torn by a SIGKILL is cut by the next start.
+            let whole = &text[..text.rfind('\n').map_or(0, |k| k + 1)];
+            let kept = d.join(format!("round-1-line{i}.esl"));
+            std::fs::write(&kept, whole).unwrap();
+            let last = eboard_bridge::log::read_log(&kept)
+                .ok()
+                .and_then(|log| log.records.last().map(|r| r.time.micros()))
+                .unwrap_or(0);
+            (kept, last)
+        })
+        .collect()
+}
+
 /// Plays `plan` and judges every board.
 pub async fn play(plan: &Plan) -> Outcome {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let address = private_bus(d).await;
     let listener = Listener::start(&address).await;
-    let mut colours: Vec<Vec<(u64, Colours)>> = (0..plan.boards).map(|_| Vec::new()).collect();
-    let now = |l: &Listener| l.since.elapsed().as_millis() as u64;
-    let games: Vec<BoardGame> = (0..plan.boards).map(|b| board_game(plan, b)).collect();
-    let mut swapped = vec![false; plan.boards];
-    std::fs::write(d.join("pairings.csv"), pairings(&games, &swapped)).unwrap();
+    let players1: Vec<_> = (0..plan.boards).map(round_one_players).collect();
+    let games: Vec<BoardGame> = players1
+        .into_iter()
+        .enumerate()
+        .map(|(b, (w, k))| board_game(plan, b, None, w, k))
+        .collect();
+    let mut one = RoundPlay::new(1, games);
+    std::fs::write(d.join("pairings.csv"), pairings(&one.games, &one.swapped)).unwrap();
     let cfg = d.join("config.toml");
     let by_serial = plan.seed % 2 == 1;
     let console: SocketAddr = format!("127.0.0.1:{}", crate::common::web::free_port())
@@ -457,331 +993,168 @@ pub async fn play(plan: &Plan) -> Outcome {
         println!("the daemon drives the clocks (90+30)");
     }
     std::fs::write(&cfg, config(d, plan.boards, by_serial, console, mqtt, drive)).unwrap();
-    let logs = games.iter().map(|g| g.log.clone()).collect();
+    let logs = one.games.iter().map(|g| g.log.clone()).collect();
     let (emulators, relays, devices) =
         relay::relayed_boards(logs, SPEED, FIRST_SERIAL, d, |_| LineFaults::CLEAN);
-    let mut round_failures: Vec<String> = Vec::new();
-    let mut daemon = Some(start(&cfg, &devices, &address, by_serial).await);
-    mark_started(&listener, &address, plan.boards).await;
-    let started = tokio::time::Instant::now();
-    let mut decisions: Vec<BTreeMap<String, usize>> = vec![BTreeMap::new(); plan.boards];
-    let mut accept = |b: usize, method: &str, ok: bool| {
-        if ok {
-            *decisions[b].entry(method.to_string()).or_default() += 1;
-        }
+    let mut hall = Hall {
+        dir: d.to_path_buf(),
+        address: address.clone(),
+        listener,
+        cfg,
+        by_serial,
+        console,
+        mqtt,
+        daemon: None,
+        devices,
+        emulators,
+        relays,
+        failures: Vec::new(),
     };
+    hall.start().await;
+    one.started = tokio::time::Instant::now();
     for (at, action) in &plan.actions {
-        tokio::time::sleep_until(started + Duration::from_millis(*at)).await;
-        match action {
-            Action::KillInCall { board, ms } => {
-                let n = board + 1;
-                let Some((w, b)) = players(&address, n).await else {
-                    continue;
-                };
-                let asked = now(&listener);
-                let call = {
-                    let (address, n, w, b) = (address.clone(), n.to_string(), w.clone(), b.clone());
-                    tokio::spawn(async move { ctl(&address, &["players", &n, &b, &w]).await })
-                };
-                let delay = (plan.seed.wrapping_mul(31) + *ms) % 41;
-                tokio::time::sleep(Duration::from_millis(delay)).await;
-                mark_stopped(&listener, plan.boards);
-                if let Some(running) = daemon.take() {
-                    running.kill();
-                }
-                tokio::time::sleep(Duration::from_millis(*ms)).await;
-                daemon = Some(start(&cfg, &devices, &address, by_serial).await);
-                mark_started(&listener, &address, plan.boards).await;
-                let ok = call.await.unwrap_or(false);
-                // Refused or unanswered: the arbiter looks whether it was taken.
-                let taken = ok || property(&address, n, "White").await.as_deref() == Some(b.as_str());
-                accept(*board, "SetPlayers", ok);
-                if taken {
-                    colours[*board].push((asked, Colours::Swapped));
-                }
-                println!("call in flight at the kill: `ctl players {n}` answered {ok}, taken {taken}");
-            }
-            Action::KillStarting { ms, at } => {
-                mark_stopped(&listener, plan.boards);
-                if let Some(running) = daemon.take() {
-                    running.kill();
-                }
-                tokio::time::sleep(Duration::from_millis(*ms)).await;
-                let given: &[PathBuf] = if by_serial { &devices } else { &[] };
-                let starting = Running::spawn(&mut run_command(&cfg, given, Some(&address)));
-                tokio::time::sleep(Duration::from_millis(*at)).await;
-                starting.kill();
-                daemon = Some(start(&cfg, &devices, &address, by_serial).await);
-                mark_started(&listener, &address, plan.boards).await;
-            }
-            Action::Kill { ms } | Action::Term { ms } => {
-                mark_stopped(&listener, plan.boards);
-                if let Some(mut running) = daemon.take() {
-                    if matches!(action, Action::Kill { .. }) {
-                        running.kill();
-                    } else {
-                        send_signal(running.child.id(), libc::SIGTERM);
-                        wait_exit(&mut running.child, 30, "the daemon after SIGTERM").await;
-                    }
-                }
-                tokio::time::sleep(Duration::from_millis(*ms)).await;
-                daemon = Some(start(&cfg, &devices, &address, by_serial).await);
-                mark_started(&listener, &address, plan.boards).await;
-            }
-            Action::Cut { board, ms } => {
-                listener.mark(*board, Heard::Cut(*ms));
-                let _ = relays[*board].0.send(Duration::from_millis(*ms)).await;
-            }
-            Action::Reload { board } => {
-                swapped[*board] = !swapped[*board];
-                std::fs::write(d.join("pairings.csv"), pairings(&games, &swapped)).unwrap();
-                if let Some(running) = &daemon {
-                    send_signal(running.child.id(), libc::SIGHUP);
-                }
-                // Every board's pairing is read again; only this one's changed.
-                for (b, c) in colours.iter_mut().enumerate() {
-                    c.push((now(&listener), Colours::Reloaded { swapped: swapped[b] }));
-                }
-            }
-            Action::Unconfirmed { board, door } => {
-                let n = board + 1;
-                // A game with moves (under way or over): the rule book asks
-                // for confirming at every door, so the call is refused and
-                // nothing is journaled (the judge counts every record, and a
-                // new game's second file).
-                if plies(&address, n).await.unwrap_or(0) == 0 {
-                    continue;
-                }
-                let refused = match door {
-                    0 => !ctl(&address, &["new-game", &n.to_string()]).await,
-                    1 => bus_call(&address, n, "NewGame", &("",)).await.is_err(),
-                    2 => bus_call(&address, n, "Decide", &("NewGame", "[\"\"]", false))
-                        .await
-                        .is_err(),
-                    3 => console_decide(console, n, "NewGame", serde_json::json!([""])).await != 200,
-                    _ => match mqtt {
-                        Some(port) => !mqtt_decide(port, n, "NewGame", serde_json::json!([""])).await,
-                        None => continue,
-                    },
-                };
-                if !refused {
-                    // Counted as what it did: the judge then fails on the
-                    // game it ended.
-                    accept(*board, "NewGame", true);
-                    listener.mark(*board, Heard::Decided("NewGame".into()));
-                }
-            }
-            Action::AddTimeUndone { board } => {
-                let n = board + 1;
-                let Some(ply) = plies(&address, n).await else {
-                    continue;
-                };
-                // The side not to move: its clock stands.
-                let (side, prop) = if ply % 2 == 0 {
-                    ("black", "BlackClockMs")
-                } else {
-                    ("white", "WhiteClockMs")
-                };
-                let ms = |v: Option<String>| v.and_then(|v| v.parse::<i64>().ok());
-                let Some(before) = ms(property(&address, n, prop).await) else {
-                    continue;
-                };
-                if !ctl(&address, &["add-time", &n.to_string(), side, "+1m"]).await {
-                    continue;
-                }
-                accept(*board, "AddTime", true);
-                // The side's clock may have started meanwhile (a move made):
-                // 2 s of real time is 8 s of the clock's.
-                let near =
-                    |v: Option<i64>, want: i64| v.is_some_and(|v| v <= want + 1000 && v >= want - 9000);
-                // The clock's time as D-Bus shows it once it is `want`, or
-                // what it shows after 2 s.
-                let shown = |want: i64| {
-                    let address = address.clone();
-                    async move {
-                        let until = tokio::time::Instant::now() + Duration::from_secs(2);
-                        loop {
-                            let v = ms(property(&address, n, prop).await);
-                            if near(v, want) || tokio::time::Instant::now() >= until {
-                                return v;
-                            }
-                            tokio::time::sleep(Duration::from_millis(50)).await;
-                        }
-                    }
-                };
-                let added = shown(before + 60_000).await;
-                let undone_ok = ctl(&address, &["undo", &n.to_string()]).await;
-                accept(*board, "Undo", undone_ok);
-                let undone = shown(before).await;
-                if !near(added, before + 60_000) {
-                    round_failures.push(format!(
-                        "board {n}: {side}'s clock {added:?} ms after add-time +1m, {before} ms before"
-                    ));
-                }
-                if !undone_ok || !near(undone, before) {
-                    round_failures.push(format!(
-                        "board {n}: {side}'s clock {undone:?} ms after add-time +1m undone (accepted: {undone_ok}), {before} ms before: undo did not restore it"
-                    ));
-                }
-            }
-            Action::Swap { board, .. } | Action::Ratings { board } => {
-                let n = board + 1;
-                let Some((w, b)) = players(&address, n).await else {
-                    continue;
-                };
-                let g = &games[*board];
-                if let Action::Swap { door, .. } = action {
-                    let asked = now(&listener);
-                    let ok = match (door, mqtt) {
-                        (1, _) => {
-                            console_decide(console, n, "SetPlayers", serde_json::json!([b, w])).await == 200
-                        }
-                        (0, _) | (_, None) => ctl(&address, &["players", &n.to_string(), &b, &w]).await,
-                        (_, Some(port)) => {
-                            mqtt_decide(port, n, "SetPlayers", serde_json::json!([b, w])).await
-                        }
-                    };
-                    accept(*board, "SetPlayers", ok);
-                    if ok {
-                        colours[*board].push((asked, Colours::Swapped));
-                    }
-                } else {
-                    let elo = |name: &str| {
-                        [&g.white, &g.black]
-                            .into_iter()
-                            .find(|p| p.name == name)
-                            .map(|p| p.elo.clone())
-                    };
-                    let (Some(we), Some(be)) = (elo(&w), elo(&b)) else {
-                        continue;
-                    };
-                    let ok = ctl(
-                        &address,
-                        &[
-                            "tags",
-                            &n.to_string(),
-                            &format!("WhiteElo={we}"),
-                            &format!("BlackElo={be}"),
-                        ],
-                    )
-                    .await;
-                    accept(*board, "SetTags", ok);
-                }
-            }
+        tokio::time::sleep_until(one.started + Duration::from_millis(*at)).await;
+        hall.act(&mut one, plan.seed, action).await;
+    }
+    hall.decide(&mut one).await;
+    // Between the rounds (or after the only one): a restart, SIGKILL or
+    // SIGTERM by the seed; round 2 started by `ctl round` before it or after
+    // it, by the seed; then everything round 1 decided is still there.
+    let mut two = (plan.plies2 > 0).then(|| {
+        let games = (0..plan.boards)
+            .map(|b| {
+                let (w, k) = round_two_players(&one.games, b);
+                board_game(plan, b, Some(&one.games[b]), w, k)
+            })
+            .collect();
+        RoundPlay::new(2, games)
+    });
+    let round_before_restart = plan.seed % 2 == 0;
+    let kill = two.is_none() || (plan.seed / 2) % 2 == 0;
+    if let Some(two) = &two {
+        std::fs::write(d.join(two.pairings_file()), pairings(&two.games, &two.swapped)).unwrap();
+        if round_before_restart {
+            hall.next_round(two).await;
         }
     }
-    // Every game played out, the boards given time to settle.
-    let longest = games
-        .iter()
-        .map(|g| g.log.records.last().map_or(0, |r| r.time.micros()))
-        .max()
-        .unwrap_or(0);
-    tokio::time::sleep_until(started + Duration::from_secs_f64(longest as f64 / 1e6 / SPEED + 1.0)).await;
-    for (i, g) in games.iter().enumerate() {
-        let until = tokio::time::Instant::now() + Duration::from_secs(15);
-        while plies(&address, i + 1).await != Some(g.moves.len()) && tokio::time::Instant::now() < until {
-            tokio::time::sleep(Duration::from_millis(200)).await;
+    hall.stop(kill).await;
+    let split_ms = hall.now();
+    let mut kept = Vec::new();
+    if let Some(two) = &two {
+        println!(
+            "between the rounds: {}, ctl round 2 {} the restart",
+            if kill { "SIGKILL" } else { "SIGTERM" },
+            if round_before_restart { "before" } else { "after" }
+        );
+        kept = keep_round_one(d, plan.boards);
+        hall.boards_play(two.games.iter().map(|g| g.log.clone()).collect());
+    }
+    hall.start().await;
+    if let Some(two) = &mut two {
+        two.started = tokio::time::Instant::now();
+        if !round_before_restart {
+            hall.next_round(two).await;
         }
     }
-    // The arbiter's result on every game without a forced end; then a last
-    // SIGKILL and start: everything decided is still there.
-    let mut results = Vec::new();
-    for (i, g) in games.iter().enumerate() {
-        let forced = true_result(&g.start, &g.moves);
-        if forced == "*" {
-            let ok = ctl(&address, &["result", &(i + 1).to_string(), "1/2"]).await;
-            accept(i, "SetResult", ok);
-            results.push(if ok { "1/2-1/2" } else { "*" }.to_string());
-        } else {
-            results.push(forced.to_string());
+    hall.read_back(&mut one).await;
+    let round_one = settled(&d.join("live/round-1"), &one).await;
+    if let Some(two) = &mut two {
+        // Round 2's play, from its boards set up again.
+        let from =
+            two.started + Duration::from_secs_f64(super::boards::SET_UP_AFTER_MS as f64 / 1000.0 / SPEED);
+        for (at, action) in &plan.actions2 {
+            tokio::time::sleep_until(from + Duration::from_millis(*at)).await;
+            hall.act(two, plan.seed, action).await;
+        }
+        hall.decide(two).await;
+        hall.stop(true).await;
+        hall.start().await;
+        hall.read_back(two).await;
+        // Round 1 as it was when round 2 began.
+        let table =
+            crate::common::process::ctl(&address, &["results", "--round", "1", "--format", "csv"]).await;
+        let table = (table.code == 0).then_some(table.out).ok_or(table.err);
+        for f in super::judge::round_kept(1, &round_one, &folder(&d.join("live/round-1")), &one.bus, &table) {
+            hall.failures.push(f);
         }
     }
-    mark_stopped(&listener, plan.boards);
-    if let Some(running) = daemon.take() {
-        running.kill();
+    if let Some(running) = hall.daemon.take() {
+        running.stop().within(40, "the daemon to stop").await;
     }
-    let daemon = start(&cfg, &devices, &address, by_serial).await;
-    mark_started(&listener, &address, plan.boards).await;
-    for (i, want) in results.iter().enumerate() {
-        let until = tokio::time::Instant::now() + Duration::from_secs(15);
-        while property(&address, i + 1, "Result").await.as_deref() != Some(want.as_str())
-            && tokio::time::Instant::now() < until
-        {
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-    }
-    // The round's results table, as the arbiter hands it to the tournament
-    // program: each board's last field.
-    let table = crate::common::process::ctl(&address, &["results", "--format", "csv"]).await;
-    let in_table = |n: usize| -> String {
-        table
-            .out
-            .lines()
-            .skip(1)
-            .find(|l| l.split(',').next() == Some(n.to_string().as_str()))
-            .and_then(|l| l.rsplit(',').next())
-            .unwrap_or("(no line)")
-            .to_string()
-    };
-    let mut bus = Vec::new();
-    for n in 1..=plan.boards {
-        let mut props = BTreeMap::new();
-        for name in ["Status", "White", "Black", "Result"] {
-            props.insert(name, property(&address, n, name).await.unwrap_or_default());
-        }
-        props.insert("ResultsTable", in_table(n));
-        bus.push(props);
-    }
-    daemon.stop().within(40, "the daemon to stop").await;
-    for e in emulators {
+    for e in hall.emulators.drain(..) {
         e.abort();
     }
-    drop(relays);
+    hall.relays.clear();
+    let Hall {
+        listener,
+        failures: round_failures,
+        ..
+    } = hall;
     let heard = listener.stop();
-    let mut outcome = judge_all(plan, &games, &results, &decisions, bus, d, |i| {
-        let of = heard.of(i);
-        let first = of
-            .iter()
-            .find(|(_, h)| matches!(h, Heard::Signal(m, 1) if m == "MoveMade"))
-            .map(|(t, _)| *t);
-        let ended = of
-            .iter()
-            .find(|(_, h)| matches!(h, Heard::Signal(m, _) if m == "GameEnded"))
-            .map(|(t, _)| *t);
-        colours_of(&games[i], &colours[i], first, ended)
-    });
-    for f in round_failures {
-        outcome.failures.push(format!("seed {}: {f}", plan.seed));
-    }
-    // What was published live, board by board.
-    for (i, g) in games.iter().enumerate() {
-        let of = heard.of(i);
-        let holds: Vec<(u64, u64)> = match hands_offset(g, &of) {
-            Some(offset) => g
-                .holds
-                .iter()
-                .map(|(a, z)| {
-                    let real = |us: u64| (offset + (us as f64 / 1000.0 / SPEED) as i64).max(0) as u64;
-                    (real(*a), real(*z))
-                })
-                .collect(),
-            None => Vec::new(),
-        };
-        println!("board {}:", i + 1);
-        let (kinds, most) = replay_alarms(&d.join(format!("state/recordings/line{i}.esl")));
-        for f in live::judge_alarms(&of, &kinds, most) {
-            outcome.failures.push(format!(
-                "seed {} ({}): board {} live: {f}",
-                plan.seed,
-                g.name,
-                i + 1
-            ));
+    let rounds: Vec<&RoundPlay> = std::iter::once(&one).chain(two.as_ref()).collect();
+    let mut outcome = Outcome {
+        failures: Vec::new(),
+        games: 0,
+        plies: 0,
+        decisions: 0,
+    };
+    // Every decision of the event, for the journal's count.
+    let mut all_decisions: Vec<BTreeMap<String, usize>> = vec![BTreeMap::new(); plan.boards];
+    for r in &rounds {
+        for (b, m) in r.decisions.iter().enumerate() {
+            for (k, n) in m {
+                *all_decisions[b].entry(k.clone()).or_default() += n;
+            }
         }
+    }
+    for r in &rounds {
+        // Round r's part of the live timeline, and of each recording.
+        let part = |of: Vec<(u64, Heard)>| -> Vec<(u64, Heard)> {
+            of.into_iter()
+                .filter(|(t, _)| (r.number == 1) == (*t < split_ms) || two.is_none())
+                .collect()
+        };
+        let recordings: Vec<(PathBuf, u64)> = (0..plan.boards)
+            .map(|i| match (r.number, kept.get(i)) {
+                (1, Some((path, _))) => (path.clone(), 0),
+                (_, Some((_, last))) => (d.join(format!("state/recordings/line{i}.esl")), *last),
+                _ => (d.join(format!("state/recordings/line{i}.esl")), 0),
+            })
+            .collect();
+        let decisions = if r.number == 1 && two.is_some() {
+            &r.decisions
+        } else {
+            &all_decisions
+        };
+        let judged = judge_all(plan, d, r, decisions, &recordings, |i| {
+            let of = part(heard.of(i));
+            let first = of
+                .iter()
+                .find(|(_, h)| matches!(h, Heard::Signal(m, 1) if m == "MoveMade"))
+                .map(|(t, _)| *t);
+            let ended = of
+                .iter()
+                .find(|(_, h)| matches!(h, Heard::Signal(m, _) if m == "GameEnded"))
+                .map(|(t, _)| *t);
+            colours_of(&r.games[i], &r.colours[i], first, ended)
+        });
+        outcome.failures.extend(judged.failures);
+        outcome.games += judged.games;
+        outcome.plies += judged.plies;
+        outcome.decisions += judged.decisions;
         // The clock tags say the clocks as they stood at the game's end
         // (issue 57: `WhiteClock "0:19:04"` beside a flag at 0:00:00).
-        if let Some((w, b)) = live::clocks_at_end(&of) {
-            println!("  clock tags judged against the clocks at the game's end ({w} ms, {b} ms)");
-            let file = d.join(format!("live/round-1/game-{}.pgn", i + 1));
+        for (i, g) in r.games.iter().enumerate() {
+            let of = part(heard.of(i));
+            let Some((w, b)) = live::clocks_at_end(&of) else {
+                continue;
+            };
+            println!(
+                "round {} board {}: clock tags judged against the clocks at the game's end ({w} ms, {b} ms)",
+                r.number,
+                i + 1
+            );
+            let file = d.join(format!("live/round-{}/game-{}.pgn", r.number, i + 1));
             let pgn = std::fs::read_to_string(&file).unwrap_or_default();
             // Who made the last move: its clock stops at the press that
             // completes it, after the end (a few seconds of its time at most);
@@ -803,22 +1176,77 @@ pub async fn play(plan: &Plan) -> Outcome {
                 match tag.as_deref().and_then(live::tag_ms) {
                     Some(ms) if ms <= heard_ms + 1500 && ms >= heard_ms - lower => {}
                     _ => outcome.failures.push(format!(
-                        "seed {} ({}): board {}: {name} {tag:?} at the game's end, the clock showed {} ms",
+                        "seed {} ({}): round {} board {}: {name} {tag:?} at the game's end, the clock showed {} ms",
                         plan.seed,
                         g.name,
+                        r.number,
                         i + 1,
                         heard_ms
                     )),
                 }
             }
         }
+    }
+    for f in round_failures {
+        outcome.failures.push(format!("seed {}: {f}", plan.seed));
+    }
+    // What was published live, board by board, across the rounds and the
+    // restart between them.
+    for i in 0..plan.boards {
+        let of = heard.of(i);
+        let mut holds: Vec<(u64, u64)> = Vec::new();
+        for r in &rounds {
+            let g = &r.games[i];
+            let part: Vec<(u64, Heard)> = of
+                .iter()
+                .filter(|(t, _)| (r.number == 1) == (*t < split_ms) || two.is_none())
+                .cloned()
+                .collect();
+            if let Some(offset) = hands_offset(g, &part) {
+                let real = |us: u64| (offset + (us as f64 / 1000.0 / SPEED) as i64).max(0) as u64;
+                holds.extend(g.holds.iter().map(|(a, z)| (real(*a), real(*z))));
+            }
+        }
+        println!("board {}:", i + 1);
+        let (kinds, most) = replay_alarms(&d.join(format!("state/recordings/line{i}.esl")));
+        let name = rounds
+            .iter()
+            .map(|r| r.games[i].name.as_str())
+            .collect::<Vec<_>>()
+            .join(", then ");
+        for f in live::judge_alarms(&of, &kinds, most) {
+            outcome
+                .failures
+                .push(format!("seed {} ({name}): board {} live: {f}", plan.seed, i + 1));
+        }
         for f in live::judge(&of, &holds) {
-            outcome.failures.push(format!(
-                "seed {} ({}): board {} live: {f}",
+            outcome
+                .failures
+                .push(format!("seed {} ({name}): board {} live: {f}", plan.seed, i + 1));
+        }
+    }
+    // A failing board's journal kept as a sensor-log scenario, with the
+    // command that plays it again.
+    let kept_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/event-failures");
+    for i in 0..plan.boards {
+        let n = i + 1;
+        let failed = outcome
+            .failures
+            .iter()
+            .any(|f| f.contains(&format!("board {n}:")) || f.contains(&format!("board {n} live")));
+        if !failed {
+            continue;
+        }
+        let _ = std::fs::create_dir_all(&kept_dir);
+        let keep = kept_dir.join(format!("seed-{}-board-{n}.esl", plan.seed));
+        match std::fs::copy(d.join(format!("state/recordings/line{i}.esl")), &keep) {
+            Ok(_) => outcome.failures.push(format!(
+                "seed {}: board {n}'s journal kept as a sensor log: {}; replay it with `cargo run -- replay --format jsonl {}`",
                 plan.seed,
-                g.name,
-                i + 1
-            ));
+                keep.display(),
+                keep.display()
+            )),
+            Err(e) => println!("board {n}'s journal not kept: {e}"),
         }
     }
     if std::env::var_os("EVENT_KEEP").is_some() {
@@ -827,18 +1255,19 @@ pub async fn play(plan: &Plan) -> Outcome {
     outcome
 }
 
+/// Judges round `r`'s boards: board `i`'s recording is `recordings[i]`, of
+/// which the records after the µs given are the round's.
 fn judge_all(
     plan: &Plan,
-    games: &[BoardGame],
-    results: &[String],
-    decisions: &[BTreeMap<String, usize>],
-    bus: Vec<BTreeMap<&'static str, String>>,
     d: &Path,
+    r: &RoundPlay,
+    decisions: &[BTreeMap<String, usize>],
+    recordings: &[(PathBuf, u64)],
     colours: impl Fn(usize) -> Option<(String, String)>,
 ) -> Outcome {
     let mut failures = Vec::new();
-    let round = d.join("live/round-1");
-    for (i, (g, bus)) in games.iter().zip(bus).enumerate() {
+    let round = d.join(format!("live/round-{}", r.number));
+    for (i, (g, bus)) in r.games.iter().zip(&r.bus).enumerate() {
         let n = i + 1;
         let mut files: Vec<(String, String)> = std::fs::read_dir(&round)
             .into_iter()
@@ -852,8 +1281,8 @@ fn judge_all(
             })
             .collect();
         files.sort();
-        let recording = d.join(format!("state/recordings/line{i}.esl"));
-        let text = std::fs::read_to_string(&recording).unwrap_or_default();
+        let (recording, after) = &recordings[i];
+        let text = std::fs::read_to_string(recording).unwrap_or_default();
         let mut journaled = BTreeMap::new();
         for line in text.lines() {
             let mut w = line.split(' ');
@@ -866,12 +1295,22 @@ fn judge_all(
         let replay = |format: &str| {
             let out = std::process::Command::new(bin())
                 .args(["replay", "--format", format])
-                .arg(&recording)
+                .arg(recording)
                 .output()
                 .unwrap();
             String::from_utf8_lossy(&out.stdout).into_owned()
         };
-        let events = replay("jsonl");
+        // The round's events: those after the records of the round before.
+        let events: String = replay("jsonl")
+            .lines()
+            .filter(|l| {
+                serde_json::from_str::<serde_json::Value>(l)
+                    .ok()
+                    .and_then(|e| e["t"].as_f64())
+                    .is_some_and(|t| t * 1e6 > *after as f64)
+            })
+            .map(|l| format!("{l}\n"))
+            .collect();
         let record = record_events(&events);
         let alarms = events
             .lines()
@@ -891,8 +1330,8 @@ fn judge_all(
             })
             .filter(|t| ["irregular", "resolved", "move", "game_end", "game_start"].contains(&t.as_str()))
             .collect();
-        let touches = eboard_bridge::log::read_log(&recording)
-            .map(|log| seen_across_restarts(g, &log))
+        let touches = eboard_bridge::log::read_log(recording)
+            .map(|log| seen_across_restarts(g, &log, *after))
             .unwrap_or_default();
         let mut players = BTreeMap::new();
         for p in [&g.white, &g.black] {
@@ -905,31 +1344,37 @@ fn judge_all(
             board: n as u32,
             start: g.start.clone(),
             moves: g.moves.clone(),
-            result: results[i].clone(),
+            result: r.results[i].clone(),
             players,
             decisions: decisions[i].clone(),
             colours: colours(i),
         };
         if truth.colours.is_none() {
-            println!("board {n}: who plays which colour not judged (a change near the first move)");
+            println!(
+                "round {} board {n}: who plays which colour not judged (a change near the first move)",
+                r.number
+            );
         }
         let seen = Seen {
             files,
             touches,
             journaled,
-            bus,
+            bus: bus.clone(),
             replayed: replay("pgn"),
             alarms,
             record,
         };
         for f in judge(&truth, &seen) {
-            failures.push(format!("seed {} ({}): {f}", plan.seed, g.name));
+            failures.push(format!(
+                "seed {} ({}): round {}: {f}",
+                plan.seed, g.name, r.number
+            ));
         }
     }
     Outcome {
         failures,
-        games: games.len(),
-        plies: games.iter().map(|g| g.moves.len()).sum(),
-        decisions: decisions.iter().flat_map(|m| m.values()).sum(),
+        games: r.games.len(),
+        plies: r.games.iter().map(|g| g.moves.len()).sum(),
+        decisions: r.decisions.iter().flat_map(|m| m.values()).sum(),
     }
 }

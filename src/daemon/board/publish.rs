@@ -56,6 +56,14 @@ impl BoardTask {
         if crate::daemon::fault::broken("resolved") {
             events.retain(|e| !matches!(e.kind, EventKind::Resolved { .. }));
         }
+        if crate::daemon::fault::broken("alarm-end") {
+            // The `resolved` that follows a game's end in its publication.
+            let mut ended = false;
+            events.retain(|e| {
+                ended |= matches!(e.kind, EventKind::GameEnd { .. });
+                !(ended && matches!(e.kind, EventKind::Resolved { .. }))
+            });
+        }
         self.outlets.publisher.signal(&events).await;
         if self.history.observe(&events, self.session.core().game()) {
             self.outlets.publisher.history(self.history.entries());
