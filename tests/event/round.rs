@@ -715,6 +715,20 @@ impl Hall {
                 let undone_ok = ctl(&address, &["undo", &n.to_string()]).await;
                 r.accept(*board, "Undo", undone_ok);
                 let undone = shown(before).await;
+                // A move made meanwhile (the player to move pressed: the
+                // side's increment came, or its clock started) moves the
+                // time the check starts from: then only the minute given and
+                // taken back is judged (seed 353: a press between the reads
+                // gave White its 30 s first).
+                if plies(&address, n).await != Some(ply) {
+                    let back = added.zip(undone).map(|(a, u)| a - u);
+                    if !undone_ok || !back.is_some_and(|d| (55_000..=65_000).contains(&d)) {
+                        self.failures.push(format!(
+                            "board {n}: {side}'s clock {added:?} ms after add-time +1m, {undone:?} after its undo (accepted: {undone_ok}), a move made meanwhile: the undo did not take the minute back"
+                        ));
+                    }
+                    return;
+                }
                 if !near(added, before + 60_000) {
                     self.failures.push(format!(
                         "board {n}: {side}'s clock {added:?} ms after add-time +1m, {before} ms before"
