@@ -494,6 +494,32 @@ fn a_core_without_events_or_san_records_the_same_games() {
     assert!(moves > 500, "{moves} moves compared");
 }
 
+/// The event campaign's seed 323, board 1's journal
+/// (`tests/fixtures/campaign/seed323_drive_mate_press_after.esl`): in drive
+/// mode, the press after a mate started the other side's clock on the
+/// daemon's own clock, and an arbiter's time given and taken back after the
+/// end set the game's tags from it: `WhiteClock` 14 s below the clock at the
+/// mate. The tags are the clocks at the mate.
+#[test]
+fn seed_323_clock_tags_keep_the_mate_in_drive_mode() {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/campaign/seed323_drive_mate_press_after.esl");
+    let out = Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
+        .args(["replay", "--format", "pgn"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let pgn = String::from_utf8_lossy(&out.stdout);
+    for tag in [
+        "[Result \"0-1\"]",
+        "[WhiteClock \"1:30:59\"]",
+        "[BlackClock \"1:30:23\"]",
+    ] {
+        assert!(pgn.contains(tag), "{tag} missing from:\n{pgn}");
+    }
+}
+
 /// The clock tags say the clocks as the game left them, in every scenario that
 /// ends a game with a clock (the class of seed 106 of the event campaign: the
 /// press completing the mate started the other side's clock, and its

@@ -342,7 +342,9 @@ impl Core {
         }
         self.push_set(w, b, running_side, t);
         self.emit_clock(w, b, running.map(color_of), t);
-        if let Some(g) = &mut self.game {
+        // A finished game keeps the clocks of its end (a set after it, an
+        // arbiter's time given and taken back, is the clock's, not the game's).
+        if let Some(g) = self.game.as_mut().filter(|g| !g.is_over()) {
             g.clocks = Some((w, b));
         }
     }

@@ -14,7 +14,13 @@ impl Core {
     /// since the last press is the move's time if the press completes one.
     pub(in crate::rules) fn clock_pressed(&mut self, side: ClockSide, t: u64) -> Option<u64> {
         let emt = self.clk.last_press.replace(t).map(|p| t.saturating_sub(p) / 1000);
-        if self.clk.host.is_some() {
+        // A finished game's clock stays stopped where the end left it: the
+        // press that completes a mate after it starts no one's time (the
+        // event campaign's seed 323: White's clock, started by Black's press
+        // after 2... Qh4#, ran on the host, was set on the clock, and the
+        // game's `WhiteClock` lost 14 s).
+        let over = self.game.as_ref().is_some_and(|g| g.is_over());
+        if self.clk.host.is_some() && !over {
             // Before the first move, a press starts the clock of the side to move:
             // the presser sits on the other side.
             if let Some(g) = self.game.as_ref().filter(|g| g.ply() == 0) {
