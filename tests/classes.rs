@@ -534,13 +534,11 @@ fn gaps() {
                     tempo_lost += usize::from(lost);
                 }
                 if !ok {
-                    if let Ok(dir) = std::env::var("CLASSES_KEEP") {
-                        let text: String = log.records.iter().map(|r| format!("{r}\n")).collect();
-                        let file = format!("{dir}/gap-{}-{s}-{k}.esl", name.replace(['/', '#'], "_"));
-                        let fen = shakmaty::fen::Fen::from_position(&start, shakmaty::EnPassantMode::Legal);
-                        std::fs::write(&file, format!("# eboard-sensor-log 1\n# fen: {fen}\n{text}"))
-                            .expect("write the kept log");
-                    }
+                    keep_case(
+                        &log,
+                        &start,
+                        format!("gap-{}-{s}-{k}.esl", name.replace(['/', '#'], "_")),
+                    );
                     // The plies around the gap, played and published, to read the case by.
                     let truth = common::sans(&start, &moves);
                     let around = s.saturating_sub(1)..(s + k + 2).min(moves.len());
@@ -659,9 +657,18 @@ fn tempo_trip(pos: &Chess, plies: &[Move]) -> bool {
 
 /// Whether some path of at most `plies` plies from `pos` ends on `board`,
 /// moving only pieces that stand where `board` has something else (a piece
-/// that goes away and comes back is no shorter account).
+/// that goes away and comes back is no shorter account), but for a piece a
+/// like piece may replace.
 fn reaches(pos: &Chess, board: &Board, plies: usize) -> bool {
-    if pos.board() == board {
+    reaches_with(pos, board, plies, None)
+}
+
+/// [`reaches`], of a path of `odd` plies when given (an odd number of plies
+/// when true). A parity is asked over up to 6 plies, where letting a like
+/// piece replace another costs 15 times as long: only pieces that stand
+/// where the board differs move then.
+fn reaches_with(pos: &Chess, board: &Board, plies: usize, odd: Option<bool>) -> bool {
+    if pos.board() == board && odd != Some(true) {
         return true;
     }
     if plies == 0 {
@@ -672,12 +679,14 @@ fn reaches(pos: &Chess, board: &Board, plies: usize) -> bool {
             Move::Castle { king, .. } => king,
             _ => m.from().unwrap_or(m.to()),
         };
-        if pos.board().piece_at(from) == board.piece_at(from) && !replaceable(pos.board(), board, from) {
+        if pos.board().piece_at(from) == board.piece_at(from)
+            && (odd.is_some() || !replaceable(pos.board(), board, from))
+        {
             return false;
         }
         let mut after = pos.clone();
         after.play_unchecked(m);
-        reaches(&after, board, plies - 1)
+        reaches_with(&after, board, plies - 1, odd.map(|o| !o))
     })
 }
 
@@ -756,6 +765,23 @@ fn with_gap_and_slip(
     slip: &Case,
     seed: u64,
 ) -> SensorLog {
+    let (mut h, pos) = up_to_gap(start, moves, gap.clone(), seed);
+    let mut dumped = pos.board().clone();
+    dumped.discard_piece_at(slip.from);
+    dumped.set_piece_at(slip.to, slip.piece);
+    h.board(&dumped);
+    // Past twice the threshold: a board that may be a move under way after
+    // as few moves is looked at again then, without that account.
+    h.wait(2 * Config::default().irregular_ms + 1500);
+    h.lift(slip.to, slip.piece);
+    h.place(slip.from, slip.piece);
+    two_plies_on(h, pos, moves, gap.end)
+}
+
+/// Hands that play the game to ply `gap.start`, then lose plies `gap` on the
+/// line (a `gap` record, and a second for the dump to come): the hands, the
+/// dump after the gap not made yet, and the position after the gap.
+fn up_to_gap(start: &Chess, moves: &[Move], gap: std::ops::Range<usize>, seed: u64) -> (Hands, Chess) {
     use eboard_bridge::log::RecordKind;
     let mut h = hands(seed, true);
     h.board(start.board());
@@ -766,20 +792,16 @@ fn with_gap_and_slip(
     }
     h.wait(500);
     h.push(RecordKind::Gap("line away".into()));
-    for m in &moves[gap.clone()] {
+    for m in &moves[gap] {
         pos.play_unchecked(*m);
     }
     h.wait(1000);
-    let mut dumped = pos.board().clone();
-    dumped.discard_piece_at(slip.from);
-    dumped.set_piece_at(slip.to, slip.piece);
-    h.board(&dumped);
-    // Past twice the threshold: a board that may be a move under way after
-    // as few moves is looked at again then, without that account.
-    h.wait(2 * Config::default().irregular_ms + 1500);
-    h.lift(slip.to, slip.piece);
-    h.place(slip.from, slip.piece);
-    for m in &moves[gap.end..gap.end + 2] {
+    (h, pos)
+}
+
+/// The game's two plies after the gap ending at ply `end`, seen, and the log.
+fn two_plies_on(mut h: Hands, mut pos: Chess, moves: &[Move], end: usize) -> SensorLog {
+    for m in &moves[end..end + 2] {
         h.play(&pos, m);
         pos.play_unchecked(*m);
     }
@@ -788,33 +810,31 @@ fn with_gap_and_slip(
     log_of(h)
 }
 
-/// Judges one case: `None` when the record is the game's moves, the gap's
-/// exactly inferred, the slip raised as an illegal move and resolved, and no
-/// ply published taken back or amended; but with the turn `open` (plies of
-/// the other parity also end on the real position, and no clock report after
-/// the gap says whose turn it is), a take-back said (`takeback`) of the
-/// fewest plies, recorded once the board stood past the threshold, is the
-/// documented account (`gap_wrong_guess_taken_back`), as in
-/// `knocked_after_gaps`.
-fn judge_slip(
+/// What a gap case published, judged on what both classes after a gap ask:
+/// the record the game's moves (the gap's plies in any order the dump cannot
+/// tell), `inferred` on exactly the gap's plies, and, event by event, a ply
+/// only ever added (no amendment; no take-back, but with the turn `open`, see
+/// [`judge_slip`]). The problems found, the alarms raised and how many
+/// `resolved` followed them; `Err` when no game was recorded.
+fn published_after_gap(
     start: &Chess,
     moves: &[Move],
     gap: std::ops::Range<usize>,
     open: bool,
     log: &SensorLog,
-) -> Option<String> {
+) -> Result<(Vec<String>, Vec<&'static str>, usize), String> {
     let r = run(log, start);
     let played = &moves[..gap.end + 2];
     let mut problems = Vec::new();
     let Some(game) = r.core.game() else {
-        return Some("no game".into());
+        return Err("no game".into());
     };
     let published: Vec<String> = game.moves.iter().map(|m| m.san.clone()).collect();
     let flags: Vec<bool> = game.moves.iter().map(|m| m.inferred).collect();
     let marks: Vec<usize> = (0..game.moves.len())
         .filter(|i| game.moves[*i].inferred)
         .collect();
-    let want: Vec<usize> = gap.clone().collect();
+    let want: Vec<usize> = gap.collect();
     // The gap's plies in an order the dump cannot tell are the same game.
     if published.len() != played.len()
         || !common::played::same_game_modulo_order(start, played, &published, &flags)
@@ -850,6 +870,28 @@ fn judge_slip(
             _ => {}
         }
     }
+    Ok((problems, raised, resolved))
+}
+
+/// Judges one case: `None` when the record is the game's moves, the gap's
+/// exactly inferred, the slip raised as an illegal move and resolved, and no
+/// ply published taken back or amended; but with the turn `open` (plies of
+/// the other parity also end on the real position, and no clock report after
+/// the gap says whose turn it is), a take-back said (`takeback`) of the
+/// fewest plies, recorded once the board stood past the threshold, is the
+/// documented account (`gap_wrong_guess_taken_back`), as in
+/// `knocked_after_gaps`.
+fn judge_slip(
+    start: &Chess,
+    moves: &[Move],
+    gap: std::ops::Range<usize>,
+    open: bool,
+    log: &SensorLog,
+) -> Option<String> {
+    let (mut problems, raised, resolved) = match published_after_gap(start, moves, gap, open, log) {
+        Ok(p) => p,
+        Err(e) => return Some(e),
+    };
     if raised != ["illegal_move"] || resolved != 1 {
         problems.push(format!("irregular {raised:?}, resolved {resolved}"));
     }
@@ -871,12 +913,7 @@ fn illegal_placements_after_gaps() {
     let mut cases = 0;
     let mut failures = Vec::new();
     for (g, (name, start, moves)) in common::played::all_games().into_iter().take(games).enumerate() {
-        let mut history = vec![start.clone()];
-        for m in &moves {
-            let mut next = history.last().expect("a position").clone();
-            next.play_unchecked(*m);
-            history.push(next);
-        }
+        let history = positions(&start, &moves);
         for s in (1..moves.len()).filter(|s| (s + g) % every == 0) {
             for k in 1..=3 {
                 if s + k + 2 > moves.len() {
@@ -903,21 +940,18 @@ fn illegal_placements_after_gaps() {
                     taken += 1;
                     cases += 1;
                     let log = with_gap_and_slip(&start, &moves, s..s + k, &slip, cases as u64);
-                    let open = reaches_parity(&history[s], pos.board(), 6, k % 2 == 0);
+                    let open = reaches_with(&history[s], pos.board(), 6, Some(k % 2 == 0));
                     if let Some(f) = judge_slip(&start, &moves, s..s + k, open, &log) {
-                        if let Ok(dir) = std::env::var("CLASSES_KEEP") {
-                            let text: String = log.records.iter().map(|r| format!("{r}\n")).collect();
-                            let file = format!(
-                                "{dir}/slip-{}-{s}-{k}-{}{}.esl",
+                        keep_case(
+                            &log,
+                            &start,
+                            format!(
+                                "slip-{}-{s}-{k}-{}{}.esl",
                                 name.replace(['/', '#'], "_"),
                                 slip.from,
                                 slip.to
-                            );
-                            let fen =
-                                shakmaty::fen::Fen::from_position(&start, shakmaty::EnPassantMode::Legal);
-                            std::fs::write(&file, format!("# eboard-sensor-log 1\n# fen: {fen}\n{text}"))
-                                .expect("write the kept log");
-                        }
+                            ),
+                        );
                         failures.push(format!(
                             "{name}: gap of {k} after ply {s}, {} {}-{}: {f}",
                             slip.piece.char(),
@@ -960,55 +994,12 @@ fn with_gap_and_knock(
     after_ms: u64,
     seed: u64,
 ) -> SensorLog {
-    use eboard_bridge::log::RecordKind;
-    let mut h = hands(seed, true);
-    h.board(start.board());
-    let mut pos = start.clone();
-    for m in &moves[..gap.start] {
-        h.play(&pos, m);
-        pos.play_unchecked(*m);
-    }
-    h.wait(500);
-    h.push(RecordKind::Gap("line away".into()));
-    for m in &moves[gap.clone()] {
-        pos.play_unchecked(*m);
-    }
-    h.wait(1000);
+    let (mut h, pos) = up_to_gap(start, moves, gap.clone(), seed);
     h.board(pos.board());
     h.wait(after_ms);
     let piece = pos.board().piece_at(knock).expect("a piece to knock");
     h.knock(knock, piece, Config::default().irregular_ms + 800);
-    for m in &moves[gap.end..gap.end + 2] {
-        h.play(&pos, m);
-        pos.play_unchecked(*m);
-    }
-    h.wait(5000);
-    h.flush();
-    log_of(h)
-}
-
-/// Whether a path of at most `plies` plies from `pos` of the parity `odd`
-/// (an odd number of plies when true) ends on `board`, moving only pieces on
-/// squares where the position and the board differ (as `reaches`).
-fn reaches_parity(pos: &Chess, board: &Board, plies: usize, odd: bool) -> bool {
-    if pos.board() == board && !odd {
-        return true;
-    }
-    if plies == 0 {
-        return false;
-    }
-    pos.legal_moves().into_iter().any(|m| {
-        let from = match m {
-            Move::Castle { king, .. } => king,
-            _ => m.from().unwrap_or(m.to()),
-        };
-        if pos.board().piece_at(from) == board.piece_at(from) {
-            return false;
-        }
-        let mut after = pos.clone();
-        after.play_unchecked(m);
-        reaches_parity(&after, board, plies - 1, !odd)
-    })
+    two_plies_on(h, pos, moves, gap.end)
 }
 
 /// Judges one knocked case: `None` when the record is the game's moves with
@@ -1030,51 +1021,10 @@ fn judge_knock(
     open: bool,
     log: &SensorLog,
 ) -> Option<String> {
-    let r = run(log, start);
-    let played = &moves[..gap.end + 2];
-    let mut problems = Vec::new();
-    let Some(game) = r.core.game() else {
-        return Some("no game".into());
+    let (mut problems, raised, resolved) = match published_after_gap(start, moves, gap, open, log) {
+        Ok(p) => p,
+        Err(e) => return Some(e),
     };
-    let published: Vec<String> = game.moves.iter().map(|m| m.san.clone()).collect();
-    let flags: Vec<bool> = game.moves.iter().map(|m| m.inferred).collect();
-    let marks: Vec<usize> = (0..game.moves.len())
-        .filter(|i| game.moves[*i].inferred)
-        .collect();
-    let want: Vec<usize> = gap.clone().collect();
-    if published.len() != played.len()
-        || !common::played::same_game_modulo_order(start, played, &published, &flags)
-    {
-        problems.push(format!("publishes {published:?}"));
-    }
-    if marks != want {
-        problems.push(format!("inferred {marks:?} (want {want:?})"));
-    }
-    let mut len = 0u32;
-    let mut raised = Vec::new();
-    let mut resolved = 0;
-    for e in &r.events {
-        match &e.kind {
-            EventKind::Move { ply, san, .. } => {
-                if *ply != len + 1 {
-                    problems.push(format!("ply {ply} ({san}) published over {len} without a word"));
-                }
-                len = *ply;
-            }
-            EventKind::Takeback { to_ply, .. } => {
-                if !open {
-                    problems.push(format!("plies {}-{len} published, then taken back", to_ply + 1));
-                }
-                len = *to_ply;
-            }
-            EventKind::MoveAmended { ply, was, san, .. } => {
-                problems.push(format!("ply {ply} published as {was}, then amended to {san}"));
-            }
-            EventKind::Irregular { kind, .. } => raised.push(kind.name()),
-            EventKind::Resolved { .. } if !raised.is_empty() => resolved += 1,
-            _ => {}
-        }
-    }
     let want_raised: &[&str] = if displaced { &["displaced"] } else { &[] };
     let either = open && (raised.is_empty() || raised == ["displaced"]) && resolved == raised.len();
     if !either && (raised != want_raised || resolved != usize::from(displaced)) {
@@ -1099,12 +1049,7 @@ fn knocked_after_gaps() {
     let mut trips = 0;
     let mut failures = Vec::new();
     for (g, (name, start, moves)) in common::played::all_games().into_iter().take(games).enumerate() {
-        let mut history = vec![start.clone()];
-        for m in &moves {
-            let mut next = history.last().expect("a position").clone();
-            next.play_unchecked(*m);
-            history.push(next);
-        }
+        let history = positions(&start, &moves);
         for s in (1..moves.len()).filter(|s| (s + g) % every == 0) {
             for k in 1..=3 {
                 if s + k + 2 > moves.len() {
@@ -1119,7 +1064,7 @@ fn knocked_after_gaps() {
                     continue;
                 }
                 let pos = &history[s + k];
-                let open = reaches_parity(&history[s], pos.board(), 6, k % 2 == 0);
+                let open = reaches_with(&history[s], pos.board(), 6, Some(k % 2 == 0));
                 let mut squares: Vec<Square> = pos.board().occupied().into_iter().collect();
                 let mut pick = Seeded::new((g * 10_000 + s * 10 + k) as u64);
                 for _ in 0..pieces.min(squares.len()) {
@@ -1130,17 +1075,11 @@ fn knocked_after_gaps() {
                         cases += 1;
                         let log = with_gap_and_knock(&start, &moves, s..s + k, sq, after, cases as u64);
                         if let Some(f) = judge_knock(&start, &moves, s..s + k, displaced, open, &log) {
-                            if let Ok(dir) = std::env::var("CLASSES_KEEP") {
-                                let text: String = log.records.iter().map(|r| format!("{r}\n")).collect();
-                                let file = format!(
-                                    "{dir}/knock-{}-{s}-{k}-{sq}-{after}.esl",
-                                    name.replace(['/', '#'], "_")
-                                );
-                                let fen =
-                                    shakmaty::fen::Fen::from_position(&start, shakmaty::EnPassantMode::Legal);
-                                std::fs::write(&file, format!("# eboard-sensor-log 1\n# fen: {fen}\n{text}"))
-                                    .expect("write the kept log");
-                            }
+                            keep_case(
+                                &log,
+                                &start,
+                                format!("knock-{}-{s}-{k}-{sq}-{after}.esl", name.replace(['/', '#'], "_")),
+                            );
                             failures.push(format!("{name}: gap of {k} after ply {s}, {sq} knocked {after} ms after the dump: {f}"));
                         }
                     }
@@ -1155,4 +1094,30 @@ fn knocked_after_gaps() {
     failures.truncate(40);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(cases >= 20, "only {cases} cases");
+}
+
+/// The positions of a game: before its first ply, then after each.
+fn positions(start: &Chess, moves: &[Move]) -> Vec<Chess> {
+    let mut history = vec![start.clone()];
+    for m in moves {
+        let mut next = history.last().expect("a position").clone();
+        next.play_unchecked(*m);
+        history.push(next);
+    }
+    history
+}
+
+/// With `CLASSES_KEEP=DIR`, a failing case's log is written there as `file`
+/// (a sensor log with its start position), to replay and read.
+fn keep_case(log: &SensorLog, start: &Chess, file: String) {
+    let Ok(dir) = std::env::var("CLASSES_KEEP") else {
+        return;
+    };
+    let text: String = log.records.iter().map(|r| format!("{r}\n")).collect();
+    let fen = shakmaty::fen::Fen::from_position(start, shakmaty::EnPassantMode::Legal);
+    std::fs::write(
+        format!("{dir}/{file}"),
+        format!("# eboard-sensor-log 1\n# fen: {fen}\n{text}"),
+    )
+    .expect("write the kept log");
 }
