@@ -520,6 +520,44 @@ fn seed_323_clock_tags_keep_the_mate_in_drive_mode() {
     }
 }
 
+/// The event campaign's seed 407, board 1's journal
+/// (`tests/fixtures/campaign/seed407_drive_mate_no_bonus_after_end.esl`): in
+/// drive mode the press after a mate gave the mover its bonus after the
+/// game's end and set the clock with it. Every clock event from the first
+/// game's end to the next game's start shows the clock at the mate.
+#[test]
+fn seed_407_no_bonus_after_the_mate() {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/campaign/seed407_drive_mate_no_bonus_after_end.esl");
+    let out = Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
+        .args(["replay", "--format", "jsonl"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let events: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let end = events
+        .iter()
+        .position(|e| e["type"] == "game_end")
+        .expect("the mate ends game 1");
+    let after: Vec<&serde_json::Value> = events[end..]
+        .iter()
+        .take_while(|e| e["type"] != "game_start")
+        .filter(|e| e["type"] == "clock")
+        .collect();
+    assert!(!after.is_empty(), "the clock at the end");
+    for e in &after {
+        assert_eq!(
+            (&e["white_ms"], &e["black_ms"]),
+            (&after[0]["white_ms"], &after[0]["black_ms"]),
+            "a clock after the end: {e}"
+        );
+    }
+}
+
 /// The clock tags say the clocks as the game left them, in every scenario that
 /// ends a game with a clock (the class of seed 106 of the event campaign: the
 /// press completing the mate started the other side's clock, and its

@@ -46,11 +46,21 @@ impl Core {
         let mover = game.positions[ply - 1].turn();
         let first = game.positions[0].turn();
         let moves = if first == mover { ply.div_ceil(2) } else { ply / 2 } as u32;
+        let over = game.is_over();
         let Some(h) = &mut self.clk.host else {
             // The next report gives the mover's time.
             self.clk.for_ply = Some(ply);
             return;
         };
+        if over {
+            // The press after a mate: the game ended when the move was made,
+            // and its time is the end's (`clock_of_last_move`). No bonus, and
+            // no set: the clock keeps the end's times (the event campaign's
+            // seeds 401 and 416: the clock showed Black's 30 s bonus after
+            // 2... Qh4#, the game's tags the time at the mate).
+            self.clk.for_ply = None;
+            return;
+        }
         h.completed(ix(mover), moves);
         game.moves[ply - 1].clk_ms = Some(h.left_ms(ix(mover), t));
         game.moves[ply - 1].emt_ms = Some(h.used_ms(ix(mover)));
