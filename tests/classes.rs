@@ -914,51 +914,46 @@ fn illegal_placements_after_gaps() {
     let mut failures = Vec::new();
     for (g, (name, start, moves)) in common::played::all_games().into_iter().take(games).enumerate() {
         let history = positions(&start, &moves);
-        for s in (1..moves.len()).filter(|s| (s + g) % every == 0) {
-            for k in 1..=3 {
-                if s + k + 2 > moves.len() {
+        for (s, k) in short_gaps(moves.len(), g, every) {
+            let pos = &history[s + k];
+            let mut candidates: Vec<Case> = illegal_cases(&history[..=s + k], None)
+                .into_iter()
+                .filter(|c| c.piece.color == pos.turn())
+                .collect();
+            let mut pick = Seeded::new((g * 10_000 + s * 10 + k) as u64);
+            let mut taken = 0;
+            while taken < slips && !candidates.is_empty() {
+                let i = pick.range(0, candidates.len() as u64 - 1) as usize;
+                let slip = candidates.swap_remove(i);
+                let mut dumped = pos.board().clone();
+                dumped.discard_piece_at(slip.from);
+                dumped.set_piece_at(slip.to, slip.piece);
+                let mut accounts = HashSet::new();
+                slip_accounts(&history[s], &dumped, k, &mut accounts);
+                if reaches(&history[s], &dumped, k + 1) || accounts.len() != 1 {
                     continue;
                 }
-                let pos = &history[s + k];
-                let mut candidates: Vec<Case> = illegal_cases(&history[..=s + k], None)
-                    .into_iter()
-                    .filter(|c| c.piece.color == pos.turn())
-                    .collect();
-                let mut pick = Seeded::new((g * 10_000 + s * 10 + k) as u64);
-                let mut taken = 0;
-                while taken < slips && !candidates.is_empty() {
-                    let i = pick.range(0, candidates.len() as u64 - 1) as usize;
-                    let slip = candidates.swap_remove(i);
-                    let mut dumped = pos.board().clone();
-                    dumped.discard_piece_at(slip.from);
-                    dumped.set_piece_at(slip.to, slip.piece);
-                    let mut accounts = HashSet::new();
-                    slip_accounts(&history[s], &dumped, k, &mut accounts);
-                    if reaches(&history[s], &dumped, k + 1) || accounts.len() != 1 {
-                        continue;
-                    }
-                    taken += 1;
-                    cases += 1;
-                    let log = with_gap_and_slip(&start, &moves, s..s + k, &slip, cases as u64);
-                    let open = reaches_with(&history[s], pos.board(), 6, Some(k % 2 == 0));
-                    if let Some(f) = judge_slip(&start, &moves, s..s + k, open, &log) {
-                        keep_case(
-                            &log,
-                            &start,
-                            format!(
-                                "slip-{}-{s}-{k}-{}{}.esl",
-                                name.replace(['/', '#'], "_"),
-                                slip.from,
-                                slip.to
-                            ),
-                        );
-                        failures.push(format!(
-                            "{name}: gap of {k} after ply {s}, {} {}-{}: {f}",
-                            slip.piece.char(),
+                taken += 1;
+                cases += 1;
+                let log = with_gap_and_slip(&start, &moves, s..s + k, &slip, cases as u64);
+                let open = reaches_with(&history[s], pos.board(), 6, Some(k % 2 == 0));
+                if let Some(f) = judge_slip(&start, &moves, s..s + k, open, &log) {
+                    keep_case(
+                        &log,
+                        &start,
+                        format!(
+                            "slip-{}-{s}-{k}-{}{}.esl",
+                            name.replace(['/', '#'], "_"),
                             slip.from,
                             slip.to
-                        ));
-                    }
+                        ),
+                    );
+                    failures.push(format!(
+                        "{name}: gap of {k} after ply {s}, {} {}-{}: {f}",
+                        slip.piece.char(),
+                        slip.from,
+                        slip.to
+                    ));
                 }
             }
         }
@@ -1050,38 +1045,35 @@ fn knocked_after_gaps() {
     let mut failures = Vec::new();
     for (g, (name, start, moves)) in common::played::all_games().into_iter().take(games).enumerate() {
         let history = positions(&start, &moves);
-        for s in (1..moves.len()).filter(|s| (s + g) % every == 0) {
-            for k in 1..=3 {
-                if s + k + 2 > moves.len() {
-                    continue;
-                }
-                // A gap whose plies take a piece out and home having taken
-                // nothing is the `gaps` class's (no dump shows the tempo: its
-                // truth is `lost_track`, or the game as played up to a ply);
-                // here the gap is one a dump shows.
-                if tempo_trip(&history[s], &moves[s..s + k]) {
-                    trips += 1;
-                    continue;
-                }
-                let pos = &history[s + k];
-                let open = reaches_with(&history[s], pos.board(), 6, Some(k % 2 == 0));
-                let mut squares: Vec<Square> = pos.board().occupied().into_iter().collect();
-                let mut pick = Seeded::new((g * 10_000 + s * 10 + k) as u64);
-                for _ in 0..pieces.min(squares.len()) {
-                    let i = pick.range(0, squares.len() as u64 - 1) as usize;
-                    let sq = squares.swap_remove(i);
-                    let displaced = !lifted_by_a_move(pos, sq);
-                    for &after in delays {
-                        cases += 1;
-                        let log = with_gap_and_knock(&start, &moves, s..s + k, sq, after, cases as u64);
-                        if let Some(f) = judge_knock(&start, &moves, s..s + k, displaced, open, &log) {
-                            keep_case(
-                                &log,
-                                &start,
-                                format!("knock-{}-{s}-{k}-{sq}-{after}.esl", name.replace(['/', '#'], "_")),
-                            );
-                            failures.push(format!("{name}: gap of {k} after ply {s}, {sq} knocked {after} ms after the dump: {f}"));
-                        }
+        for (s, k) in short_gaps(moves.len(), g, every) {
+            // A gap whose plies take a piece out and home having taken
+            // nothing is the `gaps` class's (no dump shows the tempo: its
+            // truth is `lost_track`, or the game as played up to a ply);
+            // here the gap is one a dump shows.
+            if tempo_trip(&history[s], &moves[s..s + k]) {
+                trips += 1;
+                continue;
+            }
+            let pos = &history[s + k];
+            let open = reaches_with(&history[s], pos.board(), 6, Some(k % 2 == 0));
+            let mut squares: Vec<Square> = pos.board().occupied().into_iter().collect();
+            let mut pick = Seeded::new((g * 10_000 + s * 10 + k) as u64);
+            for _ in 0..pieces.min(squares.len()) {
+                let i = pick.range(0, squares.len() as u64 - 1) as usize;
+                let sq = squares.swap_remove(i);
+                let displaced = !lifted_by_a_move(pos, sq);
+                for &after in delays {
+                    cases += 1;
+                    let log = with_gap_and_knock(&start, &moves, s..s + k, sq, after, cases as u64);
+                    if let Some(f) = judge_knock(&start, &moves, s..s + k, displaced, open, &log) {
+                        keep_case(
+                            &log,
+                            &start,
+                            format!("knock-{}-{s}-{k}-{sq}-{after}.esl", name.replace(['/', '#'], "_")),
+                        );
+                        failures.push(format!(
+                            "{name}: gap of {k} after ply {s}, {sq} knocked {after} ms after the dump: {f}"
+                        ));
                     }
                 }
             }
@@ -1120,4 +1112,15 @@ fn keep_case(log: &SensorLog, start: &Chess, file: String) {
         format!("# eboard-sensor-log 1\n# fen: {fen}\n{text}"),
     )
     .expect("write the kept log");
+}
+
+/// The gaps the classes after a gap try in a game of `len` plies (the `g`th
+/// game): 1 to 3 plies from every `every`th ply (offset by the game's index),
+/// with two plies played on after each.
+fn short_gaps(len: usize, g: usize, every: usize) -> Vec<(usize, usize)> {
+    (1..len)
+        .filter(|s| (s + g) % every == 0)
+        .flat_map(|s| (1..=3).map(move |k| (s, k)))
+        .filter(|(s, k)| s + k + 2 <= len)
+        .collect()
 }

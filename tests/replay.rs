@@ -502,15 +502,8 @@ fn a_core_without_events_or_san_records_the_same_games() {
 /// mate. The tags are the clocks at the mate.
 #[test]
 fn seed_323_clock_tags_keep_the_mate_in_drive_mode() {
-    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/campaign/seed323_drive_mate_press_after.esl");
-    let out = Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
-        .args(["replay", "--format", "pgn"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let pgn = String::from_utf8_lossy(&out.stdout);
+    let out = replay_campaign("seed323_drive_mate_press_after.esl", "pgn");
+    let pgn = out;
     for tag in [
         "[Result \"0-1\"]",
         "[WhiteClock \"1:30:59\"]",
@@ -527,18 +520,8 @@ fn seed_323_clock_tags_keep_the_mate_in_drive_mode() {
 /// game's end to the next game's start shows the clock at the mate.
 #[test]
 fn seed_407_no_bonus_after_the_mate() {
-    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/campaign/seed407_drive_mate_no_bonus_after_end.esl");
-    let out = Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
-        .args(["replay", "--format", "jsonl"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let events: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
+    let out = replay_campaign("seed407_drive_mate_no_bonus_after_end.esl", "jsonl");
+    let events: Vec<serde_json::Value> = out.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
     let end = events
         .iter()
         .position(|e| e["type"] == "game_end")
@@ -639,6 +622,21 @@ fn clock_tags_are_the_clocks_at_the_games_end_in_every_scenario() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// `replay --format FORMAT` of a journal the event campaign kept
+/// (`tests/fixtures/campaign/NAME`): its output, the replay having succeeded.
+fn replay_campaign(name: &str, format: &str) -> String {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/campaign")
+        .join(name);
+    let out = Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
+        .args(["replay", "--format", format])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// The event campaign's seed 112, its board shrunk to the journal
 /// (`tests/fixtures/campaign/seed112_knocked_after_gap.esl`): a pawn knocked
 /// over right after a gap was explained as four plies never played (a
@@ -649,18 +647,8 @@ fn clock_tags_are_the_clocks_at_the_games_end_in_every_scenario() {
 fn seed_112_knocked_after_gap_invents_no_plies() {
     let game = &pgn_games("games/kasparov-deep-blue-1997.pgn")[0];
     let truth = common::sans(&game.start, &game.moves);
-    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/campaign/seed112_knocked_after_gap.esl");
-    let out = Command::new(env!("CARGO_BIN_EXE_eboard-bridge"))
-        .args(["replay", "--format", "jsonl"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let events: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
+    let out = replay_campaign("seed112_knocked_after_gap.esl", "jsonl");
+    let events: Vec<serde_json::Value> = out.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
     let invented: Vec<String> = events
         .iter()
         .filter(|e| e["type"] == "move")
