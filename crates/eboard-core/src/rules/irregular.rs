@@ -238,9 +238,10 @@ impl Core {
         // the game (nothing is invented; a known position or the arbiter resumes it).
         // Not the record's position with pieces only taken off it: that is the
         // record's game with a piece knocked over or held, displaced.
-        let lifted_only = self.game.as_ref().is_some_and(|g| {
-            (super::matching::diff_board(g.current().board(), &board) & board.occupied()).is_empty()
-        });
+        let lifted_only = self
+            .game
+            .as_ref()
+            .is_some_and(|g| super::matching::only_lifted(g.current().board(), &board));
         let kind = match &self.line.resync {
             Some(r) if r.cause == Cause::Gap && kind != IrregularKind::IllegalMove && !lifted_only => {
                 IrregularKind::LostTrack

@@ -220,6 +220,13 @@ pub(super) fn diff_squares(a: &Board, b: &Board) -> Vec<Square> {
     diff_board(a, b).into_iter().collect()
 }
 
+/// Whether `to` is `from` with pieces only taken off it: every square `to`
+/// occupies holds the same piece in `from` (a piece lifted, knocked over, or
+/// in the hand; nothing set down since).
+pub(super) fn only_lifted(from: &Board, to: &Board) -> bool {
+    (diff_board(from, to) & to.occupied()).is_empty()
+}
+
 /// The squares where `a` and `b` differ (a piece on one only, or different
 /// pieces), by whole bitboards.
 pub(super) fn diff_board(a: &Board, b: &Board) -> Bitboard {
@@ -342,7 +349,7 @@ impl Core {
         let mut held = base.clone();
         held.play_unchecked(h.mv);
         // Something set down beyond the held move, on the way to a reply.
-        let placed = !(diff_board(held.board(), &board) & board.occupied()).is_empty();
+        let placed = !only_lifted(held.board(), &board);
         let reply = quick::find(&held, h_after, h_board, &board).is_some();
         reply || (placed && is_partial(&held, &board))
     }
@@ -533,9 +540,7 @@ impl Core {
             }
         }
     }
-}
 
-impl Core {
     /// The board is back on the record's position after a gap whose dump
     /// showed a piece set down where the record has none, neither found to
     /// be plies, nor a slip, nor a move under way: plies were played and
@@ -550,12 +555,11 @@ impl Core {
         let (Some(anchor), Some(at)) = (r.seen_boards.first(), r.dump_ply) else {
             return;
         };
-        let shown = diff_board(game.current().board(), anchor) & anchor.occupied();
         if r.cause != Cause::Gap
             || r.slip.is_some()
             || r.search == Search::Rested
             || at != game.ply()
-            || shown.is_empty()
+            || only_lifted(game.current().board(), anchor)
             || self.irregular.as_ref().is_some_and(|i| i.kind.is_some())
         {
             return;

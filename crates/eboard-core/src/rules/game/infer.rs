@@ -406,11 +406,7 @@ impl<'a> Search<'a> {
         let Some(start) = self.start.filter(|_| !self.seen_boards.is_empty()) else {
             return true;
         };
-        let covers = |p: &Board| {
-            self.seen_boards
-                .iter()
-                .any(|s| (matching::diff_board(s, p) & s.occupied()).is_empty())
-        };
+        let covers = |p: &Board| self.seen_boards.iter().any(|s| matching::only_lifted(p, s));
         let mut at = start.clone();
         if covers(at.board()) {
             return true;

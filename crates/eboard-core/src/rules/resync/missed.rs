@@ -144,7 +144,7 @@ impl Core {
             || &anchor == board
             || r.slip.as_ref().is_some_and(|s| s.board == anchor)
             || board.occupied().count() > anchor.occupied().count()
-            || (crate::rules::matching::diff_board(&anchor, board) & board.occupied()).is_empty()
+            || crate::rules::matching::only_lifted(&anchor, board)
         {
             return false;
         }
@@ -202,7 +202,7 @@ impl Core {
         };
         // Pieces only lifted from the dump say nothing of whose turn it was:
         // a piece knocked over, or touched by either side, sets nothing down.
-        if (crate::rules::matching::diff_board(anchor, board) & board.occupied()).is_empty() {
+        if crate::rules::matching::only_lifted(anchor, board) {
             return path;
         }
         let mut seen = seen_in(&self.line.resync);
@@ -410,9 +410,9 @@ impl Core {
         let Some(r) = self.line.resync.as_ref().filter(|r| r.cause != Cause::Poll) else {
             return false;
         };
-        r.seen_boards.iter().any(|s| {
-            s != board && (crate::rules::matching::diff_board(s, board) & board.occupied()).is_empty()
-        })
+        r.seen_boards
+            .iter()
+            .any(|s| s != board && crate::rules::matching::only_lifted(s, board))
     }
 
     /// The fewest plies from the record as it stands (at most `plies - 1`) to a
