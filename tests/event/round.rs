@@ -456,6 +456,22 @@ struct RoundPlay {
 }
 
 impl RoundPlay {
+    /// The players of board `b`'s game of this round not yet begun, as its
+    /// pairing and the changes of colours accepted so far name them.
+    fn named_next(&self, b: usize) -> (String, String) {
+        // The round's pairings file as it began (reloads are changes).
+        let mut swapped = false;
+        for (_, c) in &self.colours[b] {
+            match c {
+                Colours::Reloaded { swapped: s } => swapped = *s,
+                Colours::Swapped => swapped = !swapped,
+            }
+        }
+        let g = &self.games[b];
+        let (w, k) = if swapped { (&g.black, &g.white) } else { (&g.white, &g.black) };
+        (w.name.clone(), k.name.clone())
+    }
+
     fn new(number: u32, games: Vec<BoardGame>) -> RoundPlay {
         let boards = games.len();
         RoundPlay {
@@ -742,9 +758,21 @@ impl Hall {
             }
             Action::Swap { board, .. } | Action::Ratings { board } => {
                 let n = board + 1;
-                let Some((w, b)) = players(&address, n).await else {
+                let Some((mut w, mut b)) = players(&address, n).await else {
                     return;
                 };
+                // Before its first move of the round, a board still shows its
+                // game of the round before (over): the players an arbiter swaps
+                // are then the round's pairing for its next game, as every change
+                // of this round so far left them (issue 62, seed 413: the shown
+                // players of round 1 were named for round 2's game).
+                let earlier = property(&address, n, "Round")
+                    .await
+                    .and_then(|round| round.split('.').next()?.trim().parse::<u32>().ok())
+                    .is_some_and(|round| round < r.number);
+                if earlier {
+                    (w, b) = r.named_next(*board);
+                }
                 if let Action::Swap { door, .. } = action {
                     let asked = self.now();
                     self.listener.mark(*board, Heard::Named);
