@@ -168,6 +168,27 @@ async fn property(address: &str, n: usize, name: &str) -> Option<String> {
         .map(|v| value_text(&v))
 }
 
+/// Whether board `n` still shows a game of a round before `round` (its game
+/// of that round over, its next game not begun).
+async fn shows_earlier_round(address: &str, n: usize, round: u32) -> bool {
+    property(address, n, "Round")
+        .await
+        .and_then(|r| r.split('.').next()?.trim().parse::<u32>().ok())
+        .is_some_and(|r| r < round)
+}
+
+/// How many of the arbiter's decisions `method` the journal `path` holds.
+fn journaled(path: &Path, method: &str) -> usize {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| {
+            let mut w = l.split(' ');
+            w.nth(1) == Some("arbiter") && w.next() == Some(method)
+        })
+        .count()
+}
+
 /// Board `n`'s White and Black on D-Bus.
 async fn players(address: &str, n: usize) -> Option<(String, String)> {
     Some((
@@ -576,9 +597,16 @@ impl Hall {
         match action {
             Action::KillInCall { board, ms } => {
                 let n = board + 1;
-                let Some((w, b)) = players(&address, n).await else {
+                let Some((mut w, mut b)) = players(&address, n).await else {
                     return;
                 };
+                // As for a swap: a board still showing its game of the round
+                // before names the round's players (seed 410).
+                if shows_earlier_round(&address, n, r.number).await {
+                    (w, b) = r.named_next(*board);
+                }
+                let journal = self.dir.join(format!("state/recordings/line{board}.esl"));
+                let before = journaled(&journal, "SetPlayers");
                 let asked = self.now();
                 self.listener.mark(*board, Heard::Named);
                 let call = {
@@ -591,8 +619,10 @@ impl Hall {
                 tokio::time::sleep(Duration::from_millis(*ms)).await;
                 self.start().await;
                 let ok = call.await.unwrap_or(false);
-                // Refused or unanswered: the arbiter looks whether it was taken.
-                let taken = ok || property(&address, n, "White").await.as_deref() == Some(b.as_str());
+                // Refused or unanswered: the arbiter looks whether it was taken,
+                // in the journal (a board still showing a finished game shows
+                // not the players its next game takes).
+                let taken = ok || journaled(&journal, "SetPlayers") > before;
                 r.accept(*board, "SetPlayers", ok);
                 if taken {
                     r.colours[*board].push((asked, Colours::Swapped));
@@ -766,11 +796,7 @@ impl Hall {
                 // are then the round's pairing for its next game, as every change
                 // of this round so far left them (issue 62, seed 413: the shown
                 // players of round 1 were named for round 2's game).
-                let earlier = property(&address, n, "Round")
-                    .await
-                    .and_then(|round| round.split('.').next()?.trim().parse::<u32>().ok())
-                    .is_some_and(|round| round < r.number);
-                if earlier {
+                if shows_earlier_round(&address, n, r.number).await {
                     (w, b) = r.named_next(*board);
                 }
                 if let Action::Swap { door, .. } = action {
