@@ -43,7 +43,7 @@ use eboard_bridge::rules::{Config, EventKind, IrregularKind};
 use eboard_bridge::sim::{Hands, Seeded, Style};
 use shakmaty::{Board, CastlingMode, CastlingSide, Chess, Color, Move, Piece, Position, Role, Square};
 
-fn full() -> bool {
+pub(crate) fn full() -> bool {
     std::env::var("CLASSES").is_ok_and(|v| v == "full")
 }
 
@@ -84,7 +84,7 @@ fn run(log: &SensorLog, start: &Chess) -> replay::Replay {
 
 /// The games that end in a position that ends them by itself: the repository's
 /// games that do, and seeded random games played until one does.
-fn forced_end_games() -> Vec<(String, Chess, Vec<Move>)> {
+pub(crate) fn forced_end_games() -> Vec<(String, Chess, Vec<Move>)> {
     let mut games: Vec<_> = common::played::all_games()
         .into_iter()
         .filter(|(_, start, moves)| {

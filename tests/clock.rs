@@ -390,3 +390,255 @@ fn after_a_gap_the_host_takes_the_times_the_clock_kept() {
         .unwrap();
     assert_eq!(last, (240_000, 250_000));
 }
+
+/// How a game in drive mode ends: by its last move (a position that ends it
+/// by itself), made with no press, or with its mover's press at once (before
+/// the placement is released: the press makes the move, and the end); or by
+/// the arbiter's result after its last move but one, pressed.
+#[derive(Clone, Copy, Debug)]
+enum Ending {
+    Forced,
+    ForcedPressedAtOnce,
+    ArbiterResult,
+}
+
+/// What comes after the end: presses (each by the mover of the last move, or
+/// by the other side), then an arbiter's time decision.
+#[derive(Clone, Copy, Debug)]
+struct After {
+    presses: &'static [bool],
+    decision: Option<(&'static str, &'static str)>,
+}
+
+/// The presses after an end: none, the mover's, the other side's, both ways.
+const PRESSES_AFTER: [&[bool]; 5] = [&[], &[true], &[false], &[true, false], &[false, true]];
+
+/// The arbiter's time decisions after an end (method, JSON arguments).
+const DECISIONS_AFTER: [Option<(&str, &str)>; 4] = [
+    None,
+    Some(("SetClock", "600000 600000")),
+    Some(("AddTime", "\"white\" 60")),
+    Some(("AddTime", "\"black\" -30")),
+];
+
+/// A drive-mode log (90 min + 30 s, the host keeping the time) of `moves`
+/// from `start`: Black's start press, a press after every move but the last;
+/// then the end (`ending`) and what comes `after` it, a few seconds apart.
+/// The arbiter's result comes after the last move but one, pressed.
+fn drive_ending_log(
+    start: &Chess,
+    moves: &[shakmaty::Move],
+    seed: u64,
+    white_side: ClockSide,
+    ending: Ending,
+    after: After,
+) -> SensorLog {
+    let arbiter = |method: &str, args: &str| RecordKind::Arbiter {
+        method: method.to_string(),
+        args: args.split(' ').map(str::to_string).collect(),
+    };
+    let style = common::steady_hands((300, 4000), (60, 200));
+    let mut h = Hands::new(seed, style, Orientation::Normal);
+    h.white_side = white_side;
+    h.push(arbiter("SetTimeControl", "\"90+30\""));
+    h.board(start.board());
+    h.wait(500);
+    h.press(!start.turn());
+    let mut pos = start.clone();
+    // The arbiter ends the game before its last move (which would end it).
+    let moves = match ending {
+        Ending::ArbiterResult => &moves[..moves.len() - 1],
+        _ => moves,
+    };
+    let last = moves.len().saturating_sub(1);
+    for (i, m) in moves.iter().enumerate() {
+        match ending {
+            Ending::Forced if i == last => h.style.press = 0,
+            // Blitz timing: the press lands 10-40 ms after the last placement.
+            Ending::ForcedPressedAtOnce if i == last => h.style.press_ms = Some((10, 40)),
+            _ => {}
+        }
+        h.play(&pos, m);
+        pos.play_unchecked(*m);
+    }
+    let mover = !pos.turn();
+    h.wait(1500);
+    if matches!(ending, Ending::ArbiterResult) {
+        h.push(arbiter("SetResult", "\"1/2-1/2\""));
+        h.wait(1500);
+    }
+    for &by_mover in after.presses {
+        h.press(if by_mover { mover } else { !mover });
+        h.wait(2000);
+    }
+    if let Some((method, args)) = after.decision {
+        h.push(arbiter(method, args));
+        h.wait(2000);
+    }
+    h.wait(3000);
+    h.flush();
+    SensorLog {
+        header: eboard_bridge::log::Header::default(),
+        records: h.records,
+        lines: Vec::new(),
+    }
+}
+
+/// What a drive-mode game published about its clocks: the tags (the clocks at
+/// its end), every move's `%clk` and `%emt`, its result; and the clock events
+/// (time, white ms, black ms, running) the host sent.
+type ClockFacts = (Option<(u64, u64)>, Vec<(Option<u64>, Option<u64>)>, String);
+
+fn clock_facts(r: &replay::Replay) -> Option<ClockFacts> {
+    let g = r.core.games().next()?;
+    Some((
+        g.clocks,
+        g.moves.iter().map(|m| (m.clk_ms, m.emt_ms)).collect(),
+        format!("{:?}", g.result),
+    ))
+}
+
+/// Judges one drive-mode ending against the truth of a host's clock: the
+/// side that did not move last keeps, to the end, the time the set after its
+/// press gave it; the mover's clock ran from that press to the end, and no
+/// bonus comes after the end. Then every clock the host sets after the end
+/// shows the end's times (until the arbiter sets others, which it shows), and
+/// the game's tags and `%clk` are those of the same game with nothing after
+/// its end (`bare`).
+fn judge_drive_ending(r: &replay::Replay, bare: &ClockFacts, after: After) -> Result<(), String> {
+    let end = r
+        .events
+        .iter()
+        .position(|e| matches!(e.kind, EventKind::GameEnd { .. }))
+        .ok_or("no game_end")?;
+    let t_end = r.events[end].t_us;
+    let clock = |e: &eboard_bridge::rules::Event| match e.kind {
+        EventKind::Clock {
+            white_ms,
+            black_ms,
+            running,
+        } => Some((e.t_us, white_ms, black_ms, running)),
+        _ => None,
+    };
+    let (t_set, w_set, b_set, running) = r.events[..end]
+        .iter()
+        .rev()
+        .find_map(clock)
+        .ok_or("no clock set before the end")?;
+    let facts = clock_facts(r).ok_or("no game")?;
+    let (w_tag, b_tag) = facts.0.ok_or("no clock tags")?;
+    // The mover's clock ran from the last set to the end; the other stood.
+    let ran = (t_end - t_set) / 1000;
+    let (w_true, b_true) = match running {
+        Some(eboard_bridge::rules::Side::White) => (w_set.saturating_sub(ran), b_set),
+        Some(eboard_bridge::rules::Side::Black) => (w_set, b_set.saturating_sub(ran)),
+        None => return Err("no clock ran at the end".into()),
+    };
+    let near = |a: u64, b: u64| a.abs_diff(b) <= 1000;
+    if !near(w_tag, w_true) || !near(b_tag, b_true) {
+        return Err(format!(
+            "clock tags {w_tag} / {b_tag} ms, the host's clock at the end {w_true} / {b_true} ms"
+        ));
+    }
+    if facts != *bare {
+        return Err(format!(
+            "what came after the end changed the game: {facts:?}, with nothing after it {bare:?}"
+        ));
+    }
+    // After the end: the end's times, stopped, until the arbiter's decision.
+    let mut expect = (w_true / 1000, b_true / 1000);
+    let decided = r
+        .events
+        .iter()
+        .skip(end)
+        .find(|e| matches!(&e.kind, EventKind::Arbiter { .. }) && e.t_us > t_end)
+        .map(|e| e.t_us);
+    for e in &r.events[end..] {
+        let Some((t, w, b, running)) = clock(e) else {
+            continue;
+        };
+        if decided.is_some_and(|d| t >= d) {
+            match after.decision {
+                Some(("SetClock", _)) => expect = (600, 600),
+                Some(("AddTime", a)) if a.starts_with("\"white\"") => {
+                    expect = (w_true / 1000 + 60, b_true / 1000)
+                }
+                Some(("AddTime", _)) => expect = (w_true / 1000, b_true / 1000 - 30),
+                _ => {}
+            }
+        }
+        if (w / 1000, b / 1000) != expect || running.is_some() {
+            return Err(format!(
+                "a clock after the end at {:.1} s: {w} / {b} ms running {running:?}, not the end's {expect:?} s stopped",
+                t as f64 / 1e6
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Every ending in drive mode (the class of the event campaign's seeds 323,
+/// 401, 407: a press after a mate started a clock, then gave the mover its
+/// bonus, and the clock showed times the game's tags did not): each game that
+/// ends by its last move, and each ended by the arbiter's result, White on
+/// either side of the clock, with no press after the end, the mover's, the
+/// other side's, or both in either order, then no time decision, a `SetClock`,
+/// or time added to or taken from either side. The game's tags and `%clk`
+/// are the host's clock at the end, and no clock after it runs or gives a
+/// bonus. `CLASSES=full` walks every forced-end game of `classes`.
+#[test]
+fn every_drive_mode_ending_keeps_the_clocks_of_its_end() {
+    let mut games = crate::classes::forced_end_games();
+    if !crate::classes::full() {
+        games.truncate(6);
+    }
+    let mut cases = 0;
+    let mut failures = Vec::new();
+    for (g, (name, start, moves)) in games.iter().enumerate() {
+        for white_side in [ClockSide::Left, ClockSide::Right] {
+            for ending in [Ending::Forced, Ending::ForcedPressedAtOnce, Ending::ArbiterResult] {
+                let seed = (g as u64 * 2 + white_side as u64) * 3 + ending as u64;
+                let log_of = |after: After| drive_ending_log(start, moves, seed, white_side, ending, after);
+                let run = |log: &SensorLog| {
+                    replay::run(
+                        log,
+                        "generated",
+                        Config::default(),
+                        Some((start.clone(), shakmaty::CastlingMode::Standard)),
+                    )
+                };
+                let none = After {
+                    presses: &[],
+                    decision: None,
+                };
+                let Some(bare) = run(&log_of(none)).ok().as_ref().and_then(clock_facts) else {
+                    failures.push(format!(
+                        "{name}: the game with nothing after its end does not replay"
+                    ));
+                    continue;
+                };
+                for presses in PRESSES_AFTER {
+                    for decision in DECISIONS_AFTER {
+                        cases += 1;
+                        let after = After { presses, decision };
+                        let verdict = match run(&log_of(after)) {
+                            Ok(r) => judge_drive_ending(&r, &bare, after),
+                            Err(e) => Err(format!("does not replay: {e}")),
+                        };
+                        if let Err(e) = verdict {
+                            failures.push(format!(
+                                "{name}, White {white_side:?}, {ending:?}, presses after (mover's?) {presses:?}, then {decision:?}: {e}"
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    eprintln!(
+        "drive-mode endings: {cases} cases over {} games, {} failures",
+        games.len(),
+        failures.len()
+    );
+    assert!(cases > 0 && failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -489,7 +489,11 @@ impl RoundPlay {
             }
         }
         let g = &self.games[b];
-        let (w, k) = if swapped { (&g.black, &g.white) } else { (&g.white, &g.black) };
+        let (w, k) = if swapped {
+            (&g.black, &g.white)
+        } else {
+            (&g.white, &g.black)
+        };
         (w.name.clone(), k.name.clone())
     }
 
