@@ -87,8 +87,8 @@ pub enum Action {
     Kill { ms: u64 },
     /// SIGKILL while a call is in flight (the players of board `board`
     /// swapped through `ctl`, the kill 0-40 ms after it was sent), then a
-    /// start again after `ms`: accepted, it stands; refused or unanswered, the
-    /// arbiter reads D-Bus after the start to know whether it was taken.
+    /// start again after `ms`: accepted, it stands; refused or unanswered,
+    /// the journal after the start says whether it was taken.
     KillInCall { board: usize, ms: u64 },
     /// SIGKILL and a start again after `ms`, that start killed `at` ms after
     /// it began (while it asks the boards their serial numbers and resumes
