@@ -125,6 +125,17 @@ pub(super) fn open(setup: &BoardSetup, window: Option<std::time::Duration>) -> R
         writer.comment(&format!("{SETTINGS_KEY}: {}", settings.to_json()));
     }
     session.set_settings(&settings);
+    // The daemon stopped reading the board after the last record (stopped or
+    // killed): the line was away from there, and the journal says so, so that
+    // what the board did meanwhile (a piece set down on a square it slid
+    // across, its release never seen) is judged by the dump after it, live and
+    // in `replay` alike (the event campaign's seed 521).
+    let away = Record {
+        time: last,
+        kind: RecordKind::Gap("not read while the daemon was down".into()),
+    };
+    writer.write(&away);
+    let _ = session.step(&away, None);
     // Restarted: the time since the last record is unknown; go on a second
     // later. What the board showed at rest by then is decided now (a move
     // whose release threshold passed before the stop), so that the first

@@ -99,6 +99,10 @@ impl BoardTask {
                             self.clock.queue.clear();
                             self.clock.next.clear();
                             self.journal_step(t, RecordKind::Note(format!("disconnected: {why}")));
+                            // The line is away from here: what the board does
+                            // until it is back (a piece sliding on from where it
+                            // was set down) is judged by the dump then.
+                            self.journal_step(t, RecordKind::Gap("line lost".into()));
                         }
                         Input::Reload(update) => self.reload(update),
                         Input::Command((cmd, who, reply)) => {

@@ -497,6 +497,16 @@ impl Core {
             };
             if self.last_change + wait * 1000 <= d {
                 self.commit(d);
+                // Made while the line was away (a gap open, no dump since).
+                let ply = self.game.as_ref().map(Game::ply);
+                if let Some(r) = self
+                    .line
+                    .resync
+                    .as_mut()
+                    .filter(|r| r.gated && r.cause == resync::Cause::Gap)
+                {
+                    r.unheard_last = ply;
+                }
                 return;
             }
         }

@@ -191,9 +191,14 @@ impl Core {
     pub(super) fn after_move(&mut self, t: u64) {
         // The board is where the record is: the line is in step again. A press
         // made while it was not (kept, not judged) completes the move it followed.
+        // Not while the line is away (a gap, no dump since): the board is then
+        // the one from before the gap, and says nothing of now (a move under
+        // way when the line went, made by its release threshold passing while
+        // it is away, may have gone on: seed 521).
         let board = self.real_board();
         let mut pressed = None;
-        if self.game.as_ref().is_some_and(|g| g.current().board() == &board) {
+        let away = self.line.resync.as_ref().is_some_and(|r| r.gated);
+        if !away && self.game.as_ref().is_some_and(|g| g.current().board() == &board) {
             pressed = self.line.resync.take().and_then(|r| r.pressed);
         }
         if let Some((color, emt)) = pressed {

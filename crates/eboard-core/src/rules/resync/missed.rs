@@ -311,7 +311,12 @@ impl Core {
         // be found after it, never instead of it.
         let n = game.ply();
         let mut bases = vec![n];
-        if n > 0 && !game.moves[n - 1].completed && !self.fact(n - 1) {
+        let unheard = self
+            .line
+            .resync
+            .as_ref()
+            .is_some_and(|r| r.unheard_last == Some(n));
+        if n > 0 && (!game.moves[n - 1].completed || unheard) && !self.fact(n - 1) {
             bases.push(n - 1);
         }
         // On a board read by dumps only, a board a dump showed whole was on the

@@ -193,6 +193,16 @@ pub(super) struct Resync {
     /// nothing of whose turn it is after the plies the line missed (their
     /// presses went with them).
     pub(super) clock_fresh: bool,
+    /// The ply of a move made by its release threshold passing while the line
+    /// was away (placed just before it went: a board stopped, killed or cut
+    /// mid-slide; the event campaign's seed 521, 1. e4's pawn set down on e3
+    /// and the daemon stopped 3 ms later, e3 recorded at the restart and 1...
+    /// e6 2. e4 e5 invented to go on from it). It is no fact (it came after
+    /// `facts`), and while it is the record's last, the plies missed are
+    /// looked for from before it too, even once it is completed (the
+    /// opponent's touch after the gap completes it, from a board the line
+    /// did not show).
+    pub(super) unheard_last: Option<usize>,
 }
 
 impl Resync {
@@ -215,6 +225,7 @@ impl Resync {
             slip: None,
             facts,
             clock_fresh: false,
+            unheard_last: None,
         }
     }
 }
