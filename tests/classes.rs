@@ -25,6 +25,10 @@
 //!   piece no legal move lifts is raised `displaced` once it lies past the
 //!   threshold, and resolved; no ply published is taken back or amended
 //!   (seed 112 of the event campaign).
+//! - `slides_cut`: every sliding move set down on the square it crosses
+//!   first, the line lost before the release threshold, the rest of the move
+//!   and up to 2 plies more lost, the board dumped when the line is back: the
+//!   record the game's moves, the square crossed never a move (seed 521).
 //!
 //! `cargo test --test suite classes::` runs a sample; `CLASSES=full cargo test
 //! --release --test suite classes::` runs every case (figures in

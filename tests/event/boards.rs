@@ -1,13 +1,13 @@
 //! The boards of a round of the event campaign: each one's game (a real game cut
 //! to the round's plies, or a short mate left standing), played by seeded hands
 //! at a human or a blitz pace with slips (an illegal move held, a piece knocked
-//! over), its players with their ratings and FIDE ids, and the pairings file.
+//! over, another move made and taken back), its players with their ratings and FIDE ids, and the pairings file.
 
 use eboard_bridge::board::Orientation;
 use eboard_bridge::log::SensorLog;
 use eboard_bridge::protocol::ClockTime;
 use eboard_bridge::sim::{Hands, Seeded, Style};
-use shakmaty::{Chess, Move, Position, Role, Square};
+use shakmaty::{Chess, Move, Piece, Position, Role, Square};
 
 use super::common::played::{Touch, all_games, touch_of};
 use super::{Plan, moves_of};
@@ -92,6 +92,61 @@ fn set_up(hands: &mut Hands, from: &shakmaty::Board, to: &shakmaty::Board) {
     }
 }
 
+/// A move other than `mv` made (released, not pressed), then taken back (its
+/// piece put back where it stood, a piece it took set up again) before `mv`
+/// is played: the board returns to a position of the game, which the daemon
+/// says as a `takeback` and the record goes on from (rules: take-backs). A
+/// plain move (no castling, en passant or promotion) that ends nothing.
+fn take_back_another(hands: &mut Hands, pos: &Chess, mv: &Move, rng: &mut Seeded) {
+    let others: Vec<Move> = pos
+        .legal_moves()
+        .into_iter()
+        .filter(|m| {
+            m != mv
+                && matches!(m, Move::Normal { promotion: None, .. })
+                && !{
+                    let mut after = pos.clone();
+                    after.play_unchecked(*m);
+                    after.is_game_over()
+                }
+        })
+        .collect();
+    let Some(&other) = others.get(rng.range(0, others.len().max(1) as u64 - 1) as usize) else {
+        return;
+    };
+    let Move::Normal {
+        role,
+        from,
+        to,
+        capture,
+        ..
+    } = other
+    else {
+        return;
+    };
+    let press = hands.style.press;
+    hands.style.press = 0;
+    hands.play(pos, &other);
+    hands.style.press = press;
+    hands.wait(1500);
+    let piece = Piece {
+        color: pos.turn(),
+        role,
+    };
+    hands.lift(to, piece);
+    hands.place(from, piece);
+    if let Some(taken) = capture {
+        hands.place(
+            to,
+            Piece {
+                color: !pos.turn(),
+                role: taken,
+            },
+        );
+    }
+    hands.wait(1500);
+}
+
 /// How long (log ms) the boards of round 2 stand as round 1 left them before
 /// they are set up again: the daemon's start and the arbiter's `ctl round`
 /// come first.
@@ -157,7 +212,8 @@ pub fn board_game(
     for mv in &moves {
         // Slips at a human pace: an illegal move held past the threshold, the
         // piece kept in the hand as long again, then put back; a piece of the
-        // side not to move knocked over and set up again.
+        // side not to move knocked over and set up again; another move made
+        // and taken back before this one.
         if !blitz && rng.chance(12) {
             if let (Some(from), Some(piece)) = (mv.from(), mv.from().and_then(|f| pos.board().piece_at(f))) {
                 if let Some(to) = illegal_square(&pos, from) {
@@ -178,6 +234,10 @@ pub fn board_game(
                 let piece = pos.board().piece_at(sq).unwrap();
                 hands.knock(sq, piece, 3000);
             }
+        } else if !blitz && rng.chance(8) && owner.len() >= 2 {
+            // Not the game's first two plies: the start position back on the
+            // board is a new game (the rules), not a take-back (seed 602).
+            take_back_another(&mut hands, &pos, mv, &mut rng);
         }
         let from = hands.records.len();
         hands.play(&pos, mv);

@@ -396,21 +396,25 @@ fn colours_of(
 /// last placement).
 fn hands_offset(g: &BoardGame, heard: &[(u64, Heard)]) -> Option<i64> {
     let mut offsets: Vec<i64> = Vec::new();
-    let mut seen = std::collections::BTreeSet::new();
+    // Each ply's last `MoveMade` (a move made and taken back was heard at
+    // its ply first).
+    let mut made = BTreeMap::new();
     for (t, h) in heard {
         if let Heard::Signal(m, ply) = h
             && m == "MoveMade"
             && *ply >= 1
-            && seen.insert(*ply)
         {
-            let placed = g
-                .touches
-                .iter()
-                .filter(|(p, _, touch)| *p == Some(*ply as usize - 1) && touch.0)
-                .map(|(_, at, _)| *at)
-                .next_back()?;
-            offsets.push(*t as i64 - (placed as f64 / 1000.0 / SPEED) as i64);
+            made.insert(*ply, *t);
         }
+    }
+    for (ply, t) in &made {
+        let placed = g
+            .touches
+            .iter()
+            .filter(|(p, _, touch)| *p == Some(*ply as usize - 1) && touch.0)
+            .map(|(_, at, _)| *at)
+            .next_back()?;
+        offsets.push(*t as i64 - (placed as f64 / 1000.0 / SPEED) as i64);
     }
     offsets.sort();
     offsets.get(offsets.len() / 2).copied()
@@ -1239,6 +1243,13 @@ pub async fn play(plan: &Plan) -> Outcome {
                     _ => None,
                 })
                 .last();
+            // An end found across a gap (its last ply inferred): D-Bus heard
+            // the clocks only once the line was back, and the press that
+            // completed the last move may have started the other side's
+            // clock meanwhile (seed 537: Black's clock ran 2 s after 4. Qxf7#
+            // during a cut); the tags keep the end's, which may be above.
+            let end_inferred = super::common::played::inferred_marks(&pgn).last() == Some(&true);
+            let upper = if end_inferred { 10_000 } else { 1500 };
             for (name, heard_ms, moved) in [
                 ("WhiteClock", w, white_moved == Some(true)),
                 ("BlackClock", b, white_moved == Some(false)),
@@ -1246,7 +1257,7 @@ pub async fn play(plan: &Plan) -> Outcome {
                 let tag = super::judge::tag(&pgn, name);
                 let lower = if moved { 6000 } else { 1500 };
                 match tag.as_deref().and_then(live::tag_ms) {
-                    Some(ms) if ms <= heard_ms + 1500 && ms >= heard_ms - lower => {}
+                    Some(ms) if ms <= heard_ms + upper && ms >= heard_ms - lower => {}
                     _ => outcome.failures.push(format!(
                         "seed {} ({}): round {} board {}: {name} {tag:?} at the game's end, the clock showed {} ms",
                         plan.seed,
@@ -1435,6 +1446,7 @@ fn judge_all(
             replayed: replay("pgn"),
             alarms,
             record,
+            lost_track: events.contains("\"kind\":\"lost_track\""),
         };
         for f in judge(&truth, &seen) {
             failures.push(format!(
