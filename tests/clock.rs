@@ -485,8 +485,7 @@ fn drive_ending_log(
 }
 
 /// What a drive-mode game published about its clocks: the tags (the clocks at
-/// its end), every move's `%clk` and `%emt`, its result; and the clock events
-/// (time, white ms, black ms, running) the host sent.
+/// its end), every move's `%clk` and `%emt`, and its result.
 type ClockFacts = (Option<(u64, u64)>, Vec<(Option<u64>, Option<u64>)>, String);
 
 fn clock_facts(r: &replay::Replay) -> Option<ClockFacts> {

@@ -137,9 +137,10 @@ pub(super) fn open(setup: &BoardSetup, window: Option<std::time::Duration>) -> R
     writer.write(&away);
     let _ = session.step(&away, None);
     // Restarted: the time since the last record is unknown; go on a second
-    // later. What the board showed at rest by then is decided now (a move
-    // whose release threshold passed before the stop), so that the first
-    // publication has every move published before it.
+    // later. What the board showed by then is decided now, so that the first
+    // publication has every move published before it (a move whose release
+    // threshold passes only now is made, but as no fact: the dump after the
+    // gap may amend it).
     let offset_us = last.micros() + 1_000_000;
     session.advance(offset_us);
     // The journal's time from here is the wall clock's from now.
