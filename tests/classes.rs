@@ -415,7 +415,17 @@ fn play_game(start: &Chess, moves: &[Move], seed: u64) -> Played {
 
 /// The log of `played` with plies `gap` (0-based, whole) lost on the line: a
 /// `gap` record, then the board as a dump shows it after them.
-fn with_gap(played: &Played, start: &Chess, moves: &[Move], gap: std::ops::Range<usize>) -> SensorLog {
+/// With `clock`, the clock's last report of the gap is given right after the
+/// dump (a clock read again after a restart says whose time
+/// runs: the side to move, its plies' presses made; the event campaign's seed
+/// 563).
+fn with_gap(
+    played: &Played,
+    start: &Chess,
+    moves: &[Move],
+    gap: std::ops::Range<usize>,
+    clock: bool,
+) -> SensorLog {
     use eboard_bridge::log::{LogTime, Record, RecordKind};
     let cut = played.plies[gap.start].start..played.plies[gap.end - 1].end;
     let at = played.records[cut.end - 1].time.micros() + 50_000;
@@ -434,6 +444,18 @@ fn with_gap(played: &Played, start: &Chess, moves: &[Move], gap: std::ops::Range
             pos.board(),
         ))),
     });
+    if clock {
+        let report = played.records[cut.clone()]
+            .iter()
+            .rev()
+            .find(|r| matches!(r.kind, RecordKind::Clock { .. }));
+        if let Some(r) = report {
+            records.push(Record {
+                time: LogTime::from_micros(at + 1),
+                kind: r.kind.clone(),
+            });
+        }
+    }
     let after: Vec<Record> = played.records[cut.end..]
         .iter()
         .filter(|r| r.time.micros() > at)
@@ -471,13 +493,13 @@ fn gaps() {
     for (g, (name, start, moves)) in common::played::all_games().into_iter().take(games).enumerate() {
         let played = play_game(&start, &moves, g as u64 + 7);
         for s in gap_starts(&start, &moves, every) {
-            for k in 1..=6 {
+            for (k, clock) in (1..=6).flat_map(|k| [(k, false), (k, true)]) {
                 // Two plies at least are played after the gap, seen.
                 if s + k + 2 > moves.len() {
                     continue;
                 }
                 cases += 1;
-                let log = with_gap(&played, &start, &moves, s..s + k);
+                let log = with_gap(&played, &start, &moves, s..s + k, clock);
                 let r = run(&log, &start);
                 let Some(game) = r.core.game() else {
                     failures.push(format!("{name}: gap of {k} after ply {s}: no game"));
@@ -541,7 +563,7 @@ fn gaps() {
                     keep_case(
                         &log,
                         &start,
-                        format!("gap-{}-{s}-{k}.esl", name.replace(['/', '#'], "_")),
+                        format!("gap-{}-{s}-{k}-{clock}.esl", name.replace(['/', '#'], "_")),
                     );
                     // The plies around the gap, played and published, to read the case by.
                     let truth = common::sans(&start, &moves);
@@ -558,7 +580,7 @@ fn gaps() {
                         eprintln!("FEN {name} {s} {k}|{}|{}", fen(&before), fen(&after));
                     }
                     failures.push(format!(
-                        "{name}: gap of {k} after ply {s}: {} of {} plies, same game {same}, inferred {marks:?} (want {want_marks:?}), lost_track {lost}, a trip in the gap {trip} (a tempo {tempo}); played {:?}, published {:?}",
+                        "{name}: gap of {k} after ply {s} (clock read after it: {clock}): {} of {} plies, same game {same}, inferred {marks:?} (want {want_marks:?}), lost_track {lost}, a trip in the gap {trip} (a tempo {tempo}); played {:?}, published {:?}",
                         published.len(),
                         moves.len(),
                         &truth[around],

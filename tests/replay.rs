@@ -713,6 +713,12 @@ fn seed_563_a_cycle_in_a_gap_invents_no_route() {
         .filter(|e| e["type"] == "irregular" && e["completed"] == true)
         .collect();
     assert!(completed.is_empty(), "violations no player made: {completed:?}");
+    assert!(
+        first
+            .iter()
+            .any(|e| e["type"] == "irregular" && e["kind"] == "lost_track"),
+        "the board the cycle left unexplained is reported lost_track"
+    );
 }
 
 /// The event campaign's seed 521, board 4's journal
