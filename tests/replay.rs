@@ -693,11 +693,13 @@ fn seed_112_knocked_after_gap_invents_no_plies() {
 /// board with White to move. The daemon took six plies with Black's bishop
 /// going the long way (14... Bh5, never played), then recorded the seen
 /// 17. Bxf3 and 17... Nd4 in the other order and reported three completed
-/// violations by Black. Every move of the first game published must be the
-/// game's at its ply (a cycle no board shows may stop the record short, with
-/// `lost_track`), and no violation is completed.
+/// violations by Black. The dump after the restart showed 14. Be3 with the
+/// a-pawn home (the queen in the hand): that path never stood on it. Every
+/// move of the first game published must be the game's at its ply (a cycle
+/// no board shows stops the record short, with `lost_track`), and no
+/// violation is completed. Fixed in the search: a path stands on every board
+/// the line showed whole since the gap, in order (`Search::stands_on_seen`).
 #[test]
-#[ignore = "open (issue 62, seed 563): a gap over a cycle whose board a path of the other parity reaches"]
 fn seed_563_a_cycle_in_a_gap_invents_no_route() {
     let game = &pgn_games("games/stockfish-learning.pgn")[0];
     let truth = common::sans(&game.start, &game.moves);

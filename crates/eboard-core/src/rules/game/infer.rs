@@ -396,25 +396,34 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// Whether the path stands on a board the line showed whole since it was
-    /// last in step, or on one such a board is with pieces in the air (a dump
-    /// taken while a piece was in the hand), before its first ply or after
-    /// one: the line was in step since, so every ply after that board was
-    /// shown, and a path that never stands on it is plies the line would
-    /// have shown otherwise. True when there are no such boards.
+    /// Whether the path stands on every board the line showed whole since it
+    /// was last in step, in the order shown, or on one such a board is with
+    /// pieces in the air (a dump taken while a piece was in the hand), before
+    /// its first ply or after one. Each was on the board: a path that never
+    /// stands on one is plies that did not happen (seed 563: a dump caught
+    /// 14. Be3 with Black's a-pawn still home, the cycle 13... Bf6 14... Bg7
+    /// no board showed made up the turn, and a path that never passed the
+    /// dump, 13... a5 first and the bishop's longer way for the tempo,
+    /// stood on the later board alone). And the line was in step since the
+    /// first, so every ply after it was shown. True when there are no such
+    /// boards.
     fn stands_on_seen(&self) -> bool {
         let Some(start) = self.start.filter(|_| !self.seen_boards.is_empty()) else {
             return true;
         };
-        let covers = |p: &Board| self.seen_boards.iter().any(|s| matching::only_lifted(p, s));
+        let mut next = 0;
+        let mut pass = |p: &Board| {
+            while next < self.seen_boards.len() && matching::only_lifted(p, &self.seen_boards[next]) {
+                next += 1;
+            }
+        };
         let mut at = start.clone();
-        if covers(at.board()) {
-            return true;
-        }
-        self.path.iter().any(|m| {
+        pass(at.board());
+        for m in &self.path {
             at.play_unchecked(*m);
-            covers(at.board())
-        })
+            pass(at.board());
+        }
+        next == self.seen_boards.len()
     }
 
     /// Depth-first to `limit` plies, collecting the paths found; false when the
