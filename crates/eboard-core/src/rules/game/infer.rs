@@ -397,9 +397,9 @@ impl<'a> Search<'a> {
     }
 
     /// Whether the path stands on every board the line showed whole since it
-    /// was last in step, in the order shown, or on one such a board is with
-    /// pieces in the air (a dump taken while a piece was in the hand), before
-    /// its first ply or after one. Each was on the board: a path that never
+    /// was last in step, in the order shown, or on one such a board is a move
+    /// under way from (a dump taken while a piece was in the hand, or with a
+    /// castling's king set down first), before its first ply or after one. Each was on the board: a path that never
     /// stands on one is plies that did not happen (seed 563: a dump caught
     /// 14. Be3 with Black's a-pawn still home, the cycle 13... Bf6 14... Bg7
     /// no board showed made up the turn, and a path that never passed the
@@ -412,16 +412,21 @@ impl<'a> Search<'a> {
             return true;
         };
         let mut next = 0;
-        let mut pass = |p: &Board| {
-            while next < self.seen_boards.len() && matching::only_lifted(p, &self.seen_boards[next]) {
+        // A board seen with a move under way from the position: pieces in
+        // the air, or one set down first (a castling's king: seed 523).
+        let mut pass = |p: &Chess| {
+            while next < self.seen_boards.len()
+                && (matching::only_lifted(p.board(), &self.seen_boards[next])
+                    || set_down(p, &self.seen_boards[next]))
+            {
                 next += 1;
             }
         };
         let mut at = start.clone();
-        pass(at.board());
+        pass(&at);
         for m in &self.path {
             at.play_unchecked(*m);
-            pass(at.board());
+            pass(&at);
         }
         next == self.seen_boards.len()
     }

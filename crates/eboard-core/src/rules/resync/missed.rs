@@ -117,6 +117,25 @@ impl Core {
                 _ => return None,
             },
         };
+        // The dump is a move under way with a piece set down (a castling's
+        // king put down first, the rook still home) after fewer plies than
+        // any that end on it: it was no board at rest, and the plies that
+        // end on it (a king's walk to the castling square, seed 523) never
+        // happened. The board the game went on to is searched for instead
+        // (its plies stand on the dump as that move under way).
+        let from = self.game.as_ref()?.positions.get(base)?;
+        if path.len() >= 2
+            && game::set_down_path(
+                from,
+                anchor,
+                path.len() - 2,
+                game::INFER_BUDGET,
+                seen_in(&self.line.resync),
+            )
+            .is_some()
+        {
+            return None;
+        }
         let path = self.turn_by_sequel(base, path, anchor, board, upto);
         Some((base, path))
     }
