@@ -87,26 +87,7 @@ impl Core {
         let Some(game) = self.game.as_mut() else { return };
         let n = game.ply();
         if tent.base + 1 == n && !game.moves[n - 1].completed {
-            // The same move, found again across a gap where the line had not
-            // shown it finished (made by its release threshold while the line
-            // was away: `Resync::unheard_last`): it stands, now inferred, and
-            // that is said (a queen set down on e7 on her way to f6 and the
-            // line lost: Qe7 was as likely as Qf6).
             if game.moves[n - 1].mv == tent.mv {
-                if tent.inferred && !game.moves[n - 1].inferred {
-                    game.moves[n - 1].inferred = true;
-                    self.emit_with(t, |c| {
-                        let (san, uci, fen) = c.last_move_strings();
-                        EventKind::MoveAmended {
-                            ply: n as u32,
-                            was: san.clone(),
-                            san,
-                            uci,
-                            fen,
-                            inferred: true,
-                        }
-                    });
-                }
                 return;
             }
             // Amendment of a move made but not completed.

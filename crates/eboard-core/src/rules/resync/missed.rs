@@ -356,10 +356,6 @@ impl Core {
         let mut gave_up = Vec::new();
         for base in bases {
             let from = &game.positions[base];
-            // As many plies after the record's last move as from the record:
-            // from before it (a slide cut short, a move the line did not
-            // show finished), one more.
-            let plies = if base + 1 == n { plies + 1 } else { plies };
             let found = if polled && base + 1 == n {
                 slide_path(from, &game.moves[base].mv, board, plies, seen, under_way)
             } else {
@@ -397,16 +393,11 @@ impl Core {
             };
             // The clock agrees, then the fewer plies in the whole record (a move
             // not completed may be a slide cut short: its piece resting on a square
-            // it crossed is no ply more), then the record as it stands; but a
-            // move made by its release threshold while the line was away is
-            // no more likely than the slide it may have been cut from, and as
-            // many plies from before it are found again, all inferred (a
-            // queen set on e7 on her way to f6 and the line lost: Qe7 e5 Qxe5
-            // and Qf6 e5 Qxe5 both reach the board; `classes::slides_cut`).
+            // it crossed is no ply more), then the record as it stands.
             let key = (
                 turn.is_none_or(|c| c == ends),
                 usize::MAX - (base + path.len()),
-                (base == n) != unheard,
+                base == n,
             );
             if best_key.is_none_or(|k| key > k) {
                 best_key = Some(key);
