@@ -31,6 +31,13 @@ pub struct BoardGame {
     /// µs, from its placement to its lift), for the arbiter to give the
     /// result over it: a game that ends with an alarm standing.
     pub held_at_end: Option<(u64, u64)>,
+    /// The result the hands gave by kings after the last ply (the DGT
+    /// convention: both kings on the centre), and when the second king
+    /// landed (log µs).
+    pub kings: Option<(&'static str, u64)>,
+    /// The board as the hands left it (the kings on the centre after a result
+    /// by kings): where the next round's set-up starts.
+    pub end_board: shakmaty::Board,
     pub white: Player,
     pub black: Player,
 }
@@ -194,13 +201,9 @@ pub fn board_game(
     );
     match before {
         Some(g) => {
-            let mut last = g.start.clone();
-            for m in &g.moves {
-                last.play_unchecked(*m);
-            }
-            hands.board(last.board());
+            hands.board(&g.end_board);
             hands.wait(SET_UP_AFTER_MS);
-            set_up(&mut hands, last.board(), start.board());
+            set_up(&mut hands, &g.end_board, start.board());
         }
         None => hands.board(start.board()),
     }
@@ -277,6 +280,22 @@ pub fn board_game(
             hands.place(sq, piece);
         }
     }
+    // On another board of round 1 (its game without a forced end), the
+    // result given by kings two seconds after the last ply (the DGT
+    // convention: both kings on d5/e4 1-0, on d4/e5 0-1, one of each a draw),
+    // whatever the round's timeline does meanwhile.
+    let mut kings = None;
+    let mut end_board = pos.board().clone();
+    if round == 1
+        && plan.boards > 1
+        && b as u64 == (plan.seed + 1) % plan.boards as u64
+        && super::common::played::true_result(&start, &moves) == "*"
+    {
+        if let Some((result, end)) = result_by_kings(&mut hands, &pos, &mut rng) {
+            kings = Some((result, hands.now().micros()));
+            end_board = end;
+        }
+    }
     hands.flush();
     let touches = hands
         .records
@@ -297,9 +316,82 @@ pub fn board_game(
         holds,
         played,
         held_at_end,
+        kings,
+        end_board,
         white,
         black,
     }
+}
+
+/// Both kings lifted and set on the centre squares of a result (the DGT
+/// convention the rules follow: both on light squares 1-0, both on dark 0-1,
+/// one of each 1/2-1/2), quickly, so that no board between stands as long as
+/// the irregularity threshold: the result and the board left. `None` when no
+/// such pair of squares is empty.
+fn result_by_kings(
+    hands: &mut Hands,
+    pos: &Chess,
+    rng: &mut Seeded,
+) -> Option<(&'static str, shakmaty::Board)> {
+    use shakmaty::Color;
+    const PAIRS: [(Square, Square, &str); 8] = [
+        (Square::D5, Square::E4, "1-0"),
+        (Square::E4, Square::D5, "1-0"),
+        (Square::D4, Square::E5, "0-1"),
+        (Square::E5, Square::D4, "0-1"),
+        (Square::E4, Square::D4, "1/2-1/2"),
+        (Square::D4, Square::E4, "1/2-1/2"),
+        (Square::D5, Square::E5, "1/2-1/2"),
+        (Square::E5, Square::D5, "1/2-1/2"),
+    ];
+    let board = pos.board();
+    let first = rng.range(0, PAIRS.len() as u64 - 1) as usize;
+    let (w_to, b_to, result) = (0..PAIRS.len())
+        .map(|k| PAIRS[(first + k) % PAIRS.len()])
+        .find(|(w, b, _)| board.piece_at(*w).is_none() && board.piece_at(*b).is_none())?;
+    let (w_from, b_from) = (board.king_of(Color::White)?, board.king_of(Color::Black)?);
+    let (wk, bk) = (board.piece_at(w_from)?, board.piece_at(b_from)?);
+    hands.wait(2000);
+    // Records of real squares: the campaign's boards stand the normal way.
+    for (kind, wait) in [
+        (
+            eboard_bridge::log::RecordKind::Lift {
+                square: w_from,
+                piece: Some(wk),
+            },
+            40,
+        ),
+        (
+            eboard_bridge::log::RecordKind::Lift {
+                square: b_from,
+                piece: Some(bk),
+            },
+            40,
+        ),
+        (
+            eboard_bridge::log::RecordKind::Place {
+                square: w_to,
+                piece: wk,
+            },
+            40,
+        ),
+        (
+            eboard_bridge::log::RecordKind::Place {
+                square: b_to,
+                piece: bk,
+            },
+            400,
+        ),
+    ] {
+        hands.push(kind);
+        hands.wait(wait);
+    }
+    let mut end = board.clone();
+    end.discard_piece_at(w_from);
+    end.discard_piece_at(b_from);
+    end.set_piece_at(w_to, wk);
+    end.set_piece_at(b_to, bk);
+    Some((result, end))
 }
 
 /// How long (log ms) a piece is held where no move goes at a game's end: long

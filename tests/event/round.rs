@@ -856,11 +856,20 @@ impl Hall {
     async fn decide(&mut self, r: &mut RoundPlay) {
         let address = self.address.clone();
         let real = |us: u64| Duration::from_secs_f64(us as f64 / 1e6 / SPEED);
+        // A result the hands gave by kings stands as the board's own.
         r.results = r
             .games
             .iter()
-            .map(|g| true_result(&g.start, &g.moves).to_string())
+            .map(|g| match g.kings {
+                Some((result, _)) => result.to_string(),
+                None => true_result(&g.start, &g.moves).to_string(),
+            })
             .collect();
+        for (i, g) in r.games.iter().enumerate() {
+            if let Some((result, _)) = g.kings {
+                println!("board {}: the hands give the result by kings ({result})", i + 1);
+            }
+        }
         // The board with a piece held where no move goes first, while it stands.
         for i in 0..r.games.len() {
             let Some((from, to)) = r.games[i].held_at_end.filter(|_| r.results[i] == "*") else {
