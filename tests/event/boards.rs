@@ -35,6 +35,10 @@ pub struct BoardGame {
     /// convention: both kings on the centre), and when the second king
     /// landed (log µs).
     pub kings: Option<(&'static str, u64)>,
+    /// The plies (0-based) before which the mover touched another of its
+    /// pieces, one with a legal move, and put it back (Art. 4.3.1: that
+    /// piece had to be moved): the daemon says `touch_move` when it sees it.
+    pub touched: Vec<usize>,
     /// The board as the hands left it (the kings on the centre after a result
     /// by kings): where the next round's set-up starts.
     pub end_board: shakmaty::Board,
@@ -212,12 +216,41 @@ pub fn board_game(
     let mut pos = start.clone();
     let mut owner: Vec<(usize, usize)> = Vec::new();
     let mut holds = Vec::new();
+    let mut touched = Vec::new();
+    // Touch-move at a human pace, drawn apart from the other slips.
+    let mut touch_rng = Seeded::new(plan.seed ^ 0x70c4_3c4e ^ (b as u64 * 104_729) ^ round);
     for mv in &moves {
-        // Slips at a human pace: an illegal move held past the threshold, the
-        // piece kept in the hand as long again, then put back; a piece of the
-        // side not to move knocked over and set up again; another move made
-        // and taken back before this one.
-        if !blitz && rng.chance(12) {
+        // The mover touches another of its pieces that can move, and puts it
+        // back, then plays the move (Art. 4.3.1: the touched piece had to
+        // be moved). Its touches belong to the ply.
+        let other = (!blitz && touch_rng.chance(7))
+            .then(|| {
+                let own = pos.board().by_color(pos.turn());
+                own.into_iter().find(|sq| {
+                    Some(*sq) != mv.from()
+                        && !matches!(mv, Move::Castle { rook, .. } if rook == sq)
+                        && pos.legal_moves().iter().any(|m| m.from() == Some(*sq))
+                })
+            })
+            .flatten();
+        let mut touch_from = None;
+        if let Some(sq) = other {
+            touch_from = Some(hands.records.len());
+            let piece = pos.board().piece_at(sq).unwrap();
+            // Held half a second: a touch, not a sensor's flicker (a lift
+            // and a placement closer than `flicker_ms` are one).
+            hands.lift(sq, piece);
+            hands.wait(500);
+            hands.place(sq, piece);
+            hands.wait(300);
+            touched.push(owner.len());
+        }
+        // Slips at a human pace (not with a touch): an illegal move held past
+        // the threshold, the piece kept in the hand as long again, then put
+        // back; a piece of the side not to move knocked over and set up again;
+        // another move made and taken back before this one.
+        if touch_from.is_some() {
+        } else if !blitz && rng.chance(12) {
             if let (Some(from), Some(piece)) = (mv.from(), mv.from().and_then(|f| pos.board().piece_at(f))) {
                 if let Some(to) = illegal_square(&pos, from) {
                     hands.lift(from, piece);
@@ -242,7 +275,7 @@ pub fn board_game(
             // board is a new game (the rules), not a take-back (seed 602).
             take_back_another(&mut hands, &pos, mv, &mut rng);
         }
-        let from = hands.records.len();
+        let from = touch_from.unwrap_or(hands.records.len());
         hands.play(&pos, mv);
         owner.push((from, hands.records.len()));
         pos.play_unchecked(*mv);
@@ -318,6 +351,7 @@ pub fn board_game(
         held_at_end,
         kings,
         end_board,
+        touched,
         white,
         black,
     }

@@ -26,6 +26,9 @@ pub struct Truth {
     /// accepted `SetPlayers` say (`None`: a change came too near the game's
     /// first move to know which game it named).
     pub colours: Option<(String, String)>,
+    /// The plies (0-based) before which the mover touched another of its
+    /// pieces that could move and put it back (Art. 4.3.1).
+    pub touched: Vec<usize>,
 }
 
 /// What the daemon showed of one board.
@@ -55,6 +58,55 @@ pub struct Seen {
     pub record: Vec<(String, u32)>,
     /// Whether the round's events say `lost_track`.
     pub lost_track: bool,
+    /// The recording's `touch_move` events: (side, article, the move played).
+    pub touch_moves: Vec<(String, String, String)>,
+}
+
+/// The `touch_move` events of a `replay --format jsonl`: (side, article, the
+/// move played).
+pub fn touch_move_events(jsonl: &str) -> Vec<(String, String, String)> {
+    jsonl
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["type"] == "touch_move")
+        .map(|e| {
+            let field = |k: &str| e[k].as_str().unwrap_or_default().to_string();
+            (field("side"), field("article"), field("played"))
+        })
+        .collect()
+}
+
+/// Each ply before which the mover touched another of its pieces that could
+/// move and put it back, seen whole (every touch of it reached the daemon)
+/// and recorded as seen, has its `touch_move` (Art. 4.3.1) for the mover and
+/// that move: a player's touch is reported, not lost (issue 62).
+fn touch_moves_said(t: &Truth, s: &Seen, published: &[String], marked: &[bool]) -> Vec<String> {
+    let truth = sans(&t.start, &t.moves);
+    t.touched
+        .iter()
+        .filter(|&&p| {
+            s.touches.get(p).is_some_and(|&(seen, all)| seen == all && all > 0)
+                && published.get(p) == truth.get(p)
+                && marked.get(p) == Some(&false)
+        })
+        .filter(|&&p| {
+            let side = if (p % 2 == 0) == shakmaty::Position::turn(&t.start).is_white() {
+                "white"
+            } else {
+                "black"
+            };
+            !s.touch_moves
+                .iter()
+                .any(|(who, article, played)| who == side && article == "4.3.1" && *played == truth[p])
+        })
+        .map(|&p| {
+            format!(
+                "ply {} ({}): the mover touched another of its pieces that could move and put it back, and no touch_move (4.3.1) was said",
+                p + 1,
+                truth[p]
+            )
+        })
+        .collect()
 }
 
 /// The events of a `replay --format jsonl` that [`Seen::record`] keeps.
@@ -169,6 +221,9 @@ pub fn judge(t: &Truth, s: &Seen) -> Vec<String> {
                 ));
             }
         }
+    }
+    for f in touch_moves_said(t, s, &published, &marked) {
+        fail(f);
     }
     // No ply published is withdrawn without a word: a move adds the ply after
     // the record's last; one that would replace plies comes after a
@@ -402,6 +457,7 @@ mod tests {
             players,
             decisions: [("SetResult".to_string(), 1)].into(),
             colours: Some(("A, Ann".into(), "B, Bob".into())),
+            touched: vec![2],
         };
         let pgn = "[Event \"E\"]\n[White \"A, Ann\"]\n[Black \"B, Bob\"]\n[Result \"1/2-1/2\"]\n[WhiteElo \"2100\"]\n[BlackElo \"2200\"]\n\n1. e4 e5 2. Nf3 1/2-1/2\n";
         let seen = Seen {
@@ -432,8 +488,35 @@ mod tests {
                 ("move".into(), 3),
             ],
             lost_track: false,
+            touch_moves: vec![("white".into(), "4.3.1".into(), "Nf3".into())],
         };
         (truth, seen)
+    }
+
+    /// A touch of another piece before a move seen whole with no
+    /// `touch_move` said fails (or one for the other side, another article
+    /// or another move); a ply not seen whole, or inferred, is not judged.
+    #[test]
+    fn a_touch_move_never_said_fails() {
+        let (t, mut s) = good();
+        assert!(judge(&t, &s).is_empty());
+        for said in [
+            vec![],
+            vec![("black".to_string(), "4.3.1".to_string(), "Nf3".to_string())],
+            vec![("white".to_string(), "4.3.2".to_string(), "Nf3".to_string())],
+            vec![("white".to_string(), "4.3.1".to_string(), "e5".to_string())],
+        ] {
+            s.touch_moves = said;
+            let f = judge(&t, &s);
+            assert!(
+                f.iter().any(|f| f.contains("no touch_move (4.3.1) was said")),
+                "{:?}: {f:?}",
+                s.touch_moves
+            );
+        }
+        s.touch_moves = Vec::new();
+        s.touches[2] = (1, 2);
+        assert!(judge(&t, &s).is_empty(), "a ply not seen whole is not judged");
     }
 
     /// A record stopped short: `lost_track` over a gap that went round a

@@ -1440,6 +1440,7 @@ fn judge_all(
             players,
             decisions: decisions[i].clone(),
             colours: colours(i),
+            touched: g.touched.clone(),
         };
         if truth.colours.is_none() {
             println!(
@@ -1456,6 +1457,7 @@ fn judge_all(
             alarms,
             record,
             lost_track: events.contains("\"kind\":\"lost_track\""),
+            touch_moves: super::judge::touch_move_events(&events),
         };
         for f in judge(&truth, &seen) {
             failures.push(format!(
