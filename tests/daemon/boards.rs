@@ -226,6 +226,22 @@ async fn a_board_pulled_away_mid_game_comes_back_without_losing_a_move() {
     let live = live.within(10, "the daemon's events to end").await.unwrap();
     let recording = dir.path().join("state/recordings/board0.esl");
     common::replayed::assert_replays_as_published(&recording, "board0", &live);
+    // The journal says where the line went: a `gap` right after the
+    // disconnect's note, so that what the board did while away is judged by
+    // the dump when it is back (the event campaign's seed 581).
+    let log = eboard_bridge::log::read_log(&recording).unwrap();
+    let note = log
+        .records
+        .iter()
+        .position(
+            |r| matches!(&r.kind, eboard_bridge::log::RecordKind::Note(n) if n.starts_with("disconnected")),
+        )
+        .expect("the disconnect journaled");
+    assert!(
+        matches!(&log.records[note + 1].kind, eboard_bridge::log::RecordKind::Gap(why) if why == "line lost"),
+        "a gap where the line went: {:?}",
+        log.records.get(note + 1).map(|r| &r.kind)
+    );
 }
 
 /// An emulated board (serial number `serial`, at speed 8) playing `log`, plugged

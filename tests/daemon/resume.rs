@@ -2,6 +2,7 @@
 //! the decisions and the rounds; a full disk loses no published move.
 
 use super::*;
+use eboard_bridge::log::RecordKind;
 use eboard_bridge::rules::{GameResult, Termination};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -27,6 +28,27 @@ async fn a_daemon_killed_with_sigkill_resumes_the_same_game() {
     wait_for("twenty-four moves on disk", 30, || plies_in(&live) == 24).await;
     let text = std::fs::read_to_string(&live).unwrap();
     assert_eq!(pgn_moves(&text), vec![sans(&game.moves[..24])]);
+    // The journal says where the daemon stopped reading the board: a `gap`
+    // at the time of the last record before the restart, before the new
+    // process's own records (seed 521: what the board did meanwhile is judged
+    // by the dump after it, live and in `replay`).
+    let recording = dir.path().join("state/recordings/board0.esl");
+    let log = eboard_bridge::log::read_log(&recording).unwrap();
+    let down = log
+        .records
+        .iter()
+        .position(|r| matches!(&r.kind, RecordKind::Gap(why) if why == "not read while the daemon was down"))
+        .expect("a gap where the daemon stopped reading");
+    let last = log.records[..down]
+        .iter()
+        .rev()
+        .find(|r| !matches!(r.kind, RecordKind::Note(_)))
+        .expect("records before the restart");
+    assert_eq!(
+        log.records[down].time.micros(),
+        last.time.micros(),
+        "the gap at the time of the last record the first process wrote"
+    );
     // SIGTERM: a clean stop.
     send_signal(daemon.child.id(), libc::SIGTERM);
     let status = wait_exit(&mut daemon.child, 30, "the daemon after SIGTERM").await;
