@@ -1016,12 +1016,29 @@ fn with_gap_and_knock(
     seed: u64,
 ) -> SensorLog {
     let (mut h, pos) = up_to_gap(start, moves, gap.clone(), seed);
-    h.board(pos.board());
-    h.wait(after_ms);
     let piece = pos.board().piece_at(knock).expect("a piece to knock");
-    h.knock(knock, piece, Config::default().irregular_ms + 800);
+    if after_ms == LYING_AT_THE_DUMP {
+        // Knocked over while the line was away: the dump shows it off the
+        // board, and it lies there past the threshold before it is set up.
+        let mut lying = pos.board().clone();
+        lying.discard_piece_at(knock);
+        h.board(&lying);
+        h.wait(Config::default().irregular_ms + 800);
+        h.place(knock, piece);
+        h.wait(400);
+    } else {
+        h.board(pos.board());
+        h.wait(after_ms);
+        h.knock(knock, piece, Config::default().irregular_ms + 800);
+    }
     two_plies_on(h, pos, moves, gap.end)
 }
+
+/// A knock's delay that stands for a piece knocked over while the line was
+/// away, lying off the board when the dump comes (the event campaign's seed
+/// 772: a bishop knocked over during a restart, explained as 5... Bh3 6.
+/// Bxh3 Ngf6 7. Bg2, a capture and the capturer's way home).
+const LYING_AT_THE_DUMP: u64 = u64::MAX;
 
 /// Judges one knocked case: `None` when the record is the game's moves with
 /// the gap's exactly inferred, no ply published was taken back or amended,
@@ -1058,16 +1075,36 @@ fn judge_knock(
 
 /// Gaps of 1 to 3 plies at sampled starts, and the dump after each followed
 /// by a piece knocked over (at once, while the plies missed are looked for,
-/// and once they are recorded), pieces of both sides chosen by seed: the
+/// and once they are recorded), or knocked over in the gap and lying off the
+/// board at the dump (seed 772), pieces of both sides chosen by seed: the
 /// plies missed are the gap's, never a path to the board with the piece off
 /// it (seed 112: a pawn knocked over explained as a knight's trip out to take
 /// it and home, four plies never played).
 #[test]
 fn knocked_after_gaps() {
-    let (games, every, pieces): (usize, usize, usize) = if full() { (usize::MAX, 3, 4) } else { (8, 7, 1) };
     let delays: &[u64] = if full() { &[100, 700, 2500] } else { &[100, 2500] };
+    knocked("knocked_after_gaps", delays);
+}
+
+/// The knocked class with the piece knocked over in the gap and lying off
+/// the board at the dump (the event campaign's seed 772). Open: the search
+/// explains the piece gone by a capture whose piece goes home again (5...
+/// Bh3 6. Bxh3 Ngf6 7. Bg2), or says `lost_track` or `illegal_move` for
+/// what is the gap's plies and a piece `displaced` (29 of the sample's 63
+/// cases fail; RELIABILITY, "Known limits").
+#[test]
+#[ignore = "open (issue 62, seed 772): a piece knocked over in a gap, lying off the board at the dump"]
+fn knocked_in_gaps_lying_at_the_dump() {
+    knocked("knocked_in_gaps_lying_at_the_dump", &[LYING_AT_THE_DUMP]);
+}
+
+/// The knocked classes: each gap's dump followed by a piece knocked over
+/// `delays` ms after it (or lying at it: [`LYING_AT_THE_DUMP`]).
+fn knocked(class: &str, delays: &[u64]) {
+    let (games, every, pieces): (usize, usize, usize) = if full() { (usize::MAX, 3, 4) } else { (8, 7, 1) };
     let mut cases = 0;
     let mut trips = 0;
+    let mut tied = 0;
     let mut failures = Vec::new();
     for (g, (name, start, moves)) in common::played::all_games().into_iter().take(games).enumerate() {
         let history = positions(&start, &moves);
@@ -1089,6 +1126,19 @@ fn knocked_after_gaps() {
                 let sq = squares.swap_remove(i);
                 let displaced = !lifted_by_a_move(pos, sq);
                 for &after in delays {
+                    // Lying at the dump: left out where plies as few in all as
+                    // the gap's and the piece off (one more) end on the dump
+                    // legally (a pawn's step and its capture for a pawn
+                    // knocked over: as good an account, taken back with a
+                    // word when the piece is set up again).
+                    if after == LYING_AT_THE_DUMP {
+                        let mut lying = pos.board().clone();
+                        lying.discard_piece_at(sq);
+                        if reaches(&history[s], &lying, k + 1) {
+                            tied += 1;
+                            continue;
+                        }
+                    }
                     cases += 1;
                     let log = with_gap_and_knock(&start, &moves, s..s + k, sq, after, cases as u64);
                     if let Some(f) = judge_knock(&start, &moves, s..s + k, displaced, open, &log) {
@@ -1098,7 +1148,12 @@ fn knocked_after_gaps() {
                             format!("knock-{}-{s}-{k}-{sq}-{after}.esl", name.replace(['/', '#'], "_")),
                         );
                         failures.push(format!(
-                            "{name}: gap of {k} after ply {s}, {sq} knocked {after} ms after the dump: {f}"
+                            "{name}: gap of {k} after ply {s}, {sq} knocked {}: {f}",
+                            if after == LYING_AT_THE_DUMP {
+                                "in the gap, lying at the dump".to_string()
+                            } else {
+                                format!("{after} ms after the dump")
+                            }
                         ));
                     }
                 }
@@ -1106,7 +1161,7 @@ fn knocked_after_gaps() {
         }
     }
     eprintln!(
-        "knocked_after_gaps: {cases} cases ({trips} gaps left out: a piece's trip home that took nothing), {} failures",
+        "{class}: {cases} cases ({trips} gaps left out: a piece's trip home that took nothing; {tied} pieces lying at the dump left out: as few plies end on it legally), {} failures",
         failures.len()
     );
     failures.truncate(40);

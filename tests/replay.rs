@@ -780,3 +780,67 @@ fn seed_523_castling_under_way_at_a_dump_invents_no_walk() {
     let invented = invented_in_first_game(&events, &truth);
     assert!(invented.is_empty(), "published, never played: {invented:?}");
 }
+
+/// The event campaign's seed 772, board 4's journal
+/// (`tests/fixtures/campaign/seed772_knocked_lying_at_a_dump.esl`): Black's
+/// bishop on g4 was knocked over while the daemon restarted, and lay off the
+/// board when the dump came; the daemon inferred 5... Bh3 6. Bxh3 Ngf6 7. Bg2
+/// (a capture and the capturer's way home, never played), took them back
+/// when the bishop was set up again, and recorded 5... Ngf6 as seen. Every
+/// move of the first game published must be the game's at its ply. Its
+/// class: `classes::knocked_in_gaps_lying_at_the_dump`.
+#[test]
+#[ignore = "open (issue 62, seed 772): a piece knocked over in a gap, lying off the board at the dump"]
+fn seed_772_a_piece_lying_at_a_dump_invents_no_capture() {
+    let game = &pgn_games("games/kasparov-deep-blue-1997.pgn")[0];
+    let truth = common::sans(&game.start, &game.moves);
+    let events = campaign_events("seed772_knocked_lying_at_a_dump.esl");
+    // The hands also made moves and took them back (published, then taken
+    // back with a word): only what was inferred is judged here.
+    let inferred: Vec<serde_json::Value> = events.iter().filter(|e| e["inferred"] == true).cloned().collect();
+    let invented = invented_in_first_game(&inferred, &truth);
+    assert!(invented.is_empty(), "inferred, never played: {invented:?}");
+}
+
+/// The record of the first game of a kept campaign journal's events, as
+/// its `move`, `move_amended` and `takeback` events leave it.
+fn first_game_record(events: &[serde_json::Value]) -> Vec<String> {
+    let mut record: Vec<String> = Vec::new();
+    for e in events
+        .iter()
+        .take_while(|e| !(e["type"] == "game_start" && e["game"] == 2))
+    {
+        let ply = e["ply"].as_u64().unwrap_or(0) as usize;
+        let san = e["san"].as_str().unwrap_or_default().to_string();
+        match e["type"].as_str() {
+            Some("move") if ply > 0 => {
+                record.truncate(ply - 1);
+                record.push(san);
+            }
+            Some("move_amended") if ply > 0 && ply <= record.len() => record[ply - 1] = san,
+            Some("takeback") => record.truncate(e["to_ply"].as_u64().unwrap_or(0) as usize),
+            _ => {}
+        }
+    }
+    record
+}
+
+/// The event campaign's seed 779, board 4's journal
+/// (`tests/fixtures/campaign/seed779_take_back_under_way_at_a_kill.esl`): the
+/// hands made 4. Ng5, released it, and took it back (the knight home on f3)
+/// 0.5 s before the daemon was killed; the take-back not yet decided, 4. Ng5
+/// stood as a move seen before the gap, and the 4. Nxd4 e6 played meanwhile
+/// could not follow from it (`lost_track` for the rest of the game). The
+/// board the line showed last before the gap was the position before 4.
+/// Ng5: every move of the first game published must be the game's at its
+/// ply.
+#[test]
+#[ignore = "open (issue 62, seed 779): a move taken back on the board just before a kill stands as a fact"]
+fn seed_779_a_take_back_under_way_at_a_kill_keeps_no_move() {
+    let game = &pgn_games("games/immortal-games.pgn")[15];
+    let truth = common::sans(&game.start, &game.moves);
+    let events = campaign_events("seed779_take_back_under_way_at_a_kill.esl");
+    let record = first_game_record(&events);
+    assert!(record.len() > 7, "the game recorded on past 4. Nxd4: {record:?}");
+    assert_eq!(record[..], truth[..record.len()], "the first game's record");
+}
