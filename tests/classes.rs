@@ -1565,3 +1565,149 @@ fn castlings_at_dumps() {
     eprintln!("castlings_at_dumps: {cases} cases, {} failures", failures.len());
     assert!(cases > 0 && failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The log of a game played to ply `s`, where the mover first makes another
+/// legal move `other` (released: recorded), takes it back (the piece home,
+/// `back_ms` before the line goes), and the line is then lost for the plies
+/// `s .. s + k` (the real move among them); the dump after them, two plies on.
+fn with_take_back_before_gap(
+    start: &Chess,
+    moves: &[Move],
+    s: usize,
+    k: usize,
+    other: Move,
+    back_ms: u64,
+    seed: u64,
+) -> SensorLog {
+    use eboard_bridge::log::RecordKind;
+    let mut h = hands(seed, true);
+    h.board(start.board());
+    let mut pos = start.clone();
+    for m in &moves[..s] {
+        h.play(&pos, m);
+        pos.play_unchecked(*m);
+    }
+    let (Some(from), Move::Normal { role, to, .. }) = (other.from(), other) else {
+        unreachable!("a plain move");
+    };
+    let piece = Piece {
+        color: pos.turn(),
+        role,
+    };
+    h.wait(800);
+    h.lift(from, piece);
+    h.place(to, piece);
+    // Released (past the release threshold): the move is recorded.
+    h.wait(600);
+    h.lift(to, piece);
+    h.place(from, piece);
+    h.wait(back_ms);
+    h.push(RecordKind::Gap("line away".into()));
+    for m in &moves[s..s + k] {
+        pos.play_unchecked(*m);
+    }
+    h.wait(1000);
+    h.board(pos.board());
+    two_plies_on(h, pos, moves, s + k)
+}
+
+/// `taken_back_before_gaps`: at every 7th ply (every 3rd in full), the mover
+/// makes another legal move (plain, taking nothing), releases it, takes it
+/// back, and the line goes 100 ms or 400 ms later (before the take-back is
+/// decided) for 1 to 3 plies, the real move first; the dump, two plies on.
+/// The record is the game's moves (the move taken back amended or taken back
+/// with a word), `inferred` only on the plies lost, no `lost_track`. The
+/// event campaign's seed 779: 4. Ng5 made and taken back 0.5 s before a
+/// kill stood as a move seen before the gap, and 4. Nxd4 e6 could not follow
+/// from it (`lost_track` for the rest of the game).
+#[test]
+fn taken_back_before_gaps() {
+    let (games, every) = if full() { (usize::MAX, 3) } else { (8, 7) };
+    let mut cases = 0;
+    let mut failures = Vec::new();
+    for (g, (name, start, moves)) in common::played::all_games().into_iter().take(games).enumerate() {
+        let history = positions(&start, &moves);
+        for s in (2..moves.len()).filter(|s| (s + g) % every == 0) {
+            let pos = &history[s];
+            // Another plain move, ending nothing, whose board is no other
+            // position of the game's next plies.
+            let Some(other) = pos.legal_moves().into_iter().find(|m| {
+                *m != moves[s]
+                    && matches!(
+                        m,
+                        Move::Normal {
+                            promotion: None,
+                            capture: None,
+                            ..
+                        }
+                    )
+                    && m.role() != Role::King
+            }) else {
+                continue;
+            };
+            for k in 1..=3 {
+                if s + k + 2 > moves.len() || tempo_trip(pos, &moves[s..s + k]) {
+                    continue;
+                }
+                for back_ms in [100, 400] {
+                    cases += 1;
+                    let log = with_take_back_before_gap(&start, &moves, s, k, other, back_ms, cases as u64);
+                    let r = run(&log, &start);
+                    let Some(game) = r.core.game() else {
+                        failures.push(format!("{name}: ply {}: no game", s + 1));
+                        continue;
+                    };
+                    let published: Vec<String> = game.moves.iter().map(|m| m.san.clone()).collect();
+                    let flags: Vec<bool> = game.moves.iter().map(|m| m.inferred).collect();
+                    let lost = r.events.iter().any(|e| {
+                        matches!(
+                            e.kind,
+                            EventKind::Irregular {
+                                kind: IrregularKind::LostTrack,
+                                ..
+                            }
+                        )
+                    });
+                    let marks_ok = flags
+                        .iter()
+                        .enumerate()
+                        .all(|(i, &f)| !f || (s..s + k).contains(&i));
+                    if lost
+                        || !marks_ok
+                        || !common::played::same_game_modulo_count(
+                            &start,
+                            &moves[..s + k + 2],
+                            &published,
+                            &flags,
+                        )
+                    {
+                        keep_case(
+                            &log,
+                            &start,
+                            format!(
+                                "takeback-{}-{}-{k}-{back_ms}.esl",
+                                name.replace(['/', '#'], "_"),
+                                s + 1
+                            ),
+                        );
+                        let truth = common::sans(&start, &moves);
+                        failures.push(format!(
+                            "{name}: another move made and taken back before ply {} ({}), the line lost {back_ms} ms later for {k} plies: published {:?}, inferred {:?}{}",
+                            s + 1,
+                            truth[s],
+                            &published[s.saturating_sub(1).min(published.len())..published.len().min(s + k + 2)],
+                            flags.iter().enumerate().filter(|(_, f)| **f).map(|(i, _)| i).collect::<Vec<_>>(),
+                            if lost { ", lost_track" } else { "" }
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    eprintln!(
+        "taken_back_before_gaps: {cases} cases, {} failures",
+        failures.len()
+    );
+    failures.truncate(40);
+    assert!(cases > 0 && failures.is_empty(), "{}", failures.join("\n"));
+}

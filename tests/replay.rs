@@ -833,9 +833,9 @@ fn first_game_record(events: &[serde_json::Value]) -> Vec<String> {
 /// could not follow from it (`lost_track` for the rest of the game). The
 /// board the line showed last before the gap was the position before 4.
 /// Ng5: every move of the first game published must be the game's at its
-/// ply.
+/// ply. Fixed: a last move the board shows taken back when the line goes is
+/// no fact (`Core::line_away`); its class `classes::taken_back_before_gaps`.
 #[test]
-#[ignore = "open (issue 62, seed 779): a move taken back on the board just before a kill stands as a fact"]
 fn seed_779_a_take_back_under_way_at_a_kill_keeps_no_move() {
     let game = &pgn_games("games/immortal-games.pgn")[15];
     let truth = common::sans(&game.start, &game.moves);

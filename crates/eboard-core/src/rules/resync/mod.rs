@@ -269,9 +269,18 @@ impl Core {
     }
 
     /// The line may have lost changes from here on: a stretch of `Cause::Gap`
-    /// (kept if one is open), whose moves made so far are facts.
+    /// (kept if one is open), whose moves made so far are facts; but for a
+    /// last move the board shows taken back already (its position before it
+    /// on the board, the take-back not yet decided: the event campaign's seed
+    /// 779, 4. Ng5 made, released and taken back 0.5 s before a kill, then
+    /// 4. Nxd4 e6 played while the daemon was down).
     fn line_away(&mut self) {
         let n = self.game.as_ref().map_or(0, Game::ply);
+        let board = self.real_board();
+        let n = match &self.game {
+            Some(g) if n > 0 && g.positions[n - 1].board() == &board => n - 1,
+            _ => n,
+        };
         let r = self
             .line
             .resync
