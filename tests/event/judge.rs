@@ -146,8 +146,9 @@ pub fn movetext(pgn: &str) -> String {
 }
 
 /// The one honest way for a record to stop short of the game: a gap whose
-/// plies went round a cycle no board showed (the board after them is a
-/// position the record holds, the same side to move: a piece out and home
+/// plies went round a cycle no board showed, or took a piece out and home
+/// (the board after them is a position the record holds, the same side to
+/// move; or a piece's trip no board shows among them: a piece out and home
 /// again, taking nothing, with the other side's moves between), which no
 /// board can tell from any other such cycle; the daemon says `lost_track` and
 /// records no more until an arbiter sets the position (RELIABILITY, "Known
@@ -170,10 +171,19 @@ pub fn lost_over_a_cycle(t: &Truth, s: &Seen, published: &[String]) -> bool {
         positions.push(next);
     }
     let recorded: Vec<String> = positions[..=n].iter().map(key).collect();
-    // The plies after the record, while none of them reached the daemon.
-    (n + 1..=t.moves.len())
+    // The plies after the record, while none of them reached the daemon:
+    // back on a position the record holds, or with a piece that went out
+    // and came home among them (13. Nh4 g5 14. Nhf3 while the daemon
+    // restarted, seed 739: the board shows g5 alone, which no ply of Black's
+    // reaches with White to move; a trip no board shows, the gaps class's
+    // `lost_track` too).
+    let unseen: Vec<usize> = (n + 1..=t.moves.len())
         .take_while(|j| s.touches.get(j - 1).is_some_and(|&(seen, _)| seen == 0))
-        .any(|j| recorded.contains(&key(&positions[j])))
+        .collect();
+    unseen.iter().any(|&j| recorded.contains(&key(&positions[j])))
+        || unseen
+            .iter()
+            .any(|&j| eboard_bridge::rules::round_trip(positions[n].board(), &t.moves[n..j]))
 }
 
 /// Every failure of the board's round.
@@ -545,6 +555,17 @@ mod tests {
         t2.moves = super::super::moves_of(&t2.start, &["e4", "e5", "Nf3", "Nc6", "Bb5"]);
         s2.touches = vec![(2, 2), (2, 2), (0, 2), (0, 2), (2, 2)];
         assert!(!lost_over_a_cycle(&t2, &s2, &short), "no cycle after the record");
+        // A piece's trip among the unseen plies, the board on no position the
+        // record holds (seed 739: 13. Nh4 g5 14. Nhf3): stopped short honestly;
+        // with the trip's ply seen, not.
+        let (mut t4, mut s4) = good();
+        t4.moves = super::super::moves_of(&t4.start, &["e4", "e5", "Nf3", "Nc6", "Ng5", "d6", "Nf3", "Be7"]);
+        s4.touches = vec![(2, 2), (2, 2), (2, 2), (2, 2), (0, 2), (0, 2), (0, 2), (2, 2)];
+        s4.lost_track = true;
+        let four: Vec<String> = ["e4", "e5", "Nf3", "Nc6"].map(String::from).into();
+        assert!(lost_over_a_cycle(&t4, &s4, &four), "a knight's trip unseen");
+        s4.touches[4] = (2, 2);
+        assert!(!lost_over_a_cycle(&t4, &s4, &four), "the trip's first ply seen");
         // And through `judge`: the short record over the cycle is no failure
         // of the moves; without `lost_track` it is.
         let (mut t3, mut s3) = good();
