@@ -68,6 +68,23 @@ fn hands(seed: u64, press: bool) -> Hands {
     Hands::new(seed, style, Orientation::Normal)
 }
 
+/// A replayed game's moves (SAN), their `inferred` marks, and whether the
+/// replay said `lost_track`.
+fn recorded(game: &eboard_bridge::rules::Game, r: &replay::Replay) -> (Vec<String>, Vec<bool>, bool) {
+    let published = game.moves.iter().map(|m| m.san.clone()).collect();
+    let flags = game.moves.iter().map(|m| m.inferred).collect();
+    let lost = r.events.iter().any(|e| {
+        matches!(
+            e.kind,
+            EventKind::Irregular {
+                kind: IrregularKind::LostTrack,
+                ..
+            }
+        )
+    });
+    (published, flags, lost)
+}
+
 fn log_of(hands: Hands) -> SensorLog {
     SensorLog {
         header: Header::default(),
@@ -1338,17 +1355,7 @@ fn slides_cut() {
                         ));
                         continue;
                     };
-                    let published: Vec<String> = game.moves.iter().map(|m| m.san.clone()).collect();
-                    let flags: Vec<bool> = game.moves.iter().map(|m| m.inferred).collect();
-                    let lost = r.events.iter().any(|e| {
-                        matches!(
-                            e.kind,
-                            EventKind::Irregular {
-                                kind: IrregularKind::LostTrack,
-                                ..
-                            }
-                        )
-                    });
+                    let (published, flags, lost) = recorded(game, &r);
                     let marks_ok = flags
                         .iter()
                         .enumerate()
@@ -1515,17 +1522,7 @@ fn castlings_at_dumps() {
                     failures.push(format!("{name}: castling at ply {}: no game", c + 1));
                     continue;
                 };
-                let published: Vec<String> = game.moves.iter().map(|m| m.san.clone()).collect();
-                let flags: Vec<bool> = game.moves.iter().map(|m| m.inferred).collect();
-                let lost = r.events.iter().any(|e| {
-                    matches!(
-                        e.kind,
-                        EventKind::Irregular {
-                            kind: IrregularKind::LostTrack,
-                            ..
-                        }
-                    )
-                });
+                let (published, flags, lost) = recorded(game, &r);
                 let taken_back = r
                     .events
                     .iter()
@@ -1657,17 +1654,7 @@ fn taken_back_before_gaps() {
                         failures.push(format!("{name}: ply {}: no game", s + 1));
                         continue;
                     };
-                    let published: Vec<String> = game.moves.iter().map(|m| m.san.clone()).collect();
-                    let flags: Vec<bool> = game.moves.iter().map(|m| m.inferred).collect();
-                    let lost = r.events.iter().any(|e| {
-                        matches!(
-                            e.kind,
-                            EventKind::Irregular {
-                                kind: IrregularKind::LostTrack,
-                                ..
-                            }
-                        )
-                    });
+                    let (published, flags, lost) = recorded(game, &r);
                     let marks_ok = flags
                         .iter()
                         .enumerate()
