@@ -399,8 +399,9 @@ impl<'a> Search<'a> {
     /// Whether the path stands on every board the line showed whole since it
     /// was last in step, in the order shown, or on one such a board is a move
     /// under way from (a dump taken while a piece was in the hand, or with a
-    /// castling's king set down first), before its first ply or after one. Each was on the board: a path that never
-    /// stands on one is plies that did not happen (seed 563: a dump caught
+    /// castling's king set down first), before its first ply or after one.
+    /// Each was on the board: a path that never stands on one is plies that
+    /// did not happen (seed 563: a dump caught
     /// 14. Be3 with Black's a-pawn still home, the cycle 13... Bf6 14... Bg7
     /// no board showed made up the turn, and a path that never passed the
     /// dump, 13... a5 first and the bishop's longer way for the tempo,
