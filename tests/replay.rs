@@ -648,10 +648,34 @@ fn campaign_events(name: &str) -> Vec<serde_json::Value> {
 /// The moves the journal's first game published that the game played
 /// (`truth`) did not have at their ply, as "ply N SAN".
 fn invented_in_first_game(events: &[serde_json::Value], truth: &[String]) -> Vec<String> {
-    events
+    invented_in_game(events, 1, truth, false)
+}
+
+/// The events of game `game` (1, 2) of a kept campaign journal.
+fn game_events(events: &[serde_json::Value], game: u64) -> &[serde_json::Value] {
+    let from = events
         .iter()
-        .take_while(|e| !(e["type"] == "game_start" && e["game"] == 2))
-        .filter(|e| e["type"] == "move")
+        .position(|e| e["type"] == "game_start" && e["game"] == game)
+        .unwrap_or(events.len());
+    let to = events[from..]
+        .iter()
+        .position(|e| e["type"] == "game_start" && e["game"] == game + 1)
+        .map_or(events.len(), |k| from + k);
+    &events[from..to]
+}
+
+/// The moves game `game` published (with `inferred_only`, those marked
+/// inferred) that the game played (`truth`) did not have at their ply, as
+/// "ply N SAN".
+fn invented_in_game(
+    events: &[serde_json::Value],
+    game: u64,
+    truth: &[String],
+    inferred_only: bool,
+) -> Vec<String> {
+    game_events(events, game)
+        .iter()
+        .filter(|e| e["type"] == "move" && (!inferred_only || e["inferred"] == true))
         .filter_map(|e| {
             let ply = e["ply"].as_u64()? as usize;
             let san = e["san"].as_str()?.to_string();
@@ -705,12 +729,9 @@ fn seed_563_a_cycle_in_a_gap_invents_no_route() {
     let truth = common::sans(&game.start, &game.moves);
     let events = campaign_events("seed563_cycle_in_gap_other_parity.esl");
     let invented = invented_in_first_game(&events, &truth);
-    let first: Vec<&serde_json::Value> = events
-        .iter()
-        .take_while(|e| !(e["type"] == "game_start" && e["game"] == 2))
-        .collect();
+    let first = game_events(&events, 1);
     assert!(invented.is_empty(), "published, never played: {invented:?}");
-    let completed: Vec<&&serde_json::Value> = first
+    let completed: Vec<&serde_json::Value> = first
         .iter()
         .filter(|e| e["type"] == "irregular" && e["completed"] == true)
         .collect();
@@ -735,15 +756,11 @@ fn seed_521_a_slide_cut_by_a_stop_invents_no_plies() {
     let game = &pgn_games("games/immortal-games.pgn")[16];
     let truth = common::sans(&game.start, &game.moves);
     let events = campaign_events("seed521_slide_cut_by_a_stop.esl");
-    let second = events
-        .iter()
-        .position(|e| e["type"] == "game_start" && e["game"] == 2)
-        .expect("round 2's game");
     let record = game_record(&events, 2);
     assert!(record.len() >= 20, "round 2's game recorded: {record:?}");
     assert_eq!(record[..], truth[..record.len()], "round 2's record");
     assert!(
-        !events[second..]
+        !game_events(&events, 2)
             .iter()
             .any(|e| e["type"] == "move" && e["san"] == "e6"),
         "1... e6, never played, published"
@@ -784,8 +801,7 @@ fn seed_772_a_piece_lying_at_a_dump_invents_no_capture() {
     let events = campaign_events("seed772_knocked_lying_at_a_dump.esl");
     // The hands also made moves and took them back (published, then taken
     // back with a word): only what was inferred is judged here.
-    let inferred: Vec<serde_json::Value> = events.iter().filter(|e| e["inferred"] == true).cloned().collect();
-    let invented = invented_in_first_game(&inferred, &truth);
+    let invented = invented_in_game(&events, 1, &truth, true);
     assert!(invented.is_empty(), "inferred, never played: {invented:?}");
 }
 
@@ -793,14 +809,7 @@ fn seed_772_a_piece_lying_at_a_dump_invents_no_capture() {
 /// its `move`, `move_amended` and `takeback` events leave it.
 fn game_record(events: &[serde_json::Value], game: u64) -> Vec<String> {
     let mut record: Vec<String> = Vec::new();
-    let from = events
-        .iter()
-        .position(|e| e["type"] == "game_start" && e["game"] == game)
-        .unwrap_or(events.len());
-    for e in events[from..]
-        .iter()
-        .take_while(|e| !(e["type"] == "game_start" && e["game"] == game + 1))
-    {
+    for e in game_events(events, game) {
         let ply = e["ply"].as_u64().unwrap_or(0) as usize;
         let san = e["san"].as_str().unwrap_or_default().to_string();
         match e["type"].as_str() {
@@ -854,18 +863,6 @@ fn seed_744_a_capture_under_way_at_a_dump_invents_no_trip() {
     assert!(record.len() > 8, "round 2's game recorded on: {record:?}");
     assert_eq!(record[..], truth[..record.len()], "round 2's record");
     // Nothing inferred that was not played, even for a while.
-    let second = events
-        .iter()
-        .position(|e| e["type"] == "game_start" && e["game"] == 2)
-        .expect("round 2's game");
-    let invented: Vec<String> = events[second..]
-        .iter()
-        .filter(|e| e["type"] == "move" && e["inferred"] == true)
-        .filter_map(|e| {
-            let ply = e["ply"].as_u64()? as usize;
-            let san = e["san"].as_str()?.to_string();
-            (truth.get(ply - 1) != Some(&san)).then(|| format!("ply {ply} {san}"))
-        })
-        .collect();
+    let invented = invented_in_game(&events, 2, &truth, true);
     assert!(invented.is_empty(), "inferred, never played: {invented:?}");
 }

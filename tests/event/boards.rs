@@ -1,7 +1,9 @@
 //! The boards of a round of the event campaign: each one's game (a real game cut
 //! to the round's plies, or a short mate left standing), played by seeded hands
 //! at a human or a blitz pace with slips (an illegal move held, a piece knocked
-//! over, another move made and taken back), its players with their ratings and FIDE ids, and the pairings file.
+//! over, another move made and taken back, another piece touched first), the
+//! result given by kings on one board, its players with their ratings and
+//! FIDE ids, and the pairings file.
 
 use eboard_bridge::board::Orientation;
 use eboard_bridge::log::SensorLog;
@@ -32,9 +34,8 @@ pub struct BoardGame {
     /// result over it: a game that ends with an alarm standing.
     pub held_at_end: Option<(u64, u64)>,
     /// The result the hands gave by kings after the last ply (the DGT
-    /// convention: both kings on the centre), and when the second king
-    /// landed (log µs).
-    pub kings: Option<(&'static str, u64)>,
+    /// convention: both kings on the centre).
+    pub kings: Option<&'static str>,
     /// The plies (0-based) before which the mover touched another of its
     /// pieces, one with a legal move, and put it back (Art. 4.3.1: that
     /// piece had to be moved): the daemon says `touch_move` when it sees it.
@@ -249,8 +250,8 @@ pub fn board_game(
         // the threshold, the piece kept in the hand as long again, then put
         // back; a piece of the side not to move knocked over and set up again;
         // another move made and taken back before this one.
-        if touch_from.is_some() {
-        } else if !blitz && rng.chance(12) {
+        let slips = touch_from.is_none() && !blitz;
+        if slips && rng.chance(12) {
             if let (Some(from), Some(piece)) = (mv.from(), mv.from().and_then(|f| pos.board().piece_at(f))) {
                 if let Some(to) = illegal_square(&pos, from) {
                     hands.lift(from, piece);
@@ -264,13 +265,13 @@ pub fn board_game(
                     hands.wait(600);
                 }
             }
-        } else if !blitz && rng.chance(8) {
+        } else if slips && rng.chance(8) {
             let theirs = pos.board().by_color(!pos.turn()) & !pos.board().by_role(Role::King);
             if let Some(sq) = theirs.into_iter().next() {
                 let piece = pos.board().piece_at(sq).unwrap();
                 hands.knock(sq, piece, 3000);
             }
-        } else if !blitz && rng.chance(8) && owner.len() >= 2 {
+        } else if slips && rng.chance(8) && owner.len() >= 2 {
             // Not the game's first two plies: the start position back on the
             // board is a new game (the rules), not a take-back (seed 602).
             take_back_another(&mut hands, &pos, mv, &mut rng);
@@ -325,7 +326,7 @@ pub fn board_game(
         && super::common::played::true_result(&start, &moves) == "*"
     {
         if let Some((result, end)) = result_by_kings(&mut hands, &pos, &mut rng) {
-            kings = Some((result, hands.now().micros()));
+            kings = Some(result);
             end_board = end;
         }
     }
@@ -386,40 +387,30 @@ fn result_by_kings(
     let (w_from, b_from) = (board.king_of(Color::White)?, board.king_of(Color::Black)?);
     let (wk, bk) = (board.piece_at(w_from)?, board.piece_at(b_from)?);
     hands.wait(2000);
-    // Records of real squares: the campaign's boards stand the normal way.
-    for (kind, wait) in [
-        (
-            eboard_bridge::log::RecordKind::Lift {
-                square: w_from,
-                piece: Some(wk),
-            },
-            40,
-        ),
-        (
-            eboard_bridge::log::RecordKind::Lift {
-                square: b_from,
-                piece: Some(bk),
-            },
-            40,
-        ),
-        (
-            eboard_bridge::log::RecordKind::Place {
-                square: w_to,
-                piece: wk,
-            },
-            40,
-        ),
-        (
-            eboard_bridge::log::RecordKind::Place {
-                square: b_to,
-                piece: bk,
-            },
-            400,
-        ),
-    ] {
-        hands.push(kind);
-        hands.wait(wait);
-    }
+    // Records of real squares (the campaign's boards stand the normal way),
+    // 40 ms apart: the hands' own steps would leave a king off the board
+    // past the threshold.
+    use eboard_bridge::log::RecordKind::{Lift, Place};
+    hands.push(Lift {
+        square: w_from,
+        piece: Some(wk),
+    });
+    hands.wait(40);
+    hands.push(Lift {
+        square: b_from,
+        piece: Some(bk),
+    });
+    hands.wait(40);
+    hands.push(Place {
+        square: w_to,
+        piece: wk,
+    });
+    hands.wait(40);
+    hands.push(Place {
+        square: b_to,
+        piece: bk,
+    });
+    hands.wait(400);
     let mut end = board.clone();
     end.discard_piece_at(w_from);
     end.discard_piece_at(b_from);

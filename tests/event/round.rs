@@ -861,12 +861,12 @@ impl Hall {
             .games
             .iter()
             .map(|g| match g.kings {
-                Some((result, _)) => result.to_string(),
+                Some(result) => result.to_string(),
                 None => true_result(&g.start, &g.moves).to_string(),
             })
             .collect();
         for (i, g) in r.games.iter().enumerate() {
-            if let Some((result, _)) = g.kings {
+            if let Some(result) = g.kings {
                 println!("board {}: the hands give the result by kings ({result})", i + 1);
             }
         }

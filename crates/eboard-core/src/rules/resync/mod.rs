@@ -276,16 +276,21 @@ impl Core {
     /// 4. Nxd4 e6 played while the daemon was down).
     fn line_away(&mut self) {
         let n = self.game.as_ref().map_or(0, Game::ply);
-        let board = self.real_board();
-        let n = match &self.game {
-            Some(g) if n > 0 && g.positions[n - 1].board() == &board => n - 1,
-            _ => n,
-        };
+        let taken_back = n > 0
+            && self
+                .game
+                .as_ref()
+                .is_some_and(|g| *g.positions[n - 1].board() == self.real_board());
+        let facts = if taken_back { n - 1 } else { n };
         let r = self
             .line
             .resync
-            .get_or_insert_with(|| Resync::new(Cause::Gap, false, n));
-        r.facts = if r.cause == Cause::Gap { r.facts.min(n) } else { n };
+            .get_or_insert_with(|| Resync::new(Cause::Gap, false, facts));
+        r.facts = if r.cause == Cause::Gap {
+            r.facts.min(facts)
+        } else {
+            facts
+        };
         r.cause = Cause::Gap;
         r.seen_boards.clear();
         r.clock_fresh = false;
