@@ -162,7 +162,7 @@ fn take_back_another(hands: &mut Hands, pos: &Chess, mv: &Move, rng: &mut Seeded
 /// How long (log ms) the boards of round 2 stand as round 1 left them before
 /// they are set up again: the daemon's start and the arbiter's `ctl round`
 /// come first.
-pub const SET_UP_AFTER_MS: u64 = 10_000;
+pub const SET_UP_AFTER_MS: u64 = 24_000;
 
 /// Board `b`'s game in round 1 (`before` `None`), or in round 2 after
 /// `before`, the board's game of round 1 (its final position left standing,

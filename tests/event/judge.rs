@@ -291,7 +291,11 @@ pub fn judge(t: &Truth, s: &Seen) -> Vec<String> {
             "{made} NewGame in the journal, {asked} accepted: a door made one unconfirmed"
         ));
     }
+    let moved_on = s.bus.contains_key(super::round::MOVED_ON);
     for (prop, tagname) in [("White", "White"), ("Black", "Black"), ("Result", "Result")] {
+        if moved_on {
+            break;
+        }
         let on_bus = s.bus.get(prop).cloned().unwrap_or_default();
         let in_pgn = tag(pgn, tagname).unwrap_or_default();
         if on_bus != in_pgn {

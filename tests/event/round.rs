@@ -177,6 +177,19 @@ async fn shows_earlier_round(address: &str, n: usize, round: u32) -> bool {
         .is_some_and(|r| r < round)
 }
 
+/// Whether board `n` shows a game of a round after `round` (its next game
+/// begun).
+async fn shows_later_round(address: &str, n: usize, round: u32) -> bool {
+    property(address, n, "Round")
+        .await
+        .and_then(|r| r.split('.').next()?.trim().parse::<u32>().ok())
+        .is_some_and(|r| r > round)
+}
+
+/// The mark, among a board's properties read back, that the board had begun
+/// its next round's game by then (its properties were that game's).
+pub const MOVED_ON: &str = "MovedOn";
+
 /// How many of the arbiter's decisions `method` the journal `path` holds.
 fn journaled(path: &Path, method: &str) -> usize {
     std::fs::read_to_string(path)
@@ -949,8 +962,21 @@ impl Hall {
         r.bus.clear();
         for n in 1..=self.boards() {
             let mut props = BTreeMap::new();
+            // A board's properties are its game's: once it is set up for the
+            // next round (its round over, a slow start read late), they are
+            // that game's, and this round's stand only in its files and table.
+            let before = shows_later_round(&address, n, r.number).await;
             for name in ["Status", "White", "Black", "Result"] {
                 props.insert(name, property(&address, n, name).await.unwrap_or_default());
+            }
+            if before || shows_later_round(&address, n, r.number).await {
+                println!(
+                    "board {n}: set up for round {} before round {}'s properties were read back: its D-Bus properties not compared",
+                    r.number + 1,
+                    r.number
+                );
+                props.clear();
+                props.insert(MOVED_ON, String::new());
             }
             props.insert("ResultsTable", table_result(&table.out, n));
             r.bus.push(props);
