@@ -791,10 +791,12 @@ fn seed_523_castling_under_way_at_a_dump_invents_no_walk() {
 /// board when the dump came; the daemon inferred 5... Bh3 6. Bxh3 Ngf6 7. Bg2
 /// (a capture and the capturer's way home, never played), took them back
 /// when the bishop was set up again, and recorded 5... Ngf6 as seen. Every
-/// move of the first game published must be the game's at its ply. Its
-/// class: `classes::knocked_in_gaps_lying_at_the_dump`.
+/// move of the first game published must be the game's at its ply. Fixed:
+/// a board that is fewer plies and a piece off it, the piece off counted as
+/// a move, than any path that ends on it is those plies and the piece
+/// `displaced` (`Found::Lying`); its class:
+/// `classes::knocked_in_gaps_lying_at_the_dump`.
 #[test]
-#[ignore = "open (issue 62, seed 772): a piece knocked over in a gap, lying off the board at the dump"]
 fn seed_772_a_piece_lying_at_a_dump_invents_no_capture() {
     let game = &pgn_games("games/kasparov-deep-blue-1997.pgn")[0];
     let truth = common::sans(&game.start, &game.moves);

@@ -283,6 +283,44 @@ pub fn displaced_path(
     None
 }
 
+/// The fewest plies, at most `max_plies` (at least one), from `pos` to a
+/// position that `board` is with one piece off it and nothing else changed:
+/// any piece, of either side, lifted by no move (knocked over, or put aside,
+/// and lying off the board). A board that a longer path reaches exactly may
+/// also be that: a capture and the capturer's way home, which the line did
+/// not show either (the event campaign's seed 772). `None` when there is
+/// none, or the search stopped at its budget first.
+pub fn lying_path(
+    pos: &Chess,
+    board: &Board,
+    max_plies: usize,
+    budget: u32,
+    seen: Seen<'_>,
+) -> Option<Vec<Move>> {
+    if max_plies == 0 || !reachable_material(pos.board(), board, true) {
+        return None;
+    }
+    let mut search = Search::new(board, pos, seen.placed, budget, max_plies);
+    search.lying = true;
+    search.seen_boards = seen.boards;
+    search.start = Some(pos);
+    for limit in 1..=max_plies {
+        let complete = search.run(pos, limit);
+        if search.air_len <= limit {
+            return Some(search.air_path);
+        }
+        if !complete {
+            return None;
+        }
+    }
+    None
+}
+
+/// `board` is `now` with exactly one piece taken off it, nothing else changed.
+fn one_off(now: &Board, board: &Board) -> bool {
+    matching::only_lifted(now, board) && now.occupied().count() == board.occupied().count() + 1
+}
+
 /// `board` is `pos` with one piece of the side to move taken from its square
 /// and set on an empty one where no legal move puts it (nor a castling's king,
 /// nor a promotion's pawn not yet replaced, nor an en passant capture's pawn
@@ -342,6 +380,9 @@ struct Search<'a> {
     /// Positions the board is an illegal placement from are looked for (see
     /// [`displaced_path`]), and the fewest plies to one kept as `air_len`.
     displaced: bool,
+    /// Positions the board is with one piece off are looked for (see
+    /// [`lying_path`]), and the fewest plies to one kept as `air_len`.
+    lying: bool,
     /// The moves of the path from squares the board agrees on (see
     /// [`Search::run`]): captures (`CAPTURED`), or one piece a piece like it
     /// replaces (`REPLACED`).
@@ -389,6 +430,7 @@ impl<'a> Search<'a> {
             parity: None,
             set_down: false,
             displaced: false,
+            lying: false,
             relaxed: 0,
             capturers: Vec::new(),
             seen_boards: &[],
@@ -451,11 +493,13 @@ impl<'a> Search<'a> {
             return true;
         }
         let depth = self.path.len();
-        if (self.under_way || self.set_down || self.displaced)
+        if (self.under_way || self.set_down || self.displaced || self.lying)
             && depth > 0
             && depth < self.air_len
             && (if self.displaced {
                 illegal_placement(pos, self.target).is_some()
+            } else if self.lying {
+                one_off(pos.board(), self.target) && self.stands_on_seen()
             } else if self.set_down {
                 set_down(pos, self.target)
             } else {
@@ -466,7 +510,7 @@ impl<'a> Search<'a> {
             self.air_len = depth;
             self.air_path.clone_from(&self.path);
         }
-        let slack = in_hand_slack(self.under_way || self.set_down);
+        let slack = in_hand_slack(self.under_way || self.set_down || self.lying);
         // A piece set on a square by no move needs no move to get there.
         let placed = usize::from(self.displaced);
         if self.path.len() + plies_needed(pos, self.target, slack, placed) > limit || self.path.len() == limit

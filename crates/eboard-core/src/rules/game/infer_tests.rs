@@ -305,3 +305,28 @@ fn the_orders_a_board_cannot_tell_apart_include_the_played_one() {
     });
     assert!(ep, "{all:?}");
 }
+
+/// The event campaign's seed 772: 5... Ngf6 played while the line was away,
+/// and Black's bishop on g4 knocked over and lying off the board. A capture
+/// and the capturer's way home end on that board exactly (5... Bh3 6. Bxh3
+/// Ngf6 7. Bg2); one ply and a piece off is what happened, and `lying_path`
+/// finds it. Nothing lifts the bishop as a move of White's: no move is under
+/// way.
+#[test]
+fn a_piece_lying_off_the_board_is_one_ply_and_the_piece_off() {
+    let mut from = Chess::default();
+    play(&mut from, "Nf3 d5 g3 Bg4 Bg2");
+    let mut after = from.clone();
+    play(&mut after, "Ngf6");
+    let mut board = after.board().clone();
+    board.discard_piece_at(Square::G4);
+    let mut longer = from.clone();
+    play(&mut longer, "Bh3 Bxh3 Ngf6 Bg2");
+    assert_eq!(longer.board(), &board, "the longer explanation ends on the board");
+    let path = lying_path(&from, &board, MAX_INFERRED_PLIES, INFER_BUDGET, Seen::default());
+    assert_eq!(path.as_deref().map(<[Move]>::len), Some(1), "{path:?}");
+    assert!(under_way_path(&from, &board, MAX_INFERRED_PLIES, INFER_BUDGET, Seen::default()).is_none());
+    // A board with two pieces off is no piece lying.
+    board.discard_piece_at(Square::A7);
+    assert_eq!(lying_path(&from, &board, 3, INFER_BUDGET, Seen::default()), None);
+}

@@ -15,8 +15,8 @@ use crate::board::Orientation;
 mod infer;
 
 pub use infer::{
-    INFER_BUDGET, Inferred, MAX_INFERRED_PLIES, Seen, displaced_path, illegal_placement, infer_path, orders,
-    other_parity, round_trip, set_down_path, under_way_path,
+    INFER_BUDGET, Inferred, MAX_INFERRED_PLIES, Seen, displaced_path, illegal_placement, infer_path,
+    lying_path, orders, other_parity, round_trip, set_down_path, under_way_path,
 };
 
 /// A move in the record.

@@ -180,6 +180,7 @@ impl Core {
                     }
                 }
                 Found::Displaced(path) => self.note_slip(&board, path),
+                Found::Lying(base, path) => self.commit_lying(base, path, t),
                 Found::Nothing => {}
             }
         }

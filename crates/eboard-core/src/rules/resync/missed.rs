@@ -4,11 +4,63 @@
 use super::{Cause, Found, Resync, SHORT_PLIES, Search, Slip, inferred_tail};
 use crate::rules::record::Tentative;
 use crate::rules::{Core, EventKind, Game, IrregularKind, Side, game, side_index};
-use shakmaty::{Board, Chess, Color, Move, Position};
+use shakmaty::{Board, Chess, Color, Move, Position, Square};
 
 /// The most plies an `ambiguous` stretch is looked for in (from the start of
 /// the inferred plies before the new ones).
 const OPEN_PLIES: usize = 8;
+
+/// Whether `anchor` (a dump) is a move under way after at most `plies` from
+/// `from`, and `board`, where the game went on to since, says so: it shows a
+/// piece that was in the hand then (more pieces of a kind than the dump had:
+/// the capturer lifted first, set down; the board as a whole has no piece
+/// more, the capture having taken one off), or it is that move completed, a
+/// capture whose captured piece alone the dump lacked (taken off first).
+/// The dump was taken with the move's piece in the hand, not at rest.
+fn completed_from_under_way(
+    from: &Chess,
+    anchor: &Board,
+    board: &Board,
+    plies: usize,
+    seen: game::Seen<'_>,
+) -> bool {
+    let appeared = Color::ALL.into_iter().any(|c| {
+        shakmaty::Role::ALL
+            .into_iter()
+            .any(|r| board.by_piece(r.of(c)).count() > anchor.by_piece(r.of(c)).count())
+    });
+    if appeared {
+        return game::under_way_path(from, anchor, plies, game::INFER_BUDGET, seen).is_some();
+    }
+    let game::Inferred::Path(path) =
+        game::infer_path(from, board, plies + 1, game::INFER_BUDGET, seen, false)
+    else {
+        return false;
+    };
+    let Some((last, first)) = path.split_last() else {
+        return false;
+    };
+    let mut before = from.clone();
+    for mv in first {
+        before.play_unchecked(*mv);
+    }
+    let missing = before.board().occupied() & !anchor.occupied();
+    let captured = match last {
+        Move::EnPassant { from, to } => Some(Square::from_coords(to.file(), from.rank())),
+        m if m.is_capture() => Some(m.to()),
+        _ => None,
+    };
+    crate::rules::matching::only_lifted(before.board(), anchor)
+        && missing.count() == 1
+        && captured.is_some_and(|sq| missing.contains(sq))
+}
+
+/// What a piece off the board (knocked over, or put aside: see
+/// [`Found::Lying`]) counts for against plies that end on the board exactly:
+/// one move, as a move under way or an illegal placement does (seed 772:
+/// 5... Ngf6 and the bishop off, two, against 5... Bh3 6. Bxh3 Ngf6 7. Bg2,
+/// four plies).
+const LYING_COST: usize = 1;
 
 /// How many positions the search for a path of the other parity may visit.
 const OPEN_BUDGET: u32 = 20_000;
@@ -97,6 +149,7 @@ impl Core {
                 }
             }
             Found::Displaced(path) => self.note_slip(&board, path),
+            Found::Lying(base, path) => self.commit_lying(base, path, t),
             Found::Nothing => {}
         }
     }
@@ -123,16 +176,18 @@ impl Core {
         // end on it (a king's walk to the castling square, seed 523) never
         // happened. The board the game went on to is searched for instead
         // (its plies stand on the dump as that move under way).
+        // So is a dump with a piece in the hand after fewer plies when the
+        // board has gone on by that move, completed (a capture under way,
+        // its capturer lifted: the captured piece then taken off and the
+        // capturer set down, no piece more on the board than the dump had):
+        // the plies that end on the dump exactly explain the piece in the
+        // hand as captured and its capturer's way home (seed 744: 3... dxe4
+        // under way at the dump, 4. Nxd5 Qd8 5. Nc3 never played).
         let from = self.game.as_ref()?.positions.get(base)?;
+        let seen = seen_in(&self.line.resync);
         if path.len() >= 2
-            && game::set_down_path(
-                from,
-                anchor,
-                path.len() - 2,
-                game::INFER_BUDGET,
-                seen_in(&self.line.resync),
-            )
-            .is_some()
+            && (game::set_down_path(from, anchor, path.len() - 2, game::INFER_BUDGET, seen).is_some()
+                || completed_from_under_way(from, anchor, board, path.len() - 2, seen))
         {
             return None;
         }
@@ -409,10 +464,26 @@ impl Core {
         // explained by plies (`Found::Displaced`).
         let exact = best.as_ref().map_or(usize::MAX, |(base, path)| base + path.len());
         let bound = exact.min(air.saturating_add(1));
+        // Fewer moves in all with a piece off the board (counted as one) than
+        // any path or move under way: those plies, and the piece off is the
+        // irregularity the board shows (`Found::Lying`). Only once the longer
+        // search has run: a path of more plies than the short one looks for
+        // may end on the board with fewer moves in all (a slide cut short
+        // amended, and the capture after it).
+        let lying = (slips && plies >= game::MAX_INFERRED_PLIES && std::env::var("EB_NO_LYING").is_err())
+            .then(|| self.lying(&gave_up, board, plies, bound, seen))
+            .flatten();
+        // An illegal placement is reported with as few moves in all as that.
+        let slip_bound = lying
+            .as_ref()
+            .map_or(bound, |path| n + path.len() + LYING_COST + 1);
         if slips {
-            if let Some(path) = self.displaced(&gave_up, board, plies, bound, seen) {
+            if let Some(path) = self.displaced(&gave_up, board, plies, slip_bound, seen) {
                 return Found::Displaced(path);
             }
+        }
+        if let Some(path) = lying {
+            return Found::Lying(n, path);
         }
         match best {
             Some((base, path)) if base + path.len() <= air => Found::Path(base, path),
@@ -478,6 +549,51 @@ impl Core {
             }
         }
         Some(path)
+    }
+
+    /// The fewest plies from the record as it stands (at most `plies`) to a
+    /// position `board` is with one piece off (see [`game::lying_path`]),
+    /// with fewer moves in all than `bound` (the piece off counted as one):
+    /// the path. Checked against the bases whose search gave up (`gave_up`):
+    /// none may reach the board in as few plies.
+    fn lying(
+        &self,
+        gave_up: &[usize],
+        board: &Board,
+        plies: usize,
+        bound: usize,
+        seen: game::Seen<'_>,
+    ) -> Option<Vec<Move>> {
+        let game = self.game.as_ref()?;
+        let n = game.ply();
+        // n + k + LYING_COST < bound, and k <= plies.
+        let most = bound.checked_sub(n + LYING_COST + 1)?.min(plies);
+        let path = game::lying_path(game.current(), board, most, game::INFER_BUDGET, seen)?;
+        let moves = n + path.len() + LYING_COST;
+        for &b in gave_up {
+            let Some(left) = moves.checked_sub(b).filter(|l| *l > 0) else {
+                continue;
+            };
+            let from = &game.positions[b];
+            if !matches!(
+                game::infer_path(from, board, left, game::INFER_BUDGET, seen, false),
+                game::Inferred::None
+            ) {
+                return None;
+            }
+        }
+        Some(path)
+    }
+
+    /// Records the plies to a board that is a position with a piece off it
+    /// ([`Found::Lying`]): the line is in step again, and the piece off is the
+    /// board's irregularity (reported `displaced` once it has stood for the
+    /// threshold, resolved when the piece is set up again), not plies still
+    /// missed: no search looks for a path to the board as it stands.
+    pub(in crate::rules) fn commit_lying(&mut self, base: usize, path: Vec<Move>, t: u64) {
+        self.commit_found(base, path, t);
+        self.leave_resync(t);
+        self.evaluate(t);
     }
 
     /// Records a path found from ply `base` of the record; a press held over the

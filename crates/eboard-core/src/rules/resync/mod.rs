@@ -75,6 +75,14 @@ pub(super) enum Found {
     /// and the placement is reported (an illegal move), never explained by
     /// plies invented to make it legal (issue 62).
     Displaced(Vec<Move>),
+    /// The board is a position with one piece off it (knocked over, or put
+    /// aside: lifted by no move), after this path from this ply of the record,
+    /// with fewer moves in all, the piece off counted as one, than any path
+    /// that ends on it exactly or any move under way. Those plies are
+    /// recorded, and the piece off is the irregularity the board shows; a
+    /// longer path would explain it by a capture and the capturer's way home
+    /// that the line never showed (the event campaign's seed 772).
+    Lying(usize, Vec<Move>),
     Nothing,
 }
 
