@@ -472,6 +472,8 @@ struct Hall {
     devices: Vec<PathBuf>,
     emulators: Vec<tokio::task::JoinHandle<()>>,
     relays: Vec<relay::Relay>,
+    /// When the boards began to play their logs (the last `boards_play`).
+    playing_since: tokio::time::Instant,
     /// What the round saw fail as it went (a clock not given back, ...).
     failures: Vec<String>,
 }
@@ -583,6 +585,7 @@ impl Hall {
         assert_eq!(devices, self.devices, "the lines moved");
         self.emulators = emulators;
         self.relays = relays;
+        self.playing_since = tokio::time::Instant::now();
     }
 
     /// `ctl round 2 --pairings round-2.csv`: round 2 is each board's next game.
@@ -950,10 +953,15 @@ impl Hall {
             let until = tokio::time::Instant::now() + Duration::from_secs(15);
             while property(&address, i + 1, "Result").await.as_deref() != Some(want.as_str())
                 && tokio::time::Instant::now() < until
+                && !shows_later_round(&address, i + 1, r.number).await
             {
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
         }
+        // The next round's boards are set up this long after they began to
+        // play (they first stand as this round left them).
+        let set_up = self.playing_since
+            + Duration::from_secs_f64(super::boards::SET_UP_AFTER_MS as f64 / 1000.0 / SPEED);
         // The round's results table, as the arbiter hands it to the tournament
         // program: each board's last field.
         let round = r.number.to_string();
@@ -970,6 +978,16 @@ impl Hall {
                 props.insert(name, property(&address, n, name).await.unwrap_or_default());
             }
             if before || shows_later_round(&address, n, r.number).await {
+                // Only a board set up again may show its next game: one that
+                // shows it while it still stands as this round left it was
+                // moved on by the daemon itself.
+                if tokio::time::Instant::now() < set_up {
+                    self.failures.push(format!(
+                        "board {n}: showed round {}'s game while it still stood as round {} left it",
+                        r.number + 1,
+                        r.number
+                    ));
+                }
                 println!(
                     "board {n}: set up for round {} before round {}'s properties were read back: its D-Bus properties not compared",
                     r.number + 1,
@@ -1119,6 +1137,7 @@ pub async fn play(plan: &Plan) -> Outcome {
         devices,
         emulators,
         relays,
+        playing_since: tokio::time::Instant::now(),
         failures: Vec::new(),
     };
     hall.start().await;

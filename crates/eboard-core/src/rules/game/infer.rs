@@ -297,7 +297,12 @@ pub fn lying_path(
     budget: u32,
     seen: Seen<'_>,
 ) -> Option<Vec<Move>> {
-    if max_plies == 0 || !reachable_material(pos.board(), board, true) {
+    // One piece off: fewer on the board than in the position, whatever the
+    // plies captured.
+    if max_plies == 0
+        || board.occupied().count() >= pos.board().occupied().count()
+        || !reachable_material(pos.board(), board, true)
+    {
         return None;
     }
     let mut search = Search::new(board, pos, seen.placed, budget, max_plies);
@@ -510,7 +515,12 @@ impl<'a> Search<'a> {
             self.air_len = depth;
             self.air_path.clone_from(&self.path);
         }
-        let slack = in_hand_slack(self.under_way || self.set_down || self.lying);
+        // One piece off the board may be missing besides the plies' captures.
+        let slack = if self.lying {
+            1
+        } else {
+            in_hand_slack(self.under_way || self.set_down)
+        };
         // A piece set on a square by no move needs no move to get there.
         let placed = usize::from(self.displaced);
         if self.path.len() + plies_needed(pos, self.target, slack, placed) > limit || self.path.len() == limit

@@ -466,11 +466,13 @@ impl Core {
         let bound = exact.min(air.saturating_add(1));
         // Fewer moves in all with a piece off the board (counted as one) than
         // any path or move under way: those plies, and the piece off is the
-        // irregularity the board shows (`Found::Lying`). Only once the longer
-        // search has run: a path of more plies than the short one looks for
-        // may end on the board with fewer moves in all (a slide cut short
-        // amended, and the capture after it).
-        let lying = (slips && plies >= game::MAX_INFERRED_PLIES && std::env::var("EB_NO_LYING").is_err())
+        // irregularity the board shows (`Found::Lying`). Only by the longer
+        // search for plies missed (not on a board read by dumps only, whose
+        // other hypotheses are the rivals', nor where an earlier position is
+        // looked at as a take-back): a path of more plies than the short one
+        // looks for may end on the board with fewer moves in all (a slide
+        // cut short amended, and the capture after it).
+        let lying = (slips && under_way && !polled && plies >= game::MAX_INFERRED_PLIES)
             .then(|| self.lying(&gave_up, board, plies, bound, seen))
             .flatten();
         // An illegal placement is reported with as few moves in all as that.
@@ -553,9 +555,12 @@ impl Core {
 
     /// The fewest plies from the record as it stands (at most `plies`) to a
     /// position `board` is with one piece off (see [`game::lying_path`]),
-    /// with fewer moves in all than `bound` (the piece off counted as one):
-    /// the path. Checked against the bases whose search gave up (`gave_up`):
-    /// none may reach the board in as few plies.
+    /// with fewer moves in all than `bound` (the piece off counted as one),
+    /// leaving the side to move the clock's running side when a report since
+    /// the gap says it: the path. Only from the record as it stands: a move
+    /// not completed stays, the piece off no reason to amend it. Checked
+    /// against the bases whose search gave up (`gave_up`): none may reach the
+    /// board in as few plies.
     fn lying(
         &self,
         gave_up: &[usize],
@@ -569,6 +574,11 @@ impl Core {
         // n + k + LYING_COST < bound, and k <= plies.
         let most = bound.checked_sub(n + LYING_COST + 1)?.min(plies);
         let path = game::lying_path(game.current(), board, most, game::INFER_BUDGET, seen)?;
+        let turn = game.current().turn();
+        let ends = if path.len() % 2 == 0 { turn } else { !turn };
+        if self.clock_turn().is_some_and(|c| c != ends) {
+            return None;
+        }
         let moves = n + path.len() + LYING_COST;
         for &b in gave_up {
             let Some(left) = moves.checked_sub(b).filter(|l| *l > 0) else {
