@@ -1424,6 +1424,19 @@ fn slides_cut() {
     assert!(cases > 0 && failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// A log of a move caught at a dump replayed: the moves published, their
+/// `inferred` marks, whether `lost_track` was said and whether a take-back
+/// was; `None` when no game was recorded.
+fn replayed_at_dump(log: &SensorLog, start: &Chess) -> Option<(Vec<String>, Vec<bool>, bool, bool)> {
+    let r = run(log, start);
+    let (published, flags, lost) = recorded(r.core.game()?, &r);
+    let taken_back = r
+        .events
+        .iter()
+        .any(|e| matches!(e.kind, EventKind::Takeback { .. }));
+    Some((published, flags, lost, taken_back))
+}
+
 /// The log of `played` with the plies `c - k .. c` lost on the line and
 /// `castling` (ply `c`) caught halfway by the dump after them: its king on
 /// its castling square and the rook home (the Laws' order, 4.4.2); the rook
@@ -1436,7 +1449,7 @@ fn with_castling_at_dump(
     c: usize,
     k: usize,
 ) -> Option<SensorLog> {
-    use eboard_bridge::log::{LogTime, Record, RecordKind};
+    use eboard_bridge::log::RecordKind;
     let Move::Castle { king, rook } = castling else {
         return None;
     };
@@ -1449,6 +1462,31 @@ fn with_castling_at_dump(
     let mut dump = before.clone();
     let moved = dump.remove_piece_at(king)?;
     dump.set_piece_at(k_to, moved);
+    let then = [
+        RecordKind::Lift {
+            square: rook,
+            piece: None,
+        },
+        RecordKind::Place {
+            square: r_to,
+            piece: rp,
+        },
+    ];
+    with_ply_at_dump(played, c, k, &dump, then)
+}
+
+/// The log of `played` with the plies `c - k .. c` lost on the line and ply
+/// `c` caught halfway by the dump after them (`dump`, 150 ms into the ply):
+/// then the lift and the placement that complete it (`then`, 200 and 350 ms
+/// after the dump), the mover's press, and the game on a second later.
+fn with_ply_at_dump(
+    played: &Played,
+    c: usize,
+    k: usize,
+    dump: &Board,
+    then: [eboard_bridge::log::RecordKind; 2],
+) -> Option<SensorLog> {
+    use eboard_bridge::log::{LogTime, Record, RecordKind};
     let gap_start = played.plies[c - k].start;
     let ply = played.plies[c].clone();
     let at = played.records[ply.start].time.micros() + 150_000;
@@ -1462,22 +1500,11 @@ fn with_castling_at_dump(
     push(at, RecordKind::Gap("line away".into()));
     push(
         at,
-        RecordKind::Board(Box::new(eboard_bridge::protocol::Placement::from_board(&dump))),
+        RecordKind::Board(Box::new(eboard_bridge::protocol::Placement::from_board(dump))),
     );
-    push(
-        at + 200_000,
-        RecordKind::Lift {
-            square: rook,
-            piece: None,
-        },
-    );
-    push(
-        at + 350_000,
-        RecordKind::Place {
-            square: r_to,
-            piece: rp,
-        },
-    );
+    let [lift, place] = then;
+    push(at + 200_000, lift);
+    push(at + 350_000, place);
     let press = played.records[ply.clone()]
         .iter()
         .find(|r| matches!(r.kind, RecordKind::Press(_)))
@@ -1528,16 +1555,10 @@ fn castlings_at_dumps() {
                     continue;
                 };
                 cases += 1;
-                let r = run(&log, &start);
-                let Some(game) = r.core.game() else {
+                let Some((published, flags, lost, taken_back)) = replayed_at_dump(&log, &start) else {
                     failures.push(format!("{name}: castling at ply {}: no game", c + 1));
                     continue;
                 };
-                let (published, flags, lost) = recorded(game, &r);
-                let taken_back = r
-                    .events
-                    .iter()
-                    .any(|e| matches!(e.kind, EventKind::Takeback { .. }));
                 let marks_ok = flags
                     .iter()
                     .enumerate()
@@ -1609,16 +1630,10 @@ fn captures_at_dumps() {
                     // taken back with a word, and the game's recorded.
                     let tied = reaches(&history[c - k], &dump, k + 1);
                     tied_cases += usize::from(tied);
-                    let r = run(&log, &start);
-                    let Some(game) = r.core.game() else {
+                    let Some((published, flags, lost, taken_back)) = replayed_at_dump(&log, &start) else {
                         failures.push(format!("{name}: capture at ply {}: no game", c + 1));
                         continue;
                     };
-                    let (published, flags, lost) = recorded(game, &r);
-                    let taken_back = r
-                        .events
-                        .iter()
-                        .any(|e| matches!(e.kind, EventKind::Takeback { .. }));
                     // Only the gap's plies and the capture may be marked
                     // inferred, and the gap's must be: they never reached
                     // the daemon (seed 772's symptom was such a ply marked
@@ -1677,7 +1692,7 @@ fn with_capture_at_dump(
     k: usize,
     capturer_first: bool,
 ) -> Option<(SensorLog, Board)> {
-    use eboard_bridge::log::{LogTime, Record, RecordKind};
+    use eboard_bridge::log::RecordKind;
     let Move::Normal { from, to, .. } = capture else {
         return None;
     };
@@ -1687,54 +1702,17 @@ fn with_capture_at_dump(
     let mut dump = before.clone();
     let (first, then) = if capturer_first { (from, to) } else { (to, from) };
     dump.remove_piece_at(first)?;
-    let gap_start = played.plies[c - k].start;
-    let ply = played.plies[c].clone();
-    let at = played.records[ply.start].time.micros() + 150_000;
-    let mut records: Vec<Record> = played.records[..gap_start].to_vec();
-    let mut push = |time: u64, kind: RecordKind| {
-        records.push(Record {
-            time: LogTime::from_micros(time),
-            kind,
-        })
-    };
-    push(at, RecordKind::Gap("line away".into()));
-    push(
-        at,
-        RecordKind::Board(Box::new(eboard_bridge::protocol::Placement::from_board(&dump))),
-    );
-    push(
-        at + 200_000,
+    let rest = [
         RecordKind::Lift {
             square: then,
             piece: None,
         },
-    );
-    push(
-        at + 350_000,
         RecordKind::Place {
             square: to,
             piece: after,
         },
-    );
-    let press = played.records[ply.clone()]
-        .iter()
-        .find(|r| matches!(r.kind, RecordKind::Press(_)))
-        .map(|r| r.kind.clone());
-    if let Some(press) = press {
-        push(at + 500_000, press);
-    }
-    // The game on, a second after the press at the earliest.
-    let next = played.records.get(ply.end)?.time.micros();
-    let shift = (at + 1_500_000).saturating_sub(next);
-    records.extend(played.records[ply.end..].iter().map(|r| Record {
-        time: LogTime::from_micros(r.time.micros() + shift),
-        kind: r.kind.clone(),
-    }));
-    let log = SensorLog {
-        header: Header::default(),
-        records,
-        lines: Vec::new(),
-    };
+    ];
+    let log = with_ply_at_dump(played, c, k, &dump, rest)?;
     Some((log, dump))
 }
 

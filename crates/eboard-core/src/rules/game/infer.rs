@@ -271,16 +271,7 @@ pub fn displaced_path(
     }
     let mut search = Search::new(board, pos, seen.placed, budget, max_plies);
     search.displaced = true;
-    for limit in 1..=max_plies {
-        let complete = search.run(pos, limit);
-        if search.air_len <= limit {
-            return Some(search.air_path);
-        }
-        if !complete {
-            return None;
-        }
-    }
-    None
+    search.deepened(pos, max_plies)
 }
 
 /// The fewest plies, at most `max_plies` (at least one), from `pos` to a
@@ -309,16 +300,7 @@ pub fn lying_path(
     search.lying = true;
     search.seen_boards = seen.boards;
     search.start = Some(pos);
-    for limit in 1..=max_plies {
-        let complete = search.run(pos, limit);
-        if search.air_len <= limit {
-            return Some(search.air_path);
-        }
-        if !complete {
-            return None;
-        }
-    }
-    None
+    search.deepened(pos, max_plies)
 }
 
 /// `board` is `now` with exactly one piece taken off it, nothing else changed.
@@ -477,6 +459,22 @@ impl<'a> Search<'a> {
             pass(&at);
         }
         next == self.seen_boards.len()
+    }
+
+    /// Deepened from `pos` a ply at a time up to `max_plies`: the fewest
+    /// plies to a position it looks for besides exact paths (`air_path`);
+    /// `None` when there is none, or the budget ran out first.
+    fn deepened(mut self, pos: &Chess, max_plies: usize) -> Option<Vec<Move>> {
+        for limit in 1..=max_plies {
+            let complete = self.run(pos, limit);
+            if self.air_len <= limit {
+                return Some(self.air_path);
+            }
+            if !complete {
+                return None;
+            }
+        }
+        None
     }
 
     /// Depth-first to `limit` plies, collecting the paths found; false when the

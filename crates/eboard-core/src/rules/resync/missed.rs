@@ -536,21 +536,29 @@ impl Core {
         // n + k + 1 < bound, and k < plies.
         let most = bound.checked_sub(n + 2)?.min(plies.saturating_sub(1));
         let path = game::displaced_path(game.current(), board, most, game::INFER_BUDGET, seen)?;
-        // A search that gave up looked at no path shorter for sure.
         let moves = n + path.len() + 1;
-        for &b in gave_up {
+        self.none_as_few(gave_up, board, moves, seen).then_some(path)
+    }
+
+    /// Whether no base whose search gave up (`gave_up`) reaches `board` in as
+    /// few plies as `moves` in the whole record: a search that gave up looked
+    /// at no path shorter for sure.
+    fn none_as_few(&self, gave_up: &[usize], board: &Board, moves: usize, seen: game::Seen<'_>) -> bool {
+        let Some(game) = self.game.as_ref() else {
+            return true;
+        };
+        gave_up.iter().all(|&b| {
             let Some(left) = moves.checked_sub(b).filter(|l| *l > 0) else {
-                continue;
+                return true;
             };
-            let from = &game.positions[b];
-            if !matches!(
+            let Some(from) = game.positions.get(b) else {
+                return true;
+            };
+            matches!(
                 game::infer_path(from, board, left, game::INFER_BUDGET, seen, false),
                 game::Inferred::None
-            ) {
-                return None;
-            }
-        }
-        Some(path)
+            )
+        })
     }
 
     /// The fewest plies from the record as it stands (at most `plies`) to a
@@ -580,19 +588,7 @@ impl Core {
             return None;
         }
         let moves = n + path.len() + LYING_COST;
-        for &b in gave_up {
-            let Some(left) = moves.checked_sub(b).filter(|l| *l > 0) else {
-                continue;
-            };
-            let from = &game.positions[b];
-            if !matches!(
-                game::infer_path(from, board, left, game::INFER_BUDGET, seen, false),
-                game::Inferred::None
-            ) {
-                return None;
-            }
-        }
-        Some(path)
+        self.none_as_few(gave_up, board, moves, seen).then_some(path)
     }
 
     /// Records the plies to a board that is a position with a piece off it
