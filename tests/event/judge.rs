@@ -79,10 +79,12 @@ pub fn touch_move_events(jsonl: &str) -> Vec<(String, String, String)> {
 /// Each ply before which the mover touched another of its pieces that could
 /// move and put it back, seen whole (every touch of it reached the daemon)
 /// and recorded as seen, has its `touch_move` (Art. 4.3.1) for the mover and
-/// that move: a player's touch is reported, not lost (issue 62). Where the
-/// piece touched was a rook and the move a castling, the king touched too,
-/// the castling articles say it as well (seed 912: h1's rook touched and put
-/// back, then 19. O-O-O, said under 4.4.1 with O-O legal).
+/// that move: a player's touch is reported, not lost (issue 62). The move's
+/// own touches may make a more precise article the one that applies: for a
+/// castling the king and a rook's (seed 912: h1's rook touched and put back,
+/// then 19. O-O-O, said under 4.4.1 with O-O legal), for a capture the
+/// captured piece's (seed 971: e7's pawn touched, then f6's knight taken by
+/// the d7 knight, said under 4.3.3: exf6 was the capture the touches asked).
 fn touch_moves_said(t: &Truth, s: &Seen, published: &[String], marked: &[bool]) -> Vec<String> {
     let truth = sans(&t.start, &t.moves);
     t.touched
@@ -102,7 +104,9 @@ fn touch_moves_said(t: &Truth, s: &Seen, published: &[String], marked: &[bool]) 
                 .iter()
                 .any(|(who, article, played)| {
                     who == side
-                        && (article == "4.3.1" || (truth[p].starts_with("O-O") && article.starts_with("4.4.")))
+                        && (article == "4.3.1"
+                            || (truth[p].starts_with("O-O") && article.starts_with("4.4."))
+                            || (truth[p].contains('x') && article == "4.3.3"))
                         && *played == truth[p]
                 })
         })
@@ -526,8 +530,10 @@ mod tests {
             vec![("black".to_string(), "4.3.1".to_string(), "Nf3".to_string())],
             vec![("white".to_string(), "4.3.2".to_string(), "Nf3".to_string())],
             vec![("white".to_string(), "4.3.1".to_string(), "e5".to_string())],
-            // A castling's articles say it only for a castling.
+            // A castling's articles say it only for a castling, a
+            // capture's only for a capture.
             vec![("white".to_string(), "4.4.1".to_string(), "Nf3".to_string())],
+            vec![("white".to_string(), "4.3.3".to_string(), "Nf3".to_string())],
         ] {
             s.touch_moves = said;
             let f = judge(&t, &s);
