@@ -485,6 +485,23 @@ pub fn clocks_at_end(heard: &[(u64, Heard)]) -> Option<(i64, i64)> {
     Some((w?, b?))
 }
 
+/// Whether the board's line was cut, or being read again after a cut, when
+/// its game ended (its first `GameEnded`): the clocks the daemon knew then
+/// were the last report before the cut (seed 936: the arbiter's 1/2-1/2
+/// came as a 0.6 s cut ended, the last report 0.85 s of log old).
+pub fn cut_at_end(heard: &[(u64, Heard)]) -> bool {
+    let Some(end) = heard
+        .iter()
+        .find(|(_, h)| matches!(h, Heard::Signal(m, _) if m == "GameEnded"))
+        .map(|(t, _)| *t)
+    else {
+        return false;
+    };
+    heard
+        .iter()
+        .any(|(t, h)| matches!(h, Heard::Cut(ms) if *t <= end && end <= t + ms + READ_AGAIN_MS))
+}
+
 /// A PGN clock tag's time (`H:MM:SS`) in ms.
 pub fn tag_ms(tag: &str) -> Option<i64> {
     let mut parts = tag.split(':').map(|p| p.parse::<i64>().ok());
@@ -638,6 +655,20 @@ mod tests {
         h.insert(4, (2_990, Heard::Named));
         h[7] = (3_510, at_start("A", "C"));
         assert_eq!(judge(&h, &[]), Vec::<String>::new());
+    }
+
+    #[test]
+    fn an_end_during_a_cut_or_its_reading_again_is_one_the_line_did_not_see() {
+        let ended = |at: u64| (at, Heard::Signal("GameEnded".into(), 0));
+        let mut h = vec![(1_000, Heard::Cut(600)), ended(1_500)];
+        assert!(cut_at_end(&h), "during the cut");
+        h[1] = ended(1_000 + 600 + READ_AGAIN_MS);
+        assert!(cut_at_end(&h), "while the line is read again");
+        h[1] = ended(1_000 + 600 + READ_AGAIN_MS + 1);
+        assert!(!cut_at_end(&h), "after it");
+        h[1] = ended(900);
+        assert!(!cut_at_end(&h), "before it");
+        assert!(!cut_at_end(&h[..1]), "no end");
     }
 
     #[test]

@@ -1303,7 +1303,13 @@ pub async fn play(plan: &Plan) -> Outcome {
             // clock meanwhile (seed 537: Black's clock ran 2 s after 4. Qxf7#
             // during a cut); the tags keep the end's, which may be above.
             let end_inferred = super::common::played::inferred_marks(&pgn).last() == Some(&true);
-            let upper = if end_inferred { 10_000 } else { 1500 };
+            // Likewise an end while the line was cut (an arbiter's result):
+            // the tags keep the last report before the cut (seed 936).
+            let upper = if end_inferred || live::cut_at_end(&of) {
+                10_000
+            } else {
+                1500
+            };
             for (name, heard_ms, moved) in [
                 ("WhiteClock", w, white_moved == Some(true)),
                 ("BlackClock", b, white_moved == Some(false)),
