@@ -171,19 +171,21 @@ async fn property(address: &str, n: usize, name: &str) -> Option<String> {
 /// Whether board `n` still shows a game of a round before `round` (its game
 /// of that round over, its next game not begun).
 async fn shows_earlier_round(address: &str, n: usize, round: u32) -> bool {
+    shown_round(address, n).await.is_some_and(|r| r < round)
+}
+
+/// The round of the game board `n` shows (its `Round` property's `R` of
+/// `R.B`).
+async fn shown_round(address: &str, n: usize) -> Option<u32> {
     property(address, n, "Round")
         .await
         .and_then(|r| r.split('.').next()?.trim().parse::<u32>().ok())
-        .is_some_and(|r| r < round)
 }
 
 /// Whether board `n` shows a game of a round after `round` (its next game
 /// begun).
 async fn shows_later_round(address: &str, n: usize, round: u32) -> bool {
-    property(address, n, "Round")
-        .await
-        .and_then(|r| r.split('.').next()?.trim().parse::<u32>().ok())
-        .is_some_and(|r| r > round)
+    shown_round(address, n).await.is_some_and(|r| r > round)
 }
 
 /// The mark, among a board's properties read back, that the board had begun
