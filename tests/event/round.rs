@@ -259,27 +259,33 @@ fn seen_across_restarts(g: &BoardGame, recording: &SensorLog, after: u64) -> Vec
         }
     }
     // Each touch read, at the log time it stands for: each segment is laid on
-    // the touches sent with the offset that pairs most of its touches (tried
-    // from its first touches, each against the first touches sent after the
-    // last segment that match it: a first touch may be a stale one, read from
-    // the line's buffer after a restart).
+    // the touches sent with the offset that pairs most of its touches, and of
+    // those the nearest in time (tried from its first touches, each against
+    // the first touches sent after the last segment that match it: a first
+    // touch may be a stale one, read from the line's buffer after a restart;
+    // or one a later touch matches alike, as a slip's placement after a
+    // move's on the same square).
     let window = 3.0e6 * SPEED;
     // The recording's µs (the daemon's time runs as real time) in log µs.
     let scaled = |r: u64| (r as f64 * SPEED) as i64;
     let mut got: Vec<(u64, Touch)> = Vec::new();
     let mut from = 0usize;
     for seg in segments {
+        // (touches that fit, their total distance to the nearest sent).
         let fits = |offset: i64| {
             seg.iter()
-                .filter(|(r, t)| {
+                .filter_map(|(r, t)| {
                     let at = scaled(*r) + offset;
                     sent[from..]
                         .iter()
-                        .any(|s| s.2 == *t && ((s.1 as i64 - at).abs() as f64) < window)
+                        .filter(|s| s.2 == *t)
+                        .map(|s| (s.1 as i64 - at).unsigned_abs())
+                        .filter(|&d| (d as f64) < window)
+                        .min()
                 })
-                .count()
+                .fold((0usize, 0u64), |(n, e), d| (n + 1, e.saturating_add(d)))
         };
-        let mut best: Option<(usize, i64, usize)> = None;
+        let mut best: Option<((usize, u64), i64, usize)> = None;
         for &(r, t) in seg.iter().take(8) {
             for (k, s) in sent
                 .iter()
@@ -289,9 +295,9 @@ fn seen_across_restarts(g: &BoardGame, recording: &SensorLog, after: u64) -> Vec
                 .take(3)
             {
                 let offset = s.1 as i64 - scaled(r);
-                let n = fits(offset);
-                if best.is_none_or(|(b, _, _)| n > b) {
-                    best = Some((n, offset, k));
+                let (n, e) = fits(offset);
+                if best.is_none_or(|((b, be), _, _)| n > b || (n == b && e < be)) {
+                    best = Some(((n, e), offset, k));
                 }
             }
         }
@@ -299,8 +305,9 @@ fn seen_across_restarts(g: &BoardGame, recording: &SensorLog, after: u64) -> Vec
         from = k;
         got.extend(seg.iter().map(|(r, t)| ((scaled(*r) + offset).max(0) as u64, *t)));
     }
-    let same = |s: &(Option<usize>, u64, Touch), g: &(u64, Touch)| {
-        s.2 == g.1 && (s.1 as f64 - g.0 as f64).abs() < window
+    let near = |s: &(Option<usize>, u64, Touch), g: &(u64, Touch)| {
+        let d = (s.1 as f64 - g.0 as f64).abs();
+        (s.2 == g.1 && d < window).then_some(d as u64)
     };
     // Per ply: its touches paired, of all its touches.
     let mut out: Vec<(usize, usize)> = vec![(0, 0); g.moves.len()];
@@ -309,7 +316,7 @@ fn seen_across_restarts(g: &BoardGame, recording: &SensorLog, after: u64) -> Vec
             out[*p].1 += 1;
         }
     }
-    for i in pair(sent, &got, same) {
+    for i in pair(sent, &got, near) {
         if let Some(p) = sent[i].0 {
             out[p].0 += 1;
         }
