@@ -323,7 +323,12 @@ mod tests {
     /// through: the placement read is the slip's, at its time (seed 912).
     #[test]
     fn a_touch_matched_alike_by_two_is_paired_with_the_nearer() {
-        let sent = [("up g4", 1_000), ("on f3", 1_200), ("up f3", 2_000), ("on f3", 5_000)];
+        let sent = [
+            ("up g4", 1_000),
+            ("on f3", 1_200),
+            ("up f3", 2_000),
+            ("on f3", 5_000),
+        ];
         let got = [("up g4", 1_000), ("on f3", 5_010)];
         assert_eq!(pair(&sent, &got, near), vec![0, 3]);
         // Read at the move's time, it is the move's.

@@ -613,3 +613,146 @@ async fn a_journals_bad_names_are_refused_on_resume_as_they_are_live() {
     assert_eq!(players(&snap.borrow()), want);
     daemon.shutdown().within(30, "the daemon to stop").await;
 }
+
+/// What a daemon resuming from a journal decides as it comes back (a move
+/// whose release threshold passes only then, an amendment the journal's last
+/// dump asks) is published as any change is: its signals before the properties
+/// that show it. Every restart moment of a short game, the journal cut after
+/// each of its records (and one whose last dump, after a cut line, shows
+/// another last move): no `MoveMade` or `MoveAmended` comes after a
+/// `PropertiesChanged` that already showed its ply (the event campaign's seed
+/// 956: the resumed process showed 13. Nd5 in `Moves` before it said
+/// `MoveAmended` of 13. b3, and a listener saw a ply withdrawn without a word).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_resume_decides_is_signalled_before_the_properties_show_it() {
+    let game = [
+        "0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR",
+        "1 lift e2 P",
+        "1.4 place e4 P",
+        "2 lift e7 p",
+        "2.3 place e5 p",
+        "3 lift g1 N",
+        "3.2 place f3 N",
+        "4 lift b8 n",
+        "4.5 place c6 n",
+    ];
+    // The knight seen on c6, then the line away, and the board read again
+    // with it on f6 instead: 2... Nf6, amended.
+    let amended = [
+        "5 gap line lost",
+        "6 gap connected",
+        "6.1 board rnbqkb1r/pppp1ppp/5n2/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R",
+    ];
+    let mut journals: Vec<String> = (2..=game.len()).map(|k| game[..k].join("\n")).collect();
+    journals.push(
+        game.iter()
+            .chain(&amended)
+            .copied()
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+    let mut signalled = 0;
+    // What the journal one record shorter showed: what the last turn changed
+    // must be said.
+    let mut before: Vec<String> = Vec::new();
+    for (k, body) in journals.iter().enumerate() {
+        let dir = tempfile::tempdir().unwrap();
+        let recording = dir.path().join("state/recordings/board0.esl");
+        std::fs::create_dir_all(recording.parent().unwrap()).unwrap();
+        std::fs::write(&recording, format!("# eboard-sensor-log 1\n{body}\n")).unwrap();
+        let address = private_bus(dir.path()).await;
+        let client = bus_client(&address).await;
+        let rule = zbus::MatchRule::builder()
+            .msg_type(zbus::message::Type::Signal)
+            .path("/org/eboardbridge/board/board0")
+            .unwrap()
+            .build();
+        let mut stream = zbus::MessageStream::for_match_rule(rule, &client, None)
+            .within(10, "the bus to take a match rule")
+            .await
+            .unwrap();
+        let daemon = Daemon::start(
+            vec![dir.path().join("board0")],
+            config(dir.path()),
+            BusChoice::Address(address.clone()),
+        )
+        .within(30, "the daemon to start")
+        .await
+        .unwrap();
+        // Everything said in the first second (no board: nothing else comes).
+        let mut heard: Vec<(String, Vec<String>, u32)> = Vec::new();
+        let until = tokio::time::Instant::now() + Duration::from_secs(1);
+        while let Ok(Some(Ok(msg))) = tokio::time::timeout_at(until, stream.next()).await {
+            let member = msg.header().member().map(|m| m.to_string()).unwrap_or_default();
+            let body = msg.body();
+            match member.as_str() {
+                "PropertiesChanged" => {
+                    let Ok((_, changed, _)) = body.deserialize::<(
+                        String,
+                        HashMap<String, zbus::zvariant::OwnedValue>,
+                        Vec<String>,
+                    )>() else {
+                        continue;
+                    };
+                    if let Some(moves) = changed
+                        .get("Moves")
+                        .and_then(|v| v.try_clone().ok())
+                        .and_then(|v| Vec::<String>::try_from(v).ok())
+                    {
+                        heard.push((member, moves, 0));
+                    }
+                }
+                "MoveMade" => {
+                    let (ply, san, _, _) = body.deserialize::<(u32, String, String, String)>().unwrap();
+                    heard.push((member, vec![san], ply));
+                }
+                "MoveAmended" => {
+                    let (ply, _, san, _, _) = body
+                        .deserialize::<(u32, String, String, String, String)>()
+                        .unwrap();
+                    heard.push((member, vec![san], ply));
+                }
+                _ => {}
+            }
+        }
+        daemon.shutdown().within(30, "the daemon to stop").await;
+        let shown = heard
+            .iter()
+            .rev()
+            .find(|(m, _, _)| m == "PropertiesChanged")
+            .map_or(Vec::new(), |(_, moves, _)| moves.clone());
+        for (p, san) in shown.iter().enumerate() {
+            if before.get(p) != Some(san) {
+                assert!(
+                    heard.iter().any(|(m, what, ply)| m != "PropertiesChanged"
+                        && *ply as usize == p + 1
+                        && what.first() == Some(san)),
+                    "journal {k} ({}): ply {} ({san}) shown, never said: {heard:?}",
+                    body.lines().last().unwrap_or_default(),
+                    p + 1
+                );
+            }
+        }
+        before = shown;
+        for (i, (member, what, ply)) in heard.iter().enumerate() {
+            if member == "PropertiesChanged" {
+                continue;
+            }
+            signalled += 1;
+            let shown_before = heard[..i].iter().any(|(m, moves, _)| {
+                m == "PropertiesChanged" && moves.get(*ply as usize - 1) == what.first()
+            });
+            assert!(
+                !shown_before,
+                "journal {k} ({}): {member} of ply {ply} ({}) came after the properties showed it: {heard:?}",
+                body.lines().last().unwrap_or_default(),
+                what[0]
+            );
+        }
+    }
+    // The class is not empty: resuming decided moves (and the amendment).
+    assert!(
+        signalled >= 4,
+        "only {signalled} signals heard across the restarts"
+    );
+}

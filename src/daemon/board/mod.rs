@@ -169,6 +169,7 @@ impl BoardTask {
             offset_us,
             resumed,
             seed,
+            unsaid,
         } = resume::open(&setup, window)?;
         if let Some(seed) = seed {
             tracing::info!(
@@ -195,7 +196,7 @@ impl BoardTask {
             outgoing,
             roster: resumed.roster,
             clock: clock::ClockLink::default(),
-            own_events: Vec::new(),
+            own_events: unsaid,
             asked: line::Asked::default(),
             fault: String::new(),
             seen: Vec::new(),

@@ -28,6 +28,13 @@ pub(super) struct Opened {
     pub resumed: Resumed,
     /// The delayed view rebuilt from the journal (`rebuild`), when asked for.
     pub seed: Option<crate::api::delay::Seed>,
+    /// What the journal's last turn decided (its records at the last time): on
+    /// disk before it was published, so perhaps never published (a SIGKILL
+    /// between the two). The new process publishes it first, as the old one
+    /// would have: a subscriber hears of an amendment or a take-back the
+    /// record now shows, never sees it happen without a word (at worst, hears
+    /// it twice).
+    pub unsaid: Vec<crate::rules::Event>,
 }
 
 /// Opens `setup.recording` for the board's task: resumes the board's session
@@ -57,6 +64,7 @@ pub(super) fn open(setup: &BoardSetup, window: Option<std::time::Duration>) -> R
             offset_us: 0,
             resumed,
             seed: None,
+            unsaid: Vec::new(),
         });
     }
     let log = read_journal(path).map_err(|e| BoardError::Journal(format!("cannot resume: {e}")))?;
@@ -87,6 +95,8 @@ pub(super) fn open(setup: &BoardSetup, window: Option<std::time::Duration>) -> R
     let mut rebuild =
         window.map(|w| super::rebuild::Rebuilder::new(&setup.id, w, started.unwrap_or(0) * 1000));
     let mut last = LogTime::default();
+    let final_turn = log.records.last().map(|r| r.time);
+    let mut unsaid = Vec::new();
     for (i, record) in log.records.iter().enumerate() {
         last = record.time;
         if let Some(r) = &mut rebuild {
@@ -101,9 +111,14 @@ pub(super) fn open(setup: &BoardSetup, window: Option<std::time::Duration>) -> R
             resumed.step(&step.what, core, setup);
             fault::on_resume(&setup.id);
         });
-        // The history as it was made live: from the events, as they come.
+        // The history as it was made live: from the events, as they come; the
+        // last turn's, from the new process's first publication.
         let events = session.take_events();
-        resumed.history.observe(&events, session.core().game());
+        if Some(record.time) == final_turn {
+            unsaid.extend(events.iter().cloned());
+        } else {
+            resumed.history.observe(&events, session.core().game());
+        }
         if let Some(r) = &mut rebuild {
             r.after(record.time.micros(), events, &session, &resumed, setup);
         }
@@ -156,6 +171,7 @@ pub(super) fn open(setup: &BoardSetup, window: Option<std::time::Duration>) -> R
         offset_us,
         resumed,
         seed,
+        unsaid,
     })
 }
 

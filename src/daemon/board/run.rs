@@ -13,7 +13,16 @@ impl BoardTask {
     /// Runs until `stop` turns true or every sender is gone; then flushes.
     /// A panic in it leaves `input` to `supervise`, which starts the board again.
     pub async fn run(mut self, input: &mut mpsc::Receiver<Input>, mut stop: watch::Receiver<bool>) {
-        self.publish(Vec::new()).await;
+        // The first publication: what the journal's last turn decided (perhaps
+        // never published: `resume::Opened::unsaid`), then what resuming
+        // decided as the daemon came back (a move whose release threshold
+        // passed only then, an amendment the journal's last dump asked), go
+        // out as any change does, their signals before the properties that
+        // show them (the event campaign's seed 956: a resumed `Moves` showed
+        // 13. Nd5 before `MoveAmended` said 13. b3 was amended).
+        let mut events = std::mem::take(&mut self.own_events);
+        events.append(&mut self.session.take_events());
+        self.publish(events).await;
         let mut immediate = 0u32;
         // An arbiter's call is answered once its change is on disk and published.
         let mut answer = None;
