@@ -38,8 +38,20 @@ pub const FAULT_VAR: &str = "EBOARD_BRIDGE_FAULT";
 /// - `alarm-end`: an alarm standing when its game ends (the arbiter's result
 ///   over an illegal position) is dropped without a word: the `resolved` the
 ///   game's end brings is not published live (every door), though the
-///   journal, and so `replay`, still has it.
-pub const BREAKS: [&str; 5] = ["resolved", "withdraw", "players", "door", "alarm-end"];
+///   journal, and so `replay`, still has it;
+/// - `flag`: no `flag` event is published live (every door);
+/// - `flag-ends`: a flag ends the game (loss on time, Art. 6.9), as if the
+///   configuration asked it (`[rules] flag = "end"`): a flag judged, not
+///   reported.
+pub const BREAKS: [&str; 7] = [
+    "resolved",
+    "withdraw",
+    "players",
+    "door",
+    "alarm-end",
+    "flag",
+    "flag-ends",
+];
 
 #[cfg(debug_assertions)]
 mod hook {

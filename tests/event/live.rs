@@ -48,6 +48,9 @@ pub enum Heard {
     /// The round named the players of the board's game or next games (a swap
     /// asked, a pairings file read again, a round started).
     Named,
+    /// The round set both clocks to seconds (`ctl set-clock`, accepted) on a
+    /// game under way: flags must follow.
+    ClockSet,
 }
 
 /// How long (real ms) after a start or a cut the daemon may still be finding
@@ -188,6 +191,10 @@ impl Listener {
                             into.push(since, board, Heard::Alarm(kind, count));
                         }
                         Heard::Signal(member, 0)
+                    }
+                    "Flag" => {
+                        let ply = body.deserialize::<(String, u32, bool)>().map(|b| b.1);
+                        Heard::Signal(member, ply.unwrap_or(0))
                     }
                     "GameStarted" | "Resolved" | "GameEnded" => Heard::Signal(member, 0),
                     _ => continue,
@@ -448,6 +455,93 @@ pub fn judge_alarms(heard: &[(u64, Heard)], replayed: &BTreeSet<String>, replaye
     failures
 }
 
+/// How long (real ms) after a clock was published at 0 the flag must be
+/// reported: the daemon reports it with the clock report that shows it, or at
+/// its own model's next tick; with room to spare.
+pub const FLAG_WITHIN_MS: u64 = 5_000;
+
+/// Each time the round set both clocks to seconds on a game under way
+/// (`ClockSet`) and a clock was then published at 0 (with an increment a quick
+/// mover may keep its clock alive: no flag is owed then), a flag is reported
+/// (`Flag`) by [`FLAG_WITHIN_MS`] after it, plus the time the daemon was down
+/// or its line cut meanwhile and read again -- unless the game ended or a new
+/// one began first. And no flag ends the game: nothing ends it between a flag
+/// and the next move (the campaign's daemon reports flags, it does not judge
+/// them).
+pub fn judge_flags(heard: &[(u64, Heard)]) -> Vec<String> {
+    let mut failures = Vec::new();
+    for (k, (set_at, h)) in heard.iter().enumerate() {
+        if !matches!(h, Heard::ClockSet) {
+            continue;
+        }
+        let mut until: Option<u64> = None;
+        let mut zero_at = 0;
+        let mut flagged = false;
+        let mut over = false;
+        for (t, h) in &heard[k + 1..] {
+            if until.is_some_and(|u| *t > u) {
+                break;
+            }
+            match h {
+                Heard::Signal(m, _) if m == "Flag" => {
+                    flagged = true;
+                    break;
+                }
+                Heard::ClockSet => break,
+                Heard::Signal(m, _) if (m == "GameEnded" || m == "GameStarted") && until.is_none() => {
+                    over = true;
+                    break;
+                }
+                Heard::Decided(_) if until.is_none() => {
+                    over = true;
+                    break;
+                }
+                Heard::Clock(w, b) if until.is_none() && (*w == Some(0) || *b == Some(0)) => {
+                    zero_at = *t;
+                    until = Some(t + FLAG_WITHIN_MS);
+                }
+                Heard::Stopped => until = until.map(|u| u + 2 * FLAG_WITHIN_MS),
+                Heard::Started { .. } => until = until.map(|u| u.max(t + READ_AGAIN_MS + FLAG_WITHIN_MS)),
+                Heard::Cut(ms) => until = until.map(|u| u.max(t + ms + READ_AGAIN_MS + FLAG_WITHIN_MS)),
+                _ => {}
+            }
+        }
+        let Some(until) = until else { continue };
+        // Not judged when the round's timeline ended first.
+        let watched = heard.last().is_some_and(|(t, _)| *t > until);
+        if !flagged && !over && watched {
+            failures.push(format!(
+                "at {:.1} s both clocks were set to seconds on a game under way; a clock was published at 0 at {:.1} s, and no flag was reported by {:.1} s",
+                *set_at as f64 / 1000.0,
+                zero_at as f64 / 1000.0,
+                until as f64 / 1000.0
+            ));
+        }
+    }
+    // A flag reported, then the game ended by the daemon with no move, no
+    // decision and no result by kings between: a flag judged, not reported.
+    let mut flag_at: Option<u64> = None;
+    for (t, h) in heard {
+        match h {
+            Heard::Signal(m, _) if m == "Flag" => flag_at = Some(*t),
+            Heard::Signal(m, _) if m == "MoveMade" => flag_at = None,
+            Heard::Decided(_) | Heard::Stopped => flag_at = None,
+            Heard::Signal(m, _) if m == "GameEnded" => {
+                if let Some(f) = flag_at.filter(|f| t.saturating_sub(*f) < SAME_PUBLICATION_MS) {
+                    failures.push(format!(
+                        "at {:.1} s the game ended {} ms after a flag with no move between: a flag is reported, not judged",
+                        *t as f64 / 1000.0,
+                        t - f
+                    ));
+                }
+                flag_at = None;
+            }
+            _ => {}
+        }
+    }
+    failures
+}
+
 /// The clocks (white's, black's ms) as published last when the game ended
 /// (its first `GameEnded`), if it ended and the process that ended it
 /// published them.
@@ -536,6 +630,71 @@ mod tests {
             (5_100, Heard::Started { irregular: false }),
             (5_200, moves(&["e4", "c5", "Nf3"])),
         ]
+    }
+
+    /// Clocks set to seconds and one published at 0: a flag reported in time
+    /// passes; none, or one that ends the game at once, fails; a clock never
+    /// at 0 (increments kept it alive), a game that ended first, or a
+    /// timeline that ended first is not judged; a restart meanwhile gives the
+    /// new process its time to read the clock again.
+    #[test]
+    fn a_clock_at_zero_must_bring_a_flag_reported_not_judged() {
+        let zero = |t| (t, Heard::Clock(Some(0), None));
+        let mut h = vec![
+            (1_000, Heard::ClockSet),
+            (2_000, signal("Flag", 12)),
+            zero(2_000),
+            (30_000, signal("MoveMade", 13)),
+        ];
+        assert!(judge_flags(&h).is_empty(), "{:?}", judge_flags(&h));
+        h.remove(1);
+        let f = judge_flags(&h);
+        assert!(
+            f.len() == 1 && f[0].contains("published at 0 at 2.0 s, and no flag was reported by 7.0 s"),
+            "{f:?}"
+        );
+        // The game ended first: not judged.
+        h.insert(1, (1_500, signal("GameEnded", 0)));
+        assert!(judge_flags(&h).is_empty());
+        // No clock at 0: not judged.
+        let h = vec![
+            (1_000, Heard::ClockSet),
+            (2_000, Heard::Clock(Some(30_000), None)),
+            (30_000, signal("MoveMade", 13)),
+        ];
+        assert!(judge_flags(&h).is_empty());
+        // A restart: more time, and the flag after it passes.
+        let h = vec![
+            (1_000, Heard::ClockSet),
+            zero(2_000),
+            (2_500, Heard::Stopped),
+            (2_800, Heard::Started { irregular: false }),
+            (12_000, signal("Flag", 12)),
+            (40_000, signal("MoveMade", 13)),
+        ];
+        assert!(judge_flags(&h).is_empty(), "{:?}", judge_flags(&h));
+        // The timeline ended before the watch did: not judged.
+        assert!(
+            judge_flags(&[
+                (1_000, Heard::ClockSet),
+                zero(2_000),
+                (5_000, signal("MoveMade", 13))
+            ])
+            .is_empty()
+        );
+        // A flag that ends the game in its own publication: judged, not reported.
+        let h = vec![
+            (1_000, Heard::ClockSet),
+            (2_000, signal("Flag", 12)),
+            (2_000, signal("GameEnded", 0)),
+            zero(2_000),
+            (30_000, signal("MoveMade", 13)),
+        ];
+        let f = judge_flags(&h);
+        assert!(
+            f.len() == 1 && f[0].contains("a flag is reported, not judged"),
+            "{f:?}"
+        );
     }
 
     #[test]

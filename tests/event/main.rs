@@ -115,6 +115,12 @@ pub enum Action {
     /// the clock shows the minute, then the time before (issue 57: undo in
     /// report mode gave no time back).
     AddTimeUndone { board: usize },
+    /// `ctl set-clock N 0:00:05 0:00:05` on a game under way: the side to
+    /// move's flag falls within 1.25 s (the campaign's clock runs 4x) unless
+    /// a move and its increment come first, and once a clock shows 0 the
+    /// daemon must report the flag (`Flag`) without ending the game (Art.
+    /// 6.8: a flag is the arbiter's to call; ending games on it is opt-in).
+    Flag { board: usize },
 }
 
 impl Action {
@@ -130,6 +136,7 @@ impl Action {
             Action::AddTimeUndone { board } => format!("add-time-undone {board}"),
             Action::Ratings { board } => format!("ratings {board}"),
             Action::Unconfirmed { board, door } => format!("unconfirmed {board} {door}"),
+            Action::Flag { board } => format!("flag {board}"),
         }
     }
 
@@ -163,6 +170,9 @@ impl Action {
             "unconfirmed" => Action::Unconfirmed {
                 board: n(1)? as usize,
                 door: n(2)?.min(4) as u8,
+            },
+            "flag" => Action::Flag {
+                board: n(1)? as usize,
             },
             _ => return None,
         })
@@ -293,6 +303,16 @@ impl Plan {
                 },
             ));
         }
+        // Drawn from a generator of its own, so that every other action of a
+        // seed stands where it stood before flags were composed.
+        let mut flags = Seeded::new(seed ^ 0xf1a9_f1a9);
+        let t = flags.range(4000, (real_ms * 2 / 3).max(4001));
+        actions.push((
+            t,
+            Action::Flag {
+                board: flags.range(0, boards as u64 - 1) as usize,
+            },
+        ));
         actions.sort_by_key(|(t, _)| *t);
         // A cut of a line still coming back from the one before joins it into
         // one gap: at blitz pace longer than a gap may bridge, a lost track

@@ -752,6 +752,25 @@ impl Hall {
                     self.listener.mark(*board, Heard::Decided("NewGame".into()));
                 }
             }
+            Action::Flag { board } => {
+                let n = board + 1;
+                // A game of this round under way, with moves: its flags are
+                // the ones to report.
+                let this_round = r.number.to_string();
+                if plies(&address, n).await.unwrap_or(0) < 2
+                    || property(&address, n, "Status").await.as_deref() != Some("playing")
+                    || property(&address, n, "Round")
+                        .await
+                        .is_none_or(|round| round.split('.').next() != Some(this_round.as_str()))
+                {
+                    return;
+                }
+                let ok = ctl(&address, &["set-clock", &n.to_string(), "0:00:05", "0:00:05"]).await;
+                r.accept(*board, "SetClock", ok);
+                if ok {
+                    self.listener.mark(*board, Heard::ClockSet);
+                }
+            }
             Action::AddTimeUndone { board } => {
                 let n = board + 1;
                 let Some(ply) = plies(&address, n).await else {
@@ -1367,6 +1386,11 @@ pub async fn play(plan: &Plan) -> Outcome {
             .collect::<Vec<_>>()
             .join(", then ");
         for f in live::judge_alarms(&of, &kinds, most) {
+            outcome
+                .failures
+                .push(format!("seed {} ({name}): board {} live: {f}", plan.seed, i + 1));
+        }
+        for f in live::judge_flags(&of) {
             outcome
                 .failures
                 .push(format!("seed {} ({name}): board {} live: {f}", plan.seed, i + 1));

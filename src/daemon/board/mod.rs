@@ -144,7 +144,11 @@ impl BoardSetup {
     /// The settings that judge the board's recording: the rules core's
     /// configuration and the clock side fixed as white's.
     pub fn settings(&self) -> Settings {
-        Settings::new(self.rules, self.white_side)
+        let mut rules = self.rules;
+        if crate::daemon::fault::broken("flag-ends") {
+            rules.flag = crate::rules::FlagPolicy::End;
+        }
+        Settings::new(rules, self.white_side)
     }
 }
 

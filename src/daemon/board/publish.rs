@@ -64,6 +64,9 @@ impl BoardTask {
                 !(ended && matches!(e.kind, EventKind::Resolved { .. }))
             });
         }
+        if crate::daemon::fault::broken("flag") {
+            events.retain(|e| !matches!(e.kind, EventKind::Flag { .. }));
+        }
         self.outlets.publisher.signal(&events).await;
         if self.history.observe(&events, self.session.core().game()) {
             self.outlets.publisher.history(self.history.entries());

@@ -28,12 +28,15 @@ pub(super) struct Opened {
     pub resumed: Resumed,
     /// The delayed view rebuilt from the journal (`rebuild`), when asked for.
     pub seed: Option<crate::api::delay::Seed>,
-    /// What the journal's last turn decided (its records at the last time): on
-    /// disk before it was published, so perhaps never published (a SIGKILL
-    /// between the two). The new process publishes it first, as the old one
-    /// would have: a subscriber hears of an amendment or a take-back the
-    /// record now shows, never sees it happen without a word (at worst, hears
-    /// it twice).
+    /// The record's words of the journal's last turn (its records at the last
+    /// time): its moves, amendments and take-backs, on disk before they were
+    /// published, so perhaps never published (a SIGKILL between the two). The
+    /// new process says them first: a subscriber hears of an amendment or a
+    /// take-back the record now shows, never sees it happen without a word (at
+    /// worst, hears it twice; a word of a ply is the same said again). Nothing
+    /// else is said again: an arbiter's decision or a clock report published
+    /// twice would be a second decision in the history and stale clocks in
+    /// the tags (seeds 1017 and 1048).
     pub unsaid: Vec<crate::rules::Event>,
 }
 
@@ -114,10 +117,9 @@ pub(super) fn open(setup: &BoardSetup, window: Option<std::time::Duration>) -> R
         // The history as it was made live: from the events, as they come; the
         // last turn's, from the new process's first publication.
         let events = session.take_events();
+        resumed.history.observe(&events, session.core().game());
         if Some(record.time) == final_turn {
-            unsaid.extend(events.iter().cloned());
-        } else {
-            resumed.history.observe(&events, session.core().game());
+            unsaid.extend(events.iter().filter(|e| record_word(&e.kind)).cloned());
         }
         if let Some(r) = &mut rebuild {
             r.after(record.time.micros(), events, &session, &resumed, setup);
@@ -173,6 +175,20 @@ pub(super) fn open(setup: &BoardSetup, window: Option<std::time::Duration>) -> R
         seed,
         unsaid,
     })
+}
+
+/// Whether an event is a word of the game's record (a move, its completion,
+/// an amendment, a take-back): one a subscriber may hear twice and be none
+/// the worse.
+fn record_word(kind: &crate::rules::EventKind) -> bool {
+    use crate::rules::EventKind;
+    matches!(
+        kind,
+        EventKind::Move { .. }
+            | EventKind::MoveAmended { .. }
+            | EventKind::MoveCompleted { .. }
+            | EventKind::Takeback { .. }
+    )
 }
 
 /// Reads a board's recording to resume from it. A last line without its line end
