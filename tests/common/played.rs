@@ -311,11 +311,13 @@ pub fn all_games() -> Vec<(String, Chess, Vec<Move>)> {
 
 #[cfg(test)]
 mod tests {
-    use super::pair;
+    /// (touch, time) pairs: a touch is the same when its name is, within 10 s.
+    type Timed = (&'static str, u64);
 
-    /// (touch, time) pairs: a touch is the same when its name is.
-    fn near(s: &(&str, u64), g: &(&str, u64)) -> Option<u64> {
-        (s.0 == g.0 && s.1.abs_diff(g.1) < 10_000).then(|| s.1.abs_diff(g.1))
+    fn paired(sent: &[Timed], got: &[Timed]) -> Vec<usize> {
+        super::pair(sent, got, |s: &Timed, g: &Timed| {
+            (s.0 == g.0 && s.1.abs_diff(g.1) < 10_000).then(|| s.1.abs_diff(g.1))
+        })
     }
 
     /// A move's placement on f3 lost in a cut, then a slip's lift and
@@ -329,20 +331,17 @@ mod tests {
             ("up f3", 2_000),
             ("on f3", 5_000),
         ];
-        let got = [("up g4", 1_000), ("on f3", 5_010)];
-        assert_eq!(pair(&sent, &got, near), vec![0, 3]);
+        assert_eq!(paired(&sent, &[("up g4", 1_000), ("on f3", 5_010)]), vec![0, 3]);
         // Read at the move's time, it is the move's.
-        let got = [("up g4", 1_000), ("on f3", 1_210)];
-        assert_eq!(pair(&sent, &got, near), vec![0, 1]);
+        assert_eq!(paired(&sent, &[("up g4", 1_000), ("on f3", 1_210)]), vec![0, 1]);
     }
 
     /// More pairs win over nearer ones: the longest common subsequence first.
     #[test]
     fn more_pairs_come_before_nearer_ones() {
         let sent = [("a", 0), ("b", 100), ("a", 9_000)];
-        let got = [("a", 8_000), ("b", 8_100)];
         // Pairing the nearer "a" (9,000) would leave "b" unpaired.
-        assert_eq!(pair(&sent, &got, near), vec![0, 1]);
-        assert!(pair(&sent, &[("c", 0)], near).is_empty());
+        assert_eq!(paired(&sent, &[("a", 8_000), ("b", 8_100)]), vec![0, 1]);
+        assert!(paired(&sent, &[("c", 0)]).is_empty());
     }
 }
