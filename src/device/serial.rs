@@ -9,17 +9,31 @@ use tokio_serial::{DataBits, FlowControl, Parity, SerialPortBuilderExt, SerialSt
 use crate::protocol::{BAUD_RATE, ClockCommand, HostCommand};
 
 /// Opens a board: 9600 8N1, no flow control, DTR raised (where the line has one: a
-/// pseudo-terminal does not, and that is fine).
+/// pseudo-terminal does not, and that is fine). What the line held from before
+/// it was opened is discarded: bytes the board sent while nobody read it (the
+/// daemon down, or the line between its reopens) are stale, and a stale clock
+/// report read as the first after a gap says the wrong side is to move (the
+/// event campaign's seed 1166: White's clock running, read from the buffer
+/// after a restart, made 9. Bd2 and 9... Bb4 the plies found instead of 8...
+/// Bb4+ 9. Bd2). The start-up commands' dump says what the board shows now.
 pub fn open(path: &Path) -> std::io::Result<SerialStream> {
+    use tokio_serial::SerialPort;
     let name = path.to_string_lossy();
-    tokio_serial::new(name.as_ref(), BAUD_RATE)
+    let line = tokio_serial::new(name.as_ref(), BAUD_RATE)
         .data_bits(DataBits::Eight)
         .parity(Parity::None)
         .stop_bits(StopBits::One)
         .flow_control(FlowControl::None)
         .dtr_on_open(true)
         .open_native_async()
-        .map_err(|e| std::io::Error::other(format!("{}: {e}", path.display())))
+        .map_err(|e| std::io::Error::other(format!("{}: {e}", path.display())))?;
+    if let Err(e) = line.clear(tokio_serial::ClearBuffer::Input) {
+        tracing::warn!(
+            "{}: cannot discard what the line held before it was opened ({e}); the dump after it decides",
+            path.display()
+        );
+    }
+    Ok(line)
 }
 
 /// The first commands after opening: updates "nice", the version, then the board,

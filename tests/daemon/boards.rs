@@ -436,3 +436,63 @@ async fn a_second_daemon_on_the_same_bus_is_refused_the_name() {
     }
     first.shutdown().within(30, "the daemon to stop").await;
 }
+
+/// What a line held before the daemon opened it (the board's bytes while
+/// nobody read it: the daemon down, the line between its reopens) is stale and
+/// is discarded at every opening: a field update and a clock report left on
+/// the line are neither journaled nor judged (the event campaign's seed 1166:
+/// a stale clock report, read as the first after a restart, said the wrong
+/// side was to move and two plies were found in the wrong order). Each
+/// opening of the line: the first, and again after the line went away.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_the_line_held_before_it_was_opened_is_discarded() {
+    use tokio::io::AsyncWriteExt;
+    use tokio_serial::SerialPort;
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("board0");
+    let journal = dir.path().join("state/recordings/board0.esl");
+    // Stale: e2 emptied, and a clock report (White's running).
+    let stale: [u8; 15] = [
+        0x8e, 0x00, 0x05, 0x34, 0x00, 0x8d, 0x00, 0x0a, 0x01, 0x29, 0x27, 0x01, 0x29, 0x47, 0x09,
+    ];
+    let mut daemon = None;
+    for opening in 0..2 {
+        // A line (pseudo-terminal) whose board side is held open, as a board
+        // keeps sending: what it writes waits in the line until it is read.
+        let (mut master, slave) = tokio_serial::SerialStream::pair().unwrap();
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(slave.name().unwrap(), &link).unwrap();
+        master.write_all(&stale).await.unwrap();
+        master.flush().await.unwrap();
+        if daemon.is_none() {
+            daemon = Some(
+                Daemon::start(vec![link.clone()], config(dir.path()), BusChoice::None)
+                    .within(30, "the daemon to start")
+                    .await
+                    .unwrap(),
+            );
+        }
+        let snap = daemon.as_ref().unwrap().boards()[0].2.clone();
+        wait_for("the board connected", 10, || snap.borrow().connected).await;
+        // Its start-up commands reached the board: the line was read from then.
+        let mut asked = [0u8; 64];
+        let n = tokio::io::AsyncReadExt::read(&mut master, &mut asked)
+            .within(5, "the daemon's start-up commands")
+            .await
+            .unwrap();
+        assert!(n > 0);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let text = std::fs::read_to_string(&journal).unwrap();
+        let after = text.rsplit("gap connected").next().unwrap_or_default();
+        assert!(
+            !after.lines().any(|l| l.contains(" rx ")),
+            "opening {opening}: bytes the line held before it was opened were read:\n{after}"
+        );
+        // The line goes away (the board unplugged) for the next opening.
+        drop(master);
+        drop(slave);
+        let _ = std::fs::remove_file(&link);
+        wait_for("the board away", 10, || !snap.borrow().connected).await;
+    }
+    daemon.unwrap().shutdown().within(30, "the daemon to stop").await;
+}

@@ -897,7 +897,11 @@ impl Hall {
     /// Once every game of round `r` is played out: the arbiter's result on
     /// every game without a forced end (first over a piece held where no move goes, while
     /// the board shows it irregular: an alarm standing at the game's end).
-    async fn decide(&mut self, r: &mut RoundPlay) {
+    /// Then, on one board by the seed whose result the arbiter gave, the
+    /// result taken back as given by mistake: the game reinstated at its last
+    /// ply (`ctl reinstate N PLY --force`: the finished game open again, its
+    /// moves kept), and the result given again.
+    async fn decide(&mut self, r: &mut RoundPlay, seed: u64) {
         let address = self.address.clone();
         let real = |us: u64| Duration::from_secs_f64(us as f64 / 1e6 / SPEED);
         // A result the hands gave by kings stands as the board's own.
@@ -953,6 +957,7 @@ impl Hall {
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
         }
+        let mut given = Vec::new();
         for i in 0..r.games.len() {
             if r.results[i] != "*" || r.games[i].held_at_end.is_some() {
                 continue;
@@ -961,6 +966,35 @@ impl Hall {
             r.accept(i, "SetResult", ok);
             if ok {
                 r.results[i] = "1/2-1/2".into();
+                given.push(i);
+            }
+        }
+        if let Some(&i) = given.get((seed as usize + r.number as usize) % given.len().max(1)) {
+            let n = (i + 1).to_string();
+            let ply = r.games[i].moves.len().to_string();
+            let ok = ctl(&address, &["reinstate", &n, &ply, "--force"]).await;
+            r.accept(i, "Reinstate", ok);
+            println!(
+                "board {n}: the result given by mistake: the game reinstated at ply {ply} (accepted: {ok}), the result given again"
+            );
+            if ok {
+                self.listener.mark(i, Heard::Decided("Reinstate".into()));
+                r.results[i] = "*".into();
+                // A game under way shows no result (`""`).
+                if property(&address, i + 1, "Result")
+                    .await
+                    .is_none_or(|result| !result.is_empty() && result != "*")
+                {
+                    self.failures.push(format!(
+                        "board {n}: reinstated at its last ply, its game still shows a result (`Result` {:?})",
+                        property(&address, i + 1, "Result").await
+                    ));
+                }
+                let again = ctl(&address, &["result", &n, "1/2"]).await;
+                r.accept(i, "SetResult", again);
+                if again {
+                    r.results[i] = "1/2-1/2".into();
+                }
             }
         }
         // The boards' logs played to their end (a piece held at the end put back).
@@ -1174,7 +1208,7 @@ pub async fn play(plan: &Plan) -> Outcome {
         tokio::time::sleep_until(one.started + Duration::from_millis(*at)).await;
         hall.act(&mut one, plan.seed, action).await;
     }
-    hall.decide(&mut one).await;
+    hall.decide(&mut one, plan.seed).await;
     // Between the rounds (or after the only one): a restart, SIGKILL or
     // SIGTERM by the seed; round 2 started by `ctl round` before it or after
     // it, by the seed; then everything round 1 decided is still there.
@@ -1224,7 +1258,7 @@ pub async fn play(plan: &Plan) -> Outcome {
             tokio::time::sleep_until(from + Duration::from_millis(*at)).await;
             hall.act(two, plan.seed, action).await;
         }
-        hall.decide(two).await;
+        hall.decide(two, plan.seed).await;
         hall.stop(true).await;
         hall.start().await;
         hall.read_back(two).await;
