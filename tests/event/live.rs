@@ -51,6 +51,11 @@ pub enum Heard {
     /// The round set both clocks to seconds (`ctl set-clock`, accepted) on a
     /// game under way: flags must follow.
     ClockSet,
+    /// The round is about to change a clock (`ctl add-time`, then `ctl
+    /// undo`): a flag not yet fallen may never fall (seed 1119: Black's
+    /// display at 0:00:00 with 0.2 s of the clock's time left, then the
+    /// undo's set-and-run put it at 0:00:00 stopped).
+    ClockChanged,
 }
 
 /// How long (real ms) after a start or a cut the daemon may still be finding
@@ -464,8 +469,9 @@ pub const FLAG_WITHIN_MS: u64 = 5_000;
 /// (`ClockSet`) and a clock was then published at 0 (with an increment a quick
 /// mover may keep its clock alive: no flag is owed then), a flag is reported
 /// (`Flag`) by [`FLAG_WITHIN_MS`] after it, plus the time the daemon was down
-/// or its line cut meanwhile and read again -- unless the game ended or a new
-/// one began first. And no flag ends the game: nothing ends it between a flag
+/// or its line cut meanwhile and read again -- unless the game ended, a new
+/// one began or the round changed a clock first (a display at 0:00:00 still
+/// has up to a second of the clock's time: the flag falls then). And no flag ends the game: nothing ends it between a flag
 /// and the next move (the campaign's daemon reports flags, it does not judge
 /// them).
 pub fn judge_flags(heard: &[(u64, Heard)]) -> Vec<String> {
@@ -492,7 +498,7 @@ pub fn judge_flags(heard: &[(u64, Heard)]) -> Vec<String> {
                     over = true;
                     break;
                 }
-                Heard::Decided(_) if until.is_none() => {
+                Heard::Decided(_) | Heard::ClockChanged => {
                     over = true;
                     break;
                 }
@@ -655,6 +661,14 @@ mod tests {
         );
         // The game ended first: not judged.
         h.insert(1, (1_500, signal("GameEnded", 0)));
+        assert!(judge_flags(&h).is_empty());
+        // The round changed a clock before the flag fell: not judged.
+        let h = vec![
+            (1_000, Heard::ClockSet),
+            zero(2_000),
+            (2_200, Heard::ClockChanged),
+            (30_000, signal("MoveMade", 13)),
+        ];
         assert!(judge_flags(&h).is_empty());
         // No clock at 0: not judged.
         let h = vec![

@@ -786,6 +786,7 @@ impl Hall {
                 let Some(before) = ms(property(&address, n, prop).await) else {
                     return;
                 };
+                self.listener.mark(*board, Heard::ClockChanged);
                 if !ctl(&address, &["add-time", &n.to_string(), side, "+1m"]).await {
                     return;
                 }
