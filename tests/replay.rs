@@ -868,3 +868,96 @@ fn seed_744_a_capture_under_way_at_a_dump_invents_no_trip() {
     let invented = invented_in_game(&events, 2, &truth, true);
     assert!(invented.is_empty(), "inferred, never played: {invented:?}");
 }
+
+/// The event campaign's seed 1143, its board's journal
+/// (`tests/fixtures/campaign/seed1143_kings_after_gap.esl`): 19. Nxh3 Qf3+
+/// played while the daemon was down (a start killed as it came up), then the
+/// kings set on the centre (the result by kings). The dump after the restart
+/// showed all of it; the result was taken and the two plies lost. They are
+/// found now (inferred), before the result.
+#[test]
+fn seed_1143_plies_before_a_result_by_kings_across_a_gap_are_found() {
+    let events = campaign_events("seed1143_kings_after_gap.esl");
+    let game = game_events(&events, 1);
+    let tail: Vec<(String, bool)> = game
+        .iter()
+        .filter(|e| e["type"] == "move")
+        .map(|e| {
+            (
+                e["san"].as_str().unwrap_or_default().to_string(),
+                e["inferred"] == true,
+            )
+        })
+        .skip(34)
+        .collect();
+    let want = [("Kd1", false), ("f2", false), ("Nxh3", true), ("Qf3+", true)];
+    assert_eq!(
+        tail,
+        want.iter().map(|(s, i)| (s.to_string(), *i)).collect::<Vec<_>>(),
+        "the game's last plies"
+    );
+    let end = game
+        .iter()
+        .find(|e| e["type"] == "game_end")
+        .expect("the game ends");
+    assert_eq!(
+        (end["result"].as_str(), end["termination"].as_str()),
+        (Some("1/2-1/2"), Some("result_kings"))
+    );
+}
+
+/// Plies played across a gap before the kings were set on the centre, as
+/// the dump after it shows them: found when the board says which (the
+/// fewest, one way only), never guessed when it does not (moves that could
+/// come in another order; a king's own move, where the king stood being
+/// unknown); the result by kings stands either way.
+#[test]
+fn plies_before_a_result_by_kings_are_found_only_when_the_board_says_which() {
+    let opening = "# eboard-sensor-log 1\n0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n\
+        1 lift g1 N\n1.3 place f3 N\n2 lift g8 n\n2.3 place f6 n\n\
+        3 lift b1 N\n3.3 place c3 N\n4 lift b8 n\n4.3 place c6 n\n5 gap line lost\n7 gap connected\n";
+    let cases = [
+        // 3. g3 g6, then the kings on d4 and d5: found.
+        (
+            "r1bq1b1r/pppppp1p/2n2np1/3k4/3K4/2N2NP1/PPPPPP1P/R1BQ1B1R",
+            vec!["g3", "g6"],
+        ),
+        // 3. g3 g6 4. b3, or 3. b3 g6 4. g3: no plies.
+        (
+            "r1bq1b1r/pppppp1p/2n2np1/3k4/3K4/1PN2NP1/P1PPPP1P/R1BQ1B1R",
+            vec![],
+        ),
+        // 3. Rg1 Rg8: a rook each, one way: found.
+        (
+            "r1bq1br1/pppppppp/2n2n2/3k4/3K4/2N2N2/PPPPPPPP/R1BQ1BR1",
+            vec!["Rg1", "Rg8"],
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (k, (board, want)) in cases.iter().enumerate() {
+        let file = dir.path().join(format!("kings-{k}.esl"));
+        std::fs::write(&file, format!("{opening}7.1 board {board}\n10 board {board}\n")).unwrap();
+        let events = common::replayed::replayed_events(&file);
+        let moves: Vec<&str> = events
+            .iter()
+            .filter(|e| e["type"] == "move")
+            .filter_map(|e| e["san"].as_str())
+            .collect();
+        assert_eq!(moves[..4], ["Nf3", "Nf6", "Nc3", "Nc6"], "case {k}");
+        assert_eq!(moves[4..], want[..], "case {k}: the plies found before the kings");
+        assert!(
+            events
+                .iter()
+                .filter(|e| e["type"] == "move")
+                .skip(4)
+                .all(|e| e["inferred"] == true),
+            "case {k}: plies found across a gap are inferred"
+        );
+        let end = events.iter().find(|e| e["type"] == "game_end");
+        assert_eq!(
+            end.and_then(|e| e["termination"].as_str()),
+            Some("result_kings"),
+            "case {k}: {events:?}"
+        );
+    }
+}

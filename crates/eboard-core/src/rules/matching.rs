@@ -373,6 +373,14 @@ impl Core {
                     self.take_back(ply, t);
                 }
             }
+            // Across a gap, the plies played before the kings went to the
+            // centre, when the board says which.
+            if let Some(path) = self.plies_before_kings(&board) {
+                self.commit_inferred(path, t);
+                if self.game.as_ref().is_some_and(Game::is_over) {
+                    return;
+                }
+            }
             self.end_game(t, result, Termination::ResultKings);
             return;
         }

@@ -954,3 +954,82 @@ fn slide_path(
         None => air.map_or(game::Inferred::None, game::Inferred::UnderWay),
     }
 }
+
+/// How many plies at most are looked for before a result by kings found
+/// across a gap.
+const KINGS_PLIES: usize = 3;
+
+/// How many paths of the fewest plies are looked at before they are judged
+/// ambiguous anyway.
+const KINGS_PATHS: usize = 8;
+
+impl Core {
+    /// Across a gap, the plies played before the kings were set on the centre
+    /// (a result by kings): the fewest (at most [`KINGS_PLIES`]) after which
+    /// the board, both kings aside, is what `board` shows (the event
+    /// campaign's seed 1143: 19. Nxh3 Qf3+ played while the daemon was down,
+    /// then the kings set on the centre; the result was taken and the two
+    /// plies lost). Only when every path of that length is the same moves:
+    /// where the kings stood is unknown, so a path with a king's move, or
+    /// moves that could come in another order, is no account of the board
+    /// (nothing is invented; the plies stay missed, and the result stands).
+    pub(in crate::rules) fn plies_before_kings(&self, board: &Board) -> Option<Vec<Move>> {
+        let gap = self.line.resync.as_ref().is_some_and(|r| r.cause == Cause::Gap);
+        let game = self.game.as_ref().filter(|g| gap && !g.is_over())?;
+        let from = game.positions.last()?;
+        let aside = |b: &Board| {
+            let mut b = b.clone();
+            for sq in b.kings() {
+                b.discard_piece_at(sq);
+            }
+            b
+        };
+        let want = aside(board);
+        if aside(from.board()) == want {
+            return None;
+        }
+        for plies in 1..=KINGS_PLIES {
+            let mut found: Vec<Vec<Move>> = Vec::new();
+            let mut path = Vec::new();
+            kings_aside_paths(from, &want, plies, &aside, &mut path, &mut found);
+            if found.is_empty() {
+                continue;
+            }
+            let one = &found[0];
+            let same = found.len() == 1 && !one.iter().any(|m| m.role() == shakmaty::Role::King);
+            return same.then(|| one.clone());
+        }
+        None
+    }
+}
+
+/// Every path of exactly `plies` legal moves from `pos` (at most
+/// [`KINGS_PATHS`]) whose board, both kings aside, is `want`.
+fn kings_aside_paths(
+    pos: &Chess,
+    want: &Board,
+    plies: usize,
+    aside: &dyn Fn(&Board) -> Board,
+    path: &mut Vec<Move>,
+    found: &mut Vec<Vec<Move>>,
+) {
+    if found.len() >= KINGS_PATHS {
+        return;
+    }
+    if plies == 0 {
+        if aside(pos.board()) == *want {
+            found.push(path.clone());
+        }
+        return;
+    }
+    for mv in pos.legal_moves() {
+        let mut next = pos.clone();
+        next.play_unchecked(mv);
+        path.push(mv);
+        kings_aside_paths(&next, want, plies - 1, aside, path, found);
+        path.pop();
+        if found.len() >= KINGS_PATHS {
+            return;
+        }
+    }
+}
