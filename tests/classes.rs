@@ -1590,6 +1590,110 @@ fn castlings_at_dumps() {
     assert!(cases > 0 && failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// `slides_caught_at_dumps`: every move of a rook, bishop or queen going two
+/// squares or more, taking nothing, caught by the dump after a gap of 1 to 3
+/// plies before it while its piece rests on the first square it crosses
+/// (before its mover pressed), then seen going on to its square, the press,
+/// two plies on. The record is the game's moves exactly, `inferred` only on
+/// the plies lost and the slide, no `lost_track`. The event campaign's seed
+/// 1300: the dump after a restart caught Black's rook on e8, on its way from
+/// h8 to d8; the clock (Black's side running) made 16. Qd2 Re8 17. Qd3 of
+/// 16. Qd3 Rd8, a tempo never played.
+#[test]
+fn slides_caught_at_dumps() {
+    use eboard_bridge::log::RecordKind;
+    let (games, every) = if full() { (usize::MAX, 1) } else { (8, 3) };
+    let mut cases = 0;
+    let mut failures = Vec::new();
+    for (g, (name, start, moves)) in common::played::all_games().into_iter().take(games).enumerate() {
+        let played = play_game(&start, &moves, g as u64 + 17);
+        let history = positions(&start, &moves);
+        for c in (1..moves.len()).filter(|&c| (c + g) % every == 0 && c + 3 <= moves.len()) {
+            let Move::Normal {
+                role,
+                from,
+                to,
+                capture: None,
+                promotion: None,
+            } = moves[c]
+            else {
+                continue;
+            };
+            let crossed: Vec<Square> = {
+                let mut between: Vec<Square> = shakmaty::attacks::between(from, to).into_iter().collect();
+                between.sort_by_key(|sq| sq.distance(from));
+                between
+            };
+            let (Some(&first), true) = (
+                crossed.first(),
+                matches!(role, Role::Rook | Role::Bishop | Role::Queen),
+            ) else {
+                continue;
+            };
+            let piece = Piece {
+                color: history[c].turn(),
+                role,
+            };
+            for k in 1..=3.min(c) {
+                if tempo_trip(&history[c - k], &moves[c - k..=c]) {
+                    continue;
+                }
+                // The dump: the board before the slide with its piece on the
+                // first square it crosses.
+                let mut dump = history[c].board().clone();
+                dump.discard_piece_at(from);
+                dump.set_piece_at(first, piece);
+                let then = [
+                    RecordKind::Lift {
+                        square: first,
+                        piece: None,
+                    },
+                    RecordKind::Place { square: to, piece },
+                ];
+                let Some(log) = with_ply_at_dump(&played, c, k, &dump, then) else {
+                    continue;
+                };
+                cases += 1;
+                let Some((published, flags, lost, _)) = replayed_at_dump(&log, &start) else {
+                    failures.push(format!("{name}: slide at ply {}: no game", c + 1));
+                    continue;
+                };
+                let marks_ok = flags
+                    .iter()
+                    .enumerate()
+                    .all(|(i, &f)| !f || (c - k..=c).contains(&i));
+                if lost
+                    || !marks_ok
+                    || !common::played::same_game_modulo_count(&start, &moves, &published, &flags)
+                {
+                    keep_case(
+                        &log,
+                        &start,
+                        format!(
+                            "slide-at-dump-{}-{}-{k}.esl",
+                            name.replace(['/', '#'], "_"),
+                            c + 1
+                        ),
+                    );
+                    let truth = common::sans(&start, &moves);
+                    failures.push(format!(
+                        "{name}: ply {} ({}) caught at the dump on {first}, {k} plies lost before it: published {:?}{}",
+                        c + 1,
+                        truth[c],
+                        &published[(c - k).saturating_sub(1).min(published.len())..published.len().min(c + 3)],
+                        if lost { ", lost_track" } else { "" },
+                    ));
+                }
+            }
+        }
+    }
+    eprintln!(
+        "slides_caught_at_dumps: {cases} cases, {} failures",
+        failures.len()
+    );
+    assert!(cases > 0 && failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// `captures_at_dumps`: every capture of the games (but en passant) caught
 /// halfway by the dump after a gap of 0 to 3 plies before it, the capturer
 /// in the hand (its victim still on its square) or the victim taken off

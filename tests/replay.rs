@@ -961,3 +961,28 @@ fn plies_before_a_result_by_kings_are_found_only_when_the_board_says_which() {
         );
     }
 }
+
+/// The event campaign's seed 1300, board 3's journal
+/// (`tests/fixtures/campaign/seed1300_slide_caught_at_a_dump.esl`): a restart
+/// missed 15... Kxe7 16. Qd3, and the dump after it caught Black's rook on e8,
+/// on its way from h8 to d8, before Black pressed. The clock's side to move
+/// made 16. Qd2 Re8 17. Qd3 of it (a tempo never played); the rook's going on
+/// to d8 says it was a slide: 16... Re8 is recorded and amended to Rd8. No
+/// ply published that the game did not play at its ply, and 16... Rd8 stands.
+#[test]
+fn seed_1300_a_slide_caught_at_a_dump_is_no_tempo_more() {
+    let game = &pgn_games("games/immortal-games.pgn")[12];
+    let truth = common::sans(&game.start, &game.moves);
+    assert_eq!(truth[31], "Rd8", "the game of the journal");
+    let events = campaign_events("seed1300_slide_caught_at_a_dump.esl");
+    let invented: Vec<String> = invented_in_first_game(&events, &truth)
+        .into_iter()
+        // Re8, the slide's square, published and amended to Rd8 at once.
+        .filter(|m| m != "ply 32 Re8")
+        .collect();
+    assert!(invented.is_empty(), "published, never played: {invented:?}");
+    let amended = game_events(&events, 1)
+        .iter()
+        .any(|e| e["type"] == "move_amended" && e["ply"] == 32 && e["san"] == "Rd8");
+    assert!(amended, "16... Re8 amended to Rd8");
+}

@@ -4,7 +4,7 @@
 use super::{Cause, Found, Resync, SHORT_PLIES, Search, Slip, inferred_tail};
 use crate::rules::record::Tentative;
 use crate::rules::{Core, EventKind, Game, IrregularKind, Side, game, side_index};
-use shakmaty::{Board, Chess, Color, Move, Position, Square};
+use shakmaty::{Board, Chess, Color, Move, Position, Role, Square};
 
 /// The most plies an `ambiguous` stretch is looked for in (from the start of
 /// the inferred plies before the new ones).
@@ -301,10 +301,48 @@ impl Core {
         if follows(&end_of(&path)) {
             return path;
         }
+        // The fewest (in any order), their last a slide the dump caught on a
+        // square it crosses: its piece taken up from there again (the slide
+        // going on), or gone on along its line to where the board now shows
+        // it (an amendment of that ply, no ply more). The other parity would
+        // invent a tempo (seed 1300: the rook of 16... Rd8 caught on e8 on
+        // its way from h8 before Black pressed, read as 16. Qd2 Re8 17. Qd3
+        // for 16. Qd3; class `slides_caught_at_dumps`).
+        let slide_goes_on = |plies: &[Move]| {
+            let Some((last, before)) = plies.split_last() else {
+                return false;
+            };
+            let pos = end_of(before);
+            let slider = matches!(last.role(), Role::Rook | Role::Bishop | Role::Queen);
+            let taken_up = slider && {
+                let mut up = end_of(plies).board().clone();
+                up.discard_piece_at(last.to());
+                up == *board
+            };
+            taken_up
+                || last.from().is_some_and(|origin| {
+                    pos.legal_moves().iter().any(|mv| {
+                        mv.from() == Some(origin)
+                            && mv.role() == last.role()
+                            && shakmaty::attacks::between(origin, mv.to()).contains(last.to())
+                            && {
+                                let mut after = pos.clone();
+                                after.play_unchecked(*mv);
+                                after.board() == board
+                            }
+                    })
+                })
+        };
         // Another order of as many plies (the pawn that stepped last, which
         // an en passant capture after it shows), then the other parity.
         let orders = game::orders(from, anchor, path.len(), OPEN_BUDGET, seen);
-        if let Some(order) = orders.into_iter().find(|o| follows(&end_of(o))) {
+        if let Some(order) = orders.iter().find(|o| follows(&end_of(o))) {
+            return order.clone();
+        }
+        if slide_goes_on(&path) {
+            return path;
+        }
+        if let Some(order) = orders.into_iter().find(|o| slide_goes_on(o)) {
             return order;
         }
         match game::other_parity(
