@@ -140,24 +140,33 @@ impl Folder {
         }
     }
 
+    /// The games of round `round`, read from its folder the first time (the
+    /// files written before a restart). A round found with games on disk has
+    /// its `games.pgn` written again once: the daemon may have stopped between
+    /// a game file's write and the round's (seed 1157: SIGKILL 0.1 s after
+    /// the arbiter's result, `game-2.pgn` said 1/2-1/2 and `games.pgn` `*`
+    /// for good, since the restarted board's game, the same text, changed no
+    /// file).
     fn round(&mut self, round: u32) -> &mut BTreeMap<(u32, u32), String> {
-        let out = &self.out;
-        let floors = &mut self.floors;
-        self.games.entry(round).or_insert_with(|| {
+        if !self.games.contains_key(&round) {
             let mut games = BTreeMap::new();
-            let dir = round_dir(out, round);
+            let dir = round_dir(&self.out, round);
             for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
                 let name = entry.file_name().to_string_lossy().to_string();
                 let Some(key) = GameKey::parse(round, &name) else {
                     continue;
                 };
                 if let Ok(text) = std::fs::read_to_string(entry.path()) {
-                    floors.insert(key, count_plies(&text));
+                    self.floors.insert(key, count_plies(&text));
                     games.insert((key.board, key.index), text);
                 }
             }
-            games
-        })
+            if !games.is_empty() {
+                self.stale.insert(round);
+            }
+            self.games.insert(round, games);
+        }
+        self.games.entry(round).or_default()
     }
 
     fn error(&mut self, path: &Path, e: std::io::Error) {

@@ -93,3 +93,41 @@ async fn a_board_never_waits_for_the_writer() {
         assert_eq!(count_plies(&text), 50, "board {board}");
     }
 }
+
+/// A round found on disk at start has its `games.pgn` written again, even when
+/// no game file changes: the daemon may have stopped between a game file's
+/// write and the round's (seed 1157: `game-2.pgn` said 1/2-1/2, `games.pgn`
+/// `*`, and the restarted board's game, the same text, changed nothing).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rounds_file_behind_its_games_is_written_again_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let round = dir.path().join("round-1");
+    std::fs::create_dir_all(&round).unwrap();
+    let ended = "[Round \"1.2\"]\n[Result \"1/2-1/2\"]\n\ne4 e5 1/2-1/2\n\n";
+    std::fs::write(round.join("game-2.pgn"), ended).unwrap();
+    // The round's file as it stood before the result reached it.
+    std::fs::write(
+        round.join("games.pgn"),
+        "[Round \"1.2\"]\n[Result \"*\"]\n\ne4 e5 *\n\n",
+    )
+    .unwrap();
+    let (tx, rx) = mailbox();
+    let writer = tokio::spawn(run(dir.path().to_path_buf(), rx, None));
+    // The restarted board's game: the very text on disk.
+    tx.send(LiveMsg::Game {
+        key: GameKey {
+            round: 1,
+            board: 2,
+            index: 1,
+        },
+        plies: 2,
+        pgn: ended.to_string(),
+    });
+    drop(tx);
+    writer.await.unwrap();
+    let combined = std::fs::read_to_string(round.join("games.pgn")).unwrap();
+    assert!(
+        combined.contains("1/2-1/2") && !combined.contains("e4 e5 *"),
+        "{combined}"
+    );
+}
