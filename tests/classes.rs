@@ -1424,6 +1424,48 @@ fn slides_cut() {
     assert!(cases > 0 && failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// A log of ply `c` caught at a dump, `k` plies lost before it, replayed
+/// and judged: the moves published, whether the record is the game's moves
+/// with `inferred` only on the plies lost and ply `c`, whether `lost_track`
+/// was said and whether a take-back was; `None` when no game was recorded.
+fn at_dump_outcome(
+    log: &SensorLog,
+    start: &Chess,
+    moves: &[Move],
+    c: usize,
+    k: usize,
+) -> Option<(Vec<String>, bool, bool, bool)> {
+    let (published, flags, lost, taken_back) = replayed_at_dump(log, start)?;
+    let marks_ok = flags
+        .iter()
+        .enumerate()
+        .all(|(i, &f)| !f || (c - k..=c).contains(&i));
+    let right = marks_ok && common::played::same_game_modulo_count(start, moves, &published, &flags);
+    Some((published, right, lost, taken_back))
+}
+
+/// A class's failing case at a dump said: ply `c` (of `moves` from `start`)
+/// caught `how`, `k` plies lost before it, what was published around it, and
+/// the marks that apply (`lost_track`, a take-back).
+fn at_dump_failure(
+    name: &str,
+    start: &Chess,
+    moves: &[Move],
+    (c, k): (usize, usize),
+    how: &str,
+    published: &[String],
+    marks: &[(bool, &str)],
+) -> String {
+    let truth = common::sans(start, moves);
+    let around = &published[(c - k).saturating_sub(1).min(published.len())..published.len().min(c + 3)];
+    let marks: String = marks.iter().filter(|(on, _)| *on).map(|(_, m)| *m).collect();
+    format!(
+        "{name}: ply {} ({}) caught at the dump {how}, {k} plies lost before it: published {around:?}{marks}",
+        c + 1,
+        truth[c]
+    )
+}
+
 /// A log of a move caught at a dump replayed: the moves published, their
 /// `inferred` marks, whether `lost_track` was said and whether a take-back
 /// was; `None` when no game was recorded.
@@ -1555,32 +1597,25 @@ fn castlings_at_dumps() {
                     continue;
                 };
                 cases += 1;
-                let Some((published, flags, lost, taken_back)) = replayed_at_dump(&log, &start) else {
+                let Some((published, right, lost, taken_back)) = at_dump_outcome(&log, &start, &moves, c, k)
+                else {
                     failures.push(format!("{name}: castling at ply {}: no game", c + 1));
                     continue;
                 };
-                let marks_ok = flags
-                    .iter()
-                    .enumerate()
-                    .all(|(i, &f)| !f || (c - k..=c).contains(&i));
-                if lost
-                    || taken_back
-                    || !marks_ok
-                    || !common::played::same_game_modulo_count(&start, &moves, &published, &flags)
-                {
+                if lost || taken_back || !right {
                     keep_case(
                         &log,
                         &start,
                         format!("castling-{}-{}-{k}.esl", name.replace(['/', '#'], "_"), c + 1),
                     );
-                    let truth = common::sans(&start, &moves);
-                    failures.push(format!(
-                        "{name}: ply {} ({}) caught at the dump king first, {k} plies lost before it: published {:?}{}{}",
-                        c + 1,
-                        truth[c],
-                        &published[(c - k).saturating_sub(1).min(published.len())..published.len().min(c + 3)],
-                        if lost { ", lost_track" } else { "" },
-                        if taken_back { ", a take-back" } else { "" },
+                    failures.push(at_dump_failure(
+                        &name,
+                        &start,
+                        &moves,
+                        (c, k),
+                        "king first",
+                        &published,
+                        &[(lost, ", lost_track"), (taken_back, ", a take-back")],
                     ));
                 }
             }
@@ -1654,18 +1689,11 @@ fn slides_caught_at_dumps() {
                     continue;
                 };
                 cases += 1;
-                let Some((published, flags, lost, _)) = replayed_at_dump(&log, &start) else {
+                let Some((published, right, lost, _)) = at_dump_outcome(&log, &start, &moves, c, k) else {
                     failures.push(format!("{name}: slide at ply {}: no game", c + 1));
                     continue;
                 };
-                let marks_ok = flags
-                    .iter()
-                    .enumerate()
-                    .all(|(i, &f)| !f || (c - k..=c).contains(&i));
-                if lost
-                    || !marks_ok
-                    || !common::played::same_game_modulo_count(&start, &moves, &published, &flags)
-                {
+                if lost || !right {
                     keep_case(
                         &log,
                         &start,
@@ -1675,13 +1703,14 @@ fn slides_caught_at_dumps() {
                             c + 1
                         ),
                     );
-                    let truth = common::sans(&start, &moves);
-                    failures.push(format!(
-                        "{name}: ply {} ({}) caught at the dump on {first}, {k} plies lost before it: published {:?}{}",
-                        c + 1,
-                        truth[c],
-                        &published[(c - k).saturating_sub(1).min(published.len())..published.len().min(c + 3)],
-                        if lost { ", lost_track" } else { "" },
+                    failures.push(at_dump_failure(
+                        &name,
+                        &start,
+                        &moves,
+                        (c, k),
+                        &format!("on {first}"),
+                        &published,
+                        &[(lost, ", lost_track")],
                     ));
                 }
             }
@@ -1763,14 +1792,14 @@ fn captures_at_dumps() {
                                 c + 1
                             ),
                         );
-                        let truth = common::sans(&start, &moves);
-                        failures.push(format!(
-                            "{name}: ply {} ({}) caught at the dump with the {first} lifted, {k} plies lost before it: published {:?}{}{}",
-                            c + 1,
-                            truth[c],
-                            &published[(c - k).saturating_sub(1).min(published.len())..published.len().min(c + 3)],
-                            if lost { ", lost_track" } else { "" },
-                            if taken_back { ", a take-back" } else { "" },
+                        failures.push(at_dump_failure(
+                            &name,
+                            &start,
+                            &moves,
+                            (c, k),
+                            &format!("with the {first} lifted"),
+                            &published,
+                            &[(lost, ", lost_track"), (taken_back, ", a take-back")],
                         ));
                     }
                 }

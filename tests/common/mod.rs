@@ -155,6 +155,31 @@ pub async fn listen(
     (client, stream)
 }
 
+/// What a `PropertiesChanged` signal's body says changed, by name (`None`
+/// when the body is no such signal's).
+pub fn changed_properties(
+    body: &zbus::message::Body,
+) -> Option<std::collections::HashMap<String, zbus::zvariant::OwnedValue>> {
+    body.deserialize::<(
+        String,
+        std::collections::HashMap<String, zbus::zvariant::OwnedValue>,
+        Vec<String>,
+    )>()
+    .ok()
+    .map(|(_, changed, _)| changed)
+}
+
+/// A list of texts among the properties changed (`Moves`), when it is there.
+pub fn changed_texts(
+    changed: &std::collections::HashMap<String, zbus::zvariant::OwnedValue>,
+    name: &str,
+) -> Option<Vec<String>> {
+    changed
+        .get(name)
+        .and_then(|v| v.try_clone().ok())
+        .and_then(|v| Vec::<String>::try_from(v).ok())
+}
+
 /// The sensor log of `moves` from `start` played by `hands` (already set up: the
 /// board, the clock), ending with `rest_ms` of the board standing.
 pub fn played_log(

@@ -687,17 +687,8 @@ async fn what_a_resume_decides_is_signalled_before_the_properties_show_it() {
             let body = msg.body();
             match member.as_str() {
                 "PropertiesChanged" => {
-                    let Ok((_, changed, _)) = body.deserialize::<(
-                        String,
-                        HashMap<String, zbus::zvariant::OwnedValue>,
-                        Vec<String>,
-                    )>() else {
-                        continue;
-                    };
-                    if let Some(moves) = changed
-                        .get("Moves")
-                        .and_then(|v| v.try_clone().ok())
-                        .and_then(|v| Vec::<String>::try_from(v).ok())
+                    if let Some(moves) =
+                        common::changed_properties(&body).and_then(|c| common::changed_texts(&c, "Moves"))
                     {
                         heard.push((member, moves, 0));
                     }

@@ -10,7 +10,7 @@
 //! up across the daemon's restarts, so the listener hears every process; the
 //! round marks each stop and each start in the same timeline.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -139,11 +139,7 @@ impl Listener {
                 let body = msg.body();
                 let what = match member.as_str() {
                     "PropertiesChanged" => {
-                        let Ok((_, changed, _)) = body.deserialize::<(
-                            String,
-                            HashMap<String, zbus::zvariant::OwnedValue>,
-                            Vec<String>,
-                        )>() else {
+                        let Some(changed) = super::common::changed_properties(&body) else {
                             continue;
                         };
                         let ms = |name: &str| {
@@ -166,11 +162,7 @@ impl Listener {
                         if w.is_some() || b.is_some() {
                             into.push(since, board, Heard::Players(w, b));
                         }
-                        let Some(moves) = changed
-                            .get("Moves")
-                            .and_then(|v| v.try_clone().ok())
-                            .and_then(|v| Vec::<String>::try_from(v).ok())
-                        else {
+                        let Some(moves) = super::common::changed_texts(&changed, "Moves") else {
                             continue;
                         };
                         Heard::Moves(moves)
